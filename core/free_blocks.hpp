@@ -1,0 +1,55 @@
+#pragma once
+// Free space counted as blocks by size, the currency of DUCC's How Much phase.
+//
+// A block of size p is p contiguous free quanta on one machine: a completely free machine of order p
+// (DUCC's nMachinesByOrder[p]) or a partly used one with p quanta left (vMachinesByOrder[p]). How Much
+// works on the sum of both ("vshares") and on the derived count
+//     nshares(o) = sum over p >= o of floor(p / o) * blocks(p)        (DUCC's nSharesByOrder[o])
+// i.e. how many order-o processes could be carved out of all free space.
+// Example (DUCC internals): blocks [_ 3 2 1 4] give nshares [_ 26 11 5 4].
+//
+// Cost: add/remove are O(1); nshares() is cached and rebuilt lazily in O(max_order log max_order) after a
+// change (DUCC rebuilt it in O(max_order^2) after every single share, its dominant cost at a 1 GB quantum).
+// Not thread-safe; a value type (copy it to make a scratch table).
+
+#include <cstdint>
+#include <vector>
+
+namespace rmbus::core {
+
+class free_blocks {
+ public:
+  free_blocks() = default;
+  explicit free_blocks(int max_order);
+
+  int max_order() const { return max_order_; }
+  // Orders only ever grow (a bigger machine or request appeared). Existing counts are kept.
+  void grow(int max_order);
+
+  // REQUIRES: 0 <= size; a size of 0 is ignored (no space); size > max_order grows the table.
+  void add(int size, std::int64_t count = 1);
+  // REQUIRES: blocks(size) >= count.
+  void remove(int size, std::int64_t count = 1);
+
+  std::int64_t blocks(int size) const;   // blocks of exactly this size (0 outside 1..max_order)
+  std::int64_t nshares(int order) const; // nSharesByOrder[order] (0 outside 1..max_order)
+  std::int64_t total_qshares() const;    // == nshares(1)
+
+  // DUCC's removeSharesByOrder: the count model of the free space left after `count` order-`order`
+  // nshares were handed out (exact multiples of the order are consumed first, then larger blocks are
+  // split from the smallest up). Not real placement. REQUIRES: count <= nshares(order).
+  void take_shares(int order, std::int64_t count);
+
+  free_blocks& operator+=(const free_blocks& other);
+  bool operator==(const free_blocks& other) const;
+
+ private:
+  void rebuild_nshares() const;
+
+  int max_order_ = 0;
+  std::vector<std::int64_t> blocks_;           // index = size, [0] unused
+  mutable std::vector<std::int64_t> nshares_;  // cache, index = order
+  mutable bool dirty_ = true;
+};
+
+}  // namespace rmbus::core

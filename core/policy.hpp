@@ -1,0 +1,86 @@
+#pragma once
+// The scheduler's policy as plain, already-validated values: resource classes, the nodepool tree, per-user
+// allotments and the global scheduling settings. config/ builds these from files (native TOML or DUCC's own
+// ducc.classes + ducc.properties) and resolves every default, so core/ never sees an unset field.
+//
+// Defaults are those of DUCC's shipped default.ducc.properties (see shared/ducc-rm.md section 4.3).
+// Memory is in MB here, as on the wire (1 GB = 1024 MB); the scheduler converts it to quanta.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rmbus::core {
+
+enum class policy { fair_share, fixed_share, reserve };
+
+// One resource class (DUCC "Class" stanza) after inheritance and with every default resolved.
+struct resource_class {
+  std::string name;
+  core::policy policy = core::policy::fair_share;
+  int priority = 10;           // lower is scheduled first; all classes of one priority share one policy
+  int weight = 100;            // FAIR_SHARE apportionment weight, > 0
+  std::string nodepool;        // the nodepool the class schedules in
+  int initialization_cap = 1;  // processes allowed until the first one has initialized
+  bool expand_by_doubling = true;
+  bool use_prediction = true;
+  std::int64_t prediction_fudge_ms = 120000;
+  int max_processes = 0;             // 0 = no class limit
+  std::vector<std::string> users;    // users allowed in the class; empty = everyone
+  bool is_default = false;           // default class for its policy (fair share: jobs; reserve: other work)
+
+  bool operator==(const resource_class&) const = default;
+};
+
+// One nodepool (DUCC "Nodepool" stanza). A pool without a parent is top-level: top-level pools are
+// scheduled independently of one another; nested pools live inside their top-level pool.
+struct nodepool_def {
+  std::string name;
+  std::string parent;                       // empty: top-level
+  std::uint64_t quantum_mb = 0;             // top-level pools only; 0 = the global quantum
+  int search_order = 100;                   // lower is searched first for expansion
+  std::vector<std::string> nodes;           // node names (short or fully qualified)
+  std::vector<std::string> node_patterns;   // ECMAScript regular expressions matched against name or ip
+
+  bool operator==(const nodepool_def&) const = default;
+};
+
+// Per-user override of the allotment for non-preemptable work (DUCC "User" stanza).
+struct user_limit {
+  std::string user;
+  std::optional<std::uint64_t> max_allotment_mb;
+
+  bool operator==(const user_limit&) const = default;
+};
+
+struct scheduling_settings {
+  std::uint64_t quantum_mb = 1024;             // ducc.rm.share.quantum (1 GB)
+  int fragmentation_threshold = 8;             // ducc.rm.fragmentation.threshold
+  bool defragmentation = true;                 // ducc.rm.defragmentation
+  int initialization_cap = 1;                  // ducc.rm.initialization.cap
+  bool expand_by_doubling = true;              // ducc.rm.expand.by.doubling
+  bool use_prediction = true;                  // ducc.rm.prediction
+  std::int64_t prediction_fudge_ms = 120000;   // ducc.rm.prediction.fudge
+  std::int64_t epoch_ms = 10000;               // orchestrator publish rate x ducc.rm.state.publish.ratio
+  std::optional<std::uint64_t> global_allotment_mb;  // ducc.rm.global_allotment; unset = unlimited
+  std::uint64_t reserve_overage_mb = 0;        // ducc.rm.reserve_overage
+  std::uint64_t reserved_dram_mb = 0;          // ducc.rm.reserved.dram, subtracted from every node
+  std::uint64_t default_memory_mb = 4096;      // ducc.rm.default.memory
+  int default_threads = 1;                     // ducc.rm.default.threads
+  int default_tasks = 10;                      // ducc.rm.default.tasks
+
+  bool operator==(const scheduling_settings&) const = default;
+};
+
+// Everything the scheduling core needs to know about the site's policy.
+struct scheduler_config {
+  scheduling_settings settings;
+  std::vector<nodepool_def> nodepools;   // in definition order; the first top-level pool takes unknown nodes
+  std::vector<resource_class> classes;
+  std::vector<user_limit> users;
+
+  bool operator==(const scheduler_config&) const = default;
+};
+
+}  // namespace rmbus::core

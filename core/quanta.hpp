@@ -1,0 +1,20 @@
+#pragma once
+// Memory in quanta. Rounding is explicit and named, because it is the whole point: a request is rounded UP
+// (a process never gets less than it asked for), a machine is rounded DOWN (never promise memory it lacks).
+// Example (DUCC user guide): quantum 15 GB; 14 GB -> order 1, 28 GB -> order 2.
+
+#include <cstdint>
+
+namespace rmbus::core {
+
+// Number of quanta one process of `memory_mb` needs. REQUIRES: quantum_mb > 0.
+constexpr int order_for_request(std::uint64_t memory_mb, std::uint64_t quantum_mb) {
+  return static_cast<int>((memory_mb + quantum_mb - 1) / quantum_mb);
+}
+
+// Number of quanta a machine offering `memory_mb` holds. REQUIRES: quantum_mb > 0.
+constexpr int order_of_machine(std::uint64_t memory_mb, std::uint64_t quantum_mb) {
+  return static_cast<int>(memory_mb / quantum_mb);
+}
+
+}  // namespace rmbus::core

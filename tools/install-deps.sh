@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs rmbus's build and test dependencies from Debian's packages, unattended.
+# Only what is missing is installed, so a second run costs a second.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config ccache
+  libcaf-dev                      # actors (0.17.x)
+  libzmq3-dev cppzmq-dev libsodium-dev   # the bus
+  libmsgpack-cxx-dev              # wire format (NOT libmsgpack-dev: it hijacks find_package(msgpack))
+  libspdlog-dev libfmt-dev        # logging
+  libtomlplusplus-dev             # native configuration (TOML)
+  libcli11-dev                    # command lines
+  libcpp-httplib-dev              # Prometheus metrics endpoint
+  catch2                          # tests (v2)
+  python3-zmq python3-msgpack     # cross-language wire tests
+  iproute2                        # network-namespace tests, where allowed
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
