@@ -1,0 +1,1 @@
+# rmbus_add_test() calls for the scheduler stages
