@@ -1,0 +1,181 @@
+#include "messages/detail/codec.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace rmbus::messages::detail {
+
+std::string path::str() const {
+  // Collect the chain root-first; depth is bounded by decode_limits::max_depth.
+  std::vector<const path*> chain;
+  for (const path* p = this; p != nullptr && (p->parent_ != nullptr); p = p->parent_) chain.push_back(p);
+  std::string out;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const path* p = *it;
+    if (p->is_index_) {
+      out += '[';
+      out += std::to_string(p->index_);
+      out += ']';
+    } else {
+      if (!out.empty()) out += '.';
+      out += p->key_;
+    }
+  }
+  return out;
+}
+
+void fail(const path& at, std::string what) { throw field_error{at.str(), std::move(what)}; }
+
+std::string_view type_name(const msgpack::object& o) {
+  switch (o.type) {
+    case msgpack::type::NIL: return "nil";
+    case msgpack::type::BOOLEAN: return "boolean";
+    case msgpack::type::POSITIVE_INTEGER: return "unsigned integer";
+    case msgpack::type::NEGATIVE_INTEGER: return "negative integer";
+    case msgpack::type::FLOAT32:
+    case msgpack::type::FLOAT64: return "float";
+    case msgpack::type::STR: return "string";
+    case msgpack::type::BIN: return "binary";
+    case msgpack::type::ARRAY: return "array";
+    case msgpack::type::MAP: return "map";
+    case msgpack::type::EXT: return "extension";
+  }
+  return "unknown type";
+}
+
+namespace {
+
+[[noreturn]] void wrong_type(const msgpack::object& o, const path& at, std::string_view expected) {
+  std::string what = "expected ";
+  what += expected;
+  what += ", got ";
+  what += type_name(o);
+  fail(at, std::move(what));
+}
+
+std::string limit_text(std::string_view what, std::size_t limit) {
+  return std::string{what} + " (limit " + std::to_string(limit) + ")";
+}
+
+}  // namespace
+
+msgpack::object_handle unpack_body(std::string_view body, const decode_limits& limits) {
+  const path root;
+  if (body.size() > limits.max_body_bytes)
+    fail(root, "body of " + std::to_string(body.size()) + " bytes exceeds max_body_bytes (" +
+                   std::to_string(limits.max_body_bytes) + ")");
+  if (body.empty()) fail(root, "empty body (expected a MessagePack map)");
+  // Every array element takes at least one byte and every map entry two, so no honest length can exceed what
+  // the body still holds; capping by the body size keeps a lying header from reserving more than the body
+  // could ever fill, even when the configured limits are generous.
+  const std::size_t n = body.size();
+  const msgpack::unpack_limit limit{std::min(limits.max_array_len, n),       std::min(limits.max_map_len, n / 2),
+                                    std::min(limits.max_string_bytes, n),    std::min(limits.max_string_bytes, n),
+                                    std::min(limits.max_string_bytes, n),    limits.max_depth};
+  std::size_t offset = 0;
+  msgpack::object_handle handle;
+  try {
+    handle = msgpack::unpack(body.data(), body.size(), offset, nullptr, nullptr, limit);
+  } catch (const msgpack::insufficient_bytes&) {
+    fail(root, "truncated body (MessagePack value ends past the last byte)");
+  } catch (const msgpack::parse_error&) {
+    fail(root, "not MessagePack (parse error)");
+  } catch (const msgpack::array_size_overflow&) {
+    fail(root, limit_text("an array declares more elements than max_array_len or the body can hold", limit.array()));
+  } catch (const msgpack::map_size_overflow&) {
+    fail(root, limit_text("a map declares more entries than max_map_len or the body can hold", limit.map()));
+  } catch (const msgpack::str_size_overflow&) {
+    fail(root, limit_text("a string declares more bytes than max_string_bytes or the body can hold", limit.str()));
+  } catch (const msgpack::bin_size_overflow&) {
+    fail(root, limit_text("a binary value declares more bytes than max_string_bytes or the body can hold", limit.bin()));
+  } catch (const msgpack::ext_size_overflow&) {
+    fail(root, limit_text("an extension value declares more bytes than max_string_bytes or the body can hold", limit.ext()));
+  } catch (const msgpack::depth_size_overflow&) {
+    fail(root, limit_text("nesting deeper than max_depth", limit.depth()));
+  } catch (const msgpack::unpack_error& e) {
+    fail(root, std::string{"not MessagePack: "} + e.what());
+  }
+  if (offset != body.size())
+    fail(root, std::to_string(body.size() - offset) + " trailing bytes after the MessagePack map");
+  return handle;
+}
+
+const msgpack::object_map& as_map(const msgpack::object& o, const path& at) {
+  if (o.type != msgpack::type::MAP) wrong_type(o, at, "map");
+  return o.via.map;
+}
+
+const msgpack::object_array& as_array(const msgpack::object& o, const path& at) {
+  if (o.type != msgpack::type::ARRAY) wrong_type(o, at, "array");
+  return o.via.array;
+}
+
+std::string_view key_of(const msgpack::object_kv& kv, const path& map_at) {
+  if (kv.key.type != msgpack::type::STR) {
+    std::string what = "map key is a ";
+    what += type_name(kv.key);
+    what += ", keys must be strings";
+    fail(map_at, std::move(what));
+  }
+  return {kv.key.via.str.ptr, kv.key.via.str.size};
+}
+
+void read(const msgpack::object& o, const path& at, std::string& out) {
+  if (o.type != msgpack::type::STR) wrong_type(o, at, "string");
+  out.assign(o.via.str.ptr, o.via.str.size);
+}
+
+void read(const msgpack::object& o, const path& at, std::uint64_t& out) {
+  if (o.type != msgpack::type::POSITIVE_INTEGER) wrong_type(o, at, "unsigned integer");
+  out = o.via.u64;
+}
+
+void read(const msgpack::object& o, const path& at, std::uint32_t& out) {
+  std::uint64_t wide = 0;
+  read(o, at, wide);
+  if (wide > 0xffffffffu) fail(at, "value " + std::to_string(wide) + " does not fit 32 bits");
+  out = static_cast<std::uint32_t>(wide);
+}
+
+void read(const msgpack::object& o, const path& at, bool& out) {
+  if (o.type != msgpack::type::BOOLEAN) wrong_type(o, at, "boolean");
+  out = o.via.boolean;
+}
+
+envelope read_envelope(const msgpack::object_map& root, bool keys_optional) {
+  static constexpr std::array<std::string_view, 4> names{"v", "seq", "ts_ms", "src"};
+  const path at;
+  key_set<4> keys{names};
+  envelope env;
+  for (std::uint32_t i = 0; i < root.size; ++i) {
+    const auto& kv = root.ptr[i];
+    switch (keys.take(key_of(kv, at), at)) {
+      case 0: read(kv.val, at.key("v"), env.v); break;
+      case 1: read(kv.val, at.key("seq"), env.seq); break;
+      case 2: read(kv.val, at.key("ts_ms"), env.ts_ms); break;
+      case 3: read(kv.val, at.key("src"), env.src); break;
+      default: break;  // a message field or an unknown key
+    }
+  }
+  if (!keys_optional) keys.require(0b1111, at);
+  if (keys.seen(0) && env.v != schema_version)
+    fail(at.key("v"), "unsupported schema version " + std::to_string(env.v) + " (this decoder speaks " +
+                          std::to_string(schema_version) + ")");
+  if (keys.seen(3) && env.src.empty()) fail(at.key("src"), "must not be empty");
+  return env;
+}
+
+std::string what_of_exception(const std::exception& e) {
+  if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return "out of memory while decoding";
+  return std::string{"internal decoding failure: "} + e.what();
+}
+
+void pack_envelope_head(packer& pk, const envelope& env, std::uint32_t fields) {
+  pk.pack_map(fields + 4);
+  pack_kv_uint(pk, "v", env.v);
+  pack_kv_uint(pk, "seq", env.seq);
+  pack_kv_uint(pk, "ts_ms", env.ts_ms);
+  pack_kv_str(pk, "src", env.src);
+}
+
+}  // namespace rmbus::messages::detail

@@ -1,0 +1,58 @@
+#pragma once
+// The envelope every bus body carries, and the limits that bound decoding of untrusted bytes.
+//
+// A body is a MessagePack map with string keys. Besides its message fields it always holds
+//   v      uint  schema version; this code speaks 1. The contract only grows by adding keys, so v stays 1.
+//   seq    uint  the publisher's sequence number on this topic, starting at 1, +1 per message.
+//   ts_ms  uint  the sender's wall clock, milliseconds since the Unix epoch.
+//   src    str   the sender's name (non-empty); sequence numbers are tracked per (src, topic).
+// decode_envelope reads only these four keys, so the bus can account sequence numbers without decoding the
+// whole message (and without knowing it).
+//
+// Uniform codec scheme of this folder: every message type T in messages/ comes with
+//   std::string encode(const envelope&, const T&);
+//   result<T> decode_<name>(std::string_view topic, std::string_view body,
+//                           const decode_limits& = {}, envelope* env_out = nullptr);
+// encode writes the envelope keys first, then T's keys in a fixed order, so equal inputs give equal bytes.
+// decode_* checks the envelope too and, when env_out is given and decoding succeeded, stores it there.
+//
+// Thread-safety: free functions over values; safe from any thread.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "messages/result.hpp"
+
+namespace rmbus::messages {
+
+inline constexpr std::uint32_t schema_version = 1;
+
+struct envelope {
+  std::uint32_t v = schema_version;
+  std::uint64_t seq = 0;
+  std::uint64_t ts_ms = 0;
+  std::string src;
+
+  friend bool operator==(const envelope&, const envelope&) = default;
+};
+
+// Bounds applied before and during unpacking. Every one is checked on the bytes as they arrive, so a
+// 5-byte body announcing a 2^31-element array is refused without allocating for it.
+struct decode_limits {
+  std::size_t max_body_bytes = 16u * 1024u * 1024u;  // whole body; checked before unpacking
+  std::size_t max_string_bytes = 64u * 1024u;        // any str, bin or ext value (and map key)
+  std::size_t max_array_len = 1'000'000;             // elements of any one array
+  std::size_t max_map_len = 4096;                    // entries of any one map
+  std::size_t max_depth = 16;                        // container nesting; the body's own map is depth 1
+};
+
+// Decodes only v/seq/ts_ms/src. Unknown keys (all message fields) are skipped, but the body is unpacked and
+// bounded exactly as a full decode would, so a body accepted here is at least well-formed MessagePack.
+result<envelope> decode_envelope(std::string_view topic, std::string_view body, const decode_limits& limits = {});
+
+// Encodes a body holding the envelope alone (no message fields): useful for tests and for internal pings.
+std::string encode(const envelope& env);
+
+}  // namespace rmbus::messages

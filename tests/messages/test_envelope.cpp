@@ -1,0 +1,72 @@
+// The envelope every body carries, and the limits that keep untrusted bytes from crashing or exhausting us.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "messages/envelope.hpp"
+#include "messages/topics.hpp"
+
+using namespace rmbus::messages;
+
+namespace {
+std::string bytes(std::initializer_list<unsigned> b) {
+  std::string s;
+  for (auto c : b) s.push_back(static_cast<char>(c));
+  return s;
+}
+}  // namespace
+
+TEST_CASE("envelope round trip keeps every field and gives the same bytes") {
+  const envelope env{1, 42, 1'700'000'000'123, "agent-n01"};
+  const auto body = encode(env);
+  auto r = decode_envelope(topics::heartbeat, body);
+  REQUIRE(r.ok());
+  CHECK(r.value() == env);
+  CHECK(encode(r.value()) == body);
+}
+
+TEST_CASE("decode_envelope rejects a missing key, a wrong type and a foreign version, naming the field") {
+  // fixmap of 3: v=1, seq=1, ts_ms=5 (no src)
+  const auto no_src = bytes({0x83, 0xa1, 'v', 0x01, 0xa3, 's', 'e', 'q', 0x01, 0xa5, 't', 's', '_', 'm', 's', 0x05});
+  auto r = decode_envelope("agent.heartbeat", no_src);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().field == "src");
+  CHECK(r.error().message() == "agent.heartbeat: src: missing required key");
+
+  // seq given as the string "1"
+  const auto str_seq = bytes({0x84, 0xa1, 'v', 0x01, 0xa3, 's', 'e', 'q', 0xa1, '1', 0xa5, 't', 's', '_', 'm', 's',
+                              0x05, 0xa3, 's', 'r', 'c', 0xa1, 'a'});
+  r = decode_envelope("rm.state", str_seq);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message() == "rm.state: seq: expected unsigned integer, got string");
+
+  envelope v2{2, 1, 1, "x"};
+  r = decode_envelope("rm.state", encode(v2));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().field == "v");
+}
+
+TEST_CASE("an array32 header announcing 2^31 elements is refused without allocating") {
+  // dd 7f ff ff ff: array32 of 2147483647 elements; without an unpack limit this is std::bad_alloc.
+  auto r = decode_envelope("rm.state", bytes({0xdd, 0x7f, 0xff, 0xff, 0xff}));
+  REQUIRE_FALSE(r);
+  CHECK(r.error().what.find("max_array_len") != std::string::npos);
+}
+
+TEST_CASE("trailing bytes, empty bodies and oversized bodies are whole-body errors") {
+  const auto body = encode(envelope{1, 1, 1, "x"});
+  auto r = decode_envelope("t", body + "\x01");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().field.empty());
+  CHECK(r.error().what == "1 trailing bytes after the MessagePack map");
+
+  r = decode_envelope("t", "");
+  REQUIRE_FALSE(r);
+  CHECK(r.error().what.find("empty body") != std::string::npos);
+
+  decode_limits tiny;
+  tiny.max_body_bytes = body.size() - 1;
+  r = decode_envelope("t", body, tiny);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().what.find("max_body_bytes") != std::string::npos);
+}
