@@ -1,0 +1,142 @@
+#pragma once
+// The scheduler's model of one top-level nodepool: its nodepool tree, classes, machines, shares and jobs.
+//
+// Plain vectors addressed by small integer indices (machines are never removed; share and job slots are
+// reused through free lists), plus hash maps used ONLY for id lookup, never iterated where the order
+// decides an outcome. Every stage of the cycle (how_much, what_of, plan_preemptions, defragment) is a
+// function over this value. The model is a value type: copying it gives an independent scenario (whatif).
+//
+// Invariants (checked by the tests and the random property tests):
+//   machine.used == sum of the orders of the live shares on it (a share holds its space until the
+//   orchestrator confirms the process gone, also while being preempted or evicted);
+//   a live share is listed exactly once in its job's and its machine's share lists.
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ids.hpp"
+#include "core/job_cap.hpp"
+#include "core/policy.hpp"
+#include "core/schedule_plan.hpp"
+#include "core/work.hpp"
+
+namespace rmbus::core {
+
+struct pool_rec {
+  std::string name;
+  int parent = -1;            // -1 for the top-level pool (index 0)
+  std::vector<int> children;  // by search order, then name (the expansion order)
+  int depth = 0;              // top-level pool = 0
+  int search_order = 100;
+};
+
+struct class_rec {
+  resource_class def;
+  int pool = -1;  // index into pools, -1 when the class's pool is not in this tree
+};
+
+struct machine_rec {
+  machine_id name;
+  std::string ip;
+  std::uint64_t memory_mb = 0;
+  int order = 0;
+  int pool = 0;
+  bool down = false;
+  bool varied_off = false;
+  bool quiesced = false;
+  bool admin_blacklisted = false;
+  int used = 0;                  // quanta held by live shares (including those being removed)
+  int blacklisted_shares = 0;    // live shares of refused (reconfigured away) work on it
+  int nonpreemptable_used = 0;   // quanta held by fixed (non-preemptable) shares
+  std::vector<int> shares;       // live share slots
+
+  int free() const { return order - used; }  // may be negative after a shrink or recovery
+  bool blacklisted() const { return admin_blacklisted || blacklisted_shares > 0; }
+  bool schedulable() const { return !down && !varied_off && !quiesced && !blacklisted(); }
+};
+
+struct share_rec {
+  bool live = false;
+  share_id id;
+  std::uint64_t seq = 0;  // creation sequence; higher = younger. Recovered shares: 0
+  int job = -1;
+  int machine = -1;
+  int order = 0;
+  share_status status = share_status::new_share;
+  bool fixed = false;        // non-preemptable
+  bool blacklisted = false;  // its work was refused after a reconfiguration: space accounted only
+  bool published = false;    // false while created in the current round (defrag may still hand it over)
+  bool initialized = false;
+  std::int64_t init_ms = 0;
+  std::int64_t run_ms = 0;
+
+  bool removing() const { return status == share_status::preempt || status == share_status::evict; }
+};
+
+struct job_rec {
+  bool live = false;
+  work_item item;
+  int cls = -1;
+  int order = 0;
+  bool refused = false;
+  reason_code refusal = reason_code::none;
+  std::string refusal_text;
+  bool done = false;  // a service/AP whose single allocation ended: never re-allocated
+  std::vector<int> shares;  // live share slots
+
+  // Per round (rebuilt by schedule()).
+  job_cap_result cap;
+  std::int64_t demand = 0;
+  int given = 0;
+  std::int64_t pfs_qshares = 0;
+  reason_code reason = reason_code::none;
+  std::string reason_text;
+  int reserve_machine = -1;  // RESERVE: the machine earmarked for it this round
+  bool needy = false;        // on the defragmentation needy list (served first in What Of)
+  int needy_machine = -1;    // machine being cleared for it by defragmentation
+
+  bool fair_share() const;
+};
+
+struct cluster_model {
+  std::string top_pool;
+  std::uint64_t quantum_mb = 1024;
+  scheduling_settings settings;
+  std::vector<pool_rec> pools;  // [0] is the top-level pool
+  std::vector<class_rec> classes;
+  std::vector<user_limit> user_limits;
+  std::vector<machine_rec> machines;
+  std::vector<share_rec> shares;
+  std::vector<job_rec> jobs;
+  std::vector<int> free_share_slots;
+  std::vector<int> free_job_slots;
+  std::unordered_map<machine_id, int> machine_index;
+  std::unordered_map<share_id, int> share_index;
+  std::unordered_map<job_id, int> job_index;
+  int max_order = 1;
+
+  // Counters of the current round.
+  int round_given = 0;
+  int round_preempted = 0;
+  int round_evicted = 0;
+
+  const resource_class* class_of(const job_rec& j) const {
+    return j.cls >= 0 ? &classes[static_cast<std::size_t>(j.cls)].def : nullptr;
+  }
+  int class_pool(const job_rec& j) const { return j.cls >= 0 ? classes[static_cast<std::size_t>(j.cls)].pool : -1; }
+  // True when pool `p` is `ancestor` or lies below it.
+  bool in_subtree(int p, int ancestor) const;
+  // Processes held and not being removed (DUCC's countNShares).
+  int current(const job_rec& j) const;
+  // Processes the work map has confirmed (running) and not being removed.
+  int confirmed(const job_rec& j) const;
+
+  // Share bookkeeping; the only places that change machine.used.
+  int add_share(int job, int machine, int order, share_id id, std::uint64_t seq, share_status status);
+  void remove_share(int slot);
+  void mark_removing(int slot, share_status status);  // preempt or evict; counts the round's change
+};
+
+}  // namespace rmbus::core

@@ -1,0 +1,96 @@
+#pragma once
+// The scheduler of ONE top-level nodepool: DUCC's NodepoolScheduler cycle as a plain value type.
+//
+// Driven by plain calls (style.md section 1): machines arrive and change state, the orchestrator's work
+// for this pool arrives as a full snapshot (apply_work), and schedule(round_input) runs one cycle:
+//   compute_job_caps -> how_much -> what_of -> plan_preemptions -> defragment
+// and returns the full schedule_plan. It never reads a clock or a random source: the same calls give the
+// same plan. Top-level pools share no mutable state; what spans pools (the global allotment) comes in
+// through round_input.
+//
+// Share ids are "<prefix>.<n>" with n counting from 1; the caller gives a prefix unique per boot, so ids
+// are never reused, also across restarts, and the numbering is deterministic given the inputs.
+//
+// The object is copyable: whatif() runs a hypothetical round on a copy. Not thread-safe; one owner.
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "core/cluster_model.hpp"
+#include "core/ids.hpp"
+#include "core/policy.hpp"
+#include "core/schedule_plan.hpp"
+#include "core/work.hpp"
+
+namespace rmbus::core {
+
+struct machine_report {
+  machine_id name;
+  std::string ip;
+  std::uint64_t memory_mb = 0;  // memory DUCC may use (the agent's memFree); reserved_dram is subtracted
+  bool quiesced = false;        // agent says unavailable: not schedulable, nothing evicted
+};
+
+// Which nodepool (nested or top-level) a node belongs to: node lists first, then regular expressions
+// matched against the name, the short name and the ip; unknown nodes go to the first top-level pool.
+// Returns "" when the config has no nodepool at all.
+std::string find_nodepool(const scheduler_config& cfg, const std::string& name, const std::string& ip);
+// The top-level pool above `pool` ("" if unknown).
+std::string top_level_of(const scheduler_config& cfg, const std::string& pool);
+
+class nodepool_scheduler {
+ public:
+  // REQUIRES: `top_pool` names a top-level pool of `cfg` (otherwise an empty tree with just that name).
+  nodepool_scheduler(std::string top_pool, scheduler_config cfg, std::string share_id_prefix);
+
+  // ---- machines -------------------------------------------------------------------------------
+  // Arrival or heartbeat. A known machine gets its size and quiesce flag refreshed and comes back up if
+  // it was down. Returns false (and changes nothing) when memory is 0.
+  bool update_machine(const machine_report& report);
+  // The node stopped answering: every share on it except unmanaged reservations is evicted.
+  bool machine_down(const machine_id& name);
+  // Admin vary-off: fair-share shares are evicted, nothing new is placed; fixed work stays.
+  bool vary_off(const machine_id& name);
+  bool vary_on(const machine_id& name);
+  // Admin blacklist: evict what can be evicted (jobs, services), keep APs and reservations accounted,
+  // allocate nothing new until cleared.
+  bool set_blacklisted(const machine_id& name, bool blacklisted);
+
+  // ---- work -----------------------------------------------------------------------------------
+  // The orchestrator's full work map for this pool. Reconciles: new work arrives (refusals decided here),
+  // work gone or completed frees all its shares, an ended/vanished process vacates its share, a process
+  // with an unknown share id is RECOVERED (accounted as running, never published as new), and a "new"
+  // share becomes "running" once the map shows its process.
+  void apply_work(const work_map& snapshot);
+
+  // ---- the cycle ------------------------------------------------------------------------------
+  schedule_plan schedule(const round_input& in);
+
+  // What would `item` get now (run on a copy of this scheduler with the last round_input)?
+  whatif_result whatif(const work_item& item) const;
+  job_explanation explain(const job_id& id) const;
+  pool_view view() const;
+
+  // Non-preemptable memory (MB) each user holds or was counted in this pool: what the actor passes to
+  // the OTHER pools' round_input.
+  std::map<user_id, std::uint64_t> nonpreemptable_mb_by_user() const;
+
+  const std::string& pool() const { return model_.top_pool; }
+  std::uint64_t quantum_mb() const { return model_.quantum_mb; }
+  const cluster_model& model() const { return model_; }
+
+ private:
+  job_plan plan_of(int job) const;
+  void evict_where(int machine, bool (*evictable)(const cluster_model&, const share_rec&));
+  void arrive(const work_item& item);
+  void reconcile_processes(int job, const work_item& item);
+
+  cluster_model model_;
+  std::string prefix_;
+  std::uint64_t next_seq_ = 1;
+  work_map last_snapshot_;
+  round_input last_input_;
+};
+
+}  // namespace rmbus::core

@@ -1,0 +1,173 @@
+#pragma once
+// What one scheduling round of one top-level nodepool decides, as plain values the actor layer publishes.
+//
+// A schedule_plan is a full state, not a delta: every job the scheduler holds is listed with all of its
+// shares, each with its status. Share status follows the orchestrator's confirmation:
+//   new      allocated by the RM, the work map does not show the process yet (re-sent until it does);
+//   running  the work map shows the process;
+//   preempt  fair-share preemption published; stays listed until the work map shows the process gone;
+//   evict    eviction (node down, vary-off, blacklist); stays listed until the process is gone.
+// A job that holds less than it was counted carries a reason a person can act on: a code plus a text with
+// the numbers ("user bob at allotment 40 of 40 quanta", "no machine of order 4 in pool P").
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/ids.hpp"
+#include "core/job_cap.hpp"
+#include "core/policy.hpp"
+
+namespace rmbus::core {
+
+enum class share_status { running, new_share, preempt, evict };
+const char* to_string(share_status s);  // "running", "new", "preempt", "evict"
+
+enum class job_status { scheduled, pending, refused };
+const char* to_string(job_status s);  // "scheduled", "pending", "refused"
+
+enum class reason_code {
+  none,
+  // Refusals: the work can never run as submitted.
+  unknown_class,              // no such class (or no default class for its kind)
+  class_not_in_pool,          // the class schedules in a pool outside this top-level pool
+  user_not_allowed,           // the class lists its users and this one is not among them
+  reservation_in_fair_share,  // a reservation submitted to a FAIR_SHARE class
+  service_in_fair_share,      // a service or managed reservation submitted to a FAIR_SHARE class
+  unknown_node,               // recovery of a process on a node nobody has reported
+  // Waiting: the work may run later.
+  allotment_exceeded,         // non-preemptable: user at or over the allotment
+  no_machine_of_order,        // no machine in the pool is large enough (or of the exact reserve size)
+  resources_exhausted,        // machines exist but none is free or freeable now
+  no_machine_matches_hosts,   // the user's host list excluded every machine
+  waiting_for_preemptions,    // counted, space is being freed by preemptions/evictions
+  waiting_for_defragmentation,
+  no_share_counted,           // fair share gave it nothing (better priorities or fair share used it all)
+  completed,                  // winding down or its single allocation ended: nothing more is given
+};
+const char* to_string(reason_code r);
+
+struct planned_share {
+  share_id id;
+  machine_id node;
+  int quanta = 0;  // the share's order
+  share_status status = share_status::new_share;
+
+  bool operator==(const planned_share&) const = default;
+};
+
+struct job_plan {
+  job_id id;
+  job_status status = job_status::pending;
+  reason_code reason = reason_code::none;
+  std::string reason_text;            // empty when reason == none
+  std::uint64_t memory_mb_per_process = 0;  // order x quantum: what each process may use
+  int order = 0;
+  int given = 0;                      // the How Much count (processes)
+  std::vector<planned_share> shares;  // sorted by share id
+
+  bool operator==(const job_plan&) const = default;
+};
+
+// Counts for the round (the actor adds timings). "this round" counts are changes made by this round.
+struct schedule_counts {
+  int jobs = 0;
+  int nodes = 0;              // machines known to the pool
+  int schedulable_nodes = 0;
+  int given = 0;              // shares newly allocated this round
+  int preempted = 0;          // preemptions published this round
+  int evicted = 0;            // evictions published this round (node faults, blacklist)
+  int pending_jobs = 0;       // jobs with a reason other than none
+  int refused_jobs = 0;
+
+  bool operator==(const schedule_counts&) const = default;
+};
+
+struct schedule_plan {
+  std::string pool;
+  std::int64_t now_ms = 0;
+  std::uint64_t quantum_mb = 0;
+  std::vector<job_plan> jobs;  // sorted by job id
+  schedule_counts counts;
+
+  const job_plan* find(const job_id& id) const;
+  bool operator==(const schedule_plan&) const = default;
+};
+
+// One round's input besides the state the scheduler holds. schedule() never reads a clock.
+struct round_input {
+  std::int64_t now_ms = 0;
+  // Non-preemptable memory (MB) each user holds or was promised in OTHER top-level pools, so that the
+  // global allotment spans pools; the actor layer collects it from the other schedulers.
+  std::map<user_id, std::uint64_t> other_pools_nonpreemptable_mb;
+};
+
+// The numbers behind one job's count (admin "explain").
+struct job_explanation {
+  job_id id;
+  bool known = false;
+  std::string class_name;
+  core::policy policy = core::policy::fair_share;
+  int order = 0;
+  std::int64_t demand = 0;                // processes its remaining work could use (step 2 of the cap)
+  job_cap_result cap;                     // every cap step
+  std::int64_t pure_fair_share_qshares = 0;  // fair share before bonus shares (quanta)
+  std::int64_t pure_fair_share = 0;       // the same in processes (quanta / order)
+  int given = 0;                          // How Much count
+  int placed = 0;                         // processes held and not being removed
+  int preempting = 0;                     // processes being preempted or evicted
+  reason_code reason = reason_code::none;
+  std::string blocked;                    // what blocked the rest, in words
+  std::string text() const;               // everything above, one line per number
+};
+
+// What a hypothetical work item would get now, computed on a copy of the scheduler.
+struct whatif_result {
+  job_plan plan;
+  job_explanation explanation;
+  struct preemption {
+    job_id job;
+    share_id share;
+    machine_id node;
+  };
+  std::vector<preemption> preempted;  // processes of other jobs it would preempt this round
+};
+
+// Read-only view in the spirit of DUCC's rm_qload / rm_qoccupancy.
+struct class_load {
+  std::string name;
+  core::policy policy = core::policy::fair_share;
+  int priority = 0;
+  int weight = 0;
+  std::map<int, std::int64_t> demand_by_order;   // processes wanted (job caps), by order
+  std::map<int, std::int64_t> awarded_by_order;  // How Much counts, by order
+};
+
+enum class machine_state { up, varied_off, down, blacklisted };
+const char* to_string(machine_state s);
+
+struct machine_view {
+  machine_id name;
+  std::string ip;
+  std::string nodepool;
+  machine_state state = machine_state::up;
+  bool quiesced = false;
+  std::uint64_t memory_mb = 0;
+  int quanta = 0;       // machine order
+  int free_quanta = 0;  // quanta not held by any share (never negative)
+  struct held {
+    job_id job;
+    planned_share share;
+  };
+  std::vector<held> shares;
+};
+
+struct pool_view {
+  std::string pool;
+  std::uint64_t quantum_mb = 0;
+  std::vector<class_load> classes;     // classes with work, by priority then weight desc then name
+  std::vector<machine_view> machines;  // by name
+};
+
+}  // namespace rmbus::core
