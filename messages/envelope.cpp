@@ -6,7 +6,7 @@ namespace rmbus::messages {
 
 result<envelope> decode_envelope(std::string_view topic, std::string_view body, const decode_limits& limits) {
   envelope env;
-  auto r = detail::guarded<bool>(topic, body, limits, &env, false, [](const msgpack::object_map&) { return true; });
+  auto r = detail::guarded<bool>(topic, body, limits, &env, false, [](const msgpack::object&) { return true; });
   if (!r) return r.error();
   return env;
 }

@@ -142,6 +142,10 @@ void read(const msgpack::object& o, const path& at, bool& out) {
   out = o.via.boolean;
 }
 
+void read(const msgpack::object& o, const path& at, std::vector<std::string>& out) {
+  read_array(o, at, out, [](const msgpack::object& e, const path& p, std::string& s) { read(e, p, s); });
+}
+
 envelope read_envelope(const msgpack::object_map& root, bool keys_optional) {
   static constexpr std::array<std::string_view, 4> names{"v", "seq", "ts_ms", "src"};
   const path at;

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <msgpack.hpp>
 
@@ -138,11 +139,40 @@ class key_set {
   std::uint64_t seen_ = 0;
 };
 
+// One pass over the map at `o`: calls fn(index, value, path_of_value) for each known key (index into
+// `names`), ignores unknown keys, then fails on the first missing key of the `required` bit mask.
+template <std::size_t N, class Fn>
+void read_fields(const msgpack::object& o, const path& at, const std::array<std::string_view, N>& names,
+                 std::uint64_t required, Fn&& fn) {
+  const auto& m = as_map(o, at);
+  key_set<N> seen{names};
+  for (std::uint32_t i = 0; i < m.size; ++i) {
+    const auto& kv = m.ptr[i];
+    const int k = seen.take(key_of(kv, at), at);
+    if (k < 0) continue;
+    const auto idx = static_cast<std::size_t>(k);
+    fn(idx, kv.val, at.key(names[idx]));
+  }
+  seen.require(required, at);
+}
+
+// Reads an array, calling read_one(element, path_of_element, out_element) for each element.
+template <class T, class Fn>
+void read_array(const msgpack::object& o, const path& at, std::vector<T>& out, Fn&& read_one) {
+  // Grow element by element rather than resizing to the announced length: a body of one-byte junk elements
+  // must not make us build large empty structs before the first element is found wrong.
+  const auto& a = as_array(o, at);
+  out.clear();
+  for (std::uint32_t i = 0; i < a.size; ++i) read_one(a.ptr[i], at.index(i), out.emplace_back());
+}
+
+void read(const msgpack::object& o, const path& at, std::vector<std::string>& out);
+
 // Reads v/seq/ts_ms/src from a body's root map. When `keys_optional` (admin requests and replies), absent
 // keys keep their defaults; present keys are still type-checked.
 envelope read_envelope(const msgpack::object_map& root, bool keys_optional);
 
-// Runs `fn(root_map)` on the unpacked body and turns every failure into a decode_error for `topic`.
+// Runs `fn(root_object)` on the unpacked body and turns every failure into a decode_error for `topic`.
 // `fn` returns the decoded T. On success the envelope is stored in *env_out when given.
 template <class T, class Fn>
 result<T> guarded(std::string_view topic, std::string_view body, const decode_limits& limits, envelope* env_out,
@@ -157,7 +187,7 @@ result<T> guarded(std::string_view topic, std::string_view body, const decode_li
     auto handle = unpack_body(body, limits);
     const auto& root = as_map(handle.get(), path{});
     auto env = read_envelope(root, envelope_optional);
-    T value = fn(root);
+    T value = fn(handle.get());
     if (env_out) *env_out = std::move(env);
     return value;
   } catch (field_error& e) {

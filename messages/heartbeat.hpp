@@ -1,0 +1,33 @@
+#pragma once
+// agent.heartbeat — sent by every node agent to the RM, periodically.
+//
+// It tells the RM that a node is alive and how much memory it offers for work. The RM turns memory_mb into
+// quanta (sizes on the wire are MB, 1 GB = 1024 MB); a node that misses heartbeats goes missing, then down.
+// `quiesced` means the agent is draining: the node takes no new work but nothing on it is evicted.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "messages/envelope.hpp"
+#include "messages/result.hpp"
+
+namespace rmbus::messages {
+
+struct heartbeat {
+  std::string node;                              // node name, unique on the bus
+  std::string ip;                                // the node's address, informational
+  std::uint64_t memory_mb = 0;                   // memory the node offers for work
+  std::optional<std::uint64_t> memory_total_mb;  // physical memory, informational
+  std::optional<bool> quiesced;                  // draining: no new work, nothing evicted
+  std::optional<std::uint64_t> cpus;             // informational
+
+  friend bool operator==(const heartbeat&, const heartbeat&) = default;
+};
+
+std::string encode(const envelope& env, const heartbeat& msg);
+result<heartbeat> decode_heartbeat(std::string_view topic, std::string_view body, const decode_limits& limits = {},
+                                   envelope* env_out = nullptr);
+
+}  // namespace rmbus::messages

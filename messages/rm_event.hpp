@@ -1,0 +1,44 @@
+#pragma once
+// rm.events — sent by the RM to monitors whenever something a person may want to know happens.
+//
+// `kind` is an open set (new kinds may be added; consumers ignore kinds they do not know), so it is a string,
+// with the current kinds named below. `detail` is a flat map of strings; the keys each kind guarantees:
+//   node_up, node_missing, node_down   node
+//   evict, preempt                     job, share, node, reason
+//   refused                            job, reason
+//   bad_message                        topic, error (and src, field when known)
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "messages/envelope.hpp"
+#include "messages/result.hpp"
+
+namespace rmbus::messages {
+
+namespace event_kinds {
+inline constexpr std::string_view node_up = "node_up";
+inline constexpr std::string_view node_missing = "node_missing";
+inline constexpr std::string_view node_down = "node_down";
+inline constexpr std::string_view evict = "evict";
+inline constexpr std::string_view preempt = "preempt";
+inline constexpr std::string_view refused = "refused";
+inline constexpr std::string_view bad_message = "bad_message";
+}  // namespace event_kinds
+
+struct rm_event {
+  std::string kind;
+  std::map<std::string, std::string> detail;  // ordered, so encoding is deterministic
+
+  friend bool operator==(const rm_event&, const rm_event&) = default;
+};
+
+// The bad_message event for a decode failure: detail {topic, field, error} (field only when non-empty).
+rm_event make_bad_message_event(const decode_error& error);
+
+std::string encode(const envelope& env, const rm_event& msg);
+result<rm_event> decode_rm_event(std::string_view topic, std::string_view body, const decode_limits& limits = {},
+                                 envelope* env_out = nullptr);
+
+}  // namespace rmbus::messages

@@ -1,0 +1,91 @@
+#include "messages/rm_state.hpp"
+
+#include "messages/detail/codec.hpp"
+
+namespace rmbus::messages {
+
+namespace {
+
+constexpr std::array<std::string_view, 3> job_status_names{"scheduled", "pending", "refused"};
+constexpr std::array<std::string_view, 4> share_status_names{"running", "new", "preempt", "evict"};
+
+constexpr std::array<std::string_view, 4> share_keys{"id", "node", "quanta", "status"};
+constexpr std::array<std::string_view, 5> job_keys{"id", "status", "reason", "memory_mb", "shares"};
+constexpr std::array<std::string_view, 2> root_keys{"cycle", "jobs"};
+
+void read_share(const msgpack::object& o, const detail::path& at, share_schedule& s) {
+  detail::read_fields(o, at, share_keys, 0b1111, [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
+    switch (k) {
+      case 0: detail::read(v, f, s.id); break;
+      case 1: detail::read(v, f, s.node); break;
+      case 2: detail::read(v, f, s.quanta); break;
+      case 3: detail::read_enum(v, f, share_status_names, s.status); break;
+    }
+  });
+}
+
+void read_job(const msgpack::object& o, const detail::path& at, job_schedule& j) {
+  detail::read_fields(o, at, job_keys, 0b11111, [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
+    switch (k) {
+      case 0: detail::read(v, f, j.id); break;
+      case 1: detail::read_enum(v, f, job_status_names, j.status); break;
+      case 2: detail::read(v, f, j.reason); break;
+      case 3: detail::read(v, f, j.memory_mb); break;
+      case 4: detail::read_array(v, f, j.shares, read_share); break;
+    }
+  });
+}
+
+}  // namespace
+
+std::string_view to_string(job_status s) { return detail::enum_name(s, job_status_names); }
+std::string_view to_string(share_status s) { return detail::enum_name(s, share_status_names); }
+std::optional<job_status> parse_job_status(std::string_view s) {
+  return detail::parse_enum<job_status>(s, job_status_names);
+}
+std::optional<share_status> parse_share_status(std::string_view s) {
+  return detail::parse_enum<share_status>(s, share_status_names);
+}
+
+std::string encode(const envelope& env, const rm_state& msg) {
+  msgpack::sbuffer buf;
+  detail::packer pk{buf};
+  detail::pack_envelope_head(pk, env, 2);
+  detail::pack_kv_uint(pk, "cycle", msg.cycle);
+  detail::pack_key(pk, "jobs");
+  pk.pack_array(static_cast<std::uint32_t>(msg.jobs.size()));
+  for (const auto& j : msg.jobs) {
+    pk.pack_map(5);
+    detail::pack_kv_str(pk, "id", j.id);
+    detail::pack_kv_str(pk, "status", detail::enum_name(j.status, job_status_names));
+    detail::pack_kv_str(pk, "reason", j.reason);
+    detail::pack_kv_uint(pk, "memory_mb", j.memory_mb);
+    detail::pack_key(pk, "shares");
+    pk.pack_array(static_cast<std::uint32_t>(j.shares.size()));
+    for (const auto& s : j.shares) {
+      pk.pack_map(4);
+      detail::pack_kv_str(pk, "id", s.id);
+      detail::pack_kv_str(pk, "node", s.node);
+      detail::pack_kv_uint(pk, "quanta", s.quanta);
+      detail::pack_kv_str(pk, "status", detail::enum_name(s.status, share_status_names));
+    }
+  }
+  return detail::to_string(buf);
+}
+
+result<rm_state> decode_rm_state(std::string_view topic, std::string_view body, const decode_limits& limits,
+                                 envelope* env_out) {
+  return detail::guarded<rm_state>(topic, body, limits, env_out, false, [](const msgpack::object& root) {
+    rm_state msg;
+    detail::read_fields(root, detail::path{}, root_keys, 0b11,
+                        [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
+                          switch (k) {
+                            case 0: detail::read(v, f, msg.cycle); break;
+                            case 1: detail::read_array(v, f, msg.jobs, read_job); break;
+                          }
+                        });
+    return msg;
+  });
+}
+
+}  // namespace rmbus::messages

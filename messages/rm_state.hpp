@@ -1,0 +1,65 @@
+#pragma once
+// rm.state — sent by the RM to the orchestrator after every scheduling round: the COMPLETE current schedule.
+//
+// For every job the RM knows: whether it is scheduled, pending or refused (with a reason a person can act on),
+// the memory granted per process, and its shares. Share statuses tell the orchestrator what to do:
+//   new      start a process there; stays "new" in every rm.state until the work map shows a process with
+//            the share's id, then it is "running";
+//   preempt  stop it (fair share or defragmentation);
+//   evict    its node died or was varied off: consider it gone without waiting for the agent.
+// A preempted or evicted share stays listed until the work map shows its process ended or gone. Share ids are
+// unique and never reused, also across RM restarts.
+//
+// Big and published every round, so the codec is hand-written like the work map's.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "messages/envelope.hpp"
+#include "messages/result.hpp"
+
+namespace rmbus::messages {
+
+enum class job_status { scheduled, pending, refused };
+// `new_` because `new` is a keyword; its wire name is "new".
+enum class share_status { running, new_, preempt, evict };
+
+std::string_view to_string(job_status s);
+std::string_view to_string(share_status s);
+std::optional<job_status> parse_job_status(std::string_view s);
+std::optional<share_status> parse_share_status(std::string_view s);
+
+struct share_schedule {
+  std::string id;  // unique, never reused
+  std::string node;
+  std::uint64_t quanta = 0;
+  share_status status = share_status::new_;
+
+  friend bool operator==(const share_schedule&, const share_schedule&) = default;
+};
+
+struct job_schedule {
+  std::string id;
+  job_status status = job_status::pending;
+  std::string reason;           // why pending or refused; empty when scheduled
+  std::uint64_t memory_mb = 0;  // memory granted per process: quanta x quantum
+  std::vector<share_schedule> shares;
+
+  friend bool operator==(const job_schedule&, const job_schedule&) = default;
+};
+
+struct rm_state {
+  std::uint64_t cycle = 0;  // the scheduling round this schedule came from
+  std::vector<job_schedule> jobs;
+
+  friend bool operator==(const rm_state&, const rm_state&) = default;
+};
+
+std::string encode(const envelope& env, const rm_state& msg);
+result<rm_state> decode_rm_state(std::string_view topic, std::string_view body, const decode_limits& limits = {},
+                                 envelope* env_out = nullptr);
+
+}  // namespace rmbus::messages
