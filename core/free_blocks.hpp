@@ -8,8 +8,10 @@
 // i.e. how many order-o processes could be carved out of all free space.
 // Example (DUCC internals): blocks [_ 3 2 1 4] give nshares [_ 26 11 5 4].
 //
-// Cost: add/remove are O(1); nshares() is cached and rebuilt lazily in O(max_order log max_order) after a
-// change (DUCC rebuilt it in O(max_order^2) after every single share, its dominant cost at a 1 GB quantum).
+// Cost: add/remove are O(1); nshares() is cached and rebuilt lazily after a change: prefix sums over the
+// block counts in O(max_order), then nshares(o) in O(max_order / o) on its first query, so the whole table
+// costs O(max_order log max_order) (DUCC rebuilt it in O(max_order^2) after every single share, its dominant
+// cost at a 1 GB quantum). take_shares is O(max_order).
 // Not thread-safe; a value type (copy it to make a scratch table).
 
 #include <cstdint>
@@ -48,7 +50,8 @@ class free_blocks {
 
   int max_order_ = 0;
   std::vector<std::int64_t> blocks_;           // index = size, [0] unused
-  mutable std::vector<std::int64_t> nshares_;  // cache, index = order
+  mutable std::vector<std::int64_t> prefix_;   // cache: blocks with size <= s, index = s
+  mutable std::vector<std::int64_t> nshares_;  // cache, index = order, -1 = not computed since the change
   mutable bool dirty_ = true;
 };
 
