@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/ids.hpp"
@@ -68,6 +69,7 @@ struct share_rec {
   bool fixed = false;        // non-preemptable
   bool blacklisted = false;  // its work was refused after a reconfiguration: space accounted only
   bool published = false;    // false while created in the current round (defrag may still hand it over)
+  bool seen = false;         // the work map has shown its process at least once
   bool initialized = false;
   std::int64_t init_ms = 0;
   std::int64_t run_ms = 0;
@@ -93,11 +95,9 @@ struct job_rec {
   std::int64_t pfs_qshares = 0;
   reason_code reason = reason_code::none;
   std::string reason_text;
-  int reserve_machine = -1;  // RESERVE: the machine earmarked for it this round
+  std::vector<int> reserve_machines;  // RESERVE: machines earmarked for it this round
   bool needy = false;        // on the defragmentation needy list (served first in What Of)
   int needy_machine = -1;    // machine being cleared for it by defragmentation
-
-  bool fair_share() const;
 };
 
 struct cluster_model {
@@ -112,10 +112,13 @@ struct cluster_model {
   std::vector<job_rec> jobs;
   std::vector<int> free_share_slots;
   std::vector<int> free_job_slots;
+  std::vector<int> pool_postorder;  // children before parents, children by search order
   std::unordered_map<machine_id, int> machine_index;
   std::unordered_map<share_id, int> share_index;
   std::unordered_map<job_id, int> job_index;
   int max_order = 1;
+  std::string share_prefix;     // unique per boot; share ids are "<prefix>.<seq>"
+  std::uint64_t next_seq = 1;
 
   // Counters of the current round.
   int round_given = 0;
@@ -125,6 +128,14 @@ struct cluster_model {
   const resource_class* class_of(const job_rec& j) const {
     return j.cls >= 0 ? &classes[static_cast<std::size_t>(j.cls)].def : nullptr;
   }
+  core::policy policy_of(const job_rec& j) const {
+    const auto* rc = class_of(j);
+    return rc != nullptr ? rc->policy : core::policy::fair_share;
+  }
+  int priority_of(const job_rec& j) const {
+    const auto* rc = class_of(j);
+    return rc != nullptr ? rc->priority : 0;
+  }
   int class_pool(const job_rec& j) const { return j.cls >= 0 ? classes[static_cast<std::size_t>(j.cls)].pool : -1; }
   // True when pool `p` is `ancestor` or lies below it.
   bool in_subtree(int p, int ancestor) const;
@@ -133,10 +144,14 @@ struct cluster_model {
   // Processes the work map has confirmed (running) and not being removed.
   int confirmed(const job_rec& j) const;
 
+  // A fresh share id and its sequence number (deterministic given the calls made).
+  std::pair<share_id, std::uint64_t> new_share_id();
   // Share bookkeeping; the only places that change machine.used.
   int add_share(int job, int machine, int order, share_id id, std::uint64_t seq, share_status status);
   void remove_share(int slot);
   void mark_removing(int slot, share_status status);  // preempt or evict; counts the round's change
+  // Defragmentation's hand-over of an unpublished share of the same order to a needy job.
+  void transfer_share(int slot, int new_job);
 };
 
 }  // namespace rmbus::core

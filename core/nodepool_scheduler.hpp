@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/cluster_model.hpp"
 #include "core/ids.hpp"
@@ -84,11 +85,14 @@ class nodepool_scheduler {
   job_plan plan_of(int job) const;
   void evict_where(int machine, bool (*evictable)(const cluster_model&, const share_rec&));
   void arrive(const work_item& item);
+  void refuse(job_rec& j, reason_code code, std::string text);
   void reconcile_processes(int job, const work_item& item);
+  void drop_job(int job);
+  int pool_index(const std::string& name) const;
 
   cluster_model model_;
-  std::string prefix_;
-  std::uint64_t next_seq_ = 1;
+  std::vector<nodepool_def> pool_defs_;  // for node membership (lists and patterns)
+  std::vector<class_load> last_loads_;   // the last round's How Much, for view()
   work_map last_snapshot_;
   round_input last_input_;
 };

@@ -1,0 +1,42 @@
+#pragma once
+// apportion_qshares: DUCC's weighted fair-share routine, used at the class, user and job levels of How
+// Much (shared/ducc-rm.md section 1.6, "apportion_qshares precisely").
+//
+// It splits free space, given as blocks by size (free_blocks), among entities that each want some number
+// of nshares of one or more orders, by weight, in qshares, while handing out whole processes:
+//   pass loop: deserved = floor(total_qshares * w / W) plus one leftover qshare each in entity order;
+//              orders from the largest wanted down: t = min(room, ceil(nshares(o) * w / W * o)),
+//              n = floor(t / o), or one whole process when that is 0 but t % o > 0; the nshares handed
+//              out at an order are removed from the free-block model (take_shares);
+//   final bonus loop: one nshare to each entity that still wants one at an order with a free block of
+//              exactly that size, until nothing more can be given.
+// Departures from DUCC's code (docs/ducc-differences.md): a satisfied entity's weight leaves W once, not
+// at every later order (DUCC #12); the bonus loop decrements `wanted` so nothing is given past demand;
+// there is no class cap (DUCC's cap slipped units, #2); the entity order is the caller's, deterministic.
+// Pure: its only effects are on its arguments.
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "core/free_blocks.hpp"
+
+namespace rmbus::core {
+
+struct apportion_entity {
+  std::int64_t weight = 1;  // > 0
+  // (order, nshares) pairs with distinct orders. `wanted` is consumed as shares are given.
+  std::vector<std::pair<int, std::int64_t>> wanted;
+  // Output: nshares given per order, same positions as `wanted`.
+  std::vector<std::int64_t> given;
+
+  std::int64_t given_total() const;
+  std::int64_t given_qshares() const;
+  std::int64_t given_at(int order) const;
+};
+
+// REQUIRES: entities in the caller's tie-break order (classes: weight desc then name; users: name; jobs:
+// submission time then id). Consumes `vshares` (the free-space model left afterwards).
+void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vshares);
+
+}  // namespace rmbus::core

@@ -1,0 +1,416 @@
+#include "core/how_much.hpp"
+
+#include <algorithm>
+#include <optional>
+
+#include "core/apportion.hpp"
+#include "core/free_blocks.hpp"
+#include "core/quanta.hpp"
+#include "core/what_of.hpp"
+
+namespace rmbus::core {
+
+int count_machines_of_order(const cluster_model& m, int pool, int lo, int hi, bool subtree) {
+  int n = 0;
+  for (const auto& mc : m.machines) {
+    const bool in_pool = subtree ? m.in_subtree(mc.pool, pool) : mc.pool == pool;
+    if (in_pool && mc.order >= lo && mc.order <= hi) ++n;
+  }
+  return n;
+}
+
+namespace {
+
+struct counter {
+  cluster_model& m;
+  const round_input& in;
+  std::vector<free_blocks> local;        // per pool: free space not held by non-preemptable work
+  std::vector<char> earmarked;           // per machine: earmarked for a reservation this round
+  std::map<user_id, std::uint64_t> np_mb;  // per user: non-preemptable MB held or counted
+  how_much_result out;
+
+  std::optional<std::uint64_t> limit_mb(const user_id& u) const {
+    for (const auto& l : m.user_limits)
+      if (l.user == u.str() && l.max_allotment_mb) return l.max_allotment_mb;
+    return m.settings.global_allotment_mb;
+  }
+
+  std::string pool_name(int p) const { return m.pools[static_cast<std::size_t>(p)].name; }
+
+  void set_reason(job_rec& j, reason_code c, std::string text) {
+    j.reason = c;
+    j.reason_text = std::move(text);
+  }
+
+  std::string allotment_text(const job_rec& j, std::uint64_t limit) const {
+    const auto it = np_mb.find(j.item.user);
+    const std::uint64_t held = it == np_mb.end() ? 0 : it->second;
+    return "user " + j.item.user.str() + " at allotment " + std::to_string(held / m.quantum_mb) + " of " +
+           std::to_string(limit / m.quantum_mb) + " quanta (a process needs " + std::to_string(j.order) + ")";
+  }
+
+  void no_space_reason(job_rec& j, int pool, bool subtree) {
+    if (count_machines_of_order(m, pool, j.order, 1 << 30, subtree) == 0)
+      set_reason(j, reason_code::no_machine_of_order,
+                 "no machine of order " + std::to_string(j.order) + " in pool " + pool_name(pool));
+    else
+      set_reason(j, reason_code::resources_exhausted,
+                 "no free space of order " + std::to_string(j.order) + " in pool " + pool_name(pool) +
+                     ": held by non-preemptable work");
+  }
+
+  void count_fixed(job_rec& j) {
+    const int pool = m.class_pool(j);
+    const int cur = m.current(j);
+    auto& tab = local[static_cast<std::size_t>(pool)];
+    const std::uint64_t proc_mb = static_cast<std::uint64_t>(j.order) * m.quantum_mb;
+    const auto limit = limit_mb(j.item.user);
+    if (j.item.kind != work_kind::job) {
+      if (cur >= 1) {
+        j.given = cur;
+        return;
+      }
+      if (j.cap.cap <= 0) {
+        set_reason(j, reason_code::completed, "its single allocation ended; nothing more is given");
+        return;
+      }
+      if (limit && np_mb[j.item.user] + proc_mb > *limit) {
+        set_reason(j, reason_code::allotment_exceeded, allotment_text(j, *limit));
+        return;
+      }
+      if (tab.nshares(j.order) <= 0) {
+        no_space_reason(j, pool, false);
+        return;
+      }
+      tab.take_shares(j.order, 1);
+      np_mb[j.item.user] += proc_mb;
+      j.given = 1;
+      return;
+    }
+    std::int64_t target = j.cap.cap;
+    bool allot_limited = false;
+    if (limit) {
+      const std::int64_t allot_q = static_cast<std::int64_t>(*limit / m.quantum_mb);
+      const std::int64_t occ_q = static_cast<std::int64_t>(np_mb[j.item.user] / m.quantum_mb);
+      const std::int64_t procs = std::max<std::int64_t>(0, allot_q - occ_q) / j.order;
+      if (cur + procs < target) {
+        target = cur + procs;
+        allot_limited = true;
+      }
+    }
+    const std::int64_t avail = tab.nshares(j.order);
+    const std::int64_t extra = std::clamp<std::int64_t>(target - cur, 0, avail);
+    if (extra > 0) tab.take_shares(j.order, extra);
+    np_mb[j.item.user] += static_cast<std::uint64_t>(extra) * proc_mb;
+    j.given = cur + static_cast<int>(extra);
+    if (j.given < j.cap.cap) {
+      if (allot_limited && (target - cur) <= extra)
+        set_reason(j, reason_code::allotment_exceeded, allotment_text(j, *limit));
+      else
+        no_space_reason(j, pool, false);
+    }
+  }
+
+  void count_reserve(job_rec& j) {
+    const int pool = m.class_pool(j);
+    const int cur = m.current(j);
+    const bool single = j.item.kind != work_kind::job;
+    const std::int64_t want = single ? (j.cap.cap > 0 ? 1 : 0) : j.cap.cap;
+    if (cur >= want) {
+      j.given = cur;
+      if (want == 0 && cur == 0) set_reason(j, reason_code::completed, "nothing more is given");
+      return;
+    }
+    int lo = j.order, hi = j.order;
+    bool fixed_size = false;
+    for (int s : j.shares) {
+      lo = hi = m.shares[static_cast<std::size_t>(s)].order;  // the first machine fixed the size
+      fixed_size = true;
+    }
+    if (!fixed_size && j.item.kind == work_kind::reservation && m.settings.reserve_overage_mb > 0)
+      hi = order_for_request(j.item.memory_mb + m.settings.reserve_overage_mb, m.quantum_mb);
+    if (count_machines_of_order(m, pool, lo, hi, false) == 0) {
+      set_reason(j, reason_code::no_machine_of_order,
+                 "no machine of order " + std::to_string(lo) + (hi > lo ? " to " + std::to_string(hi) : "") +
+                     " in pool " + pool_name(pool) + " (reservations are never promoted to a larger machine)");
+      j.given = cur;
+      return;
+    }
+    const auto limit = limit_mb(j.item.user);
+    std::vector<int> cands;
+    for (std::size_t i = 0; i < m.machines.size(); ++i) {
+      const auto& mc = m.machines[i];
+      if (mc.pool != pool || mc.order < lo || mc.order > hi || !mc.schedulable() || earmarked[i]) continue;
+      if (mc.nonpreemptable_used > 0 || !host_allowed(j, mc)) continue;
+      cands.push_back(static_cast<int>(i));
+    }
+    std::sort(cands.begin(), cands.end(), [&](int a, int b) {
+      const auto& x = m.machines[static_cast<std::size_t>(a)];
+      const auto& y = m.machines[static_cast<std::size_t>(b)];
+      if ((x.used == 0) != (y.used == 0)) return x.used == 0;
+      if (x.order != y.order) return x.order < y.order;
+      if (x.used != y.used) return x.used < y.used;
+      return x.name < y.name;
+    });
+    int given = cur;
+    for (int c : cands) {
+      if (given >= want) break;
+      auto& mc = m.machines[static_cast<std::size_t>(c)];
+      const std::uint64_t mb = static_cast<std::uint64_t>(mc.order) * m.quantum_mb;
+      if (limit && np_mb[j.item.user] + mb > *limit) {
+        set_reason(j, reason_code::allotment_exceeded, allotment_text(j, *limit));
+        break;
+      }
+      earmarked[static_cast<std::size_t>(c)] = 1;
+      auto& tab = local[static_cast<std::size_t>(pool)];
+      if (tab.blocks(mc.order) > 0) tab.remove(mc.order, 1);
+      np_mb[j.item.user] += mb;
+      j.reserve_machines.push_back(c);
+      ++given;
+    }
+    j.given = given;
+    if (given < want && j.reason == reason_code::none)
+      set_reason(j, reason_code::resources_exhausted,
+                 "every machine of order " + std::to_string(lo) + " in pool " + pool_name(pool) +
+                     " is reserved or holds non-preemptable work");
+  }
+
+  // Take n order-o nshares out of pool p's tables: its own first, then its children's.
+  void count_out(int p, int o, std::int64_t n) {
+    auto& tab = local[static_cast<std::size_t>(p)];
+    const std::int64_t k = std::min(n, tab.nshares(o));
+    if (k > 0) tab.take_shares(o, k);
+    n -= k;
+    for (int c : m.pools[static_cast<std::size_t>(p)].children) {
+      if (n <= 0) break;
+      const std::int64_t before = n;
+      (void)before;
+      const std::int64_t have = subtree_nshares(c, o);
+      const std::int64_t t = std::min(n, have);
+      if (t > 0) count_out(c, o, t);
+      n -= t;
+    }
+  }
+
+  std::int64_t subtree_nshares(int p, int o) const {
+    std::int64_t n = local[static_cast<std::size_t>(p)].nshares(o);
+    for (int c : m.pools[static_cast<std::size_t>(p)].children) n += subtree_nshares(c, o);
+    return n;
+  }
+
+  free_blocks subtree_table(int p) const {
+    free_blocks t = local[static_cast<std::size_t>(p)];
+    for (int c : m.pools[static_cast<std::size_t>(p)].children) t += subtree_table(c);
+    return t;
+  }
+
+  void count_fair_group(const std::vector<int>& group_classes,
+                        const std::vector<std::vector<int>>& jobs_of_class) {
+    for (int p : m.pools.empty() ? std::vector<int>{} : m.pool_postorder) {
+      std::vector<int> here;
+      for (int c : group_classes)
+        if (m.classes[static_cast<std::size_t>(c)].pool == p && !jobs_of_class[static_cast<std::size_t>(c)].empty())
+          here.push_back(c);
+      if (here.empty()) continue;
+      std::sort(here.begin(), here.end(), [&](int a, int b) {
+        const auto& x = m.classes[static_cast<std::size_t>(a)].def;
+        const auto& y = m.classes[static_cast<std::size_t>(b)].def;
+        if (x.weight != y.weight) return x.weight > y.weight;
+        return x.name < y.name;
+      });
+      free_blocks vs = subtree_table(p);
+      const std::int64_t total_q = vs.total_qshares();
+      std::vector<apportion_entity> ents(here.size());
+      std::int64_t w_sum = 0;
+      for (std::size_t i = 0; i < here.size(); ++i) {
+        ents[i].weight = std::max(1, m.classes[static_cast<std::size_t>(here[i])].def.weight);
+        w_sum += ents[i].weight;
+        std::map<int, std::int64_t> w;
+        for (int ji : jobs_of_class[static_cast<std::size_t>(here[i])]) {
+          const auto& j = m.jobs[static_cast<std::size_t>(ji)];
+          w[j.order] += j.cap.cap;
+        }
+        ents[i].wanted.assign(w.begin(), w.end());
+      }
+      std::vector<std::vector<std::pair<int, std::int64_t>>> class_wanted(here.size());
+      for (std::size_t i = 0; i < here.size(); ++i) class_wanted[i] = ents[i].wanted;
+      apportion_qshares(ents, vs);
+      for (std::size_t i = 0; i < here.size(); ++i) {
+        const int c = here[i];
+        const std::int64_t class_pfs = total_q * ents[i].weight / w_sum;
+        class_load load;
+        load.name = m.classes[static_cast<std::size_t>(c)].def.name;
+        load.policy = policy::fair_share;
+        load.priority = m.classes[static_cast<std::size_t>(c)].def.priority;
+        load.weight = m.classes[static_cast<std::size_t>(c)].def.weight;
+        for (std::size_t s = 0; s < ents[i].wanted.size(); ++s) {
+          load.demand_by_order[class_wanted[i][s].first] = class_wanted[i][s].second;
+          load.awarded_by_order[class_wanted[i][s].first] = ents[i].given[s];
+          if (ents[i].given[s] > 0) count_out(p, class_wanted[i][s].first, ents[i].given[s]);
+        }
+        out.classes.push_back(load);
+        split_class(c, ents[i], class_wanted[i], class_pfs, jobs_of_class[static_cast<std::size_t>(c)]);
+      }
+    }
+  }
+
+  static free_blocks blocks_of(const std::vector<std::pair<int, std::int64_t>>& orders,
+                               const std::vector<std::int64_t>& given) {
+    int mx = 1;
+    for (const auto& o : orders) mx = std::max(mx, o.first);
+    free_blocks t(mx);
+    for (std::size_t s = 0; s < orders.size(); ++s)
+      if (given[s] > 0) t.add(orders[s].first, given[s]);
+    return t;
+  }
+
+  void split_class(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
+                   std::int64_t class_pfs, const std::vector<int>& jobs) {
+    // Users by name, each with the jobs of this class, oldest first.
+    std::map<user_id, std::vector<int>> by_user;
+    for (int ji : jobs) by_user[m.jobs[static_cast<std::size_t>(ji)].item.user].push_back(ji);
+    for (auto& [u, js] : by_user)
+      std::sort(js.begin(), js.end(), [&](int a, int b) {
+        const auto& x = m.jobs[static_cast<std::size_t>(a)].item;
+        const auto& y = m.jobs[static_cast<std::size_t>(b)].item;
+        if (x.submitted_ms != y.submitted_ms) return x.submitted_ms < y.submitted_ms;
+        return x.id < y.id;
+      });
+    free_blocks class_blocks = blocks_of(orders, cls.given);
+    std::vector<apportion_entity> users;
+    users.reserve(by_user.size());
+    for (const auto& [u, js] : by_user) {
+      std::map<int, std::int64_t> w;
+      for (int ji : js) w[m.jobs[static_cast<std::size_t>(ji)].order] += m.jobs[static_cast<std::size_t>(ji)].cap.cap;
+      apportion_entity e;
+      e.wanted.assign(w.begin(), w.end());
+      users.push_back(std::move(e));
+    }
+    std::vector<std::vector<std::pair<int, std::int64_t>>> user_orders(users.size());
+    for (std::size_t i = 0; i < users.size(); ++i) user_orders[i] = users[i].wanted;
+    apportion_qshares(users, class_blocks);
+    const std::int64_t user_pfs = by_user.empty() ? 0 : class_pfs / static_cast<std::int64_t>(by_user.size());
+    std::size_t ui = 0;
+    const std::string& cname = m.classes[static_cast<std::size_t>(c)].def.name;
+    for (const auto& [u, js] : by_user) {
+      free_blocks user_blocks = blocks_of(user_orders[ui], users[ui].given);
+      std::vector<apportion_entity> jes(js.size());
+      for (std::size_t k = 0; k < js.size(); ++k) {
+        const auto& j = m.jobs[static_cast<std::size_t>(js[k])];
+        jes[k].wanted = {{j.order, j.cap.cap}};
+      }
+      apportion_qshares(jes, user_blocks);
+      const std::int64_t job_pfs = user_pfs / static_cast<std::int64_t>(js.size());
+      for (std::size_t k = 0; k < js.size(); ++k) {
+        auto& j = m.jobs[static_cast<std::size_t>(js[k])];
+        j.given = static_cast<int>(jes[k].given_total());
+        j.pfs_qshares = job_pfs;
+        if (j.given == 0 && j.cap.cap > 0) {
+          const int pool = m.class_pool(j);
+          if (count_machines_of_order(m, pool, j.order, 1 << 30, true) == 0)
+            set_reason(j, reason_code::no_machine_of_order,
+                       "no machine of order " + std::to_string(j.order) + " in pool " + pool_name(pool));
+          else
+            set_reason(j, reason_code::no_share_counted,
+                       "fair share counted nothing: class " + cname + " got " +
+                           std::to_string(cls.given_qshares()) + " quanta, user " + u.str() + " " +
+                           std::to_string(users[ui].given_qshares()) + " quanta, a process needs " +
+                           std::to_string(j.order));
+        }
+      }
+      ++ui;
+    }
+  }
+};
+
+}  // namespace
+
+how_much_result how_much(cluster_model& m, const round_input& in) {
+  counter c{m, in, {}, {}, {}, {}};
+  c.local.assign(m.pools.size(), free_blocks(m.max_order));
+  c.earmarked.assign(m.machines.size(), 0);
+  for (const auto& mc : m.machines) {
+    if (!mc.schedulable()) continue;
+    const int size = mc.order - mc.nonpreemptable_used;
+    if (size > 0) c.local[static_cast<std::size_t>(mc.pool)].add(size);
+  }
+  for (const auto& [u, mb] : in.other_pools_nonpreemptable_mb) c.np_mb[u] += mb;
+  for (const auto& j : m.jobs) {
+    if (!j.live || m.policy_of(j) == policy::fair_share || j.cls < 0) continue;
+    for (int s : j.shares) {
+      const auto& sh = m.shares[static_cast<std::size_t>(s)];
+      if (!sh.removing() && !sh.blacklisted)
+        c.np_mb[j.item.user] += static_cast<std::uint64_t>(sh.order) * m.quantum_mb;
+    }
+  }
+
+  // Live, schedulable jobs of classes in this tree, grouped by class.
+  std::vector<std::vector<int>> jobs_of_class(m.classes.size());
+  for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+    auto& j = m.jobs[i];
+    if (!j.live) continue;
+    j.given = 0;
+    j.pfs_qshares = 0;
+    j.reason = reason_code::none;
+    j.reason_text.clear();
+    j.reserve_machines.clear();
+    if (j.refused || j.cls < 0 || m.classes[static_cast<std::size_t>(j.cls)].pool < 0) continue;
+    jobs_of_class[static_cast<std::size_t>(j.cls)].push_back(static_cast<int>(i));
+  }
+  std::map<int, std::vector<int>> groups;  // priority -> classes with jobs
+  for (std::size_t c = 0; c < m.classes.size(); ++c)
+    if (!jobs_of_class[c].empty()) groups[m.classes[c].def.priority].push_back(static_cast<int>(c));
+
+  for (const auto& [prio, classes] : groups) {
+    const policy pol = m.classes[static_cast<std::size_t>(classes.front())].def.policy;
+    if (pol == policy::fair_share) {
+      // Fair share: jobs with nothing to want take no part.
+      std::vector<std::vector<int>> wanting(m.classes.size());
+      for (int cl : classes)
+        for (int ji : jobs_of_class[static_cast<std::size_t>(cl)])
+          if (m.jobs[static_cast<std::size_t>(ji)].cap.cap > 0) wanting[static_cast<std::size_t>(cl)].push_back(ji);
+          else if (m.current(m.jobs[static_cast<std::size_t>(ji)]) == 0)
+            c.set_reason(m.jobs[static_cast<std::size_t>(ji)], reason_code::completed, "no work left to give processes to");
+      c.count_fair_group(classes, wanting);
+      continue;
+    }
+    // Non-preemptable: oldest first, larger order first on equal time, then id.
+    std::vector<int> js;
+    for (int cl : classes)
+      for (int ji : jobs_of_class[static_cast<std::size_t>(cl)]) js.push_back(ji);
+    std::sort(js.begin(), js.end(), [&](int a, int b) {
+      const auto& x = m.jobs[static_cast<std::size_t>(a)];
+      const auto& y = m.jobs[static_cast<std::size_t>(b)];
+      if (x.item.submitted_ms != y.item.submitted_ms) return x.item.submitted_ms < y.item.submitted_ms;
+      if (x.order != y.order) return x.order > y.order;
+      return x.item.id < y.item.id;
+    });
+    for (int ji : js) {
+      auto& j = m.jobs[static_cast<std::size_t>(ji)];
+      if (pol == policy::fixed_share) c.count_fixed(j);
+      else c.count_reserve(j);
+    }
+    for (int cl : classes) {
+      class_load load;
+      const auto& d = m.classes[static_cast<std::size_t>(cl)].def;
+      load.name = d.name;
+      load.policy = d.policy;
+      load.priority = d.priority;
+      load.weight = d.weight;
+      for (int ji : jobs_of_class[static_cast<std::size_t>(cl)]) {
+        const auto& j = m.jobs[static_cast<std::size_t>(ji)];
+        load.demand_by_order[j.order] += j.cap.cap;
+        load.awarded_by_order[j.order] += j.given;
+      }
+      c.out.classes.push_back(load);
+    }
+  }
+  std::sort(c.out.classes.begin(), c.out.classes.end(), [](const class_load& a, const class_load& b) {
+    if (a.priority != b.priority) return a.priority < b.priority;
+    if (a.weight != b.weight) return a.weight > b.weight;
+    return a.name < b.name;
+  });
+  return std::move(c.out);
+}
+
+}  // namespace rmbus::core

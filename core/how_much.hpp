@@ -1,0 +1,40 @@
+#pragma once
+// how_much: how many processes each job should hold (DUCC howMuchFixed / howMuchReserve /
+// howMuchFairShare), on an idealised cluster where all fair-share space is up for grabs.
+//
+// Priority groups are served best (lowest number) first; each deducts what it was counted from the
+// per-pool free tables, so worse groups see only the rest.
+//  * FIXED_SHARE: oldest first, own pool only. A service/AP/reservation gets exactly one allocation; a job
+//    gets min(cap, what the user's allotment allows), never more than exists free in its pool.
+//  * RESERVE: whole machines of exactly the requested order (an unmanaged reservation may take up to
+//    ducc.rm.reserve_overage more); a free machine first, else one holding only fair-share work, which is
+//    earmarked and cleared by preemption.
+//  * Allotment (non-preemptable only): per user, global across classes AND top-level pools (the other
+//    pools' holdings come in round_input), MB converted to this pool's quanta.
+//  * FAIR_SHARE: apportion_qshares at class, user and job level. Nested pools: classes of the deepest
+//    pools are counted first against their own subtree, then each ancestor's classes against what is
+//    left of the ancestor's whole subtree. A subpool's residents therefore come before squatters from
+//    above, and what they do not use stays available to the parent's classes (DUCC discarded the
+//    subpool class's win at the ancestor level and left capacity idle, shared/ducc-rm.md 6.1 #3).
+// Each job's count, pure fair share and reason are written into its job_rec.
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/cluster_model.hpp"
+#include "core/schedule_plan.hpp"
+
+namespace rmbus::core {
+
+struct how_much_result {
+  std::vector<class_load> classes;  // demand and awards by order, for the view
+};
+
+// REQUIRES: compute_job_caps(m) ran this round.
+how_much_result how_much(cluster_model& m, const round_input& in);
+
+// Machines of `pool` alone (not its children) whose order is within [lo, hi], any state.
+int count_machines_of_order(const cluster_model& m, int pool, int lo, int hi, bool subtree);
+
+}  // namespace rmbus::core

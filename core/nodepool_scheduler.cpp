@@ -1,0 +1,491 @@
+#include "core/nodepool_scheduler.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include "core/defragment.hpp"
+#include "core/how_much.hpp"
+#include "core/job_caps.hpp"
+#include "core/preemption.hpp"
+#include "core/quanta.hpp"
+#include "core/what_of.hpp"
+
+namespace rmbus::core {
+
+namespace {
+
+void add_postorder(cluster_model& m, int p) {
+  for (int c : m.pools[static_cast<std::size_t>(p)].children) add_postorder(m, c);
+  m.pool_postorder.push_back(p);
+}
+
+}  // namespace
+
+nodepool_scheduler::nodepool_scheduler(std::string top_pool, scheduler_config cfg, std::string share_id_prefix) {
+  model_.top_pool = std::move(top_pool);
+  model_.settings = cfg.settings;
+  model_.share_prefix = std::move(share_id_prefix);
+  model_.user_limits = cfg.users;
+  model_.quantum_mb = cfg.settings.quantum_mb > 0 ? cfg.settings.quantum_mb : 1024;
+  pool_defs_ = cfg.nodepools;
+  pool_rec top;
+  top.name = model_.top_pool;
+  for (const auto& d : cfg.nodepools) {
+    if (d.name == model_.top_pool) {
+      top.search_order = d.search_order;
+      if (d.quantum_mb > 0) model_.quantum_mb = d.quantum_mb;
+    }
+  }
+  model_.pools.push_back(top);
+  // Breadth-first over the tree; a name is taken once (config/ rejects cycles and duplicates).
+  std::set<std::string> seen{model_.top_pool};
+  for (std::size_t i = 0; i < model_.pools.size(); ++i) {
+    std::vector<const nodepool_def*> kids;
+    for (const auto& d : cfg.nodepools)
+      if (d.parent == model_.pools[i].name && !seen.count(d.name)) kids.push_back(&d);
+    std::sort(kids.begin(), kids.end(), [](const nodepool_def* a, const nodepool_def* b) {
+      if (a->search_order != b->search_order) return a->search_order < b->search_order;
+      return a->name < b->name;
+    });
+    for (const auto* d : kids) {
+      seen.insert(d->name);
+      pool_rec r;
+      r.name = d->name;
+      r.parent = static_cast<int>(i);
+      r.depth = model_.pools[i].depth + 1;
+      r.search_order = d->search_order;
+      model_.pools[i].children.push_back(static_cast<int>(model_.pools.size()));
+      model_.pools.push_back(r);
+    }
+  }
+  add_postorder(model_, 0);
+  for (const auto& c : cfg.classes) {
+    class_rec r;
+    r.def = c;
+    for (std::size_t p = 0; p < model_.pools.size(); ++p)
+      if (model_.pools[p].name == c.nodepool) r.pool = static_cast<int>(p);
+    model_.classes.push_back(r);
+  }
+}
+
+int nodepool_scheduler::pool_index(const std::string& name) const {
+  for (std::size_t p = 0; p < model_.pools.size(); ++p)
+    if (model_.pools[p].name == name) return static_cast<int>(p);
+  return 0;
+}
+
+// ---- machines -----------------------------------------------------------------------------------
+
+bool nodepool_scheduler::update_machine(const machine_report& r) {
+  if (r.memory_mb == 0 || r.name.empty()) return false;
+  const std::uint64_t reserved = model_.settings.reserved_dram_mb;
+  const std::uint64_t usable = r.memory_mb > reserved ? r.memory_mb - reserved : 0;
+  const int order = order_of_machine(usable, model_.quantum_mb);
+  auto it = model_.machine_index.find(r.name);
+  int mi;
+  if (it == model_.machine_index.end()) {
+    scheduler_config cfg;
+    cfg.nodepools = pool_defs_;
+    machine_rec mc;
+    mc.name = r.name;
+    mc.ip = r.ip;
+    mc.pool = pool_index(find_nodepool(cfg, r.name.str(), r.ip));
+    mi = static_cast<int>(model_.machines.size());
+    model_.machines.push_back(mc);
+    model_.machine_index[r.name] = mi;
+  } else {
+    mi = it->second;
+  }
+  auto& mc = model_.machines[static_cast<std::size_t>(mi)];
+  if (!r.ip.empty()) mc.ip = r.ip;
+  mc.memory_mb = r.memory_mb;
+  mc.order = order;
+  mc.quiesced = r.quiesced;
+  mc.down = false;
+  model_.max_order = std::max(model_.max_order, order);
+  return true;
+}
+
+namespace {
+bool evict_on_down(const cluster_model& m, const share_rec& s) {
+  return m.jobs[static_cast<std::size_t>(s.job)].item.kind != work_kind::reservation;
+}
+bool evict_on_vary_off(const cluster_model&, const share_rec& s) { return !s.fixed; }
+bool evict_on_blacklist(const cluster_model& m, const share_rec& s) {
+  const auto k = m.jobs[static_cast<std::size_t>(s.job)].item.kind;
+  return k == work_kind::job || k == work_kind::service;
+}
+}  // namespace
+
+void nodepool_scheduler::evict_where(int mi, bool (*evictable)(const cluster_model&, const share_rec&)) {
+  const auto slots = model_.machines[static_cast<std::size_t>(mi)].shares;
+  for (int s : slots) {
+    auto& sh = model_.shares[static_cast<std::size_t>(s)];
+    if (sh.removing() || !evictable(model_, sh)) continue;
+    model_.mark_removing(s, share_status::evict);
+    auto& j = model_.jobs[static_cast<std::size_t>(sh.job)];
+    if (j.item.kind != work_kind::job) j.done = true;  // services/APs are resubmitted, not re-placed
+  }
+}
+
+bool nodepool_scheduler::machine_down(const machine_id& name) {
+  auto it = model_.machine_index.find(name);
+  if (it == model_.machine_index.end()) return false;
+  model_.machines[static_cast<std::size_t>(it->second)].down = true;
+  evict_where(it->second, evict_on_down);
+  return true;
+}
+
+bool nodepool_scheduler::vary_off(const machine_id& name) {
+  auto it = model_.machine_index.find(name);
+  if (it == model_.machine_index.end()) return false;
+  model_.machines[static_cast<std::size_t>(it->second)].varied_off = true;
+  evict_where(it->second, evict_on_vary_off);
+  return true;
+}
+
+bool nodepool_scheduler::vary_on(const machine_id& name) {
+  auto it = model_.machine_index.find(name);
+  if (it == model_.machine_index.end()) return false;
+  model_.machines[static_cast<std::size_t>(it->second)].varied_off = false;
+  return true;
+}
+
+bool nodepool_scheduler::set_blacklisted(const machine_id& name, bool blacklisted) {
+  auto it = model_.machine_index.find(name);
+  if (it == model_.machine_index.end()) return false;
+  model_.machines[static_cast<std::size_t>(it->second)].admin_blacklisted = blacklisted;
+  if (blacklisted) evict_where(it->second, evict_on_blacklist);
+  return true;
+}
+
+// ---- work ---------------------------------------------------------------------------------------
+
+void nodepool_scheduler::refuse(job_rec& j, reason_code code, std::string text) {
+  j.refused = true;
+  j.refusal = code;
+  j.refusal_text = std::move(text);
+}
+
+void nodepool_scheduler::arrive(const work_item& item) {
+  int ji;
+  if (!model_.free_job_slots.empty()) {
+    ji = model_.free_job_slots.back();
+    model_.free_job_slots.pop_back();
+  } else {
+    ji = static_cast<int>(model_.jobs.size());
+    model_.jobs.emplace_back();
+  }
+  auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+  j = job_rec{};
+  j.live = true;
+  j.item = item;
+  model_.job_index[item.id] = ji;
+  const std::uint64_t mem = item.memory_mb > 0 ? item.memory_mb : model_.settings.default_memory_mb;
+  j.order = std::max(1, order_for_request(mem, model_.quantum_mb));
+  model_.max_order = std::max(model_.max_order, j.order);
+
+  // Resolve the class: named, or the default for its kind (jobs: FAIR_SHARE; other work: RESERVE, then
+  // FIXED_SHARE, as DUCC does).
+  int cls = -1;
+  for (std::size_t c = 0; c < model_.classes.size(); ++c)
+    if (!item.class_name.empty() && model_.classes[c].def.name == item.class_name) cls = static_cast<int>(c);
+  if (item.class_name.empty()) {
+    const std::vector<policy> prefs = item.kind == work_kind::job ? std::vector<policy>{policy::fair_share}
+                                                                   : std::vector<policy>{policy::reserve, policy::fixed_share};
+    for (policy p : prefs) {
+      for (std::size_t c = 0; c < model_.classes.size() && cls < 0; ++c)
+        if (model_.classes[c].def.is_default && model_.classes[c].def.policy == p) cls = static_cast<int>(c);
+    }
+  }
+  if (cls < 0) {
+    refuse(j, reason_code::unknown_class,
+           item.class_name.empty() ? "No scheduling class defined and no default class configured."
+                                   : "Cannot find class " + item.class_name + " for the work");
+    return;
+  }
+  j.cls = cls;
+  const auto& rc = model_.classes[static_cast<std::size_t>(cls)];
+  if (rc.pool < 0) {
+    refuse(j, reason_code::class_not_in_pool,
+           "class " + rc.def.name + " schedules in pool " + rc.def.nodepool + ", not in " + model_.top_pool);
+  } else if (!rc.def.users.empty() &&
+             std::find(rc.def.users.begin(), rc.def.users.end(), item.user.str()) == rc.def.users.end()) {
+    refuse(j, reason_code::user_not_allowed, "User '" + item.user.str() + "' not authorized to use class '" + rc.def.name + "'");
+  } else if (rc.def.policy == policy::fair_share && item.kind == work_kind::reservation) {
+    refuse(j, reason_code::reservation_in_fair_share, "Reservations are not allowed in FAIR_SHARE class " + rc.def.name);
+  } else if (rc.def.policy == policy::fair_share && item.kind != work_kind::job) {
+    refuse(j, reason_code::service_in_fair_share, "Services and managed reservations are not allowed to be FAIR_SHARE");
+  }
+}
+
+void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
+  std::set<share_id> reported;
+  for (const auto& p : item.processes) {
+    auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+    auto it = model_.share_index.find(p.id);
+    if (p.state == process_state::ended) {
+      if (it != model_.share_index.end() && model_.shares[static_cast<std::size_t>(it->second)].job == ji) {
+        model_.remove_share(it->second);
+        if (j.item.kind != work_kind::job) j.done = true;
+      }
+      continue;
+    }
+    reported.insert(p.id);
+    int slot;
+    if (it != model_.share_index.end()) {
+      slot = it->second;
+      if (model_.shares[static_cast<std::size_t>(slot)].job != ji) continue;  // another job's id: ignore
+    } else {
+      // Recovery: a live process the RM does not know (restart, reconfiguration).
+      auto mit = model_.machine_index.find(p.node);
+      if (mit == model_.machine_index.end() && p.node_memory_mb > 0) {
+        update_machine({p.node, "", p.node_memory_mb, false});
+        mit = model_.machine_index.find(p.node);
+      }
+      if (mit == model_.machine_index.end()) {
+        if (!j.refused) refuse(j, reason_code::unknown_node, "Cannot restore work because node " + p.node.str() + " is unknown.");
+        continue;
+      }
+      const int mi = mit->second;
+      const int order = model_.policy_of(j) == policy::reserve && !j.refused
+                            ? model_.machines[static_cast<std::size_t>(mi)].order
+                            : j.order;
+      slot = model_.add_share(ji, mi, std::max(1, order), p.id, 0, share_status::running);
+      auto& sh = model_.shares[static_cast<std::size_t>(slot)];
+      sh.published = true;
+      if (j.refused) {
+        // Work the configuration no longer allows: account its space, evict what can be evicted.
+        sh.blacklisted = true;
+        ++model_.machines[static_cast<std::size_t>(mi)].blacklisted_shares;
+        if (j.item.kind == work_kind::job || j.item.kind == work_kind::service) model_.mark_removing(slot, share_status::evict);
+      }
+    }
+    auto& sh = model_.shares[static_cast<std::size_t>(slot)];
+    sh.seen = true;
+    sh.init_ms = p.init_ms;
+    sh.run_ms = p.run_ms;
+    sh.initialized = p.state == process_state::running;
+    if (sh.status == share_status::new_share) sh.status = share_status::running;
+  }
+  // Shares the map no longer shows: the process is gone. Shares never shown yet stay (still starting),
+  // unless their removal was already published.
+  const auto slots = model_.jobs[static_cast<std::size_t>(ji)].shares;
+  for (int s : slots) {
+    const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+    if (reported.count(sh.id)) continue;
+    if (sh.seen || (sh.removing() && sh.published)) {
+      model_.remove_share(s);
+      auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+      if (j.item.kind != work_kind::job && sh.seen) j.done = true;
+    }
+  }
+}
+
+void nodepool_scheduler::drop_job(int ji) {
+  auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+  const auto slots = j.shares;
+  for (int s : slots) model_.remove_share(s);
+  model_.job_index.erase(j.item.id);
+  j = job_rec{};
+  model_.free_job_slots.push_back(ji);
+}
+
+void nodepool_scheduler::apply_work(const work_map& snapshot) {
+  last_snapshot_ = snapshot;
+  // Work gone from the map, or completed: free everything it holds at once.
+  std::vector<int> gone;
+  for (std::size_t i = 0; i < model_.jobs.size(); ++i) {
+    const auto& j = model_.jobs[i];
+    if (!j.live) continue;
+    auto it = snapshot.find(j.item.id);
+    if (it == snapshot.end() || it->second.state == work_state::completed) gone.push_back(static_cast<int>(i));
+  }
+  for (int ji : gone) drop_job(ji);
+  for (const auto& [id, item] : snapshot) {
+    if (item.state == work_state::completed) continue;
+    auto it = model_.job_index.find(id);
+    int ji;
+    if (it == model_.job_index.end()) {
+      arrive(item);
+      ji = model_.job_index.at(id);
+    } else {
+      ji = it->second;
+      auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+      // The class and size were fixed at arrival; the rest is refreshed.
+      const std::string cls = j.item.class_name;
+      const std::uint64_t mem = j.item.memory_mb;
+      j.item = item;
+      j.item.class_name = cls;
+      j.item.memory_mb = mem;
+    }
+    reconcile_processes(ji, item);
+    model_.jobs[static_cast<std::size_t>(ji)].item.processes.clear();  // held as shares; saves memory
+  }
+}
+
+// ---- the cycle ----------------------------------------------------------------------------------
+
+schedule_plan nodepool_scheduler::schedule(const round_input& in) {
+  last_input_ = in;
+  compute_job_caps(model_);
+  last_loads_ = how_much(model_, in).classes;
+  what_of(model_);
+  plan_preemptions(model_);
+  defragment(model_);
+
+  schedule_plan plan;
+  plan.pool = model_.top_pool;
+  plan.now_ms = in.now_ms;
+  plan.quantum_mb = model_.quantum_mb;
+  std::vector<std::pair<job_id, int>> order;
+  for (std::size_t i = 0; i < model_.jobs.size(); ++i)
+    if (model_.jobs[i].live) order.emplace_back(model_.jobs[i].item.id, static_cast<int>(i));
+  std::sort(order.begin(), order.end());
+  plan.jobs.reserve(order.size());
+  for (const auto& [id, ji] : order) plan.jobs.push_back(plan_of(ji));
+  auto& c = plan.counts;
+  c.jobs = static_cast<int>(plan.jobs.size());
+  c.nodes = static_cast<int>(model_.machines.size());
+  for (const auto& mc : model_.machines) c.schedulable_nodes += mc.schedulable() ? 1 : 0;
+  c.given = model_.round_given;
+  c.preempted = model_.round_preempted;
+  c.evicted = model_.round_evicted;
+  for (const auto& j : plan.jobs) {
+    if (j.status == job_status::refused) ++c.refused_jobs;
+    else if (j.reason != reason_code::none) ++c.pending_jobs;
+  }
+  for (auto& s : model_.shares)
+    if (s.live) s.published = true;
+  model_.round_given = model_.round_preempted = model_.round_evicted = 0;
+  return plan;
+}
+
+job_plan nodepool_scheduler::plan_of(int ji) const {
+  const auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+  job_plan p;
+  p.id = j.item.id;
+  p.order = j.order;
+  p.given = j.given;
+  std::vector<const share_rec*> ss;
+  for (int s : j.shares) ss.push_back(&model_.shares[static_cast<std::size_t>(s)]);
+  std::sort(ss.begin(), ss.end(), [](const share_rec* a, const share_rec* b) {
+    if (a->seq != b->seq) return a->seq < b->seq;
+    return a->id < b->id;
+  });
+  for (const auto* s : ss) {
+    p.shares.push_back({s->id, model_.machines[static_cast<std::size_t>(s->machine)].name, s->order, s->status});
+    p.order = s->order;  // a reservation's order is its machine's
+  }
+  p.memory_mb_per_process = static_cast<std::uint64_t>(p.order) * model_.quantum_mb;
+  if (j.refused) {
+    p.status = job_status::refused;
+    p.reason = j.refusal;
+    p.reason_text = j.refusal_text;
+    return p;
+  }
+  p.status = model_.current(j) > 0 ? job_status::scheduled : job_status::pending;
+  p.reason = j.reason;
+  p.reason_text = j.reason_text;
+  return p;
+}
+
+job_explanation nodepool_scheduler::explain(const job_id& id) const {
+  job_explanation e;
+  e.id = id;
+  auto it = model_.job_index.find(id);
+  if (it == model_.job_index.end()) return e;
+  const auto& j = model_.jobs[static_cast<std::size_t>(it->second)];
+  e.known = true;
+  if (const auto* rc = model_.class_of(j)) {
+    e.class_name = rc->name;
+    e.policy = rc->policy;
+  }
+  e.order = j.order;
+  e.demand = j.demand;
+  e.cap = j.cap;
+  e.pure_fair_share_qshares = j.pfs_qshares;
+  e.pure_fair_share = j.order > 0 ? j.pfs_qshares / j.order : 0;
+  e.given = j.given;
+  e.placed = model_.current(j);
+  for (int s : j.shares) e.preempting += model_.shares[static_cast<std::size_t>(s)].removing() ? 1 : 0;
+  e.reason = j.refused ? j.refusal : j.reason;
+  e.blocked = j.refused ? j.refusal_text : j.reason_text;
+  return e;
+}
+
+whatif_result nodepool_scheduler::whatif(const work_item& item) const {
+  nodepool_scheduler copy = *this;
+  work_map snap = last_snapshot_;
+  snap[item.id] = item;
+  copy.apply_work(snap);
+  const auto plan = copy.schedule(last_input_);
+  whatif_result r;
+  if (const auto* p = plan.find(item.id)) r.plan = *p;
+  r.explanation = copy.explain(item.id);
+  for (const auto& s : copy.model_.shares) {
+    if (!s.live || s.status != share_status::preempt) continue;
+    auto it = model_.share_index.find(s.id);
+    if (it == model_.share_index.end() || model_.shares[static_cast<std::size_t>(it->second)].removing()) continue;
+    r.preempted.push_back({copy.model_.jobs[static_cast<std::size_t>(s.job)].item.id, s.id,
+                           copy.model_.machines[static_cast<std::size_t>(s.machine)].name});
+  }
+  std::sort(r.preempted.begin(), r.preempted.end(),
+            [](const auto& a, const auto& b) { return a.share < b.share; });
+  return r;
+}
+
+pool_view nodepool_scheduler::view() const {
+  pool_view v;
+  v.pool = model_.top_pool;
+  v.quantum_mb = model_.quantum_mb;
+  v.classes = last_loads_;
+  std::vector<int> idx(model_.machines.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
+  std::sort(idx.begin(), idx.end(), [&](int a, int b) {
+    return model_.machines[static_cast<std::size_t>(a)].name < model_.machines[static_cast<std::size_t>(b)].name;
+  });
+  for (int i : idx) {
+    const auto& mc = model_.machines[static_cast<std::size_t>(i)];
+    machine_view mv;
+    mv.name = mc.name;
+    mv.ip = mc.ip;
+    mv.nodepool = model_.pools[static_cast<std::size_t>(mc.pool)].name;
+    mv.state = mc.down ? machine_state::down
+               : mc.varied_off ? machine_state::varied_off
+               : mc.blacklisted() ? machine_state::blacklisted
+                                  : machine_state::up;
+    mv.quiesced = mc.quiesced;
+    mv.memory_mb = mc.memory_mb;
+    mv.quanta = mc.order;
+    mv.free_quanta = std::max(0, mc.free());
+    for (int s : mc.shares) {
+      const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+      mv.shares.push_back({model_.jobs[static_cast<std::size_t>(sh.job)].item.id,
+                           {sh.id, mc.name, sh.order, sh.status}});
+    }
+    std::sort(mv.shares.begin(), mv.shares.end(), [](const auto& a, const auto& b) { return a.share.id < b.share.id; });
+    v.machines.push_back(std::move(mv));
+  }
+  return v;
+}
+
+std::map<user_id, std::uint64_t> nodepool_scheduler::nonpreemptable_mb_by_user() const {
+  std::map<user_id, std::uint64_t> out;
+  for (const auto& j : model_.jobs) {
+    if (!j.live || j.refused || j.cls < 0 || model_.policy_of(j) == policy::fair_share) continue;
+    std::uint64_t held = 0;
+    int n = 0;
+    for (int s : j.shares) {
+      const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+      if (sh.removing() || sh.blacklisted) continue;
+      held += static_cast<std::uint64_t>(sh.order) * model_.quantum_mb;
+      ++n;
+    }
+    if (j.given > n) held += static_cast<std::uint64_t>(j.given - n) * static_cast<std::uint64_t>(j.order) * model_.quantum_mb;
+    if (held > 0) out[j.item.user] += held;
+  }
+  return out;
+}
+
+}  // namespace rmbus::core

@@ -1,0 +1,70 @@
+#include "core/preemption.hpp"
+
+#include <algorithm>
+
+namespace rmbus::core {
+
+bool investment_less(const cluster_model& m, const share_rec& a, const share_rec& b) {
+  const auto& ja = m.jobs[static_cast<std::size_t>(a.job)];
+  const auto& jb = m.jobs[static_cast<std::size_t>(b.job)];
+  const auto& ma = m.machines[static_cast<std::size_t>(a.machine)];
+  const auto& mb = m.machines[static_cast<std::size_t>(b.machine)];
+  const bool sq_a = ma.pool != m.class_pool(ja);
+  const bool sq_b = mb.pool != m.class_pool(jb);
+  if (sq_a != sq_b) return sq_a;
+  if (a.initialized != b.initialized) return !a.initialized;
+  if (!a.initialized) {
+    if (a.init_ms != b.init_ms) return a.init_ms < b.init_ms;
+  } else {
+    if (a.run_ms != b.run_ms) return a.run_ms < b.run_ms;
+  }
+  const int da = m.pools[static_cast<std::size_t>(ma.pool)].depth;
+  const int db = m.pools[static_cast<std::size_t>(mb.pool)].depth;
+  if (da != db) return da > db;
+  if (ma.memory_mb != mb.memory_mb) return ma.memory_mb > mb.memory_mb;
+  if (a.seq != b.seq) return a.seq > b.seq;
+  return b.id < a.id;
+}
+
+void plan_preemptions(cluster_model& m) {
+  std::vector<int> cands;
+  for (auto& j : m.jobs) {
+    if (!j.live || m.policy_of(j) != policy::fair_share) continue;
+    const int surplus = m.current(j) - j.given;
+    if (surplus <= 0) continue;
+    cands.clear();
+    for (int s : j.shares) {
+      const auto& sh = m.shares[static_cast<std::size_t>(s)];
+      if (!sh.removing() && !sh.fixed && !sh.blacklisted) cands.push_back(s);
+    }
+    const auto k = static_cast<std::size_t>(std::min<int>(surplus, static_cast<int>(cands.size())));
+    std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(k), cands.end(), [&](int a, int b) {
+      return investment_less(m, m.shares[static_cast<std::size_t>(a)], m.shares[static_cast<std::size_t>(b)]);
+    });
+    for (std::size_t i = 0; i < k; ++i) {
+      auto& sh = m.shares[static_cast<std::size_t>(cands[i])];
+      if (!sh.published) m.remove_share(cands[i]);  // never told anyone: just drop it
+      else m.mark_removing(cands[i], share_status::preempt);
+    }
+  }
+  // Machines earmarked for a reservation are cleared of preemptable work (the reservation's class has
+  // the better priority; the fair-share jobs keep their counts and are placed elsewhere).
+  for (auto& j : m.jobs) {
+    if (!j.live) continue;
+    for (int mc : j.reserve_machines) {
+      const auto slots = m.machines[static_cast<std::size_t>(mc)].shares;
+      for (int s : slots) {
+        auto& sh = m.shares[static_cast<std::size_t>(s)];
+        if (sh.job == &j - m.jobs.data() || sh.fixed || sh.removing()) continue;
+        if (!sh.published) m.remove_share(s);
+        else m.mark_removing(s, share_status::preempt);
+      }
+      if (m.current(j) < j.given && j.reason == reason_code::none) {
+        j.reason = reason_code::waiting_for_preemptions;
+        j.reason_text = "Waiting for preemptions.";
+      }
+    }
+  }
+}
+
+}  // namespace rmbus::core

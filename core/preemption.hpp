@@ -1,0 +1,27 @@
+#pragma once
+// plan_preemptions: jobs holding more than their How Much count shed the surplus (DUCC doEvictions /
+// RmJob.shrinkBy), and machines earmarked for a reservation are cleared of fair-share work.
+//
+// Which processes go first is the investment order (least investment first):
+//   0. squatters (placed in a nested pool below their class's pool) before residents, as the user guide
+//      promises (DUCC's live code lost this rule);
+//   1. not initialized before initialized;
+//   2. both not initialized: smaller initialization time first;
+//   3. both initialized: smaller investment (ms on the work items in flight) first;
+//   4. deeper nodepool first (DUCC read one share's depth twice, so this key never decided);
+//   5. larger machine memory first;
+//   6. youngest share first (higher creation sequence, then higher id).
+// Only shares not already being removed are candidates (DUCC could pick one already preempted and shed
+// fewer than needed), fixed (non-preemptable) shares never are, and a job never goes below its count.
+// A preemption, once marked, is never taken back.
+
+#include "core/cluster_model.hpp"
+
+namespace rmbus::core {
+
+// The investment order above: true when share `a` should be preempted before share `b`.
+bool investment_less(const cluster_model& m, const share_rec& a, const share_rec& b);
+
+void plan_preemptions(cluster_model& m);
+
+}  // namespace rmbus::core

@@ -1,0 +1,80 @@
+#include "core/schedule_plan.hpp"
+
+#include <sstream>
+
+namespace rmbus::core {
+
+const char* to_string(share_status s) {
+  switch (s) {
+    case share_status::running: return "running";
+    case share_status::new_share: return "new";
+    case share_status::preempt: return "preempt";
+    case share_status::evict: return "evict";
+  }
+  return "?";
+}
+
+const char* to_string(job_status s) {
+  switch (s) {
+    case job_status::scheduled: return "scheduled";
+    case job_status::pending: return "pending";
+    case job_status::refused: return "refused";
+  }
+  return "?";
+}
+
+const char* to_string(machine_state s) {
+  switch (s) {
+    case machine_state::up: return "up";
+    case machine_state::varied_off: return "varied_off";
+    case machine_state::down: return "down";
+    case machine_state::blacklisted: return "blacklisted";
+  }
+  return "?";
+}
+
+const char* to_string(reason_code r) {
+  switch (r) {
+    case reason_code::none: return "none";
+    case reason_code::unknown_class: return "unknown_class";
+    case reason_code::class_not_in_pool: return "class_not_in_pool";
+    case reason_code::user_not_allowed: return "user_not_allowed";
+    case reason_code::reservation_in_fair_share: return "reservation_in_fair_share";
+    case reason_code::service_in_fair_share: return "service_in_fair_share";
+    case reason_code::unknown_node: return "unknown_node";
+    case reason_code::allotment_exceeded: return "allotment_exceeded";
+    case reason_code::no_machine_of_order: return "no_machine_of_order";
+    case reason_code::resources_exhausted: return "resources_exhausted";
+    case reason_code::no_machine_matches_hosts: return "no_machine_matches_hosts";
+    case reason_code::waiting_for_preemptions: return "waiting_for_preemptions";
+    case reason_code::waiting_for_defragmentation: return "waiting_for_defragmentation";
+    case reason_code::no_share_counted: return "no_share_counted";
+    case reason_code::completed: return "completed";
+  }
+  return "?";
+}
+
+const job_plan* schedule_plan::find(const job_id& id) const {
+  for (const auto& j : jobs)
+    if (j.id == id) return &j;
+  return nullptr;
+}
+
+std::string job_explanation::text() const {
+  std::ostringstream o;
+  if (!known) {
+    o << "job " << id << ": unknown\n";
+    return o.str();
+  }
+  o << "job " << id << " class " << class_name << " order " << order << "\n"
+    << "demand (processes for the remaining work): " << demand << "\n"
+    << "cap: by work " << cap.by_work << ", base " << cap.base_cap << ", projected " << cap.projected_cap
+    << ", potential " << cap.potential_cap << ", cap " << cap.cap << " (decided by " << cap.decided_by << ")\n"
+    << "pure fair share: " << pure_fair_share_qshares << " quanta = " << pure_fair_share << " processes\n"
+    << "given (How Much): " << given << "\n"
+    << "placed: " << placed << ", being removed: " << preempting << "\n"
+    << "reason: " << to_string(reason) << (blocked.empty() ? "" : ": " + blocked) << "\n";
+  return o.str();
+}
+
+}  // namespace rmbus::core

@@ -1,0 +1,198 @@
+#include "core/what_of.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace rmbus::core {
+
+bool host_allowed(const job_rec& j, const machine_rec& mc) {
+  if (j.item.hosts.empty()) return true;
+  const std::string& n = mc.name.str();
+  const std::string short_name = n.substr(0, n.find('.'));
+  for (const auto& h : j.item.hosts) {
+    if (h == n || h == mc.ip) return true;
+    if (h.substr(0, h.find('.')) == short_name) return true;
+  }
+  return false;
+}
+
+namespace {
+
+class placer {
+ public:
+  explicit placer(cluster_model& m) : m_(m) {
+    std::vector<int> by_name(m.machines.size());
+    for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<int>(i);
+    std::sort(by_name.begin(), by_name.end(), [&](int a, int b) {
+      return m.machines[static_cast<std::size_t>(a)].name < m.machines[static_cast<std::size_t>(b)].name;
+    });
+    rank_.assign(m.machines.size(), 0);
+    for (std::size_t r = 0; r < by_name.size(); ++r) rank_[static_cast<std::size_t>(by_name[r])] = static_cast<int>(r);
+    earmark_.assign(m.machines.size(), -1);
+    for (std::size_t ji = 0; ji < m.jobs.size(); ++ji) {
+      const auto& j = m.jobs[ji];
+      if (!j.live) continue;
+      for (int mc : j.reserve_machines) earmark_[static_cast<std::size_t>(mc)] = static_cast<int>(ji);
+      if (j.needy && j.needy_machine >= 0 && earmark_[static_cast<std::size_t>(j.needy_machine)] < 0)
+        earmark_[static_cast<std::size_t>(j.needy_machine)] = static_cast<int>(ji);
+    }
+    buckets_.assign(m.pools.size(), std::vector<std::set<std::pair<int, int>>>(static_cast<std::size_t>(m.max_order) + 1));
+    for (std::size_t i = 0; i < m.machines.size(); ++i) index(static_cast<int>(i));
+  }
+
+  void place(int ji) {
+    auto& j = m_.jobs[static_cast<std::size_t>(ji)];
+    const int pool = m_.class_pool(j);
+    if (pool < 0 || j.refused) return;
+    const policy pol = m_.policy_of(j);
+    if (pol == policy::reserve) {
+      for (int mc : j.reserve_machines) {
+        auto& mach = m_.machines[static_cast<std::size_t>(mc)];
+        if (mach.used == 0 && mach.schedulable() && m_.current(j) < j.given) {
+          unindex(mc);
+          auto [id, seq] = m_.new_share_id();
+          m_.add_share(ji, mc, mach.order, std::move(id), seq, share_status::new_share);
+          ++m_.round_given;
+          index(mc);
+        }
+      }
+      return;
+    }
+    int needed = j.given - m_.current(j);
+    if (needed <= 0) return;
+    if (pol == policy::fair_share) {
+      // A needy job goes to the machine cleared for it first.
+      if (j.needy && j.needy_machine >= 0) needed -= fill(ji, j.needy_machine, needed, false);
+      find(ji, pool, needed, true, false);
+    } else {
+      const int before = needed;
+      find(ji, pool, needed, false, true);
+      if (needed == before) find(ji, pool, needed, false, false);
+    }
+  }
+
+ private:
+  void index(int mc) {
+    const auto& mach = m_.machines[static_cast<std::size_t>(mc)];
+    if (!mach.schedulable() || mach.free() <= 0) return;
+    buckets_[static_cast<std::size_t>(mach.pool)][static_cast<std::size_t>(std::min(mach.free(), m_.max_order))].insert(
+        {rank_[static_cast<std::size_t>(mc)], mc});
+  }
+  void unindex(int mc) {
+    const auto& mach = m_.machines[static_cast<std::size_t>(mc)];
+    if (mach.free() <= 0) return;
+    buckets_[static_cast<std::size_t>(mach.pool)][static_cast<std::size_t>(std::min(mach.free(), m_.max_order))].erase(
+        {rank_[static_cast<std::size_t>(mc)], mc});
+  }
+
+  bool spread_conflict(const job_rec& j, int ji, const machine_rec& mach) const {
+    for (int s : mach.shares) {
+      const auto& sh = m_.shares[static_cast<std::size_t>(s)];
+      if (sh.job == ji) return true;
+      if (j.item.service_id != 0 && m_.jobs[static_cast<std::size_t>(sh.job)].item.service_id == j.item.service_id)
+        return true;
+    }
+    return false;
+  }
+
+  // Places up to `needed` shares of job ji on machine mc; returns how many.
+  int fill(int ji, int mc, int needed, bool spread) {
+    auto& j = m_.jobs[static_cast<std::size_t>(ji)];
+    auto& mach = m_.machines[static_cast<std::size_t>(mc)];
+    if (!mach.schedulable() || mach.free() < j.order || !host_allowed(j, mach)) return 0;
+    if (earmark_[static_cast<std::size_t>(mc)] >= 0 && earmark_[static_cast<std::size_t>(mc)] != ji) return 0;
+    if (spread && spread_conflict(j, ji, mach)) return 0;
+    int k = std::min(needed, mach.free() / j.order);
+    if (spread) k = std::min(k, 1);
+    if (k <= 0) return 0;
+    unindex(mc);
+    for (int i = 0; i < k; ++i) {
+      auto [id, seq] = m_.new_share_id();
+      m_.add_share(ji, mc, j.order, std::move(id), seq, share_status::new_share);
+      ++m_.round_given;
+    }
+    index(mc);
+    return k;
+  }
+
+  void find(int ji, int pool, int& needed, bool recurse, bool spread) {
+    const int order = m_.jobs[static_cast<std::size_t>(ji)].order;
+    auto& pb = buckets_[static_cast<std::size_t>(pool)];
+    for (int f = order; f <= m_.max_order && needed > 0; ++f) {
+      auto& bucket = pb[static_cast<std::size_t>(f)];
+      for (auto it = bucket.begin(); it != bucket.end() && needed > 0;) {
+        const int mc = (it++)->second;  // fill() may move mc to a smaller bucket
+        needed -= fill(ji, mc, needed, spread);
+      }
+    }
+    if (needed > 0 && recurse)
+      for (int c : m_.pools[static_cast<std::size_t>(pool)].children) find(ji, c, needed, true, spread);
+  }
+
+  cluster_model& m_;
+  std::vector<int> rank_;
+  std::vector<int> earmark_;  // per machine: the only job that may use it, -1 = anyone
+  std::vector<std::vector<std::set<std::pair<int, int>>>> buckets_;  // [pool][free] -> (rank, machine)
+};
+
+}  // namespace
+
+void what_of(cluster_model& m) {
+  placer p(m);
+  auto older = [&](int a, int b) {
+    const auto& x = m.jobs[static_cast<std::size_t>(a)];
+    const auto& y = m.jobs[static_cast<std::size_t>(b)];
+    if (x.item.submitted_ms != y.item.submitted_ms) return x.item.submitted_ms < y.item.submitted_ms;
+    return x.item.id < y.item.id;
+  };
+  std::vector<int> needy;
+  std::map<int, std::vector<int>> groups;  // priority -> jobs
+  for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+    const auto& j = m.jobs[i];
+    if (!j.live || j.refused || j.cls < 0 || m.class_pool(j) < 0) continue;
+    if (j.needy) needy.push_back(static_cast<int>(i));
+    groups[m.priority_of(j)].push_back(static_cast<int>(i));
+  }
+  std::sort(needy.begin(), needy.end(), [&](int a, int b) {
+    const int pa = m.priority_of(m.jobs[static_cast<std::size_t>(a)]);
+    const int pb = m.priority_of(m.jobs[static_cast<std::size_t>(b)]);
+    if (pa != pb) return pa < pb;
+    return older(a, b);
+  });
+  for (int ji : needy) p.place(ji);
+
+  // Position of each pool in the children-first walk.
+  std::vector<int> walk_pos(m.pools.size(), 0);
+  for (std::size_t k = 0; k < m.pool_postorder.size(); ++k)
+    walk_pos[static_cast<std::size_t>(m.pool_postorder[k])] = static_cast<int>(k);
+  for (auto& [prio, js] : groups) {
+    std::sort(js.begin(), js.end(), [&](int a, int b) {
+      const auto& x = m.jobs[static_cast<std::size_t>(a)];
+      const auto& y = m.jobs[static_cast<std::size_t>(b)];
+      if (m.policy_of(x) == policy::fair_share) {
+        const int px = walk_pos[static_cast<std::size_t>(m.class_pool(x))];
+        const int py = walk_pos[static_cast<std::size_t>(m.class_pool(y))];
+        if (px != py) return px < py;
+        if (x.order != y.order) return x.order > y.order;
+      }
+      return older(a, b);
+    });
+    for (int ji : js) p.place(ji);
+  }
+
+  // Jobs still short: the space is being freed (defragmentation may refine the reason).
+  for (auto& j : m.jobs) {
+    if (!j.live || j.refused || j.cls < 0) continue;
+    if (m.current(j) < j.given && (j.reason == reason_code::none)) {
+      bool any_host = j.item.hosts.empty();
+      if (!any_host)
+        for (const auto& mc : m.machines)
+          if (m.in_subtree(mc.pool, m.class_pool(j)) && host_allowed(j, mc)) any_host = true;
+      j.reason = any_host ? reason_code::waiting_for_preemptions : reason_code::no_machine_matches_hosts;
+      j.reason_text = any_host ? "Waiting for preemptions." : "No machines match user specified list.";
+    }
+  }
+}
+
+}  // namespace rmbus::core
