@@ -62,6 +62,10 @@ class value {
   const array* as_array() const { return std::get_if<array>(&data_); }
   const map* as_map() const { return std::get_if<map>(&data_); }
 
+  // Mutable access, for building replies and for tools that edit a decoded tree.
+  array* as_array() { return std::get_if<array>(&data_); }
+  map* as_map() { return std::get_if<map>(&data_); }
+
   friend bool operator==(const value& a, const value& b) { return a.data_ == b.data_; }
 
  private:

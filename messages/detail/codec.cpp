@@ -96,7 +96,7 @@ msgpack::object_handle unpack_body(std::string_view body, const decode_limits& l
     fail(root, std::string{"not MessagePack: "} + e.what());
   }
   if (offset != body.size())
-    fail(root, std::to_string(body.size() - offset) + " trailing bytes after the MessagePack map");
+    fail(root, std::to_string(body.size() - offset) + " trailing bytes after the first MessagePack value");
   return handle;
 }
 
@@ -112,9 +112,9 @@ const msgpack::object_array& as_array(const msgpack::object& o, const path& at) 
 
 std::string_view key_of(const msgpack::object_kv& kv, const path& map_at) {
   if (kv.key.type != msgpack::type::STR) {
-    std::string what = "map key is a ";
+    std::string what = "map key is not a string (got ";
     what += type_name(kv.key);
-    what += ", keys must be strings";
+    what += ")";
     fail(map_at, std::move(what));
   }
   return {kv.key.via.str.ptr, kv.key.via.str.size};

@@ -58,7 +58,7 @@ TEST_CASE("trailing bytes, empty bodies and oversized bodies are whole-body erro
   auto r = decode_envelope("t", body + "\x01");
   REQUIRE_FALSE(r);
   CHECK(r.error().field.empty());
-  CHECK(r.error().what == "1 trailing bytes after the MessagePack map");
+  CHECK(r.error().what == "1 trailing bytes after the first MessagePack value");
 
   r = decode_envelope("t", "");
   REQUIRE_FALSE(r);
@@ -69,4 +69,18 @@ TEST_CASE("trailing bytes, empty bodies and oversized bodies are whole-body erro
   r = decode_envelope("t", body, tiny);
   REQUIRE_FALSE(r);
   CHECK(r.error().what.find("max_body_bytes") != std::string::npos);
+}
+
+TEST_CASE("max_depth counts the body's own map as depth 1") {
+  // Root map + 3 nested arrays under an unknown key = depth 4.
+  std::string body = encode(envelope{1, 1, 1, "x"});
+  body[0] = static_cast<char>(static_cast<unsigned char>(body[0]) + 1);  // fixmap of 4 -> 5 entries
+  body += bytes({0xa1, 'x', 0x91, 0x91, 0x90});
+  decode_limits limits;
+  limits.max_depth = 4;
+  CHECK(decode_envelope("t", body, limits).ok());
+  limits.max_depth = 3;
+  auto r = decode_envelope("t", body, limits);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().what == "nesting deeper than max_depth (limit 3)");
 }
