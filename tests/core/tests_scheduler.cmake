@@ -1,1 +1,2 @@
 # rmbus_add_test() calls for the scheduler stages
+rmbus_add_test(NAME test_apportion SOURCES test_apportion.cpp LIBS rmbus_core TIMEOUT 60)

@@ -1,0 +1,152 @@
+// apportion_qshares on the examples of shared/ducc-rm.md section 1.6 (rows A-G, every one confirmed on a
+// run of DUCC's own scheduler code) plus the rounding rules they exercise.
+#include <catch2/catch.hpp>
+
+#include "core/apportion.hpp"
+#include "core/free_blocks.hpp"
+
+using namespace rmbus::core;
+
+namespace {
+
+constexpr std::int64_t inf = 1'000'000;
+
+apportion_entity entity(std::int64_t weight, int order, std::int64_t demand) {
+  apportion_entity e;
+  e.weight = weight;
+  e.wanted = {{order, demand}};
+  return e;
+}
+
+free_blocks blocks(std::initializer_list<std::pair<int, std::int64_t>> sizes) {
+  free_blocks f(1);
+  for (const auto& [size, count] : sizes) f.add(size, count);
+  return f;
+}
+
+}  // namespace
+
+TEST_CASE("A: two equal users split 10 order-1 blocks 5 / 5") {
+  auto v = blocks({{1, 10}});
+  std::vector<apportion_entity> es{entity(1, 1, inf), entity(1, 1, inf)};
+  apportion_qshares(es, v);
+  // deserved = floor(10 * 1/2) = 5 each
+  CHECK(es[0].given_total() == 5);
+  CHECK(es[1].given_total() == 5);
+  CHECK(v.total_qshares() == 0);
+}
+
+TEST_CASE("B: weighted classes 200:100 over 30 order-1 blocks get 20 / 10") {
+  auto v = blocks({{1, 30}});
+  std::vector<apportion_entity> es{entity(200, 1, inf), entity(100, 1, inf)};
+  apportion_qshares(es, v);
+  // high = 30 * 200/300 = 20, low = 30 * 100/300 = 10
+  CHECK(es[0].given_total() == 20);
+  CHECK(es[1].given_total() == 10);
+}
+
+TEST_CASE("C: 4 order-4 blocks, X order 1 and Y order 2 get 8 quanta each") {
+  auto v = blocks({{4, 4}});
+  std::vector<apportion_entity> es{entity(1, 1, inf), entity(1, 2, inf)};
+  apportion_qshares(es, v);
+  // 16 quanta, deserved 8 each. Order 2 first: Y gets 8/2 = 4 processes (two 4-blocks);
+  // then order 1: X gets 8 processes out of the two 4-blocks left.
+  CHECK(es[0].given_total() == 8);
+  CHECK(es[1].given_total() == 4);
+  CHECK(es[0].given_qshares() == 8);
+  CHECK(es[1].given_qshares() == 8);
+}
+
+TEST_CASE("D: 11 quanta over three equal entities: leftover to the first in sort order") {
+  auto v = blocks({{1, 11}});
+  std::vector<apportion_entity> es{entity(1, 1, inf), entity(1, 1, inf), entity(1, 1, inf)};
+  apportion_qshares(es, v);
+  // floor(11/3) = 3 each, 2 leftover qshares go one each to a and b: 4 / 4 / 3
+  CHECK(es[0].given_total() == 4);
+  CHECK(es[1].given_total() == 4);
+  CHECK(es[2].given_total() == 3);
+}
+
+TEST_CASE("E: a small demand's surplus is shared by the others: 2 / 5 / 5") {
+  auto v = blocks({{1, 12}});
+  std::vector<apportion_entity> es{entity(1, 1, 2), entity(1, 1, inf), entity(1, 1, inf)};
+  apportion_qshares(es, v);
+  // pass 1: deserved 4 each; a takes only its 2, b and c 4 each (10 given, 2 left)
+  // pass 2: b and c deserve 1 each of the 2 left: 2 / 5 / 5
+  CHECK(es[0].given_total() == 2);
+  CHECK(es[1].given_total() == 5);
+  CHECK(es[2].given_total() == 5);
+}
+
+TEST_CASE("F: the 52-node simulated cluster at 15 GB: two equal classes get 34 / 22") {
+  // 28 x order 2 (31 GB), 20 x order 3 (47 GB), 4 x order 5 (79 GB) = 56 + 60 + 20 = 136 quanta
+  auto v = blocks({{2, 28}, {3, 20}, {5, 4}});
+  REQUIRE(v.total_qshares() == 136);
+  std::vector<apportion_entity> es{entity(1, 2, inf), entity(1, 3, inf)};  // j28 (order 2), j37 (order 3)
+  apportion_qshares(es, v);
+  // j28: 34 x 2 = 68 quanta, j37: 22 x 3 = 66 quanta; 134 of 136 (two single quanta cannot be used)
+  CHECK(es[0].given_total() == 34);
+  CHECK(es[1].given_total() == 22);
+  CHECK(v.total_qshares() == 2);
+}
+
+TEST_CASE("F as two users in one class: the class is apportioned first, then the users split its blocks") {
+  auto v = blocks({{2, 28}, {3, 20}, {5, 4}});
+  apportion_entity cls;
+  cls.weight = 1;
+  cls.wanted = {{2, inf}, {3, inf}};
+  std::vector<apportion_entity> classes{cls};
+  apportion_qshares(classes, v);
+  // One class alone takes all 136 quanta as 32 order-2 and 24 order-3 nshares.
+  const auto at2 = classes[0].given_at(2);
+  const auto at3 = classes[0].given_at(3);
+  CHECK(at2 * 2 + at3 * 3 == 136);
+  // The users then split the class's blocks (32 blocks of 2, 24 blocks of 3), deserved 68 quanta each.
+  // The order-2 user may also use a 3-block (one process, one quantum wasted), so the split the real RM
+  // computes for this variant comes out: 33 / 23 (66 + 69 = 135 quanta).
+  free_blocks class_blocks(3);
+  class_blocks.add(2, at2);
+  class_blocks.add(3, at3);
+  std::vector<apportion_entity> users{entity(1, 2, inf), entity(1, 3, inf)};
+  apportion_qshares(users, class_blocks);
+  CHECK(users[0].given_total() == 33);
+  CHECK(users[1].given_total() == 23);
+}
+
+TEST_CASE("G: a job larger than every block gets nothing and no error") {
+  auto v = blocks({{2, 5}});
+  std::vector<apportion_entity> es{entity(1, 3, inf)};
+  apportion_qshares(es, v);
+  // nshares(3) = 0: nothing of order 3 can be carved out of 2-blocks
+  CHECK(es[0].given_total() == 0);
+  CHECK(v.total_qshares() == 10);
+}
+
+TEST_CASE("a small entitlement is rounded up to one whole process") {
+  // 5 quanta in one block, three equal entities, one of order 4: deserved 2/2/1 quanta.
+  // The order-4 entity's t = min(2, ceil(1 * 1/3 * 4) = 2) gives floor(2/4) = 0 processes, so it is
+  // rounded up to one whole process (4 quanta).
+  auto v = blocks({{5, 1}});
+  std::vector<apportion_entity> es{entity(1, 4, inf), entity(1, 1, inf), entity(1, 1, inf)};
+  apportion_qshares(es, v);
+  CHECK(es[0].given_total() == 1);
+  // the last quantum goes to an order-1 entity
+  CHECK(es[1].given_total() + es[2].given_total() == 1);
+}
+
+TEST_CASE("nobody is counted past its demand, also by the bonus loop") {
+  auto v = blocks({{1, 7}, {3, 2}});
+  std::vector<apportion_entity> es{entity(1, 1, 3), entity(1, 3, 1)};
+  apportion_qshares(es, v);
+  CHECK(es[0].given_total() == 3);
+  CHECK(es[1].given_total() == 1);
+}
+
+TEST_CASE("equal users over many quanta stay within one process of each other") {
+  auto v = blocks({{1, 1001}});
+  std::vector<apportion_entity> es;
+  for (int i = 0; i < 7; ++i) es.push_back(entity(1, 1, inf));
+  apportion_qshares(es, v);
+  // 1001 / 7 = 143 exactly
+  for (const auto& e : es) CHECK(e.given_total() == 143);
+}
