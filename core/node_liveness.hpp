@@ -1,0 +1,81 @@
+#pragma once
+// Node liveness from heartbeats: DUCC's watchdog (ANodeStability, shared/ducc-rm.md section 2.3) as pure logic.
+//
+// The owner calls heartbeat(node, now) for every agent heartbeat and tick(now) once per heartbeat interval.
+// As in DUCC, each tick adds one to a node's counter and a heartbeat resets it to 0. A healthy node's
+// heartbeat arrives once between two ticks, so its counter reads 1 at a tick; the counter first reads 2
+// when a whole interval passed without a heartbeat. Hence (the first count is forgiven as timing jitter,
+// exactly as DUCC does):
+//   counter 0..1          -> up
+//   counter 2..stability-1 -> missing   (one or more heartbeats missed)
+//   counter >= stability   -> down      (DUCC: the node is dead; 6 ticks x 30 s = 3 minutes by default)
+// A down node is no longer counted until it sends a heartbeat again; any heartbeat brings a node back up.
+// Every change of status is returned as a transition; tick() reports them in node-name order.
+//
+// Time comes in as arguments (no clock here): `now_ms` only stamps transitions and last-heard times.
+// Not thread-safe; one owner (the heartbeat intake actor).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "core/ids.hpp"
+
+namespace rmbus::core {
+
+enum class node_status { up, missing, down };
+const char* to_string(node_status s);
+
+struct liveness_config {
+  std::int64_t heartbeat_interval_ms = 30000;  // ducc.agent.node.metrics.publish.rate: the tick period
+  int node_stability = 6;                      // ducc.rm.node.stability: ticks without heartbeat -> down
+};
+
+struct liveness_transition {
+  machine_id node;
+  node_status from = node_status::up;
+  node_status to = node_status::up;
+  bool first_heard = false;  // the node was unknown before this heartbeat (from is then meaningless)
+  int missed = 0;            // the node's counter when the transition happened
+  std::int64_t at_ms = 0;
+
+  bool operator==(const liveness_transition&) const = default;
+};
+
+class node_liveness {
+ public:
+  // REQUIRES: heartbeat_interval_ms > 0 and node_stability >= 2 (validated by config; otherwise throws
+  // std::invalid_argument naming the value).
+  explicit node_liveness(liveness_config cfg = {});
+
+  // A heartbeat from `node`. Returns the transition when the node was unknown, missing or down.
+  std::optional<liveness_transition> heartbeat(const machine_id& node, std::int64_t now_ms);
+
+  // One watchdog tick: counts one more interval for every node not down; returns the status changes,
+  // sorted by node name.
+  std::vector<liveness_transition> tick(std::int64_t now_ms);
+
+  // Forget a node entirely (reconfiguration removed it). Returns false if it was unknown.
+  bool forget(const machine_id& node);
+
+  bool known(const machine_id& node) const { return nodes_.count(node) != 0; }
+  node_status status(const machine_id& node) const;  // REQUIRES: known(node); unknown -> down
+  int missed(const machine_id& node) const;           // the counter; 0 for an unknown node
+  std::int64_t last_heard_ms(const machine_id& node) const;  // 0 for an unknown node
+  std::vector<machine_id> nodes_with(node_status s) const;   // sorted by name
+  const liveness_config& config() const { return cfg_; }
+
+ private:
+  struct node_rec {
+    int counter = 0;
+    node_status status = node_status::up;
+    std::int64_t last_heard_ms = 0;
+  };
+  node_status status_for(int counter) const;
+
+  liveness_config cfg_;
+  std::map<machine_id, node_rec> nodes_;  // ordered by name: transitions come out in a stable order
+};
+
+}  // namespace rmbus::core

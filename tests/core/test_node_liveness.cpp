@@ -1,0 +1,116 @@
+// node_liveness: DUCC's heartbeat watchdog as pure logic (shared/ducc-rm.md section 2.3).
+#include <catch2/catch.hpp>
+
+#include "core/node_liveness.hpp"
+
+using namespace rmbus::core;
+
+namespace {
+const machine_id n1("n1");
+}
+
+TEST_CASE("interval 30 s, stability 6: missing after one missed heartbeat, down at 3 minutes") {
+  node_liveness w(liveness_config{30000, 6});
+  auto first = w.heartbeat(n1, 0);
+  REQUIRE(first);
+  CHECK(first->first_heard);
+  CHECK(first->to == node_status::up);
+
+  // tick at 30 s: counter 1 -- normal, the heartbeat of this interval may simply not have come yet
+  CHECK(w.tick(30000).empty());
+  CHECK(w.status(n1) == node_status::up);
+  // tick at 60 s: counter 2 -- a whole interval without a heartbeat: missing
+  auto t = w.tick(60000);
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].from == node_status::up);
+  CHECK(t[0].to == node_status::missing);
+  CHECK(t[0].missed == 2);
+  CHECK(t[0].at_ms == 60000);
+  // ticks at 90, 120, 150 s: counters 3, 4, 5 -- still missing, nothing new to report
+  for (std::int64_t now = 90000; now <= 150000; now += 30000) CHECK(w.tick(now).empty());
+  CHECK(w.missed(n1) == 5);
+  // tick at 180 s = 6 x 30 s = 3 minutes: counter 6 = stability -> down
+  t = w.tick(180000);
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].from == node_status::missing);
+  CHECK(t[0].to == node_status::down);
+  CHECK(t[0].at_ms == 3 * 60 * 1000);
+  // down nodes are no longer counted or reported
+  CHECK(w.tick(210000).empty());
+  CHECK(w.missed(n1) == 6);
+  // a heartbeat brings it back up, reported with the count it had reached
+  auto back = w.heartbeat(n1, 215000);
+  REQUIRE(back);
+  CHECK_FALSE(back->first_heard);
+  CHECK(back->from == node_status::down);
+  CHECK(back->to == node_status::up);
+  CHECK(back->missed == 6);
+  CHECK(w.missed(n1) == 0);
+  CHECK(w.last_heard_ms(n1) == 215000);
+}
+
+TEST_CASE("a node heartbeating once per interval never changes status") {
+  node_liveness w(liveness_config{30000, 6});
+  w.heartbeat(n1, 0);
+  for (int k = 1; k <= 100; ++k) {
+    // heartbeat somewhere inside each interval, tick at its end: counter reads 1 at every tick
+    CHECK_FALSE(w.heartbeat(n1, k * 30000 - 12345));
+    CHECK(w.tick(k * 30000).empty());
+  }
+  CHECK(w.status(n1) == node_status::up);
+}
+
+TEST_CASE("a missing node that heartbeats is back up at once") {
+  node_liveness w;
+  w.heartbeat(n1, 0);
+  w.tick(30000);
+  w.tick(60000);
+  w.tick(90000);  // counter 3: missing
+  REQUIRE(w.status(n1) == node_status::missing);
+  auto t = w.heartbeat(n1, 95000);
+  REQUIRE(t);
+  CHECK(t->from == node_status::missing);
+  CHECK(t->to == node_status::up);
+  CHECK(t->missed == 3);
+  // and it needs two more silent ticks to be missing again
+  CHECK(w.tick(120000).empty());
+  CHECK(w.tick(150000).size() == 1);
+}
+
+TEST_CASE("transitions of one tick come out in node-name order") {
+  node_liveness w(liveness_config{1000, 3});
+  for (const char* n : {"zeta", "alpha", "mid"}) w.heartbeat(machine_id(n), 0);
+  w.tick(1000);
+  auto t = w.tick(2000);  // all three at counter 2: missing
+  REQUIRE(t.size() == 3);
+  CHECK(t[0].node == machine_id("alpha"));
+  CHECK(t[1].node == machine_id("mid"));
+  CHECK(t[2].node == machine_id("zeta"));
+  t = w.tick(3000);  // counter 3 = stability: down
+  REQUIRE(t.size() == 3);
+  CHECK(t[0].to == node_status::down);
+  CHECK(w.nodes_with(node_status::down) ==
+        std::vector<machine_id>{machine_id("alpha"), machine_id("mid"), machine_id("zeta")});
+}
+
+TEST_CASE("stability 2: the first real miss is already death (missing is skipped)") {
+  node_liveness w(liveness_config{500, 2});
+  w.heartbeat(n1, 0);
+  CHECK(w.tick(500).empty());  // counter 1
+  auto t = w.tick(1000);       // counter 2 = stability
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].from == node_status::up);
+  CHECK(t[0].to == node_status::down);
+}
+
+TEST_CASE("bad configuration is refused with the value named; forget removes a node") {
+  CHECK_THROWS_AS(node_liveness(liveness_config{0, 6}), std::invalid_argument);
+  CHECK_THROWS_AS(node_liveness(liveness_config{30000, 1}), std::invalid_argument);
+  node_liveness w;
+  w.heartbeat(n1, 0);
+  CHECK(w.known(n1));
+  CHECK(w.forget(n1));
+  CHECK_FALSE(w.forget(n1));
+  CHECK(w.tick(30000).empty());
+  CHECK_FALSE(w.known(n1));
+}
