@@ -27,6 +27,25 @@ bool investment_less(const cluster_model& m, const share_rec& a, const share_rec
 }
 
 void plan_preemptions(cluster_model& m) {
+  // First, machines earmarked for a reservation are cleared of preemptable work (the reservation's class
+  // has the better priority; what is cleared there counts toward the owners' surplus below).
+  for (auto& j : m.jobs) {
+    if (!j.live) continue;
+    for (int mc : j.reserve_machines) {
+      const auto slots = m.machines[static_cast<std::size_t>(mc)].shares;
+      for (int s : slots) {
+        auto& sh = m.shares[static_cast<std::size_t>(s)];
+        if (sh.job == &j - m.jobs.data() || sh.fixed || sh.removing()) continue;
+        if (!sh.published) m.remove_share(s);
+        else m.mark_removing(s, share_status::preempt);
+      }
+      if (m.current(j) < j.given && j.reason == reason_code::none) {
+        j.reason = reason_code::waiting_for_preemptions;
+        j.reason_text = "Waiting for preemptions.";
+      }
+    }
+  }
+  // Then every job above its count sheds the surplus, least investment first.
   std::vector<int> cands;
   for (auto& j : m.jobs) {
     if (!j.live || m.policy_of(j) != policy::fair_share) continue;
@@ -45,24 +64,6 @@ void plan_preemptions(cluster_model& m) {
       auto& sh = m.shares[static_cast<std::size_t>(cands[i])];
       if (!sh.published) m.remove_share(cands[i]);  // never told anyone: just drop it
       else m.mark_removing(cands[i], share_status::preempt);
-    }
-  }
-  // Machines earmarked for a reservation are cleared of preemptable work (the reservation's class has
-  // the better priority; the fair-share jobs keep their counts and are placed elsewhere).
-  for (auto& j : m.jobs) {
-    if (!j.live) continue;
-    for (int mc : j.reserve_machines) {
-      const auto slots = m.machines[static_cast<std::size_t>(mc)].shares;
-      for (int s : slots) {
-        auto& sh = m.shares[static_cast<std::size_t>(s)];
-        if (sh.job == &j - m.jobs.data() || sh.fixed || sh.removing()) continue;
-        if (!sh.published) m.remove_share(s);
-        else m.mark_removing(s, share_status::preempt);
-      }
-      if (m.current(j) < j.given && j.reason == reason_code::none) {
-        j.reason = reason_code::waiting_for_preemptions;
-        j.reason_text = "Waiting for preemptions.";
-      }
     }
   }
 }
