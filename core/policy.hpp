@@ -42,6 +42,9 @@ struct nodepool_def {
   int search_order = 100;                   // lower is searched first for expansion
   std::vector<std::string> nodes;           // node names (short or fully qualified)
   std::vector<std::string> node_patterns;   // ECMAScript regular expressions matched against name or ip
+  std::string domain;                       // DNS domain qualifying this pool's short node names (DUCC
+                                            // `domain`); config/ copies the first pool's domain to pools
+                                            // that set none
 
   bool operator==(const nodepool_def&) const = default;
 };

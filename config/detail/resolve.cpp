@@ -1,0 +1,394 @@
+// Shared rules of both configuration roads: see declarations.hpp. Order of checks follows the data:
+// nodepools first (classes point at them), then classes (users point at them), then users.
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "config/detail/declarations.hpp"
+#include "config/detail/values.hpp"
+
+namespace rmbus::config::detail {
+
+namespace {
+
+std::string at(const source_loc& loc) {
+  return loc.line > 0 ? loc.file + ":" + std::to_string(loc.line) : loc.file;
+}
+
+bool looks_like_ipv4(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!(c == '.' || (c >= '0' && c <= '9'))) return false;
+  }
+  return true;
+}
+
+// ---- nodepools -------------------------------------------------------------------------------------------
+
+struct pool_index {
+  std::map<std::string, std::size_t> by_name;  // first definition wins; later ones are errors
+};
+
+void check_pool_names(const site_decls& site, pool_index& index, error_list& errors) {
+  if (site.nodepools.empty()) {
+    errors.add(site.whole, "no nodepool is defined; at least one is required (the first top-level pool takes "
+                           "every node no pool names)");
+  }
+  for (std::size_t i = 0; i < site.nodepools.size(); ++i) {
+    const auto& pool = site.nodepools[i];
+    auto [it, inserted] = index.by_name.emplace(pool.name, i);
+    if (!inserted) {
+      errors.add(pool.loc, "duplicate nodepool '" + pool.name + "' (first defined at " +
+                               at(site.nodepools[it->second].loc) + ")");
+    }
+  }
+}
+
+// Missing parents and cycles. Returns true when the tree is sound enough to walk to the roots.
+bool check_pool_parents(const site_decls& site, const pool_index& index, error_list& errors) {
+  bool sound = true;
+  for (const auto& pool : site.nodepools) {
+    if (pool.parent && !index.by_name.contains(pool.parent->value)) {
+      errors.add(pool.parent->loc, "nodepool '" + pool.name + "' names parent '" + pool.parent->value +
+                                       "', which is not defined");
+      sound = false;
+    }
+  }
+  if (!sound) return false;
+  std::set<std::size_t> reported;
+  for (const auto& [name, start] : index.by_name) {
+    std::vector<std::size_t> path;
+    std::size_t current = start;
+    while (true) {
+      auto seen = std::find(path.begin(), path.end(), current);
+      if (seen != path.end()) {
+        std::vector<std::size_t> cycle(seen, path.end());
+        std::size_t first = *std::min_element(cycle.begin(), cycle.end());
+        if (reported.insert(first).second) {
+          std::string chain;
+          // Name the members starting from the earliest defined, in parent order.
+          auto pos = std::find(cycle.begin(), cycle.end(), first);
+          std::rotate(cycle.begin(), pos, cycle.end());
+          for (auto member : cycle) chain += site.nodepools[member].name + " -> ";
+          chain += site.nodepools[first].name;
+          errors.add(site.nodepools[first].parent->loc, "cycle in nodepool parents: " + chain);
+        }
+        sound = false;
+        break;
+      }
+      path.push_back(current);
+      const auto& pool = site.nodepools[current];
+      if (!pool.parent) break;
+      current = index.by_name.at(pool.parent->value);
+    }
+  }
+  return sound;
+}
+
+void check_pool_values(const site_decls& site, error_list& errors) {
+  for (std::size_t i = 0; i < site.nodepools.size(); ++i) {
+    const auto& pool = site.nodepools[i];
+    if (pool.quantum_mb) {
+      if (pool.quantum_mb->value == 0) {
+        errors.add(pool.quantum_mb->loc, "nodepool '" + pool.name + "': the quantum must be greater than 0");
+      }
+      if (pool.parent) {
+        errors.add(pool.quantum_mb->loc, "nodepool '" + pool.name +
+                                             "': a quantum may be set on top-level nodepools only; nested pools "
+                                             "use their top-level pool's quantum");
+      }
+    }
+    for (const auto& pattern : pool.patterns) {
+      try {
+        std::regex compiled(pattern.value, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        errors.add(pattern.loc, "nodepool '" + pool.name + "': bad regular expression '" + pattern.value +
+                                    "': " + e.what());
+      }
+    }
+  }
+  const nodepool_decl* without_nodes = nullptr;
+  for (const auto& pool : site.nodepools) {
+    if (pool.has_node_source) continue;
+    if (without_nodes != nullptr) {
+      errors.add(pool.loc, "nodepools '" + without_nodes->name + "' (" + at(without_nodes->loc) + ") and '" +
+                               pool.name + "' both name no nodes; at most one pool may go without a nodefile");
+    } else {
+      without_nodes = &pool;
+    }
+  }
+}
+
+std::string effective_domain(const site_decls& site, const nodepool_decl& pool) {
+  if (pool.domain) return pool.domain->value;
+  if (!site.nodepools.empty() && site.nodepools.front().domain) return site.nodepools.front().domain->value;
+  return {};
+}
+
+// A node may belong to one pool only. Short and qualified spellings are both indexed, as DUCC does, so
+// "bm01" in one pool and "bm01.example.org" in another is an overlap.
+void check_overlaps(const site_decls& site, error_list& errors) {
+  struct owner {
+    std::string pool;
+    source_loc loc;
+  };
+  std::map<std::string, owner> owners;
+  for (const auto& pool : site.nodepools) {
+    std::string domain = effective_domain(site, pool);
+    for (const auto& node : pool.nodes) {
+      std::set<std::string> keys{node.value};
+      auto dot = node.value.find('.');
+      if (looks_like_ipv4(node.value)) {
+        // An address is its own key.
+      } else if (dot != std::string::npos) {
+        keys.insert(node.value.substr(0, dot));
+      } else if (!domain.empty()) {
+        keys.insert(node.value + "." + domain);
+      }
+      bool reported = false;
+      for (const auto& key : keys) {
+        auto it = owners.find(key);
+        if (it != owners.end() && it->second.pool != pool.name && !reported) {
+          errors.add(node.loc, "node '" + node.value + "' is in nodepool '" + pool.name +
+                                   "' and already in nodepool '" + it->second.pool + "' (" + at(it->second.loc) +
+                                   "); nodepools may not overlap");
+          reported = true;
+        }
+        owners.emplace(key, owner{pool.name, node.loc});
+      }
+    }
+  }
+}
+
+std::vector<core::nodepool_def> build_pools(const site_decls& site, const core::scheduling_settings& settings) {
+  std::vector<core::nodepool_def> pools;
+  for (const auto& decl : site.nodepools) {
+    core::nodepool_def def;
+    def.name = decl.name;
+    if (decl.parent) def.parent = decl.parent->value;
+    if (!decl.parent) def.quantum_mb = decl.quantum_mb ? decl.quantum_mb->value : settings.quantum_mb;
+    if (decl.search_order) def.search_order = decl.search_order->value;
+    std::set<std::string> seen;
+    for (const auto& node : decl.nodes) {
+      if (seen.insert(node.value).second) def.nodes.push_back(node.value);
+    }
+    for (const auto& pattern : decl.patterns) def.node_patterns.push_back(pattern.value);
+    def.domain = effective_domain(site, decl);
+    pools.push_back(std::move(def));
+  }
+  return pools;
+}
+
+// ---- classes ---------------------------------------------------------------------------------------------
+
+void check_class_values(const class_decl& c, error_list& errors) {
+  auto where = [&](const auto& field) { return field->loc; };
+  if (c.weight && c.weight->value <= 0) {
+    errors.add(where(c.weight), "class '" + c.name + "': weight " + std::to_string(c.weight->value) +
+                                    " is not allowed; a weight must be greater than 0");
+  }
+  if (c.priority && c.priority->value < 0) {
+    errors.add(where(c.priority), "class '" + c.name + "': priority must be 0 or greater");
+  }
+  if (c.initialization_cap && c.initialization_cap->value < 1) {
+    errors.add(where(c.initialization_cap), "class '" + c.name + "': initialization cap must be 1 or greater");
+  }
+  if (c.prediction_fudge_ms && c.prediction_fudge_ms->value < 0) {
+    errors.add(where(c.prediction_fudge_ms), "class '" + c.name + "': prediction fudge must be 0 or greater");
+  }
+  if (c.max_processes && c.max_processes->value < 0) {
+    errors.add(where(c.max_processes), "class '" + c.name + "': max processes must be 0 (no limit) or greater");
+  }
+}
+
+template <class T>
+void inherit(std::optional<T>& child, const std::optional<T>& parent) {
+  if (!child && parent) child = parent;
+}
+
+class class_resolver {
+ public:
+  class_resolver(const site_decls& site, error_list& errors) : site_(site), errors_(errors) {
+    for (std::size_t i = 0; i < site.classes.size(); ++i) {
+      auto [it, inserted] = by_name_.emplace(site.classes[i].name, i);
+      if (!inserted) {
+        errors.add(site.classes[i].loc, "duplicate class '" + site.classes[i].name + "' (first defined at " +
+                                            at(site.classes[it->second].loc) + ")");
+      }
+    }
+    state_.assign(site.classes.size(), state::fresh);
+    merged_.resize(site.classes.size());
+  }
+
+  // The class with every key inherited from its ancestors (abstract/default are its own).
+  const class_decl& merged(std::size_t i) {
+    if (state_[i] == state::done) return merged_[i];
+    const auto& decl = site_.classes[i];
+    merged_[i] = decl;
+    if (state_[i] == state::visiting) {
+      errors_.add(decl.parent->loc, "cycle in class parents at class '" + decl.name + "'");
+      merged_[i].parent.reset();
+      return merged_[i];
+    }
+    state_[i] = state::visiting;
+    if (decl.parent) {
+      auto it = by_name_.find(decl.parent->value);
+      if (it == by_name_.end()) {
+        errors_.add(decl.parent->loc, "class '" + decl.name + "' inherits from class '" + decl.parent->value +
+                                          "', which is not defined");
+      } else {
+        class_decl parent = merged(it->second);  // copy: merged_ may not move, but keep it simple and safe
+        auto& m = merged_[i];
+        inherit(m.policy, parent.policy);
+        inherit(m.priority, parent.priority);
+        inherit(m.weight, parent.weight);
+        inherit(m.nodepool, parent.nodepool);
+        inherit(m.initialization_cap, parent.initialization_cap);
+        inherit(m.expand_by_doubling, parent.expand_by_doubling);
+        inherit(m.use_prediction, parent.use_prediction);
+        inherit(m.prediction_fudge_ms, parent.prediction_fudge_ms);
+        inherit(m.max_processes, parent.max_processes);
+        inherit(m.users, parent.users);
+      }
+    }
+    state_[i] = state::done;
+    return merged_[i];
+  }
+
+ private:
+  enum class state { fresh, visiting, done };
+  const site_decls& site_;
+  error_list& errors_;
+  std::map<std::string, std::size_t> by_name_;
+  std::vector<state> state_;
+  std::vector<class_decl> merged_;
+};
+
+int default_priority(core::policy p) {
+  switch (p) {
+    case core::policy::fair_share: return 10;
+    case core::policy::fixed_share: return 5;
+    case core::policy::reserve: return 1;
+  }
+  return 10;
+}
+
+std::vector<core::resource_class> build_classes(const site_decls& site, const pool_index& pools,
+                                                const core::scheduling_settings& settings, error_list& errors) {
+  for (const auto& decl : site.classes) check_class_values(decl, errors);
+  class_resolver resolver(site, errors);
+  std::vector<core::resource_class> classes;
+  struct priority_owner {
+    core::policy policy;
+    std::string cls;
+    source_loc loc;
+  };
+  std::map<int, priority_owner> priorities;
+  std::map<core::policy, std::pair<std::string, source_loc>> defaults;
+  std::set<std::string> emitted;
+  for (std::size_t i = 0; i < site.classes.size(); ++i) {
+    if (!emitted.insert(site.classes[i].name).second) continue;  // duplicate, already reported
+    const class_decl& m = resolver.merged(i);
+    if (m.is_abstract) continue;
+    if (!m.policy) {
+      errors.add(m.loc, "class '" + m.name + "' has no policy (required: FAIR_SHARE, FIXED_SHARE or RESERVE)");
+      continue;
+    }
+    if (!m.nodepool) {
+      errors.add(m.loc, "class '" + m.name + "' names no nodepool (required)");
+    } else if (!pools.by_name.contains(m.nodepool->value)) {
+      errors.add(m.nodepool->loc, "class '" + m.name + "' names nodepool '" + m.nodepool->value +
+                                      "', which is not defined");
+    }
+    core::resource_class rc;
+    rc.name = m.name;
+    rc.policy = m.policy->value;
+    rc.priority = m.priority ? m.priority->value : default_priority(rc.policy);
+    rc.weight = m.weight ? m.weight->value : 100;
+    rc.nodepool = m.nodepool ? m.nodepool->value : std::string{};
+    rc.initialization_cap = m.initialization_cap ? m.initialization_cap->value : settings.initialization_cap;
+    rc.expand_by_doubling = m.expand_by_doubling ? m.expand_by_doubling->value : settings.expand_by_doubling;
+    rc.use_prediction = m.use_prediction ? m.use_prediction->value : settings.use_prediction;
+    rc.prediction_fudge_ms = m.prediction_fudge_ms ? m.prediction_fudge_ms->value : settings.prediction_fudge_ms;
+    rc.max_processes = m.max_processes ? m.max_processes->value : 0;
+    if (m.users) {
+      for (const auto& user : m.users->value) {
+        if (std::find(rc.users.begin(), rc.users.end(), user) == rc.users.end()) rc.users.push_back(user);
+      }
+    }
+    if (rc.name == site.jd_host_class && !site.jd_host_user.empty() &&
+        std::find(rc.users.begin(), rc.users.end(), site.jd_host_user) == rc.users.end()) {
+      rc.users.push_back(site.jd_host_user);
+    }
+    rc.is_default = m.is_default && m.is_default->value;
+
+    source_loc priority_loc = m.priority ? m.priority->loc : m.loc;
+    auto [it, fresh] = priorities.emplace(rc.priority, priority_owner{rc.policy, rc.name, priority_loc});
+    if (!fresh && it->second.policy != rc.policy) {
+      errors.add(priority_loc, "class '" + rc.name + "' is " + std::string(policy_name(rc.policy)) +
+                                   " at priority " + std::to_string(rc.priority) + ", but class '" +
+                                   it->second.cls + "' (" + at(it->second.loc) + ") is " +
+                                   std::string(policy_name(it->second.policy)) +
+                                   " at that priority; all classes of one priority must share one policy");
+    }
+    if (rc.is_default) {
+      auto [d, first] = defaults.emplace(rc.policy, std::make_pair(rc.name, m.is_default->loc));
+      if (!first) {
+        errors.add(m.is_default->loc, "class '" + rc.name + "' and class '" + d->second.first + "' (" +
+                                          at(d->second.second) + ") are both the default " +
+                                          std::string(policy_name(rc.policy)) + " class; only one may be");
+      }
+    }
+    classes.push_back(std::move(rc));
+  }
+  return classes;
+}
+
+// ---- users -----------------------------------------------------------------------------------------------
+
+std::vector<core::user_limit> build_users(const site_decls& site, const std::vector<core::resource_class>& classes,
+                                          error_list& errors) {
+  std::vector<core::user_limit> users;
+  std::map<std::string, source_loc> seen;
+  for (const auto& decl : site.users) {
+    auto [it, fresh] = seen.emplace(decl.name, decl.loc);
+    if (!fresh) {
+      errors.add(decl.loc, "duplicate user '" + decl.name + "' (first defined at " + at(it->second) + ")");
+      continue;
+    }
+    for (const auto& entry : decl.class_allotments_mb) {
+      const auto& cls = entry.value.first;
+      bool known = std::any_of(classes.begin(), classes.end(), [&](const auto& c) { return c.name == cls; });
+      if (!known) {
+        errors.add(entry.loc, "user '" + decl.name + "' sets an allotment for class '" + cls +
+                                  "', which is not defined");
+      }
+    }
+    core::user_limit limit;
+    limit.user = decl.name;
+    if (decl.max_allotment_mb) limit.max_allotment_mb = decl.max_allotment_mb->value;
+    users.push_back(std::move(limit));
+  }
+  return users;
+}
+
+}  // namespace
+
+core::scheduler_config resolve_site(const site_decls& site, const core::scheduling_settings& settings,
+                                    error_list& errors) {
+  core::scheduler_config out;
+  out.settings = settings;
+  pool_index pools;
+  check_pool_names(site, pools, errors);
+  check_pool_parents(site, pools, errors);
+  check_pool_values(site, errors);
+  check_overlaps(site, errors);
+  out.nodepools = build_pools(site, settings);
+  out.classes = build_classes(site, pools, settings, errors);
+  out.users = build_users(site, out.classes, errors);
+  return out;
+}
+
+}  // namespace rmbus::config::detail

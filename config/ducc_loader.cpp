@@ -1,0 +1,226 @@
+// The DUCC road: ducc.properties + ducc.classes (+ ducc.users) + nodefiles -> rm_config.
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "config/detail/ducc_classes.hpp"
+#include "config/detail/java_properties.hpp"
+#include "config/detail/nodefile.hpp"
+#include "config/detail/values.hpp"
+#include "config/loader.hpp"
+
+namespace rmbus::config {
+
+namespace {
+
+using detail::property_map;
+
+std::optional<std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::filesystem::path relative_to(const std::filesystem::path& dir, const std::string& name) {
+  std::filesystem::path p = name;
+  return p.is_relative() ? dir / p : p;
+}
+
+// Reads the class file and the optional registry into `site` and resolves it.
+core::scheduler_config read_class_files(const std::filesystem::path& classes_path,
+                                        const std::filesystem::path& users_path, const source_loc& classes_named_at,
+                                        detail::site_decls& site, const core::scheduling_settings& settings,
+                                        error_list& errors) {
+  std::vector<detail::nodefile_ref> nodefiles;
+  site.whole = {classes_path.string(), 0};
+  auto text = read_file(classes_path);
+  if (!text) {
+    errors.add(classes_named_at, "cannot read class file '" + classes_path.string() + "'");
+    return {};
+  }
+  detail::parse_ducc_classes(*text, classes_path.string(), site, nodefiles, errors);
+  if (!users_path.empty()) {
+    if (auto users = read_file(users_path)) {
+      std::vector<detail::nodefile_ref> ignored;
+      std::size_t pools_before = site.nodepools.size();
+      detail::parse_ducc_classes(*users, users_path.string(), site, ignored, errors);
+      if (site.nodepools.size() != pools_before || !ignored.empty()) {
+        errors.add(users_path.string(), 0, "a user registry may hold User stanzas only");
+      }
+    }
+  }
+  // Nodefiles are read once every pool is known, so an import of another pool's file can be skipped.
+  auto dir = classes_path.parent_path();
+  std::set<std::filesystem::path> pool_files;
+  for (const auto& ref : nodefiles) {
+    std::error_code ec;
+    auto p = relative_to(dir, ref.file.value);
+    auto canonical = std::filesystem::weakly_canonical(p, ec);
+    pool_files.insert(ec ? p : canonical);
+  }
+  for (const auto& ref : nodefiles) {
+    detail::read_nodefile(relative_to(dir, ref.file.value), ref.file.loc, pool_files, site.nodepools[ref.pool],
+                          errors);
+  }
+  return detail::resolve_site(site, settings, errors);
+}
+
+// Keys DUCC's RM reads, or that sit in the ducc.rm.* namespace of a shipped file, and that rmbus accepts.
+// Any other ducc.rm.* key is an error (a typo would otherwise silently fall back to a default). Keys outside
+// ducc.rm.* belong to other DUCC daemons and are ignored, except the few listed in section 4.3.
+const std::set<std::string, std::less<>> ignored_rm_keys = {
+    "ducc.rm.configuration.class",  "ducc.rm.state.update.endpoint", "ducc.rm.state.update.endpoint.type",
+    "ducc.rm.admin.endpoint",       "ducc.rm.admin.endpoint.type",   "ducc.rm.jvm.args",
+    "ducc.rm.scheduler",            "ducc.rm.persistence.impl",      "ducc.rm.eviction.policy",
+    "ducc.rm.use_global_allotment", "ducc.rm.override.dram",
+};
+const std::set<std::string, std::less<>> read_rm_keys = {
+    "ducc.rm.share.quantum",         "ducc.rm.class.definitions",    "ducc.rm.user.registry",
+    "ducc.rm.state.publish.ratio",   "ducc.rm.node.stability",       "ducc.rm.init.stability",
+    "ducc.rm.fast.recovery",         "ducc.rm.initialization.cap",   "ducc.rm.expand.by.doubling",
+    "ducc.rm.prediction",            "ducc.rm.prediction.fudge",     "ducc.rm.fragmentation.threshold",
+    "ducc.rm.defragmentation",       "ducc.rm.global_allotment",     "ducc.rm.reserve_overage",
+    "ducc.rm.default.memory",        "ducc.rm.default.threads",      "ducc.rm.default.tasks",
+    "ducc.rm.reserved.dram",
+};
+
+class property_reader {
+ public:
+  property_reader(const property_map& props, std::string file, error_list& errors)
+      : props_(props), file_(std::move(file)), errors_(errors) {}
+
+  // The expanded value of `key`, if present.
+  std::optional<std::pair<std::string, source_loc>> get(std::string_view key) const {
+    auto it = props_.find(std::string(key));
+    if (it == props_.end()) return std::nullopt;
+    return std::make_pair(detail::expand_property(props_, it->second.value), source_loc{file_, it->second.line});
+  }
+
+  template <class T>
+  void integer(std::string_view key, T& out, std::int64_t min, std::int64_t factor = 1) {
+    auto v = get(key);
+    if (!v) return;
+    auto n = detail::parse_integer(v->first);
+    if (!n) {
+      errors_.add(v->second, std::string(key) + " must be an integer, not '" + v->first + "'");
+      return;
+    }
+    if (*n < min) {
+      errors_.add(v->second, std::string(key) + " = " + v->first + " must be at least " + std::to_string(min));
+      return;
+    }
+    constexpr auto limit = static_cast<std::int64_t>(
+        std::min<std::uint64_t>(std::numeric_limits<T>::max(), std::numeric_limits<std::int64_t>::max()));
+    if (*n > std::numeric_limits<std::int64_t>::max() / factor || *n * factor > limit) {
+      errors_.add(v->second, std::string(key) + " = " + v->first + " is too large");
+      return;
+    }
+    out = static_cast<T>(*n * factor);
+  }
+
+  void boolean(std::string_view key, bool& out) {
+    auto v = get(key);
+    if (!v) return;
+    auto b = detail::parse_boolean(v->first);
+    if (!b) {
+      errors_.add(v->second, std::string(key) + " must be true or false, not '" + v->first + "'");
+      return;
+    }
+    out = *b;
+  }
+
+  void text(std::string_view key, std::string& out) {
+    if (auto v = get(key)) out = v->first;
+  }
+
+ private:
+  const property_map& props_;
+  std::string file_;
+  error_list& errors_;
+};
+
+}  // namespace
+
+core::scheduler_config load_ducc_classes(const std::filesystem::path& classes_path,
+                                         const std::filesystem::path& users_path,
+                                         const core::scheduling_settings& settings) {
+  error_list errors;
+  detail::site_decls site;
+  auto out = read_class_files(classes_path, users_path, {classes_path.string(), 0}, site, settings, errors);
+  errors.throw_if_any();
+  return out;
+}
+
+rm_config load_ducc(const std::filesystem::path& properties_path) {
+  error_list errors;
+  const std::string file = properties_path.string();
+  auto text = read_file(properties_path);
+  if (!text) {
+    errors.add(file, 0, "cannot read properties file");
+    errors.throw_if_any();
+  }
+  auto props = detail::parse_java_properties(*text);
+  for (const auto& [key, prop] : props) {
+    if (key.starts_with("ducc.rm.") && !read_rm_keys.contains(key) && !ignored_rm_keys.contains(key)) {
+      errors.add(file, prop.line, "unknown key '" + key + "' (not a ducc.rm.* key rmbus knows)");
+    }
+  }
+  property_reader r(props, file, errors);
+  rm_config cfg;
+  auto& s = cfg.scheduling.settings;
+  auto& rt = cfg.runtime;
+  constexpr std::int64_t gb = 1024;
+  r.integer("ducc.rm.share.quantum", s.quantum_mb, 1, gb);
+  r.integer("ducc.rm.fragmentation.threshold", s.fragmentation_threshold, 0);
+  r.boolean("ducc.rm.defragmentation", s.defragmentation);
+  r.integer("ducc.rm.initialization.cap", s.initialization_cap, 1);
+  r.boolean("ducc.rm.expand.by.doubling", s.expand_by_doubling);
+  r.boolean("ducc.rm.prediction", s.use_prediction);
+  r.integer("ducc.rm.prediction.fudge", s.prediction_fudge_ms, 0);
+  if (props.contains("ducc.rm.global_allotment")) {
+    std::uint64_t allotment = 0;
+    r.integer("ducc.rm.global_allotment", allotment, 0, gb);
+    s.global_allotment_mb = allotment;
+  }
+  r.integer("ducc.rm.reserve_overage", s.reserve_overage_mb, 0, gb);
+  r.integer("ducc.rm.reserved.dram", s.reserved_dram_mb, 0, gb);
+  r.integer("ducc.rm.default.memory", s.default_memory_mb, 1, gb);
+  r.integer("ducc.rm.default.threads", s.default_threads, 1);
+  r.integer("ducc.rm.default.tasks", s.default_tasks, 1);
+  {
+    bool use_global = true;  // parsed so a typo is caught; only the global allotment exists (docs)
+    r.boolean("ducc.rm.use_global_allotment", use_global);
+  }
+  r.integer("ducc.agent.node.metrics.publish.rate", rt.heartbeat_interval_ms, 1);
+  r.integer("ducc.rm.node.stability", rt.node_stability, 1);
+  r.integer("ducc.rm.init.stability", rt.init_stability, 0);
+  r.boolean("ducc.rm.fast.recovery", rt.fast_recovery);
+  r.integer("ducc.orchestrator.state.publish.rate", rt.orchestrator_publish_ms, 1);
+  r.integer("ducc.rm.state.publish.ratio", rt.state_publish_ratio, 1);
+  rt.round_timeout_ms = rt.orchestrator_publish_ms;
+  s.epoch_ms = rt.orchestrator_publish_ms * rt.state_publish_ratio;
+
+  detail::site_decls site;
+  r.text("ducc.jd.host.class", site.jd_host_class);
+  r.text("ducc.jd.host.user", site.jd_host_user);
+  std::string classes_name = "ducc.classes";
+  std::string users_name = "ducc.users";
+  r.text("ducc.rm.class.definitions", classes_name);
+  r.text("ducc.rm.user.registry", users_name);
+  auto classes_at = r.get("ducc.rm.class.definitions");
+  source_loc named_at = classes_at ? classes_at->second : source_loc{file, 0};
+  auto dir = properties_path.parent_path();
+  auto users_path = relative_to(dir, users_name);
+  if (!std::filesystem::exists(users_path)) users_path.clear();  // optional, as in DUCC
+  auto settings = s;
+  cfg.scheduling = read_class_files(relative_to(dir, classes_name), users_path, named_at, site, settings, errors);
+  errors.throw_if_any();
+  return cfg;
+}
+
+}  // namespace rmbus::config

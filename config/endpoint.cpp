@@ -1,0 +1,64 @@
+#include "config/endpoint.hpp"
+
+#include <charconv>
+
+namespace rmbus::config {
+
+namespace {
+
+bool valid_host_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
+         c == '_';
+}
+
+// Checks "HOST:PORT"; `allow_star_port` admits ZeroMQ's ephemeral-port wildcard.
+std::optional<std::string> check_host_and_port(std::string_view text, bool allow_star_port, long min_port) {
+  auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) return "expected HOST:PORT";
+  std::string_view host = text.substr(0, colon);
+  std::string_view port = text.substr(colon + 1);
+  if (host.empty()) return "the host is empty";
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') return "an IPv6 host must be written [ADDRESS]";
+  } else if (host != "*") {
+    for (char c : host) {
+      if (!valid_host_char(c)) return "the host '" + std::string(host) + "' contains '" + std::string(1, c) + "'";
+    }
+  }
+  if (port.empty()) return "the port is empty";
+  if (port == "*") {
+    if (allow_star_port) return std::nullopt;
+    return "the port must be a number";
+  }
+  long value = 0;
+  auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+  if (ec != std::errc{} || end != port.data() + port.size()) return "the port '" + std::string(port) + "' is not a number";
+  if (value < min_port || value > 65535)
+    return "the port " + std::to_string(value) + " is outside " + std::to_string(min_port) + "..65535";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> check_bus_endpoint(std::string_view endpoint) {
+  constexpr std::string_view tcp = "tcp://", ipc = "ipc://", inproc = "inproc://";
+  if (endpoint.starts_with(tcp)) {
+    auto problem = check_host_and_port(endpoint.substr(tcp.size()), true, 1);
+    if (problem) return "bad endpoint '" + std::string(endpoint) + "': " + *problem;
+    return std::nullopt;
+  }
+  if (endpoint.starts_with(ipc) || endpoint.starts_with(inproc)) {
+    auto rest = endpoint.substr(endpoint.find("://") + 3);
+    if (rest.empty()) return "bad endpoint '" + std::string(endpoint) + "': the path or name is empty";
+    return std::nullopt;
+  }
+  return "bad endpoint '" + std::string(endpoint) + "': expected tcp://HOST:PORT, ipc://PATH or inproc://NAME";
+}
+
+std::optional<std::string> check_host_port(std::string_view address) {
+  auto problem = check_host_and_port(address, false, 0);
+  if (problem) return "bad address '" + std::string(address) + "': " + *problem;
+  return std::nullopt;
+}
+
+}  // namespace rmbus::config

@@ -1,0 +1,18 @@
+#pragma once
+// Syntax checks for the addresses in the configuration, so that a typo is reported with its file and line at
+// load time instead of as a ZeroMQ errno when a socket is bound minutes later.
+//
+// Bus endpoints (ZeroMQ): tcp://HOST:PORT (HOST a name, an IPv4 address, [IPv6] or *; PORT 1..65535 or * for
+// an ephemeral port), ipc://PATH, inproc://NAME. The metrics listener: HOST:PORT with PORT 0..65535.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rmbus::config {
+
+// nullopt when valid; otherwise what is wrong with it.
+std::optional<std::string> check_bus_endpoint(std::string_view endpoint);
+std::optional<std::string> check_host_port(std::string_view address);
+
+}  // namespace rmbus::config

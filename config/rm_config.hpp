@@ -1,0 +1,58 @@
+#pragma once
+// The whole resolved configuration of one rmbus process: the scheduling policy the core consumes
+// (core::scheduler_config) plus the runtime settings only the process needs (timing, bus endpoints, logging,
+// bounds on untrusted messages). Both configuration roads (native TOML, DUCC's own files) and the embedded
+// default produce this value with every default resolved, so two configurations describing the same site
+// compare equal with operator==.
+//
+// Defaults are those of DUCC's shipped default.ducc.properties (the "file default" column of
+// shared/ducc-rm.md section 4.3), not the Java code defaults. Times are in milliseconds.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "core/policy.hpp"
+
+namespace rmbus::config {
+
+// Bounds applied when decoding bus messages (mirrors messages::decode_limits; config/ may not depend on
+// messages/, so the actors copy these values across).
+struct decode_limit_settings {
+  std::size_t max_body_bytes = 16u * 1024u * 1024u;
+  std::size_t max_string_bytes = 64u * 1024u;
+  std::size_t max_array_len = 1'000'000;
+  std::size_t max_map_len = 4096;
+  std::size_t max_depth = 16;
+
+  bool operator==(const decode_limit_settings&) const = default;
+};
+
+struct runtime_settings {
+  std::int64_t heartbeat_interval_ms = 30000;    // ducc.agent.node.metrics.publish.rate
+  int node_stability = 6;                        // ducc.rm.node.stability: missed heartbeats until down
+  int init_stability = 2;                        // ducc.rm.init.stability: start-up ticks before scheduling
+  bool fast_recovery = true;                     // ducc.rm.fast.recovery: start on the first map naming live nodes
+  std::int64_t orchestrator_publish_ms = 10000;  // ducc.orchestrator.state.publish.rate
+  int state_publish_ratio = 1;                   // ducc.rm.state.publish.ratio: maps per scheduling round
+  // How long the publisher waits for every pool's answer before reporting the laggards and keeping their last
+  // schedule. Not a DUCC key; when not configured it is one orchestrator period.
+  std::int64_t round_timeout_ms = 10000;
+  std::string bus_pub = "tcp://127.0.0.1:5560";  // forwarder side publishers connect to
+  std::string bus_sub = "tcp://127.0.0.1:5561";  // forwarder side subscribers connect to
+  std::string admin = "tcp://127.0.0.1:5562";    // admin REQ/REP endpoint rmbus binds
+  std::string metrics = "127.0.0.1:9464";        // host:port of the metrics listener
+  std::string log_level = "info";                // one of parse_log_level's names, stored lower-case
+  decode_limit_settings limits;
+
+  bool operator==(const runtime_settings&) const = default;
+};
+
+struct rm_config {
+  core::scheduler_config scheduling;
+  runtime_settings runtime;
+
+  bool operator==(const rm_config&) const = default;
+};
+
+}  // namespace rmbus::config
