@@ -165,7 +165,10 @@ envelope read_envelope(const msgpack::object_map& root, bool keys_optional) {
   if (keys.seen(0) && env.v != schema_version)
     fail(at.key("v"), "unsupported schema version " + std::to_string(env.v) + " (this decoder speaks " +
                           std::to_string(schema_version) + ")");
-  if (keys.seen(3) && env.src.empty()) fail(at.key("src"), "must not be empty");
+  // Bus messages are tracked per (src, topic), so a bus sender must name itself. The admin channel's
+  // envelope is optional and an empty src there just means "anonymous client", which is also what encoding
+  // a default envelope writes.
+  if (!keys_optional && env.src.empty()) fail(at.key("src"), "must not be empty");
   return env;
 }
 
