@@ -1,3 +1,5 @@
 # rmbus_add_test() calls for the scheduler stages
 rmbus_add_test(NAME test_apportion SOURCES test_apportion.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_how_much SOURCES test_how_much.cpp LIBS rmbus_core TIMEOUT 60)
+rmbus_add_test(NAME test_preemption SOURCES test_preemption.cpp LIBS rmbus_core TIMEOUT 60)
+rmbus_add_test(NAME test_defragment SOURCES test_defragment.cpp LIBS rmbus_core TIMEOUT 60)
