@@ -150,6 +150,8 @@ TEST_CASE("malformed bodies give clear errors naming topic and field") {
                    "expected boolean, got unsigned integer"});
   cases.push_back({"empty node name", "agent.heartbeat", hb, damaged(hb_body, [](value& t) { key(t, "node") = ""; }),
                    "node", "must not be empty"});
+  cases.push_back({"empty src on a bus message", "agent.heartbeat", hb,
+                   damaged(hb_body, [](value& t) { key(t, "src") = ""; }), "src", "must not be empty"});
   cases.push_back({"v over 32 bits", "agent.heartbeat", hb,
                    damaged(hb_body, [](value& t) { key(t, "v") = std::uint64_t{1} << 32; }), "v",
                    "does not fit 32 bits"});
