@@ -1,0 +1,353 @@
+// The whole cycle through nodepool_scheduler's public API: ramp-up, node faults, recovery, refusals,
+// stability, and the admin calls (whatif, explain, view).
+#include <catch2/catch.hpp>
+
+#include "tests/core/scheduler_harness.hpp"
+
+using namespace rmbus::test;
+
+TEST_CASE("share ids carry the boot prefix and are never reused") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 3, 1);
+  h.job("a", "u", "normal", 1).max_processes = 3;
+  h.round();
+  std::vector<std::string> ids;
+  for (const auto& sh : h.plan("a").shares) ids.push_back(sh.id.str());
+  CHECK(ids == std::vector<std::string>{"b1.1", "b1.2", "b1.3"});
+  h.work.erase(job_id("a"));
+  h.job("b", "u", "normal", 1).max_processes = 1;
+  h.round();
+  // the freed space is reused, the ids are not
+  CHECK(h.plan("b").shares[0].id.str() == "b1.4");
+}
+
+TEST_CASE("initialization cap, then expansion by doubling: 1, then 2, 4, 8, 16, 25") {
+  resource_class c = fair_class("normal");
+  c.initialization_cap = 1;
+  c.expand_by_doubling = true;
+  harness h(one_pool({c}));
+  h.machines("n", 60, 1);
+  auto& j = h.job("j", "u", "normal", 1, 100);
+  j.threads = 4;          // 100 items / 4 threads = 25 processes of work
+  j.max_processes = 50;
+  j.state = work_state::waiting;
+  h.initialize = false;   // processes stay initializing
+  h.round();
+  CHECK(h.count("j") == 1);  // init cap while nothing has initialized
+  h.round();
+  CHECK(h.count("j") == 1);
+  // the first process finishes initializing
+  h.work[job_id("j")].state = work_state::running;
+  for (auto& p : h.work[job_id("j")].processes) p.state = process_state::running;
+  h.initialize = true;
+  std::vector<int> counts;
+  for (int r = 0; r < 6; ++r) {
+    h.round();
+    counts.push_back(h.count("j"));
+  }
+  // min(base 25, 2 x confirmed) each round once the previous step is running
+  CHECK(counts == std::vector<int>{2, 4, 8, 16, 25, 25});
+}
+
+TEST_CASE("\"new\" stays new, with the same id, until the work map shows the process") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 1);
+  h.job("a", "u", "normal", 1);
+  h.round(false);
+  const auto first = h.plan("a").shares;
+  REQUIRE(first.size() == 2);
+  CHECK(first[0].status == share_status::new_share);
+  h.round(false);
+  CHECK(h.plan("a").shares == first);
+  h.orchestrate();
+  h.round();
+  CHECK(h.with_status("a", share_status::running) == 2);
+}
+
+TEST_CASE("an unchanged input gives an unchanged schedule") {
+  harness h(one_pool({fair_class("high", 200), fair_class("low", 100)}));
+  h.machines("n", 7, 3);
+  h.job("a", "u1", "high", 1);
+  h.job("b", "u2", "low", 2);
+  h.job("c", "u3", "low", 1);
+  h.round();
+  h.round();
+  h.round();
+  const auto settled = h.last;
+  h.round();
+  CHECK(h.last.jobs == settled.jobs);
+  CHECK(h.last.counts.given == 0);
+  CHECK(h.last.counts.preempted == 0);
+}
+
+TEST_CASE("the same calls give the same plan (deterministic)") {
+  auto run = [] {
+    harness h(one_pool({fair_class("high", 200), fair_class("low", 100)}, 1));
+    h.machines("n", 9, 5);
+    for (int i = 0; i < 6; ++i)
+      h.job("j" + std::to_string(i), "u" + std::to_string(i % 3), i % 2 ? "high" : "low", 1 + i % 3);
+    h.round();
+    h.job("late", "u9", "high", 2);
+    h.round();
+    return h.last;
+  };
+  CHECK(run() == run());
+}
+
+TEST_CASE("a published preemption is never taken back") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 4, 1);
+  h.job("a", "u1", "normal", 1);
+  h.round();
+  h.job("b", "u2", "normal", 1);
+  h.round(false);
+  REQUIRE(h.with_status("a", share_status::preempt) == 2);
+  // b leaves before the exits are confirmed: a could use the space again, but the preemptions stand
+  h.work.erase(job_id("b"));
+  h.round(false);
+  CHECK(h.with_status("a", share_status::preempt) == 2);
+  h.orchestrate();
+  h.round();
+  // once gone, a grows back into the space
+  CHECK(h.count("a") == 4);
+  CHECK(h.with_status("a", share_status::preempt) == 0);
+}
+
+TEST_CASE("node down: fair share is evicted and rescheduled elsewhere, a reservation stays") {
+  harness h(one_pool({reserve_class("reserve"), fair_class("normal")}));
+  h.machines("n", 4, 2);
+  h.job("r", "u1", "reserve", 2).kind = work_kind::reservation;
+  h.job("f", "u2", "normal", 1).max_processes = 2;
+  h.round();
+  REQUIRE(h.count("r") == 1);
+  REQUIRE(h.count("f") == 2);
+  const std::string rnode = h.plan("r").shares[0].node.str();
+  const std::string fnode = h.plan("f").shares[0].node.str();
+  REQUIRE(rnode != fnode);
+  h.s.machine_down(machine_id(fnode));
+  h.s.machine_down(machine_id(rnode));
+  h.round();
+  // the fair-share processes on the dead node are evicted and placed again elsewhere in the same round
+  CHECK(h.with_status("f", share_status::evict) == 2);
+  CHECK(h.count("f") == 2);
+  CHECK(h.on_machine("f", fnode) == 0);
+  CHECK(h.last.counts.evicted == 2);
+  // the unmanaged reservation is never evicted; its node is just unschedulable
+  CHECK(h.count("r") == 1);
+  CHECK(h.with_status("r", share_status::evict) == 0);
+  h.round();
+  CHECK(h.plan("f").shares.size() == 2);
+  CHECK(h.no_machine_overbooked());
+}
+
+TEST_CASE("vary-off evicts fair share only; fixed work stays; vary-on makes the node usable again") {
+  harness h(one_pool({fixed_class("fixed"), fair_class("normal")}));
+  h.machine("n1", 4);
+  h.job("svc", "u1", "fixed", 1).kind = work_kind::service;
+  h.job("f", "u2", "normal", 1);
+  h.round();
+  REQUIRE(h.count("svc") == 1);
+  REQUIRE(h.count("f") == 3);
+  h.s.vary_off(machine_id("n1"));
+  h.round();
+  CHECK(h.with_status("f", share_status::evict) == 3);
+  CHECK(h.count("svc") == 1);
+  h.round();
+  CHECK(h.count("f") == 0);  // nothing new on a varied-off node
+  h.s.vary_on(machine_id("n1"));
+  h.round();
+  CHECK(h.count("f") == 3);
+}
+
+TEST_CASE("a service whose process is evicted is not re-placed (the service manager resubmits)") {
+  harness h(one_pool({fixed_class("fixed")}));
+  h.machines("n", 2, 1);
+  h.job("svc", "u", "fixed", 1).kind = work_kind::service;
+  h.round();
+  REQUIRE(h.count("svc") == 1);
+  h.s.machine_down(h.plan("svc").shares[0].node);
+  h.round();
+  h.round();
+  CHECK(h.count("svc") == 0);
+  CHECK(h.plan("svc").reason == reason_code::completed);
+}
+
+TEST_CASE("recovery: running processes are accounted, published as running, never double-booked") {
+  harness h(one_pool({fair_class("normal"), fixed_class("fixed")}));
+  h.machines("n", 2, 4);  // 8 quanta
+  auto& a = h.job("a", "u1", "normal", 2);
+  for (int i = 0; i < 2; ++i) {
+    process_report p;
+    p.id = share_id("old." + std::to_string(i));
+    p.node = machine_id("n000");
+    p.state = process_state::running;
+    a.processes.push_back(p);
+  }
+  auto& s = h.job("s", "u2", "fixed", 2);
+  s.kind = work_kind::service;
+  process_report p;
+  p.id = share_id("old.9");
+  p.node = machine_id("n001");
+  p.state = process_state::running;
+  s.processes.push_back(p);
+  h.round();
+  // recovered shares keep their ids and are running, not new
+  CHECK(h.with_status("a", share_status::running) == 2);
+  CHECK(h.plan("s").shares.size() == 1);
+  CHECK(h.plan("s").shares[0].id.str() == "old.9");
+  CHECK(h.plan("s").shares[0].status == share_status::running);
+  // a may grow into the 2 free quanta of n001 only: 8 - 2 x 2 (a) - 2 (s) = 2 quanta = 1 process
+  CHECK(h.count("a") == 3);
+  CHECK(h.no_machine_overbooked());
+}
+
+TEST_CASE("recovery onto an unknown node with its memory in the report registers the node") {
+  harness h(one_pool({fair_class("normal")}));
+  auto& a = h.job("a", "u", "normal", 1);
+  a.max_processes = 1;
+  process_report p;
+  p.id = share_id("old.1");
+  p.node = machine_id("late");
+  p.node_memory_mb = 4096;
+  p.state = process_state::running;
+  a.processes.push_back(p);
+  h.round();
+  CHECK(h.count("a") == 1);
+  CHECK(h.s.view().machines.size() == 1);
+  CHECK(h.s.view().machines[0].free_quanta == 3);
+}
+
+TEST_CASE("recovered work of a class that no longer exists blacklists its node until it is gone") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 2);
+  auto& old = h.job("old", "u1", "vanished", 1);
+  process_report p;
+  p.id = share_id("old.1");
+  p.node = machine_id("n000");
+  p.state = process_state::running;
+  old.processes.push_back(p);
+  h.job("f", "u2", "normal", 1);
+  h.round();
+  CHECK(h.plan("old").status == job_status::refused);
+  CHECK(h.plan("old").reason == reason_code::unknown_class);
+  // its process is evicted; n000 gets nothing new while it is there
+  CHECK(h.with_status("old", share_status::evict) == 1);
+  CHECK(h.on_machine("f", "n000") == 0);
+  CHECK(h.count("f") == 2);
+  CHECK(h.s.view().machines[0].state == machine_state::blacklisted);
+  h.work.erase(job_id("old"));
+  h.round();
+  CHECK(h.count("f") == 4);
+}
+
+TEST_CASE("refusals say why: unknown class, user not allowed, reservation or service in FAIR_SHARE") {
+  resource_class restricted = fair_class("private");
+  restricted.users = {"alice"};
+  harness h(one_pool({fair_class("normal"), restricted}));
+  h.machines("n", 2, 1);
+  h.job("x", "u", "nope", 1);
+  h.job("y", "bob", "private", 1);
+  h.job("r", "u", "normal", 1).kind = work_kind::reservation;
+  h.job("s", "u", "normal", 1).kind = work_kind::service;
+  h.round();
+  CHECK(h.plan("x").status == job_status::refused);
+  CHECK(h.plan("x").reason == reason_code::unknown_class);
+  CHECK(h.plan("y").reason == reason_code::user_not_allowed);
+  CHECK(h.plan("y").reason_text == "User 'bob' not authorized to use class 'private'");
+  CHECK(h.plan("r").reason == reason_code::reservation_in_fair_share);
+  CHECK(h.plan("s").reason == reason_code::service_in_fair_share);
+  CHECK(h.last.counts.refused_jobs == 4);
+  for (const char* id : {"x", "y", "r", "s"}) CHECK(h.plan(id).shares.empty());
+}
+
+TEST_CASE("whatif runs on a copy: what a new job would get and whom it would preempt") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 6, 1);
+  h.job("a", "u1", "normal", 1);
+  h.round();
+  REQUIRE(h.count("a") == 6);
+  work_item w;
+  w.id = job_id("hypo");
+  w.user = user_id("u2");
+  w.class_name = "normal";
+  w.memory_mb = 1024;
+  w.items_total = 100;
+  w.state = work_state::running;
+  const auto r = h.s.whatif(w);
+  // two users: 3 each; hypo would wait for 3 of a's processes
+  CHECK(r.plan.given == 3);
+  CHECK(r.preempted.size() == 3);
+  for (const auto& p : r.preempted) CHECK(p.job == job_id("a"));
+  CHECK(r.explanation.given == 3);
+  // the real scheduler is untouched
+  h.round();
+  CHECK(h.count("a") == 6);
+  CHECK(h.last.find(job_id("hypo")) == nullptr);
+}
+
+TEST_CASE("explain shows demand, cap steps, fair share, given and what blocked the rest") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 4, 1);
+  auto& a = h.job("a", "u1", "normal", 1, 40);
+  a.threads = 2;  // 40 items / 2 threads = 20 processes of work
+  h.job("b", "u2", "normal", 1);
+  h.round();
+  const auto e = h.s.explain(job_id("a"));
+  REQUIRE(e.known);
+  CHECK(e.demand == 20);
+  CHECK(e.cap.by_work == 20);
+  CHECK(e.cap.cap == 20);
+  // 4 quanta, two users: pure fair share 2 quanta = 2 processes, given 2
+  CHECK(e.pure_fair_share_qshares == 2);
+  CHECK(e.pure_fair_share == 2);
+  CHECK(e.given == 2);
+  CHECK(e.placed == 2);
+  CHECK(e.text().find("given (How Much): 2") != std::string::npos);
+  CHECK_FALSE(h.s.explain(job_id("nobody")).known);
+}
+
+TEST_CASE("view: per class demand and awards by order, per machine quanta and shares") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 4);
+  h.job("a", "u1", "normal", 2).max_processes = 3;
+  h.round();
+  const auto v = h.s.view();
+  REQUIRE(v.classes.size() == 1);
+  CHECK(v.classes[0].name == "normal");
+  CHECK(v.classes[0].demand_by_order.at(2) == 3);
+  CHECK(v.classes[0].awarded_by_order.at(2) == 3);
+  REQUIRE(v.machines.size() == 2);
+  CHECK(v.machines[0].quanta == 4);
+  // 3 order-2 processes on two order-4 machines: 8 - 6 = 2 quanta free in all
+  CHECK(v.machines[0].free_quanta + v.machines[1].free_quanta == 2);
+  CHECK(v.machines[0].shares.size() + v.machines[1].shares.size() == 3);
+}
+
+TEST_CASE("nonpreemptable memory per user is reported for the other pools") {
+  harness h(one_pool({fixed_class("fixed")}));
+  h.machines("n", 2, 4);
+  h.job("s", "u1", "fixed", 3).kind = work_kind::service;
+  h.round();
+  const auto held = h.s.nonpreemptable_mb_by_user();
+  CHECK(held.at(user_id("u1")) == 3 * 1024);
+}
+
+TEST_CASE("find_nodepool: lists, patterns, unknown nodes to the first top-level pool") {
+  scheduler_config cfg;
+  nodepool_def a;
+  a.name = "general";
+  nodepool_def b;
+  b.name = "bigmem";
+  b.parent = "general";
+  b.nodes = {"bm01", "bm02.example.org"};
+  nodepool_def d;
+  d.name = "drivers";
+  d.node_patterns = {"jd[0-9]+(\\.example\\.org)?"};
+  cfg.nodepools = {a, b, d};
+  CHECK(find_nodepool(cfg, "bm01.example.org", "") == "bigmem");
+  CHECK(find_nodepool(cfg, "bm02", "") == "bigmem");
+  CHECK(find_nodepool(cfg, "jd7.example.org", "") == "drivers");
+  CHECK(find_nodepool(cfg, "other", "10.1.1.1") == "general");
+  CHECK(top_level_of(cfg, "bigmem") == "general");
+  CHECK(top_level_of(cfg, "drivers") == "drivers");
+}
