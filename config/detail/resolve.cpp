@@ -87,7 +87,7 @@ bool check_pool_parents(const site_decls& site, const pool_index& index, error_l
   return sound;
 }
 
-void check_pool_values(const site_decls& site, error_list& errors) {
+void check_pool_values(const site_decls& site, const pool_index& index, error_list& errors) {
   for (std::size_t i = 0; i < site.nodepools.size(); ++i) {
     const auto& pool = site.nodepools[i];
     if (pool.quantum_mb) {
@@ -110,8 +110,10 @@ void check_pool_values(const site_decls& site, error_list& errors) {
     }
   }
   const nodepool_decl* without_nodes = nullptr;
-  for (const auto& pool : site.nodepools) {
-    if (pool.has_node_source) continue;
+  for (std::size_t i = 0; i < site.nodepools.size(); ++i) {
+    const auto& pool = site.nodepools[i];
+    // A duplicate is already reported; judging it again would only repeat the same mistake in other words.
+    if (pool.has_node_source || index.by_name.at(pool.name) != i) continue;
     if (without_nodes != nullptr) {
       errors.add(pool.loc, "nodepools '" + without_nodes->name + "' (" + at(without_nodes->loc) + ") and '" +
                                pool.name + "' both name no nodes; at most one pool may go without a nodefile");
@@ -383,7 +385,7 @@ core::scheduler_config resolve_site(const site_decls& site, const core::scheduli
   pool_index pools;
   check_pool_names(site, pools, errors);
   check_pool_parents(site, pools, errors);
-  check_pool_values(site, errors);
+  check_pool_values(site, pools, errors);
   check_overlaps(site, errors);
   out.nodepools = build_pools(site, settings);
   out.classes = build_classes(site, pools, settings, errors);

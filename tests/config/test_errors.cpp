@@ -1,1 +1,288 @@
-#include <catch2/catch.hpp>
+// Every kind of configuration error names the file, the line and what is wrong, on both roads. Each case
+// below states the offending line; the check requires an issue at exactly that file and line whose message
+// carries the reason.
+
+#include "config/loader.hpp"
+#include "config/log_level.hpp"
+#include "support.hpp"
+
+namespace rc = rmbus::config;
+using rc::test::scratch_dir;
+
+namespace {
+
+// A minimal valid native site, to which each case appends one mistake. 6 lines.
+const std::string base_toml = R"([[nodepool]]
+name = "main"
+
+[[class]]
+name = "normal"
+policy = "FAIR_SHARE"
+nodepool = "main"
+)";
+// The line number of the first line appended to base_toml.
+constexpr int next = 8;
+
+rc::rm_config native(const std::string& text) { return rc::parse_native(text, "site.toml"); }
+
+// Writes a ducc.classes (and optional ducc.users) and reads them as DUCC's NodeConfiguration would.
+rmbus::core::scheduler_config ducc(const scratch_dir& dir, const std::string& classes, const std::string& users = {}) {
+  auto c = dir.write("ducc.classes", classes);
+  auto u = users.empty() ? std::filesystem::path{} : dir.write("ducc.users", users);
+  return rc::load_ducc_classes(c, u);
+}
+
+const std::string base_classes =
+    "Nodepool main { }\n"                                        // 1
+    "Class normal { policy = FAIR_SHARE ; nodepool = main }\n";  // 2
+
+}  // namespace
+
+TEST_CASE("an unknown key names its file and line", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "weihgt = 3\n"), "site.toml", next, "unknown key 'weihgt'");
+  RMBUS_CHECK_CONFIG_ERROR(native("[scheduling]\nquantum = \"1G\"\nqunatum = 2\n" + base_toml), "site.toml", 3,
+                           "unknown key 'qunatum' in [scheduling]");
+  RMBUS_CHECK_CONFIG_ERROR(native("[buss]\npub = \"tcp://127.0.0.1:1\"\n" + base_toml), "site.toml", 1,
+                           "unknown key 'buss' in the top level");
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Class b { policy = FAIR_SHARE ; nodepool = main ; wieght = 2 }\n"),
+                           "ducc.classes", 3, "unknown key 'wieght' in Class 'b'");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Nodepool main { nodfile = x.nodes }\n"), "ducc.classes", 1,
+                           "unknown key 'nodfile' in Nodepool 'main'");
+  // ducc.properties: an unknown ducc.rm.* key is an error; other daemons' keys are none of our business.
+  dir.write("ducc.classes", base_classes);
+  auto props = dir.write("ducc.properties", "ducc.ws.port = 1\nducc.rm.share.quantom = 4\n");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 2, "unknown key 'ducc.rm.share.quantom'");
+}
+
+TEST_CASE("a class naming a missing nodepool", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "\n[[class]]\nname = \"b\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"nope\"\n"),
+                           "site.toml", next + 4, "class 'b' names nodepool 'nope', which is not defined");
+}
+
+TEST_CASE("nodepool tree errors: cycle, duplicate, missing parent, quantum on a nested pool", "[config][errors]") {
+  // a (line 8) -> b (line 12) -> a
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + R"([[nodepool]]
+name = "a"
+parent = "b"
+nodes = ["n1"]
+[[nodepool]]
+name = "b"
+parent = "a"
+nodes = ["n2"]
+)"),
+                           "site.toml", next + 2, "cycle in nodepool parents: a -> b -> a");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "[[nodepool]]\nname = \"main\"\nnodes = [\"x\"]\n"), "site.toml", next,
+                           "duplicate nodepool 'main'");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "[[nodepool]]\nname = \"a\"\nparent = \"ghost\"\nnodes = [\"x\"]\n"),
+                           "site.toml", next + 2, "names parent 'ghost', which is not defined");
+  RMBUS_CHECK_CONFIG_ERROR(
+      native(base_toml + "[[nodepool]]\nname = \"a\"\nparent = \"main\"\nquantum = \"2G\"\nnodes = [\"x\"]\n"),
+      "site.toml", next + 3, "a quantum may be set on top-level nodepools only");
+}
+
+TEST_CASE("overlapping nodepools name the second listing and the first", "[config][errors]") {
+  // n1 in pool a (line 10) and, qualified with the domain, in pool b (line 13).
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + R"([[nodepool]]
+name = "a"
+domain = "example.org"
+nodes = ["n1"]
+[[nodepool]]
+name = "b"
+nodes = ["n1.example.org"]
+)"),
+                           "site.toml", next + 6, "node 'n1.example.org' is in nodepool 'b' and already in nodepool 'a'");
+  scratch_dir dir;
+  dir.write("a.nodes", "h1\nh2\n");
+  dir.write("b.nodes", "# b's hosts\nh3\nh2   # also in a\n");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Nodepool a { nodefile a.nodes }\nNodepool b { nodefile b.nodes }\n"),
+                           "b.nodes", 3, "node 'h2' is in nodepool 'b' and already in nodepool 'a'");
+}
+
+TEST_CASE("two pools without nodes", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "[[nodepool]]\nname = \"second\"\n"), "site.toml", next,
+                           "at most one pool may go without a nodefile");
+}
+
+TEST_CASE("a weight of zero or below", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "weight = 0\n"), "site.toml", next, "weight 0 is not allowed");
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Class b { policy = FAIR_SHARE ; nodepool = main ; weight = -5 }\n"),
+                           "ducc.classes", 3, "weight -5 is not allowed");
+}
+
+TEST_CASE("values of the wrong type", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "priority = \"high\"\n"), "site.toml", next, "priority must be an integer");
+  RMBUS_CHECK_CONFIG_ERROR(native("[scheduling]\nquantum = \"16 gigs\"\n" + base_toml), "site.toml", 2,
+                           "is not a size");
+  RMBUS_CHECK_CONFIG_ERROR(native("[timing]\nfast_recovery = \"yes\"\n" + base_toml), "site.toml", 2,
+                           "must be true or false");
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Class b { policy = FAIR_SHARE ; nodepool = main ; priority = 1.5 }\n"),
+                           "ducc.classes", 3, "'priority' must be an integer, not '1.5'");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Nodepool main { share-quantum = 16 GB }\n"), "ducc.classes", 1,
+                           "'share-quantum' must be an integer, not '16 GB'");
+  dir.write("ducc.classes", base_classes);
+  auto props = dir.write("ducc.properties", "# site\n\nducc.rm.share.quantum = sixteen\nducc.rm.prediction = maybe\n");
+  try {
+    rc::load_ducc(props);
+    FAIL("expected a config_error");
+  } catch (const rc::config_error& e) {
+    INFO(e.what());
+    CHECK(rc::test::has_issue(e, "ducc.properties", 3, "ducc.rm.share.quantum must be an integer, not 'sixteen'"));
+    CHECK(rc::test::has_issue(e, "ducc.properties", 4, "ducc.rm.prediction must be true or false"));
+  }
+}
+
+TEST_CASE("a bad policy", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native(R"([[nodepool]]
+name = "main"
+[[class]]
+name = "c"
+policy = "FAIRSHARE"
+nodepool = "main"
+)"),
+                           "site.toml", 5, "bad policy 'FAIRSHARE'");
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Class b { policy = GREEDY ; nodepool = main }\n"), "ducc.classes", 3,
+                           "bad policy 'GREEDY'");
+}
+
+TEST_CASE("mixed policies at one priority", "[config][errors]") {
+  // normal is FAIR_SHARE at the default priority 10; rigid says FIXED_SHARE at 10 on line 12.
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + R"(
+[[class]]
+name = "rigid"
+policy = "FIXED_SHARE"
+priority = 10
+nodepool = "main"
+)"),
+                           "site.toml", next + 4, "all classes of one priority must share one policy");
+}
+
+TEST_CASE("user limits: unknown class, malformed key", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "[[user]]\nname = \"bob\"\nclass_allotments = { nonesuch = \"10G\" }\n"),
+                           "site.toml", next + 2, "allotment for class 'nonesuch', which is not defined");
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes, "User bob {\n  max_allotment = 10\n}\n"), "ducc.users", 2,
+                           "malformed key 'max_allotment'");
+}
+
+TEST_CASE("missing required keys", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "\n[[class]]\nname = \"nopolicy\"\nnodepool = \"main\"\n"), "site.toml",
+                           next + 1, "class 'nopolicy' has no policy");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "\n[[class]]\nname = \"nopool\"\npolicy = \"RESERVE\"\n"), "site.toml",
+                           next + 1, "class 'nopool' names no nodepool");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "\n[[class]]\npolicy = \"RESERVE\"\n"), "site.toml", next + 1,
+                           "has no name");
+  RMBUS_CHECK_CONFIG_ERROR(native("[[class]]\nname = \"c\"\npolicy = \"RESERVE\"\nnodepool = \"x\"\n"), "site.toml", 0,
+                           "no nodepool is defined");
+}
+
+TEST_CASE("bad bus endpoints and addresses", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native("[bus]\npub = \"tcp://127.0.0.1\"\n" + base_toml), "site.toml", 2,
+                           "bus.pub: bad endpoint 'tcp://127.0.0.1': expected HOST:PORT");
+  RMBUS_CHECK_CONFIG_ERROR(native("[bus]\nsub = \"udp://127.0.0.1:5\"\n" + base_toml), "site.toml", 2,
+                           "expected tcp://HOST:PORT, ipc://PATH or inproc://NAME");
+  RMBUS_CHECK_CONFIG_ERROR(native("[bus]\nadmin = \"tcp://127.0.0.1:70000\"\n" + base_toml), "site.toml", 2,
+                           "outside 1..65535");
+  RMBUS_CHECK_CONFIG_ERROR(native("[bus]\nmetrics = \"localhost\"\n" + base_toml), "site.toml", 2,
+                           "bus.metrics: bad address 'localhost'");
+  // Valid forms are accepted as written.
+  auto ok = native("[bus]\npub = \"ipc:///tmp/rmbus-pub\"\nsub = \"tcp://*:*\"\nadmin = \"inproc://admin\"\n" + base_toml);
+  CHECK(ok.runtime.bus_pub == "ipc:///tmp/rmbus-pub");
+  CHECK(ok.runtime.bus_sub == "tcp://*:*");
+}
+
+TEST_CASE("an unknown log level; level names are validated, not guessed", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native("[log]\nlevel = \"verbose\"\n" + base_toml), "site.toml", 2,
+                           "unknown log level 'verbose'");
+  // spdlog::level::from_str would turn both of these into `off`; we accept the first and refuse the second.
+  CHECK(rc::parse_log_level("WARN") == spdlog::level::warn);
+  CHECK(rc::parse_log_level("warning") == spdlog::level::warn);
+  CHECK(rc::parse_log_level("err") == spdlog::level::err);
+  CHECK(rc::parse_log_level("off") == spdlog::level::off);
+  CHECK_FALSE(rc::parse_log_level("loud").has_value());
+  CHECK_FALSE(rc::parse_log_level("").has_value());
+  auto cfg = native("[log]\nlevel = \"DEBUG\"\n" + base_toml);
+  CHECK(cfg.runtime.log_level == "debug");
+}
+
+TEST_CASE("class inheritance errors: missing parent class, cycle, two defaults", "[config][errors]") {
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Class b ghost { weight = 2 }\n"), "ducc.classes", 3,
+                           "inherits from class 'ghost', which is not defined");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Class x y { }\nClass y x { }\n"), "ducc.classes", 3,
+                           "cycle in class parents");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Nodepool main { }\n"
+                                     "Class a { policy = FAIR_SHARE ; nodepool = main ; default = true }\n"
+                                     "Class b { policy = FAIR_SHARE ; nodepool = main ; default = true }\n"),
+                           "ducc.classes", 3, "are both the default FAIR_SHARE class");
+}
+
+TEST_CASE("ducc.classes syntax errors", "[config][errors]") {
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Nodepool main { search-order = 1\n search-order = 2 }\n"), "ducc.classes", 2,
+                           "duplicate key 'search-order' in Nodepool 'main' (first at line 1)");
+  // No trailing comments in ducc.classes: the '#' after '}' starts a new (bad) stanza.
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Nodepool main { }   # the only pool\n"), "ducc.classes", 1,
+                           "ducc.classes has no trailing comments");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Nodepool main {\n"), "ducc.classes", 1, "has no closing '}'");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Pool main { }\n"), "ducc.classes", 1, "expected 'Nodepool', 'Class' or 'User'");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Nodepool main { parent }\n"), "ducc.classes", 1, "key 'parent'");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Nodepool main other { }\n"), "ducc.classes", 1, "expected 'Nodepool <name> {'");
+}
+
+TEST_CASE("TOML syntax errors carry the parser's line", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native("[scheduling]\nquantum = \n"), "site.toml", 2, "TOML syntax");
+}
+
+TEST_CASE("file problems: unreadable files, import cycles, bad regular expressions", "[config][errors]") {
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_native(dir.path() / "absent.toml"), "absent.toml", 0, "cannot read");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Nodepool a { nodefile missing.nodes }\n"), "ducc.classes", 3,
+                           "cannot read nodefile");
+  // a.nodes -> loop1 -> loop2 -> loop1. (Had a.nodes been imported, the import would be skipped instead: a
+  // pool's own nodefile is read for that pool.)
+  dir.write("a.nodes", "h0\nimport loop1.nodes\n");
+  dir.write("loop1.nodes", "h1\nimport loop2.nodes\n");
+  dir.write("loop2.nodes", "h2\nimport loop1.nodes\n");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Nodepool a { nodefile a.nodes }\n"), "loop2.nodes", 2,
+                           "import cycle");
+  dir.write("bad.nodes.regex", "# one pattern\nnode[0-9\n");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Nodepool a { nodefile bad.nodes.regex }\n"), "bad.nodes.regex", 2,
+                           "bad regular expression 'node[0-9'");
+  // The properties file names a class file that is not there: blame the key's line.
+  auto props = dir.write("p/ducc.properties", "");
+  std::filesystem::create_directories(dir.path() / "p");
+  props = dir.write("p/ducc.properties", "x = 1\nducc.rm.class.definitions = nowhere.classes\n");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 2, "cannot read class file");
+}
+
+TEST_CASE("every problem is reported at once, one line each", "[config][errors]") {
+  try {
+    native(base_toml + "weight = 0\npriority = \"x\"\nusers = \"bob\"\n[[nodepool]]\nname = \"main\"\n");
+    FAIL("expected a config_error");
+  } catch (const rc::config_error& e) {
+    INFO(e.what());
+    // weight (line 8), priority (9), users (10), duplicate pool (11): four issues, in one error.
+    CHECK(e.issues().size() == 4);
+    CHECK(rc::test::has_issue(e, "site.toml", 8, "weight 0"));
+    CHECK(rc::test::has_issue(e, "site.toml", 9, "priority must be an integer"));
+    CHECK(rc::test::has_issue(e, "site.toml", 10, "users must be an array of strings"));
+    CHECK(rc::test::has_issue(e, "site.toml", 11, "duplicate nodepool 'main'"));
+    CHECK(std::string(e.what()).find("site.toml:9: ") != std::string::npos);
+    CHECK(e.file() == "site.toml");
+  }
+}
+
+TEST_CASE("runtime_problems checks command-line overrides", "[config][errors]") {
+  rc::runtime_settings rt;
+  CHECK(rc::runtime_problems(rt).empty());
+  rt.bus_pub = "tcp://:5560";
+  rt.log_level = "chatty";
+  auto problems = rc::runtime_problems(rt);
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0].find("the host is empty") != std::string::npos);
+  CHECK(problems[1].find("unknown log level 'chatty'") != std::string::npos);
+}
