@@ -62,7 +62,7 @@ result<admin_request> decode_admin_request(std::string_view topic, std::string_v
     const auto& m = detail::as_map(root, at);
     for (std::uint32_t i = 0; i < m.size; ++i) {
       const auto& kv = m.ptr[i];
-      const auto key = detail::key_of(kv, at);
+      const auto key = detail::stored_key_of(kv, at);
       if (key == "cmd") {
         if (have_cmd) detail::fail(at.key(key), "duplicate key");
         detail::read(kv.val, at.key(key), req.cmd);
@@ -88,7 +88,7 @@ result<admin_reply> decode_admin_reply(std::string_view topic, std::string_view 
     const auto& m = detail::as_map(root, at);
     for (std::uint32_t i = 0; i < m.size; ++i) {
       const auto& kv = m.ptr[i];
-      const auto key = detail::key_of(kv, at);
+      const auto key = detail::stored_key_of(kv, at);
       if (key == "ok") {
         if (have_ok) detail::fail(at.key(key), "duplicate key");
         detail::read(kv.val, at.key(key), rep.ok);

@@ -40,7 +40,7 @@ result<rm_event> decode_rm_event(std::string_view topic, std::string_view body, 
                           }
                           const auto& m = detail::as_map(v, f);
                           for (std::uint32_t i = 0; i < m.size; ++i) {
-                            const auto key = detail::key_of(m.ptr[i], f);
+                            const auto key = detail::stored_key_of(m.ptr[i], f);
                             std::string value;
                             detail::read(m.ptr[i].val, f.key(key), value);
                             if (!msg.detail.emplace(std::string{key}, std::move(value)).second)

@@ -17,7 +17,11 @@ value to_value(const msgpack::object& o, const path& at) {
     case msgpack::type::NEGATIVE_INTEGER: return value{o.via.i64};
     case msgpack::type::FLOAT32:
     case msgpack::type::FLOAT64: return value{o.via.f64};
-    case msgpack::type::STR: return value{std::string{o.via.str.ptr, o.via.str.size}};
+    case msgpack::type::STR: {
+      std::string s;
+      read(o, at, s);  // checks UTF-8
+      return value{std::move(s)};
+    }
     case msgpack::type::ARRAY: {
       value::array a;
       a.reserve(o.via.array.size);  // bounded: each element already exists in the unpacked object
@@ -28,7 +32,7 @@ value to_value(const msgpack::object& o, const path& at) {
       value::map m;
       for (std::uint32_t i = 0; i < o.via.map.size; ++i) {
         const auto& kv = o.via.map.ptr[i];
-        const auto key = key_of(kv, at);
+        const auto key = stored_key_of(kv, at);
         auto v = to_value(kv.val, at.key(key));
         if (!m.emplace(std::string{key}, std::move(v)).second) fail(at.key(key), "duplicate key");
       }

@@ -60,6 +60,18 @@ const msgpack::object_map& as_map(const msgpack::object& o, const path& at);
 const msgpack::object_array& as_array(const msgpack::object& o, const path& at);
 // The key of a map entry; keys must be strings.
 std::string_view key_of(const msgpack::object_kv& kv, const path& map_at);
+// The same, for keys that are kept (admin arguments, event details): they must also be valid UTF-8.
+std::string_view stored_key_of(const msgpack::object_kv& kv, const path& map_at);
+
+// Strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF). MessagePack str is UTF-8 by
+// definition and other languages refuse anything else (Python's msgpack raises on decode), so a string we
+// accept and later republish must be valid.
+bool valid_utf8(std::string_view s);
+
+// Bytes from the wire quoted inside an error text: printable ASCII kept, every other byte as \xNN, cut
+// after `max` bytes with "...". Error texts are logged and republished in bad_message events, so they must
+// themselves be valid, readable UTF-8 whatever the input was.
+std::string printable(std::string_view s, std::size_t max = 64);
 
 void read(const msgpack::object& o, const path& at, std::string& out);
 void read(const msgpack::object& o, const path& at, std::uint64_t& out);
@@ -81,7 +93,7 @@ void read_enum(const msgpack::object& o, const path& at, const std::array<std::s
       return;
     }
   }
-  std::string what = "unknown value '" + s.substr(0, 64) + "' (expected ";
+  std::string what = "unknown value '" + printable(s) + "' (expected ";
   for (std::size_t i = 0; i < N; ++i) {
     if (i != 0) what += '|';
     what += names[i];

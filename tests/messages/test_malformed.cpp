@@ -152,6 +152,16 @@ TEST_CASE("malformed bodies give clear errors naming topic and field") {
                    "node", "must not be empty"});
   cases.push_back({"empty src on a bus message", "agent.heartbeat", hb,
                    damaged(hb_body, [](value& t) { key(t, "src") = ""; }), "src", "must not be empty"});
+  // Strings must be UTF-8 (Python refuses anything else): a lone 0xff, an overlong '/', a UTF-16 surrogate.
+  for (const auto& [name, raw] : {std::pair{"0xff", std::string{"n\xff"}}, std::pair{"overlong", std::string{"\xc0\xaf"}},
+                                  std::pair{"surrogate", std::string{"\xed\xa0\x80"}},
+                                  std::pair{"cut sequence", std::string{"ab\xe6\x97"}}}) {
+    cases.push_back({std::string{"invalid UTF-8: "} + name, "agent.heartbeat", hb,
+                     damaged(hb_body, [raw = raw](value& t) { key(t, "node") = raw; }), "node", "is not valid UTF-8"});
+  }
+  cases.push_back({"unknown enum value with control bytes is quoted printably", "rm.nodes", nd,
+                   damaged(nd_body, [](value& t) { key(idx(key(t, "nodes"), 0), "state") = "up\n\x01"; }),
+                   "nodes[0].state", R"(unknown value 'up\x0a\x01')"});
   cases.push_back({"v over 32 bits", "agent.heartbeat", hb,
                    damaged(hb_body, [](value& t) { key(t, "v") = std::uint64_t{1} << 32; }), "v",
                    "does not fit 32 bits"});
@@ -223,4 +233,13 @@ TEST_CASE("unknown keys are ignored at every level") {
   auto r = decode_workmap(topics::workmap, encode_value(t));
   REQUIRE(r.ok());
   CHECK(r.value() == samples::full_workmap());
+}
+
+TEST_CASE("multi-byte UTF-8 names are accepted and kept byte for byte") {
+  heartbeat h = samples::bare_heartbeat();
+  h.node = "n\xc5\x93ud-\xe6\x97\xa5-\xf0\x9f\x96\xa5";  // "nœud-日-🖥"
+  const auto body = encode(samples::env(), h);
+  auto r = decode_heartbeat(topics::heartbeat, body);
+  REQUIRE(r.ok());
+  CHECK(r.value().node == h.node);
 }
