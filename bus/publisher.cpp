@@ -1,0 +1,77 @@
+#include "bus/publisher.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+#include <zmq.hpp>
+
+namespace rmbus::bus {
+
+struct publisher::impl {
+  publisher_options options;
+  zmq::socket_t socket;
+  std::string endpoint;
+  publisher_stats stats;
+  // topic -> last seq; std::less<> so a publish looks the topic up without allocating.
+  std::map<std::string, std::uint64_t, std::less<>> seq;
+
+  impl(zmq::context_t& ctx, publisher_options opts) : options(std::move(opts)), socket(ctx, zmq::socket_type::pub) {
+    if (options.name.empty()) throw std::invalid_argument("publisher: name (envelope src) must not be empty");
+    socket.set(zmq::sockopt::sndhwm, options.sndhwm);
+    socket.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
+    if (options.mode == attach::bind) {
+      socket.bind(options.endpoint);
+    } else {
+      socket.connect(options.endpoint);
+    }
+    endpoint = socket.get(zmq::sockopt::last_endpoint);
+    spdlog::debug("bus publisher '{}' {} {}", options.name, options.mode == attach::bind ? "bound" : "connected",
+                  endpoint);
+  }
+};
+
+publisher::publisher(zmq::context_t& ctx, publisher_options options)
+    : impl_(std::make_unique<impl>(ctx, std::move(options))) {}
+publisher::~publisher() = default;
+publisher::publisher(publisher&&) noexcept = default;
+publisher& publisher::operator=(publisher&&) noexcept = default;
+
+messages::envelope publisher::publish_with(std::string_view topic, const encoder& encode) {
+  auto it = impl_->seq.find(topic);
+  if (it == impl_->seq.end()) it = impl_->seq.emplace(std::string{topic}, 0).first;
+  messages::envelope env;
+  env.seq = ++it->second;
+  env.ts_ms = wall_clock_ms();
+  env.src = impl_->options.name;
+  const std::string body = encode(env);
+
+  // dontwait: a PUB socket drops rather than blocks past its HWM anyway; the flag makes sure no other state
+  // (a socket being closed, a future option) can ever turn a publish into a wait.
+  auto& s = impl_->socket;
+  const bool sent = s.send(zmq::buffer(topic), zmq::send_flags::sndmore | zmq::send_flags::dontwait) &&
+                    s.send(zmq::buffer(body), zmq::send_flags::dontwait);
+  if (sent) {
+    ++impl_->stats.published;
+  } else {
+    ++impl_->stats.refused;
+    spdlog::warn("bus publisher '{}': ZeroMQ refused {} seq {}", impl_->options.name, topic, env.seq);
+  }
+  return env;
+}
+
+const std::string& publisher::endpoint() const { return impl_->endpoint; }
+const std::string& publisher::name() const { return impl_->options.name; }
+
+publisher_stats publisher::stats() const {
+  publisher_stats out = impl_->stats;
+  for (const auto& [topic, seq] : impl_->seq) out.last_seq.emplace(topic, seq);
+  return out;
+}
+
+std::uint64_t wall_clock_ms() {
+  using namespace std::chrono;
+  return static_cast<std::uint64_t>(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
+}
+
+}  // namespace rmbus::bus

@@ -1,0 +1,86 @@
+#pragma once
+// The sending end of the bus: one ZeroMQ PUB socket that stamps every message's envelope itself.
+//
+// Each message is two frames [topic, body]. The publisher owns the envelope: `src` is its name, `seq` counts
+// per topic from 1 (+1 per message, so subscribers can count what they missed), `ts_ms` is the wall clock.
+// Callers hand over an encoder that turns the stamped envelope into the body (every messages:: type has
+// `encode(const envelope&, const T&)`; publish(topic, msg) calls it).
+//
+// Never blocking the caller: a PUB socket never waits for subscribers. When a subscriber (or the forwarder)
+// is slow or gone and its queue holds sndhwm messages, further messages FOR THAT PEER are dropped silently by
+// ZeroMQ; other peers are unaffected, and the publisher cannot see the drop. The receiver sees it: its seq
+// for that (src, topic) jumps, and its subscriber counts the gap (subscriber_stats::gaps / missing). Messages
+// published before any subscriber has connected and subscribed are dropped too (the slow-joiner effect);
+// topics that are state snapshots are republished, so a late joiner is whole after one round.
+// On close, unsent messages get at most `linger` to leave; then they are dropped, so shutdown is bounded.
+//
+// Thread-safety: none. A ZeroMQ socket has one owner; use the publisher from one thread at a time (in the
+// actor system, the detached publisher actor of bus/bridge.hpp owns it).
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "bus/endpoints.hpp"
+#include "messages/envelope.hpp"
+
+namespace zmq {
+class context_t;
+}
+
+namespace rmbus::bus {
+
+struct publisher_options {
+  std::string name;                                      // envelope `src`; REQUIRES: non-empty
+  std::string endpoint{default_pub_endpoint};            // the forwarder's XSUB side, or where to bind
+  attach mode = attach::connect;
+  int sndhwm = 10000;                                    // messages queued per peer before drops start
+  std::chrono::milliseconds linger{500};                 // bound on close; never 0 (drops what is queued)
+};
+
+struct publisher_stats {
+  std::uint64_t published = 0;                           // messages handed to ZeroMQ
+  std::uint64_t refused = 0;                             // sends ZeroMQ refused outright (should stay 0)
+  std::map<std::string, std::uint64_t> last_seq;         // topic -> last seq stamped
+};
+
+class publisher {
+ public:
+  using encoder = std::function<std::string(const messages::envelope&)>;
+
+  // Creates the socket and connects or binds it; throws zmq::error_t if the endpoint is invalid or cannot be
+  // bound, std::invalid_argument if the name is empty.
+  publisher(zmq::context_t& ctx, publisher_options options);
+  ~publisher();
+  publisher(publisher&&) noexcept;
+  publisher& operator=(publisher&&) noexcept;
+
+  // Stamps the next envelope for `topic`, encodes the body with `encode` and sends [topic, body] without
+  // blocking. Returns the envelope used (its seq is consumed even when ZeroMQ drops the message: a dropped
+  // message must show up as a gap downstream).
+  messages::envelope publish_with(std::string_view topic, const encoder& encode);
+
+  // publish(topic, msg) for any messages:: type T with `encode(const envelope&, const T&)`.
+  template <class T>
+  messages::envelope publish(std::string_view topic, const T& msg) {
+    return publish_with(topic, [&msg](const messages::envelope& env) { return encode(env, msg); });
+  }
+
+  // The endpoint actually connected or bound (with the real port after binding tcp://...:0).
+  const std::string& endpoint() const;
+  const std::string& name() const;
+  publisher_stats stats() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+// Milliseconds since the Unix epoch, as stamped into ts_ms.
+std::uint64_t wall_clock_ms();
+
+}  // namespace rmbus::bus

@@ -1,0 +1,195 @@
+#include "bus/subscriber.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+#include <zmq.hpp>
+
+#include "bus/frame_checks.hpp"
+#include "bus/sequence_tracker.hpp"
+
+namespace rmbus::bus {
+
+namespace {
+// Upper bound on messages taken in one drain before the stop flag is looked at again.
+constexpr int max_drain_batch = 1024;
+}  // namespace
+
+struct subscriber::impl {
+  subscriber_options options;
+  subscriber_handlers handlers;
+  zmq::socket_t socket;
+  std::string endpoint;
+  std::atomic<bool> stop_requested{false};
+  std::thread thread;
+
+  mutable std::mutex stats_mutex;  // guards stats; the tracker belongs to the thread alone
+  subscriber_stats stats;
+  sequence_tracker tracker;
+
+  impl(zmq::context_t& ctx, subscriber_options opts, subscriber_handlers h)
+      : options(std::move(opts)),
+        handlers(std::move(h)),
+        socket(ctx, zmq::socket_type::sub),
+        tracker(options.max_streams) {
+    if (!handlers.on_message) throw std::invalid_argument("subscriber: on_message handler must be set");
+    socket.set(zmq::sockopt::rcvhwm, options.rcvhwm);
+    socket.set(zmq::sockopt::linger, 0);  // a SUB socket never has anything of ours queued to send
+    for (const auto& t : options.topics) socket.set(zmq::sockopt::subscribe, t);
+    if (options.mode == attach::bind) {
+      socket.bind(options.endpoint);
+    } else {
+      socket.connect(options.endpoint);
+    }
+    endpoint = socket.get(zmq::sockopt::last_endpoint);
+    spdlog::debug("bus subscriber '{}' {} {}", options.name, options.mode == attach::bind ? "bound" : "connected",
+                  endpoint);
+  }
+
+  void run();
+  bool receive_one();  // false when nothing was waiting
+  void accept(std::string topic, std::string body, std::uint32_t frames);
+  void reject(messages::decode_error error, std::uint32_t frames);
+};
+
+void subscriber::impl::run() {
+  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+  try {
+    while (!stop_requested.load(std::memory_order_relaxed)) {
+      try {
+        zmq::poll(items, 1, options.poll_interval);
+      } catch (const zmq::error_t& e) {
+        if (e.num() == EINTR) continue;
+        throw;
+      }
+      if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
+      for (int i = 0; i < max_drain_batch && !stop_requested.load(std::memory_order_relaxed); ++i) {
+        if (!receive_one()) break;
+      }
+    }
+  } catch (const zmq::error_t& e) {
+    // ETERM: the context is being shut down under us (an ordering mistake by the owner); leave quietly-ish.
+    spdlog::error("bus subscriber '{}' stopped by ZeroMQ: {}", options.name, e.what());
+  }
+  socket.close();  // the owner thread closes the socket it used
+}
+
+bool subscriber::impl::receive_one() {
+  zmq::message_t frame;
+  if (!socket.recv(frame, zmq::recv_flags::dontwait)) return false;
+  // Keep the first three frames (enough to report a wrong count with its topic), count and discard the rest.
+  // The remaining frames of a multipart message are already here: ZeroMQ delivers a message whole.
+  std::string kept[3];
+  std::uint32_t frames = 0;
+  while (true) {
+    if (frames < 3) kept[frames] = frame.to_string();
+    if (frames < UINT32_MAX) ++frames;
+    if (!frame.more()) break;
+    if (!socket.recv(frame, zmq::recv_flags::dontwait)) break;  // cannot happen for a whole message
+  }
+  if (frames != 2) {
+    reject({printable_topic(kept[0], options.max_topic_bytes), "",
+            "expected 2 frames [topic, body], got " + std::to_string(frames)},
+           frames);
+    return true;
+  }
+  accept(std::move(kept[0]), std::move(kept[1]), frames);
+  return true;
+}
+
+void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t frames) {
+  if (auto why = check_topic(topic, options.max_topic_bytes)) {
+    reject({printable_topic(topic, options.max_topic_bytes), "", std::move(*why)}, frames);
+    return;
+  }
+  auto env = messages::decode_envelope(topic, body, options.limits);
+  if (!env) {
+    reject(env.error(), frames);
+    return;
+  }
+  if (env.value().seq == 0) {
+    reject({topic, "seq", "must be at least 1 (sequences start at 1)"}, frames);
+    return;
+  }
+
+  std::uint64_t missing = 0;
+  const auto verdict = tracker.observe(env.value().src, topic, env.value().seq, missing);
+  {
+    std::lock_guard lock{stats_mutex};
+    ++stats.received;
+    ++stats.by_topic[topic];
+    switch (verdict) {
+      case seq_verdict::gap:
+        ++stats.gaps;
+        stats.missing += missing;
+        break;
+      case seq_verdict::restart: ++stats.restarts; break;
+      case seq_verdict::untracked: ++stats.untracked; break;
+      case seq_verdict::first:
+      case seq_verdict::in_order: break;
+    }
+  }
+  if (verdict == seq_verdict::gap) {
+    spdlog::debug("bus subscriber '{}': {} from '{}' skipped {} message(s) before seq {}", options.name, topic,
+                  env.value().src, missing, env.value().seq);
+  } else if (verdict == seq_verdict::restart) {
+    spdlog::info("bus subscriber '{}': '{}' restarted on {} (seq {} after a higher one); stream starts afresh",
+                 options.name, env.value().src, topic, env.value().seq);
+  }
+
+  bus_message msg{std::move(topic), std::move(body), std::move(env).value()};
+  try {
+    handlers.on_message(std::move(msg));
+  } catch (const std::exception& e) {
+    // The bus must keep running for the other topics; the handler's failure is its owner's bug to fix.
+    spdlog::error("bus subscriber '{}': message handler threw: {}", options.name, e.what());
+  }
+}
+
+void subscriber::impl::reject(messages::decode_error error, std::uint32_t frames) {
+  {
+    std::lock_guard lock{stats_mutex};
+    ++stats.bad_messages;
+  }
+  spdlog::warn("bus subscriber '{}': bad message: {}", options.name, error.message());
+  if (!handlers.on_bad_message) return;
+  try {
+    handlers.on_bad_message(bad_message{std::move(error), frames});
+  } catch (const std::exception& e) {
+    spdlog::error("bus subscriber '{}': bad-message handler threw: {}", options.name, e.what());
+  }
+}
+
+subscriber::subscriber(zmq::context_t& ctx, subscriber_options options, subscriber_handlers handlers)
+    : impl_(std::make_unique<impl>(ctx, std::move(options), std::move(handlers))) {}
+
+subscriber::~subscriber() { stop(); }
+
+void subscriber::start() {
+  if (impl_->thread.joinable()) throw std::logic_error("subscriber: started twice");
+  // Thread creation is a full memory barrier, which is what ZeroMQ asks for when a socket changes owner.
+  impl_->thread = std::thread([this] { impl_->run(); });
+}
+
+void subscriber::stop() {
+  impl_->stop_requested.store(true);
+  if (impl_->thread.joinable()) {
+    impl_->thread.join();
+  } else if (impl_->socket) {
+    impl_->socket.close();  // never started: the socket is still ours
+  }
+}
+
+const std::string& subscriber::endpoint() const { return impl_->endpoint; }
+
+subscriber_stats subscriber::stats() const {
+  std::lock_guard lock{impl_->stats_mutex};
+  return impl_->stats;
+}
+
+}  // namespace rmbus::bus

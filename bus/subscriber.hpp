@@ -1,0 +1,86 @@
+#pragma once
+// The receiving end of the bus: one ZeroMQ SUB socket owned by one thread, which checks each message's
+// frames and envelope, accounts its sequence number, and hands it to a callback.
+//
+// The owner thread polls with a timeout (poll_interval) so it sees the stop flag, and drains what is queued
+// with non-blocking receives. A multipart message is accepted when it has exactly two frames [topic, body],
+// the topic is at most max_topic_bytes of valid UTF-8, and the body decodes as an envelope (MessagePack map
+// with v, seq >= 1, ts_ms, non-empty src) under `limits`. Anything else is counted and reported to
+// on_bad_message with the topic and the error; the subscriber keeps going.
+//
+// Sequence accounting (bus/sequence_tracker.hpp): per (src, topic); gaps are counted only between messages
+// seen (a late joiner is not charged for what came before it); a seq at or below the last one seen from that
+// (src, topic) is a publisher restart, logged at info.
+//
+// Callbacks run on the subscriber's own thread, one at a time; they must not block for long (the socket's
+// receive queue, rcvhwm, fills meanwhile and the publisher side then drops: visible as gaps).
+//
+// Thread-safety: start/stop/stats may be called from any thread; stats() returns a consistent snapshot.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bus/bus_message.hpp"
+#include "bus/endpoints.hpp"
+#include "messages/envelope.hpp"
+
+namespace zmq {
+class context_t;
+}
+
+namespace rmbus::bus {
+
+struct subscriber_options {
+  std::string name = "subscriber";                   // for logs only
+  std::string endpoint{default_sub_endpoint};        // the forwarder's XPUB side, or where to bind
+  attach mode = attach::connect;
+  std::vector<std::string> topics{""};               // prefix subscriptions; "" = everything
+  int rcvhwm = 10000;
+  std::chrono::milliseconds poll_interval{50};       // bound on how long stop() waits for the thread
+  std::size_t max_topic_bytes = 256;
+  std::size_t max_streams = 65536;                   // (src, topic) pairs tracked for seq accounting
+  messages::decode_limits limits{};
+};
+
+struct subscriber_handlers {
+  std::function<void(bus_message&&)> on_message;            // REQUIRES: set
+  std::function<void(const bad_message&)> on_bad_message;   // optional; bad messages are counted regardless
+};
+
+// A plain snapshot for metrics and monitors.
+struct subscriber_stats {
+  std::uint64_t received = 0;                        // messages accepted and delivered
+  std::uint64_t gaps = 0;                            // jumps in seq within a (src, topic) stream
+  std::uint64_t missing = 0;                         // seq numbers skipped over by those jumps
+  std::uint64_t restarts = 0;                        // publisher restarts detected
+  std::uint64_t bad_messages = 0;                    // rejected multipart messages
+  std::uint64_t untracked = 0;                       // accepted but beyond max_streams, so not seq-checked
+  std::map<std::string, std::uint64_t> by_topic;     // accepted messages per topic
+};
+
+class subscriber {
+ public:
+  // Creates the socket, subscribes and connects or binds it on the calling thread (so a bad endpoint throws
+  // zmq::error_t here), then start() hands the socket to the owner thread.
+  subscriber(zmq::context_t& ctx, subscriber_options options, subscriber_handlers handlers);
+  ~subscriber();  // stop()
+  subscriber(const subscriber&) = delete;
+  subscriber& operator=(const subscriber&) = delete;
+
+  void start();  // starts the owner thread; REQUIRES: not started before
+  void stop();   // sets the stop flag, joins the thread (within about poll_interval), closes the socket
+
+  const std::string& endpoint() const;  // actually connected or bound (real port after binding :0)
+  subscriber_stats stats() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace rmbus::bus
