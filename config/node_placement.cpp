@@ -47,8 +47,13 @@ node_placement::node_placement(const core::scheduler_config& cfg) {
     }
     for (const auto& node : pool.nodes) {
       // First listing wins, so the answer never depends on anything but definition order.
+      // Listed spellings are indexed as DUCC indexes them: as written, the short form of a qualified name,
+      // and a short name qualified with the pool's domain.
       exact_.emplace(node, i);
-      if (!is_address(node) && node.find('.') == std::string::npos && !pool.domain.empty()) {
+      if (is_address(node)) continue;
+      if (node.find('.') != std::string::npos) {
+        exact_.emplace(std::string(short_name(node)), i);
+      } else if (!pool.domain.empty()) {
         exact_.emplace(node + "." + pool.domain, i);
       }
     }
