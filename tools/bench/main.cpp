@@ -1,0 +1,245 @@
+// rmbus-bench: times the scheduling cycle of one top-level nodepool on the seeded workload of issue 3
+// (tools/bench/workload.hpp), so that its figures compare with those measured on DUCC's own scheduler code
+// (shared/ducc-rm.md section 6.3). Build in Release. Prints, per size and quantum, the first round and the
+// median of rounds 5-20 for each phase, an unchanged round, each size's ratio to the size below, and the
+// peak RSS. Progress goes to stderr.
+//
+// Phases are timed on a copy of the scheduler's model taken just before the round (the stages are pure
+// functions of the model, so the copy computes exactly what the round computes); the round itself is timed
+// through the public API: apply_work (work map intake) + schedule (the whole cycle and the plan).
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/defragment.hpp"
+#include "core/how_much.hpp"
+#include "core/job_caps.hpp"
+#include "core/nodepool_scheduler.hpp"
+#include "core/preemption.hpp"
+#include "core/what_of.hpp"
+#include "tools/bench/workload.hpp"
+
+using namespace rmbus;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+struct size_spec {
+  int nodes = 0;
+  int jobs = 0;
+  int users = 100;
+};
+
+enum phase { p_apply, p_caps, p_how_much, p_what_of, p_preempt, p_defrag, p_schedule, p_round, n_phases };
+const char* phase_names[n_phases] = {"apply work map", "job caps", "how much", "what of", "preemption",
+                                     "defragmentation", "schedule()", "round total"};
+
+struct run_result {
+  std::vector<std::vector<double>> ms;  // [round][phase]
+  double unchanged_ms = 0;
+  bool unchanged_stable = false;
+  int max_order = 0;
+  long shares_at_end = 0;
+  long preempted = 0;
+  long given = 0;
+  int completed = 0;
+  int pending_at_end = 0;
+};
+
+double since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+long peak_rss_kb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, std::uint64_t seed, bool phases) {
+  bench::workload_spec spec;
+  spec.nodes = sz.nodes;
+  spec.jobs = sz.jobs;
+  spec.users = sz.users;
+  spec.quantum_mb = quantum_gb * 1024;
+  spec.seed = seed;
+  const auto w = bench::generate_workload(spec);
+  core::nodepool_scheduler sched("default", w.config, "bench");
+  for (const auto& m : w.machines) sched.update_machine(m);
+  bench::orchestrator_model orch(w.arrivals);
+
+  run_result r;
+  core::work_map last_map;
+  core::schedule_plan plan;
+  for (int round = 0; round < rounds; ++round) {
+    std::vector<double> ms(n_phases, 0.0);
+    const core::work_map& map = orch.begin_round(round);
+    core::round_input in;
+    in.now_ms = orch.now_ms();
+
+    auto t0 = clock_type::now();
+    sched.apply_work(map);
+    ms[p_apply] = since(t0);
+
+    if (phases) {
+      core::cluster_model m = sched.model();  // not timed
+      t0 = clock_type::now();
+      core::compute_job_caps(m);
+      ms[p_caps] = since(t0);
+      t0 = clock_type::now();
+      core::how_much(m, in);
+      ms[p_how_much] = since(t0);
+      t0 = clock_type::now();
+      core::what_of(m);
+      ms[p_what_of] = since(t0);
+      t0 = clock_type::now();
+      core::plan_preemptions(m);
+      ms[p_preempt] = since(t0);
+      t0 = clock_type::now();
+      core::defragment(m);
+      ms[p_defrag] = since(t0);
+    }
+
+    t0 = clock_type::now();
+    plan = sched.schedule(in);
+    ms[p_schedule] = since(t0);
+    ms[p_round] = ms[p_apply] + ms[p_schedule];
+    r.ms.push_back(ms);
+    r.given += plan.counts.given;
+    r.preempted += plan.counts.preempted;
+    std::fprintf(stderr, "  %d/%d q=%lluGB round %2d: %9.2f ms (jobs %d, given %d, preempted %d)\n", sz.nodes,
+                 sz.jobs, static_cast<unsigned long long>(quantum_gb), round, ms[p_round], plan.counts.jobs,
+                 plan.counts.given, plan.counts.preempted);
+    last_map = map;
+    if (round + 1 < rounds) orch.observe(plan);
+  }
+
+  // An unchanged round: the same map again, nothing confirmed or ended in between.
+  core::round_input in;
+  in.now_ms = orch.now_ms();
+  auto t0 = clock_type::now();
+  sched.apply_work(last_map);
+  const auto again = sched.schedule(in);
+  r.unchanged_ms = since(t0);
+  r.unchanged_stable = again.jobs == plan.jobs;
+
+  r.max_order = sched.model().max_order;
+  for (const auto& j : again.jobs) {
+    r.shares_at_end += static_cast<long>(j.shares.size());
+    r.pending_at_end += j.reason != core::reason_code::none ? 1 : 0;
+  }
+  r.completed = orch.completed_jobs();
+  return r;
+}
+
+std::vector<size_spec> parse_sizes(const std::string& text) {
+  std::vector<size_spec> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    size_spec s;
+    char slash1 = 0, slash2 = 0;
+    std::stringstream is(item);
+    is >> s.nodes >> slash1 >> s.jobs;
+    if (!is || slash1 != '/' || s.nodes <= 0 || s.jobs <= 0) {
+      throw CLI::ValidationError("--sizes", "expected NODES/JOBS[/USERS][,...], got '" + item + "'");
+    }
+    if (is >> slash2) {
+      if (slash2 != '/' || !(is >> s.users) || s.users <= 0) {
+        throw CLI::ValidationError("--sizes", "bad user count in '" + item + "'");
+      }
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rmbus-bench: time the DUCC scheduling cycle on a seeded synthetic cluster"};
+  std::string sizes_text = "1000/2000,5000/10000,10000/20000,50000/100000/1000";
+  std::vector<int> quanta{15, 1};
+  int rounds = 21;
+  std::uint64_t seed = 1;
+  int repeat = 1;
+  bool no_phases = false;
+  app.add_option("--sizes", sizes_text, "NODES/JOBS[/USERS],... (users default 100)");
+  app.add_option("--quantum", quanta, "quantum sizes in GB (comma-separated)")->delimiter(',')->check(CLI::Range(1, 1024));
+  app.add_option("--rounds", rounds, "scheduling rounds per run (>= 6 for the 5-20 median)")->check(CLI::Range(1, 1000));
+  app.add_option("--seed", seed, "workload seed");
+  app.add_option("--repeat", repeat, "runs per size; figures are medians over runs")->check(CLI::Range(1, 100));
+  app.add_flag("--no-phases", no_phases, "skip the per-phase breakdown (halves the run time)");
+  std::vector<size_spec> sizes;
+  try {
+    app.parse(argc, argv);
+    sizes = parse_sizes(sizes_text);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  std::printf("rmbus-bench: seed %llu, %d rounds, medians of rounds 5-%d, %d run(s) per size\n",
+              static_cast<unsigned long long>(seed), rounds, std::min(rounds - 1, 20), repeat);
+  for (int q : quanta) {
+    double prev_median = 0;
+    int prev_nodes = 0;
+    for (const auto& sz : sizes) {
+      std::vector<std::vector<double>> first(n_phases), med(n_phases);
+      std::vector<double> unchanged;
+      run_result last;
+      for (int k = 0; k < repeat; ++k) {
+        std::fprintf(stderr, "run %d/%d: %d nodes, %d jobs, %d users, quantum %d GB\n", k + 1, repeat, sz.nodes,
+                     sz.jobs, sz.users, q);
+        last = run_once(sz, static_cast<std::uint64_t>(q), rounds, seed, !no_phases);
+        for (int ph = 0; ph < n_phases; ++ph) {
+          first[ph].push_back(last.ms[0][ph]);
+          std::vector<double> later;
+          for (int round = 5; round < static_cast<int>(last.ms.size()) && round <= 20; ++round) {
+            later.push_back(last.ms[static_cast<std::size_t>(round)][ph]);
+          }
+          med[ph].push_back(median(later));
+        }
+        unchanged.push_back(last.unchanged_ms);
+      }
+      std::printf("\n== %d nodes / %d jobs / %d users, quantum %d GB (max order %d) ==\n", sz.nodes, sz.jobs, sz.users,
+                  q, last.max_order);
+      std::printf("%-18s %12s %14s\n", "phase (ms)", "first round", "median 5-20");
+      for (int ph = 0; ph < n_phases; ++ph) {
+        if (no_phases && ph >= p_caps && ph <= p_defrag) continue;
+        std::printf("%-18s %12.2f %14.2f\n", phase_names[ph], median(first[ph]), median(med[ph]));
+      }
+      std::printf("%-18s %12s %14.2f  (plan identical: %s)\n", "unchanged round", "", median(unchanged),
+                  last.unchanged_stable ? "yes" : "NO");
+      const double m = median(med[p_round]);
+      if (prev_median > 0) {
+        const double n_ratio = static_cast<double>(sz.nodes) / prev_nodes;
+        std::printf("ratio to %d nodes: %.2f (size ratio %.1f, n log n ratio %.2f)\n", prev_nodes, m / prev_median,
+                    n_ratio, n_ratio * std::log(static_cast<double>(sz.nodes)) / std::log(static_cast<double>(prev_nodes)));
+      }
+      std::printf("shares at end %ld, given %ld, preempted %ld, jobs completed %d, pending at end %d\n",
+                  last.shares_at_end, last.given, last.preempted, last.completed, last.pending_at_end);
+      std::printf("peak RSS so far: %.1f MB\n", peak_rss_kb() / 1024.0);
+      std::fflush(stdout);
+      prev_median = m;
+      prev_nodes = sz.nodes;
+    }
+  }
+  return 0;
+}
