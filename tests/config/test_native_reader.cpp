@@ -1,1 +1,183 @@
-#include <catch2/catch.hpp>
+// The native TOML schema: sizes, every section, inheritance, nodefiles relative to the file, derived values
+// (epoch, round timeout), and the example in docs/configuration.md, which must stay a valid configuration.
+
+#include <fstream>
+#include <sstream>
+
+#include "config/detail/values.hpp"
+#include "config/loader.hpp"
+#include "support.hpp"
+
+namespace rc = rmbus::config;
+using rc::test::scratch_dir;
+
+namespace {
+
+const std::string one_pool = "[[nodepool]]\nname = \"main\"\n";
+
+}  // namespace
+
+TEST_CASE("sizes: strings with a unit or integers in MB", "[config][native]") {
+  namespace d = rc::detail;
+  CHECK(d::parse_size_mb("512M") == std::optional<std::uint64_t>{512});
+  CHECK(d::parse_size_mb("512MB") == std::optional<std::uint64_t>{512});
+  // 16 GB = 16 * 1024 MB = 16384 MB; units are case-insensitive.
+  CHECK(d::parse_size_mb("16G") == std::optional<std::uint64_t>{16384});
+  CHECK(d::parse_size_mb("16gb") == std::optional<std::uint64_t>{16384});
+  // 2 TB = 2 * 1024 * 1024 MB = 2097152 MB.
+  CHECK(d::parse_size_mb("2T") == std::optional<std::uint64_t>{2097152});
+  CHECK_FALSE(d::parse_size_mb("16").has_value());      // a string needs its unit
+  CHECK_FALSE(d::parse_size_mb("1.5G").has_value());    // whole numbers only
+  CHECK_FALSE(d::parse_size_mb("G").has_value());
+  CHECK_FALSE(d::parse_size_mb("16 G").has_value());
+  CHECK_FALSE(d::parse_size_mb("99999999999999999999G").has_value());  // overflow is refused, not wrapped
+  CHECK(d::size_text(16384) == "16G");
+  CHECK(d::size_text(1536) == "1536M");
+
+  auto as_int = rc::parse_native("[scheduling]\nquantum = 2048\n" + one_pool, "site.toml");
+  auto as_text = rc::parse_native("[scheduling]\nquantum = \"2G\"\n" + one_pool, "site.toml");
+  CHECK(as_int.scheduling.settings.quantum_mb == 2048);
+  CHECK(as_int == as_text);
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[scheduling]\nquantum = -1\n" + one_pool, "site.toml"), "site.toml", 2,
+                           "must not be negative");
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[scheduling]\nquantum = 0\n" + one_pool, "site.toml"), "site.toml", 2,
+                           "quantum must be greater than 0");
+}
+
+TEST_CASE("every section is read", "[config][native]") {
+  auto cfg = rc::parse_native(R"([scheduling]
+quantum = "15G"
+fragmentation_threshold = 2
+defragmentation = false
+initialization_cap = 4
+expand_by_doubling = false
+use_prediction = false
+prediction_fudge_ms = 1
+global_allotment = "360G"
+reserve_overage = "20G"
+reserved_dram = "2G"
+default_memory = "15G"
+default_threads = 4
+default_tasks = 100
+
+[timing]
+heartbeat_interval_ms = 250
+node_stability = 3
+init_stability = 1
+fast_recovery = false
+orchestrator_publish_ms = 300
+state_publish_ratio = 2
+round_timeout_ms = 900
+
+[bus]
+pub = "tcp://127.0.0.1:7000"
+sub = "tcp://127.0.0.1:7001"
+admin = "ipc:///tmp/rmbus-admin"
+metrics = "0.0.0.0:9000"
+
+[log]
+level = "trace"
+
+[limits]
+max_body_bytes = 1000
+max_string_bytes = 100
+max_array_len = 10
+max_map_len = 20
+max_depth = 4
+
+[[nodepool]]
+name = "main"
+search_order = 50
+
+[[class]]
+name = "c"
+policy = "fair_share"
+nodepool = "main"
+max_processes = 12
+users = ["ann"]
+
+[[user]]
+name = "ann"
+max_allotment = "100G"
+class_allotments = { c = "10G" }
+)",
+                              "site.toml");
+  const auto& s = cfg.scheduling.settings;
+  CHECK(s.quantum_mb == 15 * 1024);
+  CHECK(s.fragmentation_threshold == 2);
+  CHECK_FALSE(s.defragmentation);
+  CHECK(s.initialization_cap == 4);
+  CHECK_FALSE(s.expand_by_doubling);
+  CHECK_FALSE(s.use_prediction);
+  CHECK(s.prediction_fudge_ms == 1);
+  CHECK(s.global_allotment_mb == std::optional<std::uint64_t>{360 * 1024});
+  CHECK(s.reserve_overage_mb == 20 * 1024);
+  CHECK(s.reserved_dram_mb == 2 * 1024);
+  CHECK(s.default_memory_mb == 15 * 1024);
+  CHECK(s.default_threads == 4);
+  CHECK(s.default_tasks == 100);
+  // epoch = orchestrator period x ratio = 300 ms x 2 = 600 ms
+  CHECK(s.epoch_ms == 600);
+  const auto& rt = cfg.runtime;
+  CHECK(rt.heartbeat_interval_ms == 250);
+  CHECK(rt.node_stability == 3);
+  CHECK(rt.init_stability == 1);
+  CHECK_FALSE(rt.fast_recovery);
+  CHECK(rt.orchestrator_publish_ms == 300);
+  CHECK(rt.state_publish_ratio == 2);
+  CHECK(rt.round_timeout_ms == 900);
+  CHECK(rt.bus_pub == "tcp://127.0.0.1:7000");
+  CHECK(rt.admin == "ipc:///tmp/rmbus-admin");
+  CHECK(rt.metrics == "0.0.0.0:9000");
+  CHECK(rt.log_level == "trace");
+  CHECK(rt.limits == rc::decode_limit_settings{1000, 100, 10, 20, 4});
+  CHECK(cfg.scheduling.nodepools[0].search_order == 50);
+  CHECK(cfg.scheduling.nodepools[0].quantum_mb == 15 * 1024);  // a top-level pool takes the global quantum
+  CHECK(cfg.scheduling.classes[0].max_processes == 12);
+  CHECK(cfg.scheduling.classes[0].users == std::vector<std::string>{"ann"});
+  CHECK(cfg.scheduling.users[0].max_allotment_mb == std::optional<std::uint64_t>{100 * 1024});
+}
+
+TEST_CASE("the round timeout defaults to one orchestrator period", "[config][native]") {
+  auto cfg = rc::parse_native("[timing]\norchestrator_publish_ms = 400\n" + one_pool, "site.toml");
+  CHECK(cfg.runtime.round_timeout_ms == 400);
+}
+
+TEST_CASE("an empty file is refused: a site needs a nodepool", "[config][native]") {
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("", "empty.toml"), "empty.toml", 0, "no nodepool is defined");
+  auto cfg = rc::parse_native(one_pool, "site.toml");
+  CHECK(cfg.scheduling.classes.empty());
+  CHECK(cfg.runtime == rc::runtime_settings{});
+}
+
+TEST_CASE("nodefiles in TOML are resolved next to the TOML file", "[config][native]") {
+  scratch_dir dir;
+  dir.write("gpu.nodes", "g1\ng2   # second\n");
+  dir.write("jd.nodes.regex", "jd[0-9]+\n");
+  auto path = dir.write("site.toml", one_pool +
+                                         "[[nodepool]]\nname = \"gpu\"\nparent = \"main\"\nnodefile = \"gpu.nodes\"\n"
+                                         "nodes = [\"g3\"]\n"
+                                         "[[nodepool]]\nname = \"jd\"\nnodefile = \"jd.nodes.regex\"\n");
+  auto cfg = rc::load_native(path);
+  // Inline nodes first, then the nodefile's.
+  CHECK(cfg.scheduling.nodepools[1].nodes == std::vector<std::string>{"g3", "g1", "g2"});
+  CHECK(cfg.scheduling.nodepools[2].node_patterns == std::vector<std::string>{"jd[0-9]+"});
+}
+
+TEST_CASE("the example in docs/configuration.md is a valid configuration", "[config][native]") {
+  auto doc = rc::test::data_dir().parent_path().parent_path().parent_path() / "docs" / "configuration.md";
+  std::ifstream in(doc);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string md = text.str();
+  // The first ```toml block of the document is the complete example.
+  auto begin = md.find("```toml\n");
+  REQUIRE(begin != std::string::npos);
+  begin += 8;
+  auto end = md.find("```", begin);
+  REQUIRE(end != std::string::npos);
+  auto cfg = rc::parse_native(md.substr(begin, end - begin), "docs/configuration.md example");
+  CHECK(cfg.scheduling.nodepools.size() >= 2);
+  CHECK_FALSE(cfg.scheduling.classes.empty());
+}
