@@ -70,6 +70,7 @@ struct share_rec {
   bool blacklisted = false;  // its work was refused after a reconfiguration: space accounted only
   bool published = false;    // false while created in the current round (defrag may still hand it over)
   bool seen = false;         // the work map has shown its process at least once
+  std::uint64_t mark = 0;    // reconcile epoch in which the work map last listed it
   bool initialized = false;
   std::int64_t init_ms = 0;
   std::int64_t run_ms = 0;
@@ -119,6 +120,7 @@ struct cluster_model {
   int max_order = 1;
   std::string share_prefix;     // unique per boot; share ids are "<prefix>.<seq>"
   std::uint64_t next_seq = 1;
+  std::uint64_t reconcile_epoch = 0;
 
   // Counters of the current round.
   int round_given = 0;

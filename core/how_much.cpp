@@ -28,6 +28,20 @@ struct counter {
   std::vector<char> earmarked;           // per machine: earmarked for a reservation this round
   std::map<user_id, std::uint64_t> np_mb;  // per user: non-preemptable MB held or counted
   how_much_result out;
+  std::vector<int> max_local, max_subtree;  // per pool: largest machine order (any state)
+
+  void index_orders() {
+    max_local.assign(m.pools.size(), 0);
+    for (const auto& mc : m.machines)
+      max_local[static_cast<std::size_t>(mc.pool)] = std::max(max_local[static_cast<std::size_t>(mc.pool)], mc.order);
+    max_subtree = max_local;
+    for (int p : m.pool_postorder) {  // children come first
+      const int parent = m.pools[static_cast<std::size_t>(p)].parent;
+      if (parent >= 0)
+        max_subtree[static_cast<std::size_t>(parent)] =
+            std::max(max_subtree[static_cast<std::size_t>(parent)], max_subtree[static_cast<std::size_t>(p)]);
+    }
+  }
 
   std::optional<std::uint64_t> limit_mb(const user_id& u) const {
     for (const auto& l : m.user_limits)
@@ -50,7 +64,8 @@ struct counter {
   }
 
   void no_space_reason(job_rec& j, int pool, bool subtree) {
-    if (count_machines_of_order(m, pool, j.order, 1 << 30, subtree) == 0)
+    const auto& mx = subtree ? max_subtree : max_local;
+    if (mx[static_cast<std::size_t>(pool)] < j.order)
       set_reason(j, reason_code::no_machine_of_order,
                  "no machine of order " + std::to_string(j.order) + " in pool " + pool_name(pool));
     else
@@ -307,7 +322,7 @@ struct counter {
         j.pfs_qshares = job_pfs;
         if (j.given == 0 && j.cap.cap > 0) {
           const int pool = m.class_pool(j);
-          if (count_machines_of_order(m, pool, j.order, 1 << 30, true) == 0)
+          if (max_subtree[static_cast<std::size_t>(pool)] < j.order)
             set_reason(j, reason_code::no_machine_of_order,
                        "no machine of order " + std::to_string(j.order) + " in pool " + pool_name(pool));
           else
@@ -326,9 +341,10 @@ struct counter {
 }  // namespace
 
 how_much_result how_much(cluster_model& m, const round_input& in) {
-  counter c{m, in, {}, {}, {}, {}};
+  counter c{m, in, {}, {}, {}, {}, {}, {}};
   c.local.assign(m.pools.size(), free_blocks(m.max_order));
   c.earmarked.assign(m.machines.size(), 0);
+  c.index_orders();
   for (const auto& mc : m.machines) {
     if (!mc.schedulable()) continue;
     const int size = mc.order - mc.nonpreemptable_used;

@@ -220,7 +220,7 @@ void nodepool_scheduler::arrive(const work_item& item) {
 }
 
 void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
-  std::set<share_id> reported;
+  const std::uint64_t epoch = ++model_.reconcile_epoch;
   for (const auto& p : item.processes) {
     auto& j = model_.jobs[static_cast<std::size_t>(ji)];
     auto it = model_.share_index.find(p.id);
@@ -231,7 +231,6 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
       }
       continue;
     }
-    reported.insert(p.id);
     int slot;
     if (it != model_.share_index.end()) {
       slot = it->second;
@@ -262,6 +261,7 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
       }
     }
     auto& sh = model_.shares[static_cast<std::size_t>(slot)];
+    sh.mark = epoch;
     sh.seen = true;
     sh.init_ms = p.init_ms;
     sh.run_ms = p.run_ms;
@@ -273,7 +273,7 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
   const auto slots = model_.jobs[static_cast<std::size_t>(ji)].shares;
   for (int s : slots) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
-    if (reported.count(sh.id)) continue;
+    if (sh.mark == epoch) continue;
     if (sh.seen || (sh.removing() && sh.published)) {
       model_.remove_share(s);
       auto& j = model_.jobs[static_cast<std::size_t>(ji)];
@@ -291,8 +291,41 @@ void nodepool_scheduler::drop_job(int ji) {
   model_.free_job_slots.push_back(ji);
 }
 
+namespace {
+// The work item without its process list (the processes live on as shares).
+void assign_fields(work_item& dst, const work_item& src) {
+  dst.id = src.id;
+  dst.kind = src.kind;
+  dst.user = src.user;
+  dst.submitted_ms = src.submitted_ms;
+  dst.state = src.state;
+  dst.max_processes = src.max_processes;
+  dst.threads = src.threads;
+  dst.items_total = src.items_total;
+  dst.items_done = src.items_done;
+  dst.item_ms = src.item_ms;
+  dst.service_id = src.service_id;
+  dst.hosts = src.hosts;
+  dst.processes.clear();
+}
+}  // namespace
+
+void nodepool_scheduler::apply_one(const work_item& item) {
+  auto it = model_.job_index.find(item.id);
+  int ji;
+  if (it == model_.job_index.end()) {
+    arrive(item);
+    ji = model_.job_index.at(item.id);
+    model_.jobs[static_cast<std::size_t>(ji)].item.processes.clear();
+  } else {
+    ji = it->second;
+    // The class and size were fixed at arrival; the rest is refreshed.
+    assign_fields(model_.jobs[static_cast<std::size_t>(ji)].item, item);
+  }
+  reconcile_processes(ji, item);
+}
+
 void nodepool_scheduler::apply_work(const work_map& snapshot) {
-  last_snapshot_ = snapshot;
   // Work gone from the map, or completed: free everything it holds at once.
   std::vector<int> gone;
   for (std::size_t i = 0; i < model_.jobs.size(); ++i) {
@@ -304,23 +337,7 @@ void nodepool_scheduler::apply_work(const work_map& snapshot) {
   for (int ji : gone) drop_job(ji);
   for (const auto& [id, item] : snapshot) {
     if (item.state == work_state::completed) continue;
-    auto it = model_.job_index.find(id);
-    int ji;
-    if (it == model_.job_index.end()) {
-      arrive(item);
-      ji = model_.job_index.at(id);
-    } else {
-      ji = it->second;
-      auto& j = model_.jobs[static_cast<std::size_t>(ji)];
-      // The class and size were fixed at arrival; the rest is refreshed.
-      const std::string cls = j.item.class_name;
-      const std::uint64_t mem = j.item.memory_mb;
-      j.item = item;
-      j.item.class_name = cls;
-      j.item.memory_mb = mem;
-    }
-    reconcile_processes(ji, item);
-    model_.jobs[static_cast<std::size_t>(ji)].item.processes.clear();  // held as shares; saves memory
+    apply_one(item);
   }
 }
 
@@ -416,9 +433,7 @@ job_explanation nodepool_scheduler::explain(const job_id& id) const {
 
 whatif_result nodepool_scheduler::whatif(const work_item& item) const {
   nodepool_scheduler copy = *this;
-  work_map snap = last_snapshot_;
-  snap[item.id] = item;
-  copy.apply_work(snap);
+  if (item.state != work_state::completed) copy.apply_one(item);
   const auto plan = copy.schedule(last_input_);
   whatif_result r;
   if (const auto* p = plan.find(item.id)) r.plan = *p;

@@ -88,12 +88,12 @@ class nodepool_scheduler {
   void refuse(job_rec& j, reason_code code, std::string text);
   void reconcile_processes(int job, const work_item& item);
   void drop_job(int job);
+  void apply_one(const work_item& item);
   int pool_index(const std::string& name) const;
 
   cluster_model model_;
   std::vector<nodepool_def> pool_defs_;  // for node membership (lists and patterns)
   std::vector<class_load> last_loads_;   // the last round's How Much, for view()
-  work_map last_snapshot_;
   round_input last_input_;
 };
 
