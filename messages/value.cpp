@@ -186,7 +186,9 @@ result<T> map_view::typed(std::string_view key, std::string_view expected, Fn&& 
 }
 
 result<value> map_view::get(std::string_view key) const {
-  return typed<value>(key, "any value", [](const value& v) { return std::optional<value>{v}; });
+  const auto it = map_->find(key);
+  if (it == map_->end()) return error(key, "missing required key");
+  return result<value>{it->second};
 }
 
 result<std::string> map_view::get_string(std::string_view key) const {

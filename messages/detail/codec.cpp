@@ -72,10 +72,13 @@ msgpack::object_handle unpack_body(std::string_view body, const decode_limits& l
   const msgpack::unpack_limit limit{std::min(limits.max_array_len, n),       std::min(limits.max_map_len, n / 2),
                                     std::min(limits.max_string_bytes, n),    std::min(limits.max_string_bytes, n),
                                     std::min(limits.max_string_bytes, n),    limits.max_depth};
+  // Strings and binaries point into `body` instead of being copied into the zone: every caller converts the
+  // object tree into owned values before `body` goes away, and copying them was a fifth of the decode time.
+  const auto reference_body = [](msgpack::type::object_type, std::size_t, void*) { return true; };
   std::size_t offset = 0;
   msgpack::object_handle handle;
   try {
-    handle = msgpack::unpack(body.data(), body.size(), offset, nullptr, nullptr, limit);
+    handle = msgpack::unpack(body.data(), body.size(), offset, reference_body, nullptr, limit);
   } catch (const msgpack::insufficient_bytes&) {
     fail(root, "truncated body (MessagePack value ends past the last byte)");
   } catch (const msgpack::parse_error&) {

@@ -54,6 +54,7 @@ std::string_view type_name(const msgpack::object& o);
 
 // Checks max_body_bytes, unpacks under an unpack_limit derived from `limits`, rejects trailing bytes.
 // Throws field_error (root path) on any failure, never a msgpack exception.
+// The returned objects' strings point INTO `body`: use them only while `body` is alive.
 msgpack::object_handle unpack_body(std::string_view body, const decode_limits& limits);
 
 const msgpack::object_map& as_map(const msgpack::object& o, const path& at);
