@@ -11,6 +11,7 @@
 #include "config/detail/nodefile.hpp"
 #include "config/detail/values.hpp"
 #include "config/loader.hpp"
+#include "config/timing_bounds.hpp"
 
 namespace rmbus::config {
 
@@ -46,12 +47,18 @@ core::scheduler_config read_class_files(const std::filesystem::path& classes_pat
   detail::parse_ducc_classes(*text, classes_path.string(), site, nodefiles, errors);
   if (!users_path.empty()) {
     if (auto users = read_file(users_path)) {
+      detail::site_decls registry;
       std::vector<detail::nodefile_ref> ignored;
-      std::size_t pools_before = site.nodepools.size();
-      detail::parse_ducc_classes(*users, users_path.string(), site, ignored, errors);
-      if (site.nodepools.size() != pools_before || !ignored.empty()) {
-        errors.add(users_path.string(), 0, "a user registry may hold User stanzas only");
+      detail::parse_ducc_classes(*users, users_path.string(), registry, ignored, errors);
+      for (const auto& p : registry.nodepools) {
+        errors.add(p.loc, "a user registry may hold User stanzas only, not Nodepool '" + p.name + "'");
       }
+      for (const auto& c : registry.classes) {
+        errors.add(c.loc, "a user registry may hold User stanzas only, not Class '" + c.name + "'");
+      }
+      for (auto& u : registry.users) site.users.push_back(std::move(u));
+    } else {
+      errors.add(users_path.string(), 0, "cannot read user registry");
     }
   }
   // Nodefiles are read once every pool is known, so an import of another pool's file can be skipped.
@@ -102,7 +109,8 @@ class property_reader {
   }
 
   template <class T>
-  void integer(std::string_view key, T& out, std::int64_t min, std::int64_t factor = 1) {
+  void integer(std::string_view key, T& out, std::int64_t min, std::int64_t factor = 1,
+               std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
     auto v = get(key);
     if (!v) return;
     auto n = detail::parse_integer(v->first);
@@ -110,8 +118,9 @@ class property_reader {
       errors_.add(v->second, std::string(key) + " must be an integer, not '" + v->first + "'");
       return;
     }
-    if (*n < min) {
-      errors_.add(v->second, std::string(key) + " = " + v->first + " must be at least " + std::to_string(min));
+    if (*n < min || *n > max) {
+      errors_.add(v->second, std::string(key) + " = " + v->first + " is out of range (" + std::to_string(min) +
+                                 ".." + std::to_string(max) + ")");
       return;
     }
     constexpr auto limit = static_cast<std::int64_t>(
@@ -196,12 +205,12 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
     bool use_global = true;  // parsed so a typo is caught; only the global allotment exists (docs)
     r.boolean("ducc.rm.use_global_allotment", use_global);
   }
-  r.integer("ducc.agent.node.metrics.publish.rate", rt.heartbeat_interval_ms, 1);
-  r.integer("ducc.rm.node.stability", rt.node_stability, 1);
-  r.integer("ducc.rm.init.stability", rt.init_stability, 0);
+  r.integer("ducc.agent.node.metrics.publish.rate", rt.heartbeat_interval_ms, 1, 1, max_period_ms);
+  r.integer("ducc.rm.node.stability", rt.node_stability, 1, 1, max_ticks);
+  r.integer("ducc.rm.init.stability", rt.init_stability, 0, 1, max_ticks);
   r.boolean("ducc.rm.fast.recovery", rt.fast_recovery);
-  r.integer("ducc.orchestrator.state.publish.rate", rt.orchestrator_publish_ms, 1);
-  r.integer("ducc.rm.state.publish.ratio", rt.state_publish_ratio, 1);
+  r.integer("ducc.orchestrator.state.publish.rate", rt.orchestrator_publish_ms, 1, 1, max_period_ms);
+  r.integer("ducc.rm.state.publish.ratio", rt.state_publish_ratio, 1, 1, max_ticks);
   rt.round_timeout_ms = rt.orchestrator_publish_ms;
   s.epoch_ms = rt.orchestrator_publish_ms * rt.state_publish_ratio;
 

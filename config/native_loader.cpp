@@ -15,6 +15,7 @@
 #include "config/endpoint.hpp"
 #include "config/loader.hpp"
 #include "config/log_level.hpp"
+#include "config/timing_bounds.hpp"
 
 namespace rmbus::config {
 
@@ -210,13 +211,13 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt)
     r.only_keys(*t, "[timing]",
                 {"heartbeat_interval_ms", "node_stability", "init_stability", "fast_recovery",
                  "orchestrator_publish_ms", "state_publish_ratio", "round_timeout_ms"});
-    assign(rt.heartbeat_interval_ms, r.integer(*t, "heartbeat_interval_ms", w, 1));
-    assign(rt.node_stability, r.int32(*t, "node_stability", w, 1));
-    assign(rt.init_stability, r.int32(*t, "init_stability", w, 0));
+    assign(rt.heartbeat_interval_ms, r.integer(*t, "heartbeat_interval_ms", w, 1, max_period_ms));
+    assign(rt.node_stability, r.integer(*t, "node_stability", w, 1, max_ticks));
+    assign(rt.init_stability, r.integer(*t, "init_stability", w, 0, max_ticks));
     assign(rt.fast_recovery, r.boolean(*t, "fast_recovery", w));
-    assign(rt.orchestrator_publish_ms, r.integer(*t, "orchestrator_publish_ms", w, 1));
-    assign(rt.state_publish_ratio, r.int32(*t, "state_publish_ratio", w, 1));
-    auto timeout = r.integer(*t, "round_timeout_ms", w, 1);
+    assign(rt.orchestrator_publish_ms, r.integer(*t, "orchestrator_publish_ms", w, 1, max_period_ms));
+    assign(rt.state_publish_ratio, r.integer(*t, "state_publish_ratio", w, 1, max_ticks));
+    auto timeout = r.integer(*t, "round_timeout_ms", w, 1, max_period_ms);
     assign(rt.round_timeout_ms, timeout);
     round_timeout_set = timeout.has_value();
   }
@@ -444,12 +445,22 @@ std::vector<std::string> runtime_problems(const runtime_settings& rt) {
   if (!parse_log_level(rt.log_level)) {
     problems.push_back("unknown log level '" + rt.log_level + "' (known: " + std::string(log_level_names()) + ")");
   }
-  if (rt.heartbeat_interval_ms <= 0) problems.push_back("heartbeat interval must be greater than 0");
-  if (rt.node_stability < 1) problems.push_back("node stability must be 1 or greater");
-  if (rt.init_stability < 0) problems.push_back("init stability must be 0 or greater");
-  if (rt.orchestrator_publish_ms <= 0) problems.push_back("orchestrator publish rate must be greater than 0");
-  if (rt.state_publish_ratio < 1) problems.push_back("state publish ratio must be 1 or greater");
-  if (rt.round_timeout_ms <= 0) problems.push_back("round timeout must be greater than 0");
+  auto period = [&](const char* what, std::int64_t ms) {
+    if (ms <= 0 || ms > max_period_ms) {
+      problems.push_back(std::string(what) + " must be 1.." + std::to_string(max_period_ms) + " ms");
+    }
+  };
+  auto ticks = [&](const char* what, int n, int min) {
+    if (n < min || n > max_ticks) {
+      problems.push_back(std::string(what) + " must be " + std::to_string(min) + ".." + std::to_string(max_ticks));
+    }
+  };
+  period("heartbeat interval", rt.heartbeat_interval_ms);
+  period("orchestrator publish rate", rt.orchestrator_publish_ms);
+  period("round timeout", rt.round_timeout_ms);
+  ticks("node stability", rt.node_stability, 1);
+  ticks("init stability", rt.init_stability, 0);
+  ticks("state publish ratio", rt.state_publish_ratio, 1);
   const auto& l = rt.limits;
   if (l.max_body_bytes == 0 || l.max_string_bytes == 0 || l.max_array_len == 0 || l.max_map_len == 0 ||
       l.max_depth == 0) {

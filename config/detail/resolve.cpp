@@ -224,8 +224,9 @@ class class_resolver {
     merged_.resize(site.classes.size());
   }
 
-  // The class with every key inherited from its ancestors (abstract/default are its own).
-  const class_decl& merged(std::size_t i) {
+  // The class with every key inherited from its ancestors (abstract/default are its own). `depth` bounds the
+  // recursion: a file is untrusted, and a chain of a million classes must be an error, not a stack overflow.
+  const class_decl& merged(std::size_t i, int depth = 0) {
     if (state_[i] == state::done) return merged_[i];
     const auto& decl = site_.classes[i];
     merged_[i] = decl;
@@ -240,8 +241,11 @@ class class_resolver {
       if (it == by_name_.end()) {
         errors_.add(decl.parent->loc, "class '" + decl.name + "' inherits from class '" + decl.parent->value +
                                           "', which is not defined");
+      } else if (depth >= max_inheritance_depth) {
+        errors_.add(decl.parent->loc, "class '" + decl.name + "': inheritance deeper than " +
+                                          std::to_string(max_inheritance_depth) + " levels");
       } else {
-        class_decl parent = merged(it->second);  // copy: merged_ may not move, but keep it simple and safe
+        class_decl parent = merged(it->second, depth + 1);
         auto& m = merged_[i];
         inherit(m.policy, parent.policy);
         inherit(m.priority, parent.priority);
@@ -260,6 +264,7 @@ class class_resolver {
   }
 
  private:
+  static constexpr int max_inheritance_depth = 64;
   enum class state { fresh, visiting, done };
   const site_decls& site_;
   error_list& errors_;

@@ -2,6 +2,10 @@
 // below states the offending line; the check requires an issue at exactly that file and line whose message
 // carries the reason.
 
+#include <fstream>
+#include <random>
+#include <sstream>
+
 #include "config/loader.hpp"
 #include "config/log_level.hpp"
 #include "support.hpp"
@@ -285,4 +289,83 @@ TEST_CASE("runtime_problems checks command-line overrides", "[config][errors]") 
   REQUIRE(problems.size() == 2);
   CHECK(problems[0].find("the host is empty") != std::string::npos);
   CHECK(problems[1].find("unknown log level 'chatty'") != std::string::npos);
+}
+
+TEST_CASE("bounds: absurd timings and endless inheritance are refused, not overflowed", "[config][errors]") {
+  // 10^15 ms x ratio would overflow nothing today, but a period of 31 000 years is a mistake: bounded to a day.
+  RMBUS_CHECK_CONFIG_ERROR(native("[timing]\norchestrator_publish_ms = 1000000000000000\n" + base_toml), "site.toml",
+                           2, "out of range");
+  scratch_dir dir;
+  dir.write("ducc.classes", base_classes);
+  auto props = dir.write("ducc.properties", "ducc.rm.state.publish.ratio = 5000000\n");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 1, "out of range (1..1000)");
+  // A chain c0 <- c1 <- ... <- c99, written child first so resolving c99 must walk all the way down: deeper
+  // than the 64 levels allowed. (Written parent first, each class finds its parent already resolved.)
+  std::string chain = base_classes;
+  for (int i = 99; i >= 1; --i) {
+    chain += "Class c" + std::to_string(i) + " c" + std::to_string(i - 1) + " { }\n";
+  }
+  chain += "Class c0 { policy = FAIR_SHARE ; nodepool = main }\n";
+  try {
+    ducc(dir, chain);
+    FAIL("expected a config_error");
+  } catch (const rc::config_error& e) {
+    CHECK(std::string(e.what()).find("inheritance deeper than 64 levels") != std::string::npos);
+  }
+}
+
+TEST_CASE("a user registry holds User stanzas only", "[config][errors]") {
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes, "User a { max-allotment = 1 }\nClass sneaky { policy = RESERVE }\n"),
+                           "ducc.users", 2, "may hold User stanzas only, not Class 'sneaky'");
+}
+
+TEST_CASE("malformed input never crashes: truncations and byte flips give a config_error or a result",
+          "[config][errors]") {
+  // Deterministic: a fixed seed and fixed inputs (the example site in both syntaxes).
+  auto site = rc::test::data_dir() / "site";
+  auto slurp = [](const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  };
+  const std::string toml = slurp(site / "site.toml");
+  const std::string classes = slurp(site / "ducc.classes");
+  std::mt19937 rng(12345);
+  const std::string noise = "{}=;,#\n\"'[]\\ x.0-";
+  auto mutate = [&](std::string text) {
+    int flips = 1 + static_cast<int>(rng() % 4);
+    for (int i = 0; i < flips && !text.empty(); ++i) text[rng() % text.size()] = noise[rng() % noise.size()];
+    return text;
+  };
+  scratch_dir dir;
+  for (const auto* name : {"bigmem.nodes", "bigmem-rack2.nodes", "drivers.nodes.regex"}) {
+    dir.write(name, slurp(site / name));
+  }
+  int results = 0;
+  int errors = 0;
+  auto attempt = [&](auto&& load) {
+    try {
+      load();
+      ++results;
+    } catch (const rc::config_error& e) {
+      ++errors;
+      CHECK_FALSE(e.issues().empty());
+    }
+    // Any other exception escapes and fails the test.
+  };
+  for (std::size_t cut = 0; cut < toml.size(); cut += 7) {
+    attempt([&] { rc::parse_native(toml.substr(0, cut), "cut.toml", dir.path()); });
+  }
+  for (std::size_t cut = 0; cut < classes.size(); cut += 7) {
+    attempt([&] { ducc(dir, classes.substr(0, cut)); });
+  }
+  for (int i = 0; i < 300; ++i) {
+    attempt([&] { rc::parse_native(mutate(toml), "flip.toml", dir.path()); });
+    attempt([&] { ducc(dir, mutate(classes)); });
+  }
+  // Both outcomes occur: the loaders neither accept everything nor refuse everything.
+  CHECK(results > 0);
+  CHECK(errors > 0);
 }
