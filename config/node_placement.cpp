@@ -66,8 +66,11 @@ placement node_placement::place(std::string_view name, std::string_view ip) cons
   if (names_.empty()) return {};
   std::string_view short_form = short_name(name);
   for (const auto& r : rules_) {
+    // libstdc++'s regex matcher recurses per character, so a 64 KiB name from a hostile heartbeat could exhaust
+    // the stack; no real host name or address is longer than DNS's 253 characters, so longer text never matches.
     auto matches = [&](std::string_view text) {
-      return !text.empty() && std::regex_match(text.begin(), text.end(), r.pattern);
+      return !text.empty() && text.size() <= max_matched_length &&
+             std::regex_match(text.begin(), text.end(), r.pattern);
     };
     if (matches(name) || matches(short_form) || matches(ip)) return of_pool(r.pool);
   }

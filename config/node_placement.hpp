@@ -28,6 +28,10 @@ struct placement {
 
 class node_placement {
  public:
+  // Longest text matched against a regular expression (DNS names are at most 253 characters); longer names and
+  // addresses are only looked up exactly.
+  static constexpr std::size_t max_matched_length = 253;
+
   // REQUIRES: `cfg` was produced by a loader (at least one nodepool, parents sound, patterns compile).
   explicit node_placement(const core::scheduler_config& cfg);
 

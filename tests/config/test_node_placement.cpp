@@ -121,3 +121,13 @@ TEST_CASE("placement of the example DUCC site", "[config][placement]") {
   // Deterministic: asking twice gives the same answer (no state, no unordered iteration).
   CHECK(p.place("jd3", "") == p.place("jd3", ""));
 }
+
+TEST_CASE("overlong names are not fed to the regex matcher", "[config][placement]") {
+  auto p = placer();
+  // "jd" followed by 100 000 digits would match 'jd[0-9]+' but is no host name: it goes to the default pool
+  // (without the guard, std::regex's recursive matcher could exhaust the stack on such input).
+  std::string hostile = "jd" + std::string(100000, '7');
+  CHECK(p.place(hostile, "") == rc::placement{"general", "general"});
+  // At the limit, matching still applies: "jd" + 251 digits is 253 characters.
+  CHECK(p.place("jd" + std::string(251, '7'), "") == rc::placement{"drivers", "drivers"});
+}
