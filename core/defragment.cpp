@@ -146,6 +146,8 @@ void defragment(cluster_model& m) {
       const std::int64_t pfs_processes = j.order > 0 ? j.pfs_qshares / j.order : 0;
       if (cur >= threshold || cur >= pfs_processes) potentially = false;
     }
+    if (j.needy_machine >= 0 && !m.machines[static_cast<std::size_t>(j.needy_machine)].schedulable())
+      j.needy_machine = -1;  // the machine kept for it went away: find another
     if (!potentially) {
       j.needy = false;
       j.needy_machine = -1;

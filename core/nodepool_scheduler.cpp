@@ -239,8 +239,13 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
       // Recovery: a live process the RM does not know (restart, reconfiguration).
       auto mit = model_.machine_index.find(p.node);
       if (mit == model_.machine_index.end() && p.node_memory_mb > 0) {
-        update_machine({p.node, "", p.node_memory_mb, false});
-        mit = model_.machine_index.find(p.node);
+        // Register the node from the orchestrator's record, but only if it belongs to this pool tree.
+        scheduler_config cfg;
+        cfg.nodepools = pool_defs_;
+        if (top_level_of(cfg, find_nodepool(cfg, p.node.str(), "")) == model_.top_pool || pool_defs_.empty()) {
+          update_machine({p.node, "", p.node_memory_mb, false});
+          mit = model_.machine_index.find(p.node);
+        }
       }
       if (mit == model_.machine_index.end()) {
         if (!j.refused) refuse(j, reason_code::unknown_node, "Cannot restore work because node " + p.node.str() + " is unknown.");

@@ -351,3 +351,24 @@ TEST_CASE("find_nodepool: lists, patterns, unknown nodes to the first top-level 
   CHECK(top_level_of(cfg, "bigmem") == "general");
   CHECK(top_level_of(cfg, "drivers") == "drivers");
 }
+
+TEST_CASE("recovery never registers a node of another top-level pool") {
+  scheduler_config cfg = one_pool({fair_class("normal")});
+  nodepool_def other;
+  other.name = "other";
+  other.nodes = {"x1"};
+  cfg.nodepools.push_back(other);
+  harness h(cfg);
+  auto& a = h.job("a", "u", "normal", 1);
+  process_report p;
+  p.id = share_id("old.1");
+  p.node = machine_id("x1");
+  p.node_memory_mb = 4096;
+  p.state = process_state::running;
+  a.processes.push_back(p);
+  h.round();
+  // x1 belongs to pool "other": this pool must not account (or place on) it
+  CHECK(h.s.view().machines.empty());
+  CHECK(h.plan("a").status == job_status::refused);
+  CHECK(h.plan("a").reason == reason_code::unknown_node);
+}
