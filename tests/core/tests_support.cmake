@@ -3,3 +3,4 @@ rmbus_add_test(NAME test_free_blocks SOURCES test_free_blocks.cpp LIBS rmbus_cor
 rmbus_add_test(NAME test_job_cap SOURCES test_job_cap.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_work_map SOURCES test_work_map.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_node_liveness SOURCES test_node_liveness.cpp LIBS rmbus_core TIMEOUT 60)
+rmbus_add_test(NAME test_scheduler_properties SOURCES test_scheduler_properties.cpp LIBS rmbus_core rmbus_workload TIMEOUT 300)
