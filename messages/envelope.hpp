@@ -15,6 +15,8 @@
 //                           const decode_limits& = {}, envelope* env_out = nullptr);
 // encode writes the envelope keys first, then T's keys in a fixed order, so equal inputs give equal bytes.
 // decode_* checks the envelope too and, when env_out is given and decoding succeeded, stores it there.
+// encode does not validate: it is the sender's job to use valid UTF-8, a non-empty src and names, and sizes
+// within the receiver's decode_limits, or the receiver refuses the body.
 //
 // Thread-safety: free functions over values; safe from any thread.
 

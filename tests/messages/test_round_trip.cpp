@@ -21,6 +21,10 @@ void check_round_trip(std::string_view topic, const T& original, Decode decode) 
   CHECK(r.value() == original);
   CHECK(got_env == env);
   CHECK(encode(got_env, r.value()) == body);
+  // The bus reads only the envelope, from any body.
+  auto env_only = decode_envelope(topic, body);
+  REQUIRE(env_only.ok());
+  CHECK(env_only.value() == env);
 }
 
 }  // namespace
@@ -78,4 +82,26 @@ TEST_CASE("a large work map round-trips byte for byte") {
   workmap m;
   for (int i = 0; i < 10'000; ++i) m.work.push_back(samples::job_item("j" + std::to_string(i), 1'000 + i));
   check_round_trip(topics::workmap, m, decode_workmap);
+}
+
+TEST_CASE("every enum's wire name parses back to the same value, and unknown names do not parse") {
+  for (auto k : {work_kind::job, work_kind::service, work_kind::ap, work_kind::reservation})
+    CHECK(parse_work_kind(to_string(k)) == k);
+  for (auto s : {work_state::waiting, work_state::running, work_state::completing, work_state::completed})
+    CHECK(parse_work_state(to_string(s)) == s);
+  for (auto s : {process_state::starting, process_state::initializing, process_state::running, process_state::ended})
+    CHECK(parse_process_state(to_string(s)) == s);
+  for (auto s : {job_status::scheduled, job_status::pending, job_status::refused})
+    CHECK(parse_job_status(to_string(s)) == s);
+  for (auto s : {share_status::running, share_status::new_, share_status::preempt, share_status::evict})
+    CHECK(parse_share_status(to_string(s)) == s);
+  for (auto s : {node_state::up, node_state::missing, node_state::down, node_state::varied_off, node_state::quiesced,
+                 node_state::blacklisted})
+    CHECK(parse_node_state(to_string(s)) == s);
+  // The wire names are the contract: spot-check the ones whose C++ name differs or could drift.
+  CHECK(to_string(share_status::new_) == "new");
+  CHECK(to_string(node_state::varied_off) == "varied_off");
+  CHECK(to_string(work_kind::ap) == "ap");
+  CHECK_FALSE(parse_work_kind("Job").has_value());
+  CHECK_FALSE(parse_node_state("").has_value());
 }
