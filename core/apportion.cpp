@@ -75,8 +75,17 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
       pass_given[e] = 0;
       out_of_w[e] = 0;
     }
-    for (std::size_t e = 0; e < n && handed < total; ++e) {
-      if (!working[e]) continue;
+    // The leftover qshares go one each by largest remainder of total * w / W (ties: entity order). DUCC
+    // hands them out in entity order, i.e. to the heaviest class first, pass after pass, which can leave a
+    // light entity more than one nshare short (docs/ducc-differences.md).
+    std::vector<std::size_t> by_rem;
+    for (std::size_t e = 0; e < n; ++e)
+      if (working[e]) by_rem.push_back(e);
+    std::stable_sort(by_rem.begin(), by_rem.end(), [&](std::size_t a, std::size_t b) {
+      return (total * es[a].weight) % w_sum > (total * es[b].weight) % w_sum;
+    });
+    for (std::size_t e : by_rem) {
+      if (handed >= total) break;
       ++deserved[e];
       ++handed;
     }
@@ -86,26 +95,70 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
     for (auto& [o, refs] : by_order) {
       const std::int64_t avail = v.nshares(o);
       if (avail <= 0) continue;
+      // Each entity's entitlement in processes at this order is the smaller of its weighted part of the
+      // nshares available, avail * w / W, and what is left of its deserved quanta, room / o; as an exact
+      // fraction num / den. Whole processes first, then the processes left over go one each by largest
+      // remainder (ties: entity order). This is DUCC's "floor, and one whole process for a small
+      // entitlement" generalised so that rounding never drifts by more than one process.
+      struct part {
+        const slot_ref* ref;
+        std::int64_t whole;
+        std::int64_t rem_num;
+        std::int64_t den;
+      };
+      std::vector<part> parts;
       std::int64_t taken = 0;
       for (const auto& r : refs) {
-        if (taken >= avail) break;
         auto& ent = es[r.entity];
-        auto& want = ent.wanted[r.slot].second;
+        const std::int64_t want = ent.wanted[r.slot].second;
         if (!working[r.entity] || want <= 0) continue;
-        // share_of_order = nshares(o) * w / W * o qshares, rounded up (integer arithmetic: exact).
-        const std::int64_t num = avail * ent.weight * o;
-        const std::int64_t share_of_order = (num + w_cur - 1) / w_cur;
         const std::int64_t room = std::max<std::int64_t>(0, deserved[r.entity] - pass_given[r.entity]);
-        const std::int64_t t = std::min(room, share_of_order);
-        if (t <= 0) continue;
-        std::int64_t k = t / o;
-        if (k == 0 && t % o > 0) k = 1;  // round a small entitlement up to one whole process
-        k = std::min({k, want, avail - taken});
-        if (k <= 0) continue;
-        ent.given[r.slot] += k;
-        want -= k;
-        pass_given[r.entity] += k * o;
-        taken += k;
+        if (room <= 0) continue;
+        // avail * w / w_cur  vs  room / o  (compare avail * w * o with room * w_cur)
+        std::int64_t num, den;
+        if (static_cast<__int128>(avail) * ent.weight * o <= static_cast<__int128>(room) * w_cur) {
+          num = avail * ent.weight;
+          den = w_cur;
+        } else {
+          num = room;
+          den = o;
+        }
+        std::int64_t whole = num / den;
+        std::int64_t rem = num % den;
+        if (whole >= want) {
+          whole = want;
+          rem = 0;
+        }
+        parts.push_back({&r, whole, rem, den});
+        taken += whole;
+      }
+      if (taken > avail) {  // cannot happen (sum of weighted parts <= avail); stay safe
+        for (auto it = parts.rbegin(); it != parts.rend() && taken > avail; ++it) {
+          const std::int64_t cut = std::min(it->whole, taken - avail);
+          it->whole -= cut;
+          taken -= cut;
+        }
+      }
+      if (taken < avail) {
+        std::vector<std::size_t> order_by_rem;
+        for (std::size_t i = 0; i < parts.size(); ++i)
+          if (parts[i].rem_num > 0) order_by_rem.push_back(i);
+        std::stable_sort(order_by_rem.begin(), order_by_rem.end(), [&](std::size_t a, std::size_t b) {
+          return static_cast<__int128>(parts[a].rem_num) * parts[b].den >
+                 static_cast<__int128>(parts[b].rem_num) * parts[a].den;
+        });
+        for (std::size_t i : order_by_rem) {
+          if (taken >= avail) break;
+          ++parts[i].whole;
+          ++taken;
+        }
+      }
+      for (const auto& pt : parts) {
+        if (pt.whole <= 0) continue;
+        auto& ent = es[pt.ref->entity];
+        ent.given[pt.ref->slot] += pt.whole;
+        ent.wanted[pt.ref->slot].second -= pt.whole;
+        pass_given[pt.ref->entity] += pt.whole * o;
       }
       if (taken > 0) {
         v.take_shares(o, taken);

@@ -4,15 +4,18 @@
 //
 // It splits free space, given as blocks by size (free_blocks), among entities that each want some number
 // of nshares of one or more orders, by weight, in qshares, while handing out whole processes:
-//   pass loop: deserved = floor(total_qshares * w / W) plus one leftover qshare each in entity order;
-//              orders from the largest wanted down: t = min(room, ceil(nshares(o) * w / W * o)),
-//              n = floor(t / o), or one whole process when that is 0 but t % o > 0; the nshares handed
-//              out at an order are removed from the free-block model (take_shares);
+//   pass loop: deserved = floor(total_qshares * w / W), the leftover qshares one each by largest
+//              remainder; orders from the largest wanted down: each entity's entitlement in processes is
+//              min(nshares(o) * w / W, room / o), whole parts first, the processes left at that order
+//              one each by largest remainder (DUCC: floor(t / o), one whole process when that is 0); the
+//              nshares handed out at an order are removed from the free-block model (take_shares);
 //   final bonus loop: one nshare to each entity that still wants one at an order with a free block of
 //              exactly that size, until nothing more can be given.
-// Departures from DUCC's code (docs/ducc-differences.md): a satisfied entity's weight leaves W once, not
-// at every later order (DUCC #12); the bonus loop decrements `wanted` so nothing is given past demand;
-// there is no class cap (DUCC's cap slipped units, #2); the entity order is the caller's, deterministic.
+// Departures from DUCC's code (docs/ducc-differences.md): largest-remainder rounding (DUCC's floors and
+// entity-order leftovers drift by more than one process from the weighted max-min share); a satisfied
+// entity's weight leaves W once, not at every later order (DUCC #12); the bonus loop decrements `wanted`
+// so nothing is given past demand; there is no class cap (DUCC's cap slipped units, #2); the entity order
+// is the caller's, deterministic.
 // Pure: its only effects are on its arguments.
 
 #include <cstdint>
