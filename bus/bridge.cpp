@@ -29,7 +29,12 @@ caf::behavior publisher_actor(caf::stateful_actor<publisher_actor_state>* self, 
           spdlog::error("bus publisher actor: outbound message for {} has no encoder", m.topic);
           return;
         }
-        self->state.pub->publish_with(m.topic, m.encode);
+        try {
+          self->state.pub->publish_with(m.topic, m.encode);
+        } catch (const std::exception& e) {
+          // A failing encoder is the sender's bug; the publisher actor must keep serving everyone else.
+          spdlog::error("bus publisher actor: encoding a message for {} failed: {}", m.topic, e.what());
+        }
       },
   };
 }

@@ -41,10 +41,11 @@ messages::envelope publisher::publish_with(std::string_view topic, const encoder
   auto it = impl_->seq.find(topic);
   if (it == impl_->seq.end()) it = impl_->seq.emplace(std::string{topic}, 0).first;
   messages::envelope env;
-  env.seq = ++it->second;
+  env.seq = it->second + 1;
   env.ts_ms = wall_clock_ms();
   env.src = impl_->options.name;
-  const std::string body = encode(env);
+  const std::string body = encode(env);  // if this throws, the seq is not consumed and nothing is sent
+  it->second = env.seq;
 
   // dontwait: a PUB socket drops rather than blocks past its HWM anyway; the flag makes sure no other state
   // (a socket being closed, a future option) can ever turn a publish into a wait.

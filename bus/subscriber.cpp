@@ -122,7 +122,14 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
   {
     std::lock_guard lock{stats_mutex};
     ++stats.received;
-    ++stats.by_topic[topic];
+    // Senders choose topics, so the per-topic table is bounded like the stream table.
+    if (auto it = stats.by_topic.find(topic); it != stats.by_topic.end()) {
+      ++it->second;
+    } else if (stats.by_topic.size() < options.max_streams) {
+      stats.by_topic.emplace(topic, 1);
+    } else {
+      ++stats.other_topics;
+    }
     switch (verdict) {
       case seq_verdict::gap:
         ++stats.gaps;

@@ -60,7 +60,8 @@ struct subscriber_stats {
   std::uint64_t restarts = 0;                        // publisher restarts detected
   std::uint64_t bad_messages = 0;                    // rejected multipart messages
   std::uint64_t untracked = 0;                       // accepted but beyond max_streams, so not seq-checked
-  std::map<std::string, std::uint64_t> by_topic;     // accepted messages per topic
+  std::map<std::string, std::uint64_t> by_topic;     // accepted messages per topic (at most max_streams topics)
+  std::uint64_t other_topics = 0;                    // accepted messages on topics beyond that bound
 };
 
 class subscriber {

@@ -311,3 +311,31 @@ TEST_CASE("a publisher that restarts under the same name counts as a restart, no
   CHECK(st.missing == 0);
   CHECK(st.by_topic.at("rs.data") == 8);
 }
+
+TEST_CASE("per-stream and per-topic tables stay bounded whatever topics and names senders choose") {
+  zmq::context_t ctx;
+  inbox in;
+  auto so = sub_at("tcp://127.0.0.1:0", attach::bind, {"tb."});
+  so.max_streams = 2;
+  subscriber sub{ctx, so, in.handlers()};
+  sub.start();
+  publisher pub{ctx, pub_at("many-topics", sub.endpoint(), attach::connect)};
+  REQUIRE(send_until_arrived([&] { pub.publish("tb.a", numbered("warm", 0)); },
+                             [&](auto t) { return in.wait_count("tb.a", 1, t); }));
+  // Streams ("many-topics", tb.a) and (.., tb.b) fill the table of 2; tb.c and tb.d are beyond it.
+  pub.publish("tb.b", numbered("x", 1));
+  pub.publish("tb.c", numbered("x", 1));
+  pub.publish("tb.d", numbered("x", 1));
+  pub.publish("tb.c", numbered("x", 2));
+  REQUIRE(in.wait_for([](const auto& msgs, const auto&) { return msgs.size() >= 5 && msgs.back().topic == "tb.c"; },
+                      20s));
+  const auto st = sub.stats();
+  const auto a_seen = in.on_topic("tb.a").size();
+  // Still delivered, all of them: tb.a (a_seen) + tb.b + tb.c twice + tb.d.
+  CHECK(st.received == a_seen + 4);
+  // Beyond the bound: tb.c x2 and tb.d are neither seq-checked nor given a by_topic entry.
+  CHECK(st.untracked == 3);
+  CHECK(st.other_topics == 3);
+  CHECK(st.by_topic.size() == 2);
+  CHECK(st.by_topic.at("tb.b") == 1);
+}

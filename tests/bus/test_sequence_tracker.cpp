@@ -56,7 +56,7 @@ TEST_CASE("streams are separate per src and per topic") {
   CHECK(t.streams() == 5);
 }
 
-TEST_CASE("the stream table is bounded; streams beyond it are untracked") {
+TEST_CASE("the stream table is bounded, and streams beyond it are untracked") {
   sequence_tracker t{2};
   std::uint64_t missing = 0;
   CHECK(t.observe("a", "t", 1, missing) == seq_verdict::first);
