@@ -5,8 +5,8 @@
 // string keys whose envelope keys (v, seq, ts_ms, src) are OPTIONAL — a one-off client need not keep
 // sequence numbers — but type-checked when present.
 //   request: `cmd` (str) plus the command's arguments as further top-level keys;
-//   reply:   `ok` (bool), `error` (str; present and non-empty exactly when ok is false) plus the results as
-//            further top-level keys.
+//   reply:   `ok` (bool), `error` (str; required and non-empty when ok is false, else omitted) plus the
+//            results as further top-level keys.
 // Arguments and results vary by command, so they are kept as a bounded value tree (messages/value.hpp);
 // map_view gives typed, error-naming access. The commands are listed in admin_commands below and, with their
 // arguments and results, in docs/protocol.md.
