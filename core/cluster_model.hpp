@@ -97,6 +97,7 @@ struct job_rec {
   reason_code reason = reason_code::none;
   std::string reason_text;
   std::vector<int> reserve_machines;  // RESERVE: machines earmarked for it this round
+  std::vector<int> fixed_machines;    // FIXED_SHARE: the machine of each process counted but not placed
   bool needy = false;        // on the defragmentation needy list (served first in What Of)
   int needy_machine = -1;    // machine being cleared for it by defragmentation
 };

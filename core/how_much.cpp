@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "core/apportion.hpp"
 #include "core/free_blocks.hpp"
@@ -29,6 +30,11 @@ struct counter {
   std::map<user_id, std::uint64_t> np_mb;  // per user: non-preemptable MB held or counted
   how_much_result out;
   std::vector<int> max_local, max_subtree;  // per pool: largest machine order (any state)
+  std::vector<int> np_free;                 // per machine: quanta not held by non-preemptable work
+  std::vector<int> counted_q;               // per machine: quanta of fixed processes counted on it now
+  std::vector<std::vector<int>> counted_on; // per machine: jobs counted on it this round
+  std::vector<std::vector<int>> pool_machines;  // per pool: its schedulable machines
+  std::vector<int> rank;                    // per machine: position by name
 
   void index_orders() {
     max_local.assign(m.pools.size(), 0);
@@ -74,35 +80,61 @@ struct counter {
                      ": held by non-preemptable work");
   }
 
-  void count_fixed(job_rec& j) {
+  // A non-preemptable process is counted on a definite machine: the one What Of will use. Counting it
+  // on the abstract tables instead (DUCC) makes the tables of the next round, when the process holds
+  // its machine, differ in shape from this round's, and the fair-share counts drift with an unchanged
+  // input. Choice: spread first (no share of the same service or job there), then a machine where it
+  // fits now without preemption, then the smallest non-preemptable free space (best fit), then name.
+  int pick_fixed_machine(const job_rec& j, int ji, int pool) {
+    int best = -1;
+    std::tuple<bool, bool, int, int> best_key{};
+    for (int mi : pool_machines[static_cast<std::size_t>(pool)]) {
+      const auto& mc = m.machines[static_cast<std::size_t>(mi)];
+      const int npf = np_free[static_cast<std::size_t>(mi)];
+      if (npf < j.order || earmarked[static_cast<std::size_t>(mi)] || !host_allowed(j, mc)) continue;
+      bool conflict = false;
+      for (int s : mc.shares) {
+        const auto& sh = m.shares[static_cast<std::size_t>(s)];
+        if (sh.job == ji || (j.item.service_id != 0 && m.jobs[static_cast<std::size_t>(sh.job)].item.service_id == j.item.service_id))
+          conflict = true;
+      }
+      for (int other : counted_on[static_cast<std::size_t>(mi)]) conflict = conflict || other == ji;
+      const bool fits_now = mc.free() - counted_q[static_cast<std::size_t>(mi)] >= j.order;
+      const std::tuple<bool, bool, int, int> key{conflict, !fits_now, npf, rank[static_cast<std::size_t>(mi)]};
+      if (best < 0 || key < best_key) {
+        best = mi;
+        best_key = key;
+      }
+    }
+    return best;
+  }
+
+  void designate(job_rec& j, int ji, int mi) {
+    auto& tab = local[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
+    int& npf = np_free[static_cast<std::size_t>(mi)];
+    if (tab.blocks(npf) > 0) {
+      tab.remove(npf, 1);
+      if (npf - j.order > 0) tab.add(npf - j.order, 1);
+    } else if (tab.nshares(j.order) > 0) {
+      tab.take_shares(j.order, 1);  // a better fair-share group reshaped the table: count it abstractly
+    }
+    npf -= j.order;
+    counted_q[static_cast<std::size_t>(mi)] += j.order;
+    counted_on[static_cast<std::size_t>(mi)].push_back(ji);
+    j.fixed_machines.push_back(mi);
+  }
+
+  void count_fixed(job_rec& j, int ji) {
     const int pool = m.class_pool(j);
     const int cur = m.current(j);
-    auto& tab = local[static_cast<std::size_t>(pool)];
     const std::uint64_t proc_mb = static_cast<std::uint64_t>(j.order) * m.quantum_mb;
     const auto limit = limit_mb(j.item.user);
-    if (j.item.kind != work_kind::job) {
-      if (cur >= 1) {
-        j.given = cur;
-        return;
-      }
-      if (j.cap.cap <= 0) {
-        set_reason(j, reason_code::completed, "its single allocation ended; nothing more is given");
-        return;
-      }
-      if (limit && np_mb[j.item.user] + proc_mb > *limit) {
-        set_reason(j, reason_code::allotment_exceeded, allotment_text(j, *limit));
-        return;
-      }
-      if (tab.nshares(j.order) <= 0) {
-        no_space_reason(j, pool, false);
-        return;
-      }
-      tab.take_shares(j.order, 1);
-      np_mb[j.item.user] += proc_mb;
-      j.given = 1;
+    std::int64_t target = j.item.kind == work_kind::job ? j.cap.cap : (j.cap.cap > 0 ? 1 : 0);
+    if (cur >= target) {
+      j.given = cur;  // non-preemptable work is never shrunk by its count
+      if (cur == 0) set_reason(j, reason_code::completed, "its allocation ended; nothing more is given");
       return;
     }
-    std::int64_t target = j.cap.cap;
     bool allot_limited = false;
     if (limit) {
       const std::int64_t allot_q = static_cast<std::int64_t>(*limit / m.quantum_mb);
@@ -113,13 +145,18 @@ struct counter {
         allot_limited = true;
       }
     }
-    const std::int64_t avail = tab.nshares(j.order);
-    const std::int64_t extra = std::clamp<std::int64_t>(target - cur, 0, avail);
-    if (extra > 0) tab.take_shares(j.order, extra);
-    np_mb[j.item.user] += static_cast<std::uint64_t>(extra) * proc_mb;
-    j.given = cur + static_cast<int>(extra);
-    if (j.given < j.cap.cap) {
-      if (allot_limited && (target - cur) <= extra)
+    int given = cur;
+    while (given < target) {
+      const int mi = pick_fixed_machine(j, ji, pool);
+      if (mi < 0) break;
+      designate(j, ji, mi);
+      np_mb[j.item.user] += proc_mb;
+      ++given;
+    }
+    j.given = given;
+    const std::int64_t wanted = j.item.kind == work_kind::job ? j.cap.cap : 1;
+    if (given < wanted) {
+      if (allot_limited && given == target)
         set_reason(j, reason_code::allotment_exceeded, allotment_text(j, *limit));
       else
         no_space_reason(j, pool, false);
@@ -156,7 +193,7 @@ struct counter {
     for (std::size_t i = 0; i < m.machines.size(); ++i) {
       const auto& mc = m.machines[i];
       if (mc.pool != pool || mc.order < lo || mc.order > hi || !mc.schedulable() || earmarked[i]) continue;
-      if (mc.nonpreemptable_used > 0 || !host_allowed(j, mc)) continue;
+      if (np_free[i] != mc.order || !host_allowed(j, mc)) continue;  // no non-preemptable work on it
       cands.push_back(static_cast<int>(i));
     }
     std::sort(cands.begin(), cands.end(), [&](int a, int b) {
@@ -179,6 +216,7 @@ struct counter {
       earmarked[static_cast<std::size_t>(c)] = 1;
       auto& tab = local[static_cast<std::size_t>(pool)];
       if (tab.blocks(mc.order) > 0) tab.remove(mc.order, 1);
+      np_free[static_cast<std::size_t>(c)] = 0;
       np_mb[j.item.user] += mb;
       j.reserve_machines.push_back(c);
       ++given;
@@ -341,13 +379,27 @@ struct counter {
 }  // namespace
 
 how_much_result how_much(cluster_model& m, const round_input& in) {
-  counter c{m, in, {}, {}, {}, {}, {}, {}};
+  counter c{m, in, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   c.local.assign(m.pools.size(), free_blocks(m.max_order));
   c.earmarked.assign(m.machines.size(), 0);
   c.index_orders();
-  for (const auto& mc : m.machines) {
+  c.np_free.assign(m.machines.size(), -1);
+  c.counted_q.assign(m.machines.size(), 0);
+  c.counted_on.assign(m.machines.size(), {});
+  c.pool_machines.assign(m.pools.size(), {});
+  std::vector<int> by_name(m.machines.size());
+  for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<int>(i);
+  std::sort(by_name.begin(), by_name.end(), [&](int a, int b) {
+    return m.machines[static_cast<std::size_t>(a)].name < m.machines[static_cast<std::size_t>(b)].name;
+  });
+  c.rank.assign(m.machines.size(), 0);
+  for (std::size_t r = 0; r < by_name.size(); ++r) c.rank[static_cast<std::size_t>(by_name[r])] = static_cast<int>(r);
+  for (std::size_t i = 0; i < m.machines.size(); ++i) {
+    const auto& mc = m.machines[i];
     if (!mc.schedulable()) continue;
     const int size = mc.order - mc.nonpreemptable_used;
+    c.np_free[i] = std::max(0, size);
+    c.pool_machines[static_cast<std::size_t>(mc.pool)].push_back(static_cast<int>(i));
     if (size > 0) c.local[static_cast<std::size_t>(mc.pool)].add(size);
   }
   for (const auto& [u, mb] : in.other_pools_nonpreemptable_mb) c.np_mb[u] += mb;
@@ -370,6 +422,7 @@ how_much_result how_much(cluster_model& m, const round_input& in) {
     j.reason = reason_code::none;
     j.reason_text.clear();
     j.reserve_machines.clear();
+    j.fixed_machines.clear();
     if (j.refused || j.cls < 0 || m.classes[static_cast<std::size_t>(j.cls)].pool < 0) continue;
     jobs_of_class[static_cast<std::size_t>(j.cls)].push_back(static_cast<int>(i));
   }
@@ -403,7 +456,7 @@ how_much_result how_much(cluster_model& m, const round_input& in) {
     });
     for (int ji : js) {
       auto& j = m.jobs[static_cast<std::size_t>(ji)];
-      if (pol == policy::fixed_share) c.count_fixed(j);
+      if (pol == policy::fixed_share) c.count_fixed(j, ji);
       else c.count_reserve(j);
     }
     for (int cl : classes) {

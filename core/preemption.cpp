@@ -45,6 +45,38 @@ void plan_preemptions(cluster_model& m) {
       }
     }
   }
+  // Machines a non-preemptable process was counted on get just enough fair-share work preempted.
+  for (auto& j : m.jobs) {
+    if (!j.live || j.fixed_machines.empty()) continue;
+    const int ji = static_cast<int>(&j - m.jobs.data());
+    for (int mc : j.fixed_machines) {
+      auto& mach = m.machines[static_cast<std::size_t>(mc)];
+      int placed_here = 0;
+      for (int s : mach.shares) placed_here += m.shares[static_cast<std::size_t>(s)].job == ji && !m.shares[static_cast<std::size_t>(s)].published;
+      if (placed_here > 0) continue;  // placed this round
+      int freeing = mach.free();
+      for (int s : mach.shares) freeing += m.shares[static_cast<std::size_t>(s)].removing() ? m.shares[static_cast<std::size_t>(s)].order : 0;
+      if (freeing >= j.order) continue;
+      std::vector<int> cands;
+      for (int s : mach.shares) {
+        const auto& sh = m.shares[static_cast<std::size_t>(s)];
+        if (!sh.fixed && !sh.removing() && !sh.blacklisted) cands.push_back(s);
+      }
+      std::sort(cands.begin(), cands.end(), [&](int a, int b) {
+        return investment_less(m, m.shares[static_cast<std::size_t>(a)], m.shares[static_cast<std::size_t>(b)]);
+      });
+      for (int s : cands) {
+        if (freeing >= j.order) break;
+        freeing += m.shares[static_cast<std::size_t>(s)].order;
+        if (!m.shares[static_cast<std::size_t>(s)].published) m.remove_share(s);
+        else m.mark_removing(s, share_status::preempt);
+      }
+      if (j.reason == reason_code::none) {
+        j.reason = reason_code::waiting_for_preemptions;
+        j.reason_text = "Waiting for preemptions.";
+      }
+    }
+  }
   // Then every job above its count sheds the surplus, least investment first.
   std::vector<int> cands;
   for (auto& j : m.jobs) {

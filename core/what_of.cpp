@@ -66,9 +66,18 @@ class placer {
       if (j.needy && j.needy_machine >= 0) needed -= fill(ji, j.needy_machine, needed, false);
       find(ji, pool, needed, true, false);
     } else {
-      const int before = needed;
-      find(ji, pool, needed, false, true);
-      if (needed == before) find(ji, pool, needed, false, false);
+      // Non-preemptable: on the machines How Much counted it on, once there is room (preemption makes it).
+      for (int mc : j.fixed_machines) {
+        if (needed <= 0) break;
+        auto& mach = m_.machines[static_cast<std::size_t>(mc)];
+        if (!mach.schedulable() || mach.free() < j.order || !host_allowed(j, mach)) continue;
+        unindex(mc);
+        auto [id, seq] = m_.new_share_id();
+        m_.add_share(ji, mc, j.order, std::move(id), seq, share_status::new_share);
+        ++m_.round_given;
+        index(mc);
+        --needed;
+      }
     }
   }
 
