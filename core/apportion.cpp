@@ -67,22 +67,41 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
     const std::int64_t total = v.total_qshares();
     if (w_sum <= 0 || total <= 0) break;
 
-    // Deserved qshares: floor of the weighted part, then one leftover qshare each in entity order.
+    // Deserved qshares: the weighted part of the total, water-filled so that an entity wanting less
+    // than its part (in quanta) is deserved exactly its demand and the rest is shared by the others in
+    // the same pass (DUCC: floor(total * w / W) and later passes, which drift); then the floors, and the
+    // leftover qshares one each by largest remainder (ties: entity order; DUCC: entity order).
+    std::vector<char> capped(n, 0);
+    std::int64_t rest = total, w_rest = w_sum;
+    for (bool changed = true; changed && w_rest > 0;) {
+      changed = false;
+      for (std::size_t e = 0; e < n; ++e) {
+        if (!working[e] || capped[e]) continue;
+        std::int64_t demand_q = 0;
+        for (const auto& w : es[e].wanted) demand_q += w.second * w.first;
+        // demand_q <= rest * w / w_rest
+        if (static_cast<__int128>(demand_q) * w_rest <= static_cast<__int128>(rest) * es[e].weight) {
+          capped[e] = 1;
+          deserved[e] = demand_q;
+          rest -= demand_q;
+          w_rest -= es[e].weight;
+          changed = true;
+        }
+      }
+    }
     std::int64_t handed = 0;
     for (std::size_t e = 0; e < n; ++e) {
-      deserved[e] = working[e] ? total * es[e].weight / w_sum : 0;
+      if (working[e] && !capped[e]) deserved[e] = w_rest > 0 ? rest * es[e].weight / w_rest : 0;
+      if (!working[e]) deserved[e] = 0;
       handed += deserved[e];
       pass_given[e] = 0;
       out_of_w[e] = 0;
     }
-    // The leftover qshares go one each by largest remainder of total * w / W (ties: entity order). DUCC
-    // hands them out in entity order, i.e. to the heaviest class first, pass after pass, which can leave a
-    // light entity more than one nshare short (docs/ducc-differences.md).
     std::vector<std::size_t> by_rem;
     for (std::size_t e = 0; e < n; ++e)
-      if (working[e]) by_rem.push_back(e);
+      if (working[e] && !capped[e]) by_rem.push_back(e);
     std::stable_sort(by_rem.begin(), by_rem.end(), [&](std::size_t a, std::size_t b) {
-      return (total * es[a].weight) % w_sum > (total * es[b].weight) % w_sum;
+      return (rest * es[a].weight) % w_rest > (rest * es[b].weight) % w_rest;
     });
     for (std::size_t e : by_rem) {
       if (handed >= total) break;
@@ -139,10 +158,14 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
           taken -= cut;
         }
       }
+      // Each entitlement is rounded half up, largest remainders first while nshares last: an entitlement
+      // of half a process or more still gets a whole one (DUCC's round-up of small entitlements,
+      // UIMA-3664), a sliver of one does not (DUCC gave a whole process for any sliver, which pushes
+      // counts more than one process away from the weighted max-min share).
       if (taken < avail) {
         std::vector<std::size_t> order_by_rem;
         for (std::size_t i = 0; i < parts.size(); ++i)
-          if (parts[i].rem_num > 0) order_by_rem.push_back(i);
+          if (parts[i].rem_num > 0 && 2 * parts[i].rem_num >= parts[i].den) order_by_rem.push_back(i);
         std::stable_sort(order_by_rem.begin(), order_by_rem.end(), [&](std::size_t a, std::size_t b) {
           return static_cast<__int128>(parts[a].rem_num) * parts[b].den >
                  static_cast<__int128>(parts[b].rem_num) * parts[a].den;

@@ -4,11 +4,12 @@
 //
 // It splits free space, given as blocks by size (free_blocks), among entities that each want some number
 // of nshares of one or more orders, by weight, in qshares, while handing out whole processes:
-//   pass loop: deserved = floor(total_qshares * w / W), the leftover qshares one each by largest
-//              remainder; orders from the largest wanted down: each entity's entitlement in processes is
-//              min(nshares(o) * w / W, room / o), whole parts first, the processes left at that order
-//              one each by largest remainder (DUCC: floor(t / o), one whole process when that is 0); the
-//              nshares handed out at an order are removed from the free-block model (take_shares);
+//   pass loop: deserved quanta water-filled by weight over what each entity still wants (floors, then
+//              the leftover quanta by largest remainder); orders from the largest wanted down: each
+//              entity's entitlement in processes is min(nshares(o) * w / W, room / o), whole parts first,
+//              then one more for each remainder of half a process or more, largest first, while nshares
+//              last (DUCC: floor(t / o), one whole process for any sliver); the nshares handed out at an
+//              order are removed from the free-block model (take_shares);
 //   final bonus loop: one nshare to each entity that still wants one at an order with a free block of
 //              exactly that size, until nothing more can be given.
 // Departures from DUCC's code (docs/ducc-differences.md): largest-remainder rounding (DUCC's floors and

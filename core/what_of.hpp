@@ -12,9 +12,9 @@
 //      the spare room only a large job can use and leave capacity idle for good: ducc-rm.md 1.6, F);
 //      non-preemptable groups oldest first.
 // Fair-share work that does not fit in its class's pool descends into nested pools (squatters);
-// non-preemptable work stays in its own pool. FIXED_SHARE first spreads (one per machine, avoiding
-// machines that hold the same service or the same job), then stacks only if spreading placed nothing.
-// RESERVE takes its earmarked machine once it is empty, as one share of the machine's whole order.
+// non-preemptable work stays in its own pool: FIXED_SHARE goes on the machines How Much counted it on
+// (chosen there: spread, fits now, best fit, name) once there is room; RESERVE takes its earmarked
+// machine once it is empty, as one share of the machine's whole order.
 // Machines earmarked for a reservation or for a needy job are skipped by everyone else.
 // New shares are created with status new and unpublished (defragmentation may still hand them over).
 

@@ -2,6 +2,8 @@
 // run of DUCC's own scheduler code) plus the rounding rules they exercise.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include "core/apportion.hpp"
 #include "core/free_blocks.hpp"
 
@@ -123,16 +125,28 @@ TEST_CASE("G: a job larger than every block gets nothing and no error") {
   CHECK(v.total_qshares() == 10);
 }
 
-TEST_CASE("a small entitlement is rounded up to one whole process") {
-  // 5 quanta in one block, three equal entities, one of order 4: deserved 2/2/1 quanta.
-  // The order-4 entity's t = min(2, ceil(1 * 1/3 * 4) = 2) gives floor(2/4) = 0 processes, so it is
-  // rounded up to one whole process (4 quanta).
+TEST_CASE("an entitlement of half a process or more is rounded up to one whole process") {
+  // One 4-block and two 1-blocks (6 quanta); X order 4, Y order 1, equal weights: deserved 3 / 3.
+  // Order 4: nshares(4) = 1, X's entitlement min(1 * 1/2, 3/4) = 0.5 process -> rounded up to 1 (4 quanta).
+  // Order 1: Y takes the two 1-blocks.
+  auto v = blocks({{4, 1}, {1, 2}});
+  std::vector<apportion_entity> es{entity(1, 4, inf), entity(1, 1, inf)};
+  apportion_qshares(es, v);
+  CHECK(es[0].given_total() == 1);
+  CHECK(es[1].given_total() == 2);
+}
+
+TEST_CASE("a sliver of a process is not rounded up (DUCC would)") {
+  // 5 quanta in one block, three equal entities, one of order 4. Its entitlement at order 4 is
+  // min(nshares(4) * 1/3, deserved 2 quanta / 4) = 1/3 process: below one half, so it gets nothing and
+  // the two order-1 entities share the 5 quanta. DUCC's rule (one whole process for any sliver) would
+  // give it 4 of the 5 quanta, 2.4 times its weighted share.
   auto v = blocks({{5, 1}});
   std::vector<apportion_entity> es{entity(1, 4, inf), entity(1, 1, inf), entity(1, 1, inf)};
   apportion_qshares(es, v);
-  CHECK(es[0].given_total() == 1);
-  // the last quantum goes to an order-1 entity
-  CHECK(es[1].given_total() + es[2].given_total() == 1);
+  CHECK(es[0].given_total() == 0);
+  CHECK(es[1].given_total() + es[2].given_total() == 5);
+  CHECK(std::abs(es[1].given_total() - es[2].given_total()) <= 1);
 }
 
 TEST_CASE("nobody is counted past its demand, also by the bonus loop") {
