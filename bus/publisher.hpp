@@ -60,8 +60,9 @@ class publisher {
   publisher& operator=(publisher&&) noexcept;
 
   // Stamps the next envelope for `topic`, encodes the body with `encode` and sends [topic, body] without
-  // blocking. Returns the envelope used (its seq is consumed even when ZeroMQ drops the message: a dropped
-  // message must show up as a gap downstream).
+  // blocking. Returns the envelope used. Its seq is consumed even when ZeroMQ drops the message (a dropped
+  // message must show up as a gap downstream); if `encode` throws, nothing is sent or consumed and the
+  // exception propagates.
   messages::envelope publish_with(std::string_view topic, const encoder& encode);
 
   // publish(topic, msg) for any messages:: type T with `encode(const envelope&, const T&)`.

@@ -163,3 +163,27 @@ TEST_CASE("rmbus-proxy refuses an unknown log level instead of silently logging 
   CHECK(*code != 0);
   CHECK(*code < 128);  // an orderly exit with an error, not a crash
 }
+
+TEST_CASE("a forwarder reports a busy endpoint at construction, and stop is safe in any state") {
+  zmq::context_t ctx;
+  forwarder_options fo;
+  fo.pub_endpoint = "tcp://127.0.0.1:0";
+  fo.sub_endpoint = "tcp://127.0.0.1:0";
+  forwarder first{ctx, fo};
+  first.start();
+  // A second forwarder on the first one's publish side cannot bind it: the error comes out of the
+  // constructor, on the caller's thread, not from a background thread later.
+  forwarder_options clash;
+  clash.pub_endpoint = first.pub_endpoint();
+  clash.sub_endpoint = "tcp://127.0.0.1:0";
+  CHECK_THROWS_AS(forwarder(ctx, clash), zmq::error_t);
+  first.stop();
+  first.stop();  // idempotent
+  forwarder never_started{ctx, fo};
+  never_started.stop();  // closes its sockets without a thread; the context can then be destroyed
+
+  publisher_options nameless;
+  nameless.endpoint = "tcp://127.0.0.1:0";
+  nameless.mode = attach::bind;
+  CHECK_THROWS_AS(publisher(ctx, nameless), std::invalid_argument);
+}
