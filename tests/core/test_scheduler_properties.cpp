@@ -267,7 +267,7 @@ TEST_CASE("stability: an unchanged work map reaches a fixed point and then never
 namespace {
 
 // One order everywhere: every machine and every process of order k, fair-share work only. For each round,
-// calls `visit(scheduler, plan, map, fair, nodes)` with each job's weighted max-min fair share computed independently by
+// calls `visit(scheduler, plan, map, fair, nodes, where)` with each job's weighted max-min fair share computed independently by
 // water-filling (classes by weight, then users equally, then jobs equally, on the jobs' caps).
 template <class Visit>
 void one_order_scenarios(std::uint32_t first_seed, std::uint32_t last_seed, Visit visit) {
@@ -341,7 +341,7 @@ void one_order_scenarios(std::uint32_t first_seed, std::uint32_t last_seed, Visi
         }
       }
       INFO("round " << r);
-      visit(s, plan, map, fair, spec.nodes);
+      visit(s, plan, map, fair, spec.nodes, describe(spec) + ", order " + std::to_string(k) + ", round " + std::to_string(r));
       orch.observe(plan);
     }
   }
@@ -354,7 +354,7 @@ TEST_CASE("one order everywhere: How Much is work-conserving and never counts pa
   // sum of given == min(machines, sum of caps).
   int rounds = 0;
   one_order_scenarios(2001, 2150, [&](const nodepool_scheduler& s, const schedule_plan& plan, const work_map&,
-                                      const std::map<std::string, double>&, int nodes) {
+                                      const std::map<std::string, double>&, int nodes, const std::string&) {
     std::int64_t given = 0, caps = 0;
     for (const auto& jp : plan.jobs) {
       if (jp.status == job_status::refused) continue;
@@ -370,20 +370,21 @@ TEST_CASE("one order everywhere: How Much is work-conserving and never counts pa
 }
 
 // FINDING (reported to the lead; kept strict on purpose, hence [!mayfail] so the suite stays green while the
-// decision is open): DUCC's apportionment, implemented as documented, can leave a class more than one nshare
-// away from its weighted max-min fair share. See the two minimal cases below for the mechanisms.
+// decision is open): the apportionment can leave a job more than one nshare away from its weighted max-min
+// fair share: 7 of 25,936 counts over these seeds (seeds 2045, 2050, 2083, 2087). Mechanism: minimal case 3
+// below. (Two other mechanisms, minimal cases 1 and 2, were fixed by largest-remainder rounding.)
 TEST_CASE("FINDING: with one order everywhere, each count is within one nshare of the max-min fair share",
           "[!mayfail][finding]") {
   int compared = 0;
   std::vector<std::string> violations;
   one_order_scenarios(2001, 2150, [&](const nodepool_scheduler&, const schedule_plan& plan, const work_map& map,
-                                      const std::map<std::string, double>& fair, int) {
+                                      const std::map<std::string, double>& fair, int, const std::string& where) {
     for (const auto& jp : plan.jobs) {
       if (jp.status == job_status::refused) continue;
       const double f = fair.at(jp.id.str());
       if (std::abs(jp.given - f) > 1.0 + 1e-6) {
         std::ostringstream os;
-        os << "job " << jp.id << " class " << map.at(jp.id).class_name << " user " << map.at(jp.id).user
+        os << where << ": job " << jp.id << " class " << map.at(jp.id).class_name << " user " << map.at(jp.id).user
            << ": given " << jp.given << ", max-min fair " << f;
         violations.push_back(os.str());
       }
@@ -391,8 +392,9 @@ TEST_CASE("FINDING: with one order everywhere, each count is within one nshare o
     }
   });
   CHECK(compared > 1000);
-  INFO(violations.size() << " of " << compared << " counts off by more than one nshare; first: "
-                         << (violations.empty() ? std::string("-") : violations.front()));
+  std::string all;
+  for (const auto& v : violations) all += "\n  " + v;
+  INFO(violations.size() << " of " << compared << " counts off by more than one nshare:" << all);
   CHECK(violations.empty());
 }
 
@@ -432,10 +434,43 @@ std::map<std::string, int> counts_for(int machines, int order, const std::vector
   return out;
 }
 
+// The same with every job in one class ("normal"), jobs given as (user, cap): How Much counts by job, in
+// input order (which is also the submission order).
+std::vector<int> job_counts_for(int machines, int order, const std::vector<std::pair<std::string, int>>& jobs) {
+  auto cfg = bench::shipped_config(1024);
+  for (auto& c : cfg.classes) {
+    c.initialization_cap = 1000;
+    c.expand_by_doubling = false;
+    c.use_prediction = false;
+  }
+  nodepool_scheduler s("default", cfg, "p");
+  for (int i = 0; i < machines; ++i) {
+    s.update_machine({machine_id("m" + std::to_string(i)), "", static_cast<std::uint64_t>(order) * 1024, false});
+  }
+  work_map map;
+  for (std::size_t n = 0; n < jobs.size(); ++n) {
+    work_item it;
+    it.id = job_id("j" + std::to_string(n));
+    it.user = user_id(jobs[n].first);
+    it.class_name = "normal";
+    it.memory_mb = static_cast<std::uint64_t>(order) * 1024;
+    it.submitted_ms = static_cast<std::int64_t>(n);
+    it.threads = 1;
+    it.items_total = jobs[n].second;
+    map.emplace(it.id, it);
+  }
+  s.apply_work(map);
+  const auto plan = s.schedule(round_input{});
+  std::vector<int> out;
+  for (std::size_t n = 0; n < jobs.size(); ++n) out.push_back(plan.find(job_id("j" + std::to_string(n)))->given);
+  return out;
+}
+
 }  // namespace
 
-TEST_CASE("FINDING minimal case 1 (order 1): leftover quanta go to the heaviest class first, pass after pass",
-          "[!mayfail][finding]") {
+// Minimal cases 1 and 2 were findings against DUCC's rounding as first implemented; the scheduler now
+// rounds by largest remainder (da5305a, docs/ducc-differences.md) and they are regression tests.
+TEST_CASE("minimal case 1 (order 1): leftover quanta must not go to the heaviest class pass after pass") {
   // 5 machines of order 1; high (weight 200) wants 1, normal (100) wants 13, low (50) wants 14.
   // Max-min fair: level 5/350 per weight unit; high saturates at 1; the other 4 split 100:50
   //   -> high 1, normal 4*100/150 = 2.67, low 4*50/150 = 1.33.
@@ -454,15 +489,36 @@ TEST_CASE("FINDING minimal case 1 (order 1): leftover quanta go to the heaviest 
   CHECK(std::abs(c.at("low") - 4.0 / 3) <= 1.0);
 }
 
-TEST_CASE("FINDING minimal case 2 (order 4): rounding a small entitlement up to a whole process",
-          "[!mayfail][finding]") {
+TEST_CASE("minimal case 2 (order 4): rounding a small entitlement up to a whole process stays within one") {
   // 5 machines of order 4 (20 qshares); urgent (400) wants 1, high (200) wants 13, low (50) wants 5.
   // Max-min fair: urgent saturates at 1; the other 4 processes split 200:50 -> high 3.2, low 0.8.
   // DUCC (documented rule "if floor(t / o) is 0 but t mod o > 0, give one whole process", UIMA-3664/4275)
-  // lets low take a whole order-4 process on a fraction of one in each pass, so the count found by the
-  // search below is high 2, low 2: high is 1.2 below its fair share.
+  // lets low take a whole order-4 process on a fraction of one in each pass: DUCC's rounding gave high 2,
+  // low 2, high 1.2 below its fair share.
   const auto c = counts_for(5, 4, {{"urgent", 1}, {"high", 13}, {"low", 5}});
   CHECK(c.at("urgent") == 1);
   CHECK(std::abs(c.at("high") - 3.2) <= 1.0);
   CHECK(std::abs(c.at("low") - 0.8) <= 1.0);
+}
+
+TEST_CASE("FINDING minimal case 3 (order 1): remainder ties favour the same entity at user and job level",
+          "[!mayfail][finding]") {
+  // One class, 9 machines of order 1. User u0 has jobs a (wants 1), b (wants 4), c (wants 2); user u1 has
+  // job d (wants 10). Max-min fair: users 4.5 / 4.5; within u0: a saturates at 1, b and c 1.75 each; d 4.5.
+  // Seen on seed 2083 of the random property (u000's jobs j000002 / j000006 / j000007 got 1 / 3 / 1).
+  // Mechanism (largest-remainder apportionment, as committed in da5305a):
+  //   users: 9 qshares, deserved 4 each, the leftover ties and goes in entity order -> u0 5, u1 4;
+  //   u0's jobs, pass 1: 5 qshares, deserved floor(5/3) = 1 each, the 2 leftover qshares tie and go in
+  //     entity order -> a 2, b 2, c 1; a takes only 1 (its cap), b 2, c 1; one qshare left;
+  //   pass 2: b and c deserve 0.5 each -> floor 0, the tie goes in entity order again -> b.
+  //   -> a 1, b 3, c 1, d 4: b is 1.25 above its max-min share 1.75 (more than one nshare).
+  // Suggested fix: break remainder ties by what each entity already holds relative to its weight (least
+  // first), or compute each pass's deserved as a cumulative target (held + this pass) rather than an
+  // increment, so room an entity cannot use returns to the others within the same pass.
+  const auto g = job_counts_for(9, 1, {{"u0", 1}, {"u0", 4}, {"u0", 2}, {"u1", 10}});
+  REQUIRE(g.size() == 4);
+  CHECK(g[0] == 1);
+  CHECK(std::abs(g[1] - 1.75) <= 1.0);
+  CHECK(std::abs(g[2] - 1.75) <= 1.0);
+  CHECK(std::abs(g[3] - 4.5) <= 1.0);
 }

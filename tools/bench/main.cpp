@@ -48,6 +48,7 @@ struct run_result {
   std::vector<std::vector<double>> ms;  // [round][phase]
   double unchanged_ms = 0;
   bool unchanged_stable = false;
+  int repeats_to_fixed_point = 0;  // unchanged rounds before the plan stopped changing
   int max_order = 0;
   long shares_at_end = 0;
   long preempted = 0;
@@ -131,9 +132,18 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
     if (round + 1 < rounds) orch.observe(plan);
   }
 
-  // An unchanged round: the same map again, nothing confirmed or ended in between.
+  // An unchanged round: the same map again, nothing confirmed or ended in between. A job still ramping up
+  // (doubling) legitimately grows on an unchanged map, so the map is first repeated until the plan is a
+  // fixed point (at most 20 times); the round timed is the one after that, and it must change nothing.
   core::round_input in;
   in.now_ms = orch.now_ms();
+  for (r.repeats_to_fixed_point = 1; r.repeats_to_fixed_point <= 20; ++r.repeats_to_fixed_point) {
+    sched.apply_work(last_map);
+    auto next = sched.schedule(in);
+    const bool same = next.jobs == plan.jobs;
+    plan = std::move(next);
+    if (same) break;
+  }
   auto t0 = clock_type::now();
   sched.apply_work(last_map);
   const auto again = sched.schedule(in);
@@ -225,7 +235,8 @@ int main(int argc, char** argv) {
         if (no_phases && ph >= p_caps && ph <= p_defrag) continue;
         std::printf("%-18s %12.2f %14.2f\n", phase_names[ph], median(first[ph]), median(med[ph]));
       }
-      std::printf("%-18s %12s %14.2f  (plan identical: %s)\n", "unchanged round", "", median(unchanged),
+      std::printf("%-18s %12s %14.2f  (at the fixed point reached after %d repeat(s); plan identical: %s)\n",
+                  "unchanged round", "", median(unchanged), last.repeats_to_fixed_point,
                   last.unchanged_stable ? "yes" : "NO");
       const double m = median(med[p_round]);
       if (prev_median > 0) {
