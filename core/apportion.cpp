@@ -73,20 +73,27 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
     // leftover qshares one each by largest remainder (ties: entity order; DUCC: entity order).
     std::vector<char> capped(n, 0);
     std::int64_t rest = total, w_rest = w_sum;
-    for (bool changed = true; changed && w_rest > 0;) {
-      changed = false;
+    {
+      // One sweep in order of demand per weight: once an entity's demand exceeds the current level, so
+      // do all after it (removing a capped entity only raises the level).
+      std::vector<std::pair<std::int64_t, std::size_t>> by_need;  // (demand in quanta, entity)
       for (std::size_t e = 0; e < n; ++e) {
-        if (!working[e] || capped[e]) continue;
+        if (!working[e]) continue;
         std::int64_t demand_q = 0;
         for (const auto& w : es[e].wanted) demand_q += w.second * w.first;
-        // demand_q <= rest * w / w_rest
-        if (static_cast<__int128>(demand_q) * w_rest <= static_cast<__int128>(rest) * es[e].weight) {
-          capped[e] = 1;
-          deserved[e] = demand_q;
-          rest -= demand_q;
-          w_rest -= es[e].weight;
-          changed = true;
-        }
+        by_need.emplace_back(demand_q, e);
+      }
+      std::stable_sort(by_need.begin(), by_need.end(), [&](const auto& a, const auto& b) {
+        return static_cast<__int128>(a.first) * es[b.second].weight < static_cast<__int128>(b.first) * es[a.second].weight;
+      });
+      for (const auto& [demand_q, e] : by_need) {
+        if (w_rest <= 0) break;
+        // demand_q <= rest * w / w_rest ?
+        if (static_cast<__int128>(demand_q) * w_rest > static_cast<__int128>(rest) * es[e].weight) break;
+        capped[e] = 1;
+        deserved[e] = demand_q;
+        rest -= demand_q;
+        w_rest -= es[e].weight;
       }
     }
     std::int64_t handed = 0;
@@ -110,6 +117,7 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
     }
 
     bool gave = false;
+    bool first_order_done = false;
     std::int64_t w_cur = w_sum;
     for (auto& [o, refs] : by_order) {
       const std::int64_t avail = v.nshares(o);
@@ -187,12 +195,19 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
         v.take_shares(o, taken);
         gave = true;
       }
-      // Satisfied entities stop diluting the others (once: DUCC subtracted again at every order).
-      for (std::size_t e = 0; e < n; ++e) {
+      // Satisfied entities stop diluting the others (once: DUCC subtracted again at every order). After
+      // the first order only the entities served at this order can have changed.
+      auto retire = [&](std::size_t e) {
         if (working[e] && !out_of_w[e] && deserved[e] - pass_given[e] <= 0) {
           w_cur -= es[e].weight;
           out_of_w[e] = 1;
         }
+      };
+      if (!first_order_done) {
+        for (std::size_t e = 0; e < n; ++e) retire(e);
+        first_order_done = true;
+      } else {
+        for (const auto& r : refs) retire(r.entity);
       }
       if (w_cur <= 0) break;
     }
