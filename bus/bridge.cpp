@@ -1,7 +1,8 @@
 #include "bus/bridge.hpp"
 
-#include <caf/all.hpp>
 #include <spdlog/spdlog.h>
+
+#include <caf/all.hpp>
 
 #include "messages/rm_event.hpp"
 #include "messages/topics.hpp"
@@ -21,7 +22,8 @@ struct publisher_actor_state {
   static inline const char* name = "rmbus.bus.publisher";
 };
 
-caf::behavior publisher_actor(caf::stateful_actor<publisher_actor_state>* self, std::shared_ptr<publisher_box> box) {
+caf::behavior publisher_actor(caf::stateful_actor<publisher_actor_state>* self,
+                              std::shared_ptr<publisher_box> box) {
   self->state.pub = std::move(box->pub);
   return {
       [self](const outbound_message& m) {
@@ -95,7 +97,8 @@ struct bridge::impl {
       handlers.on_bad_message = [target, pa = pub_actor, budget](const bad_message& m) {
         caf::anon_send(target, m);
         if (budget->take()) {
-          caf::anon_send(pa, make_outbound(messages::topics::rm_events, messages::make_bad_message_event(m.error)));
+          caf::anon_send(
+              pa, make_outbound(messages::topics::rm_events, messages::make_bad_message_event(m.error)));
         }
       };
     }
@@ -109,7 +112,8 @@ struct bridge::impl {
   }
 };
 
-bridge::bridge(zmq::context_t& ctx, caf::actor_system& sys, bridge_options options, const caf::actor& inbound_target)
+bridge::bridge(zmq::context_t& ctx, caf::actor_system& sys, bridge_options options,
+               const caf::actor& inbound_target)
     : impl_(std::make_unique<impl>(ctx, sys, std::move(options), inbound_target)) {}
 
 bridge::~bridge() { stop(); }
@@ -129,10 +133,10 @@ bool bridge::stop(std::chrono::milliseconds timeout) {
     caf::scoped_actor self{impl_->sys, true};  // hidden: must not hold up await_all_actors_done (trap 2)
     self->monitor(impl_->pub_actor);
     self->send_exit(impl_->pub_actor, caf::exit_reason::user_shutdown);
-    self->receive([&](const caf::down_msg&) { gone = true; },
-                  caf::after(timeout) >> [&] {
-                    spdlog::error("bus bridge: publisher actor did not exit within {} ms", timeout.count());
-                  });
+    self->receive(
+        [&](const caf::down_msg&) { gone = true; },
+        caf::after(timeout) >>
+            [&] { spdlog::error("bus bridge: publisher actor did not exit within {} ms", timeout.count()); });
   }
   return gone;
 }

@@ -24,14 +24,13 @@
 //
 // Thread-safety: construct and stop() from one thread; publisher_actor() and inbound_stats() from any.
 
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/fwd.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
-
-#include <caf/allowed_unsafe_message_type.hpp>
-#include <caf/fwd.hpp>
 
 #include "bus/bus_message.hpp"
 #include "bus/publisher.hpp"
@@ -50,8 +49,7 @@ struct outbound_message {
 // outbound_message for any messages:: type T with `encode(const envelope&, const T&)`; `msg` is copied in.
 template <class T>
 outbound_message make_outbound(std::string_view topic, T msg) {
-  return {std::string{topic},
-          [m = std::move(msg)](const messages::envelope& env) { return encode(env, m); }};
+  return {std::string{topic}, [m = std::move(msg)](const messages::envelope& env) { return encode(env, m); }};
 }
 
 // Spawns the detached actor that owns `pub` and publishes every outbound_message it receives. The socket
@@ -62,7 +60,7 @@ caf::actor spawn_publisher_actor(caf::actor_system& sys, publisher pub);
 subscriber_handlers deliver_to(const caf::actor& target);
 
 struct bridge_options {
-  publisher_options publish;    // name = this process's src on the bus
+  publisher_options publish;  // name = this process's src on the bus
   subscriber_options subscribe;
   bool publish_bad_message_events = true;  // rm.events kind bad_message, through the publisher actor
   int max_bad_message_events_per_s = 10;   // beyond this, bad messages are still counted but not published
@@ -72,7 +70,8 @@ class bridge {
  public:
   // Connects (or binds) both sockets, spawns the publisher actor and starts the subscriber thread.
   // Throws zmq::error_t on a bad endpoint. `inbound_target` receives bus_message and bad_message.
-  bridge(zmq::context_t& ctx, caf::actor_system& sys, bridge_options options, const caf::actor& inbound_target);
+  bridge(zmq::context_t& ctx, caf::actor_system& sys, bridge_options options,
+         const caf::actor& inbound_target);
   ~bridge();  // stop()
   bridge(const bridge&) = delete;
   bridge& operator=(const bridge&) = delete;

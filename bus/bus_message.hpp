@@ -17,8 +17,8 @@ namespace rmbus::bus {
 
 struct bus_message {
   std::string topic;
-  std::string body;         // the whole MessagePack map, envelope keys included
-  messages::envelope env;   // already decoded from body
+  std::string body;        // the whole MessagePack map, envelope keys included
+  messages::envelope env;  // already decoded from body
 
   friend bool operator==(const bus_message&, const bus_message&) = default;
 };

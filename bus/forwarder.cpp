@@ -1,11 +1,11 @@
 #include "bus/forwarder.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdint>
 #include <stdexcept>
 #include <thread>
 #include <utility>
-
-#include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
 namespace rmbus::bus {
@@ -35,8 +35,8 @@ struct forwarder::impl {
     pub_endpoint = xsub.get(zmq::sockopt::last_endpoint);
     sub_endpoint = xpub.get(zmq::sockopt::last_endpoint);
     // One inproc name per forwarder object; inproc names are per context and freed when the socket closes.
-    const std::string control = "inproc://rmbus.forwarder.control." +
-                                std::to_string(reinterpret_cast<std::uintptr_t>(this));
+    const std::string control =
+        "inproc://rmbus.forwarder.control." + std::to_string(reinterpret_cast<std::uintptr_t>(this));
     control_proxy.bind(control);
     control_owner.connect(control);
   }

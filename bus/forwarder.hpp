@@ -29,7 +29,7 @@ namespace rmbus::bus {
 struct forwarder_options {
   std::string pub_endpoint{default_pub_endpoint};  // XSUB side, bound; publishers connect here
   std::string sub_endpoint{default_sub_endpoint};  // XPUB side, bound; subscribers connect here
-  int hwm = 10000;                                  // per peer, both directions
+  int hwm = 10000;                                 // per peer, both directions
 };
 
 class forwarder {

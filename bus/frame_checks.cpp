@@ -7,7 +7,8 @@ namespace rmbus::bus {
 std::optional<std::string> check_topic(std::string_view topic, std::size_t max_bytes) {
   if (topic.empty()) return std::string{"empty topic"};
   if (topic.size() > max_bytes)
-    return "topic of " + std::to_string(topic.size()) + " bytes exceeds the limit of " + std::to_string(max_bytes);
+    return "topic of " + std::to_string(topic.size()) + " bytes exceeds the limit of " +
+           std::to_string(max_bytes);
   if (!is_valid_utf8(topic)) return std::string{"topic is not valid UTF-8"};
   return std::nullopt;
 }

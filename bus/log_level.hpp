@@ -3,10 +3,10 @@
 // does not know (including upper case) to `off`, which would silently disable logging; here an unknown name
 // is an error the caller reports.
 
+#include <spdlog/common.h>
+
 #include <optional>
 #include <string_view>
-
-#include <spdlog/common.h>
 
 namespace rmbus::bus {
 

@@ -1,9 +1,9 @@
 #include "bus/publisher.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <stdexcept>
 #include <utility>
-
-#include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
 namespace rmbus::bus {
@@ -16,7 +16,8 @@ struct publisher::impl {
   // topic -> last seq; std::less<> so a publish looks the topic up without allocating.
   std::map<std::string, std::uint64_t, std::less<>> seq;
 
-  impl(zmq::context_t& ctx, publisher_options opts) : options(std::move(opts)), socket(ctx, zmq::socket_type::pub) {
+  impl(zmq::context_t& ctx, publisher_options opts)
+      : options(std::move(opts)), socket(ctx, zmq::socket_type::pub) {
     if (options.name.empty()) throw std::invalid_argument("publisher: name (envelope src) must not be empty");
     socket.set(zmq::sockopt::sndhwm, options.sndhwm);
     socket.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
@@ -26,8 +27,8 @@ struct publisher::impl {
       socket.connect(options.endpoint);
     }
     endpoint = socket.get(zmq::sockopt::last_endpoint);
-    spdlog::debug("bus publisher '{}' {} {}", options.name, options.mode == attach::bind ? "bound" : "connected",
-                  endpoint);
+    spdlog::debug("bus publisher '{}' {} {}", options.name,
+                  options.mode == attach::bind ? "bound" : "connected", endpoint);
   }
 };
 
@@ -72,7 +73,8 @@ publisher_stats publisher::stats() const {
 
 std::uint64_t wall_clock_ms() {
   using namespace std::chrono;
-  return static_cast<std::uint64_t>(duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
+  return static_cast<std::uint64_t>(
+      duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count());
 }
 
 }  // namespace rmbus::bus

@@ -35,17 +35,17 @@ class context_t;
 namespace rmbus::bus {
 
 struct publisher_options {
-  std::string name;                                      // envelope `src`; REQUIRES: non-empty
-  std::string endpoint{default_pub_endpoint};            // the forwarder's XSUB side, or where to bind
+  std::string name;                            // envelope `src`; REQUIRES: non-empty
+  std::string endpoint{default_pub_endpoint};  // the forwarder's XSUB side, or where to bind
   attach mode = attach::connect;
-  int sndhwm = 10000;                                    // messages queued per peer before drops start
-  std::chrono::milliseconds linger{500};                 // bound on close; never 0 (drops what is queued)
+  int sndhwm = 10000;                     // messages queued per peer before drops start
+  std::chrono::milliseconds linger{500};  // bound on close; never 0 (drops what is queued)
 };
 
 struct publisher_stats {
-  std::uint64_t published = 0;                           // messages handed to ZeroMQ
-  std::uint64_t refused = 0;                             // sends ZeroMQ refused outright (should stay 0)
-  std::map<std::string, std::uint64_t> last_seq;         // topic -> last seq stamped
+  std::uint64_t published = 0;                    // messages handed to ZeroMQ
+  std::uint64_t refused = 0;                      // sends ZeroMQ refused outright (should stay 0)
+  std::map<std::string, std::uint64_t> last_seq;  // topic -> last seq stamped
 };
 
 class publisher {

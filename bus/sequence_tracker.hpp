@@ -32,7 +32,8 @@ class sequence_tracker {
 
   // REQUIRES: seq >= 1 (the subscriber rejects seq 0 as a bad message before it gets here).
   // `missing` is set to the number of seq numbers skipped when the verdict is gap, else 0.
-  seq_verdict observe(std::string_view src, std::string_view topic, std::uint64_t seq, std::uint64_t& missing);
+  seq_verdict observe(std::string_view src, std::string_view topic, std::uint64_t seq,
+                      std::uint64_t& missing);
 
   std::size_t streams() const { return last_.size(); }
 

@@ -1,13 +1,13 @@
 #include "bus/subscriber.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <atomic>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
-
-#include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
 #include "bus/frame_checks.hpp"
@@ -47,8 +47,8 @@ struct subscriber::impl {
       socket.connect(options.endpoint);
     }
     endpoint = socket.get(zmq::sockopt::last_endpoint);
-    spdlog::debug("bus subscriber '{}' {} {}", options.name, options.mode == attach::bind ? "bound" : "connected",
-                  endpoint);
+    spdlog::debug("bus subscriber '{}' {} {}", options.name,
+                  options.mode == attach::bind ? "bound" : "connected", endpoint);
   }
 
   void run();
@@ -135,18 +135,24 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
         ++stats.gaps;
         stats.missing += missing;
         break;
-      case seq_verdict::restart: ++stats.restarts; break;
-      case seq_verdict::untracked: ++stats.untracked; break;
+      case seq_verdict::restart:
+        ++stats.restarts;
+        break;
+      case seq_verdict::untracked:
+        ++stats.untracked;
+        break;
       case seq_verdict::first:
-      case seq_verdict::in_order: break;
+      case seq_verdict::in_order:
+        break;
     }
   }
   if (verdict == seq_verdict::gap) {
-    spdlog::debug("bus subscriber '{}': {} from '{}' skipped {} message(s) before seq {}", options.name, topic,
-                  env.value().src, missing, env.value().seq);
+    spdlog::debug("bus subscriber '{}': {} from '{}' skipped {} message(s) before seq {}", options.name,
+                  topic, env.value().src, missing, env.value().seq);
   } else if (verdict == seq_verdict::restart) {
-    spdlog::info("bus subscriber '{}': '{}' restarted on {} (seq {} after a higher one); stream starts afresh",
-                 options.name, env.value().src, topic, env.value().seq);
+    spdlog::info(
+        "bus subscriber '{}': '{}' restarted on {} (seq {} after a higher one); stream starts afresh",
+        options.name, env.value().src, topic, env.value().seq);
   }
 
   bus_message msg{std::move(topic), std::move(body), std::move(env).value()};

@@ -36,32 +36,32 @@ class context_t;
 namespace rmbus::bus {
 
 struct subscriber_options {
-  std::string name = "subscriber";                   // for logs only
-  std::string endpoint{default_sub_endpoint};        // the forwarder's XPUB side, or where to bind
+  std::string name = "subscriber";             // for logs only
+  std::string endpoint{default_sub_endpoint};  // the forwarder's XPUB side, or where to bind
   attach mode = attach::connect;
-  std::vector<std::string> topics{""};               // prefix subscriptions; "" = everything
+  std::vector<std::string> topics{""};  // prefix subscriptions; "" = everything
   int rcvhwm = 10000;
-  std::chrono::milliseconds poll_interval{50};       // bound on how long stop() waits for the thread
+  std::chrono::milliseconds poll_interval{50};  // bound on how long stop() waits for the thread
   std::size_t max_topic_bytes = 256;
-  std::size_t max_streams = 65536;                   // (src, topic) pairs tracked for seq accounting
+  std::size_t max_streams = 65536;  // (src, topic) pairs tracked for seq accounting
   messages::decode_limits limits{};
 };
 
 struct subscriber_handlers {
-  std::function<void(bus_message&&)> on_message;            // REQUIRES: set
-  std::function<void(const bad_message&)> on_bad_message;   // optional; bad messages are counted regardless
+  std::function<void(bus_message&&)> on_message;           // REQUIRES: set
+  std::function<void(const bad_message&)> on_bad_message;  // optional; bad messages are counted regardless
 };
 
 // A plain snapshot for metrics and monitors.
 struct subscriber_stats {
-  std::uint64_t received = 0;                        // messages accepted and delivered
-  std::uint64_t gaps = 0;                            // jumps in seq within a (src, topic) stream
-  std::uint64_t missing = 0;                         // seq numbers skipped over by those jumps
-  std::uint64_t restarts = 0;                        // publisher restarts detected
-  std::uint64_t bad_messages = 0;                    // rejected multipart messages
-  std::uint64_t untracked = 0;                       // accepted but beyond max_streams, so not seq-checked
-  std::map<std::string, std::uint64_t> by_topic;     // accepted messages per topic (at most max_streams topics)
-  std::uint64_t other_topics = 0;                    // accepted messages on topics beyond that bound
+  std::uint64_t received = 0;                     // messages accepted and delivered
+  std::uint64_t gaps = 0;                         // jumps in seq within a (src, topic) stream
+  std::uint64_t missing = 0;                      // seq numbers skipped over by those jumps
+  std::uint64_t restarts = 0;                     // publisher restarts detected
+  std::uint64_t bad_messages = 0;                 // rejected multipart messages
+  std::uint64_t untracked = 0;                    // accepted but beyond max_streams, so not seq-checked
+  std::map<std::string, std::uint64_t> by_topic;  // accepted messages per topic (at most max_streams topics)
+  std::uint64_t other_topics = 0;                 // accepted messages on topics beyond that bound
 };
 
 class subscriber {

@@ -8,12 +8,12 @@
 // SIGINT or SIGTERM stops the forwarder cleanly and the process exits 0; a bad argument or an endpoint that
 // cannot be bound exits non-zero with the reason.
 
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdlib>
 #include <string>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
 #include "bus/endpoints.hpp"

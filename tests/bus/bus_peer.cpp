@@ -8,11 +8,11 @@
 // it subscribes to test.to_peer (kinds ping, req, bye).
 // Exit codes: 0 done with no gap seen on test.to_peer; 2 deadline passed; 3 gaps seen; 4 bad arguments.
 
+#include <spdlog/spdlog.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <string>
-
-#include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
 #include "bus/publisher.hpp"

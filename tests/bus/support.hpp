@@ -2,11 +2,11 @@
 // Test helpers for the bus tests: an inbox that subscriber callbacks fill and tests wait on with deadlines,
 // a child process that is always reaped, and a free loopback port. Header-only, test code only.
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <netinet/in.h>
-#include <arpa/inet.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -46,8 +46,9 @@ class inbox {
   }
 
   // Waits until pred(messages, bad) holds or `timeout` passes; returns whether it holds.
-  bool wait_for(const std::function<bool(const std::vector<bus_message>&, const std::vector<bad_message>&)>& pred,
-                std::chrono::milliseconds timeout) {
+  bool wait_for(
+      const std::function<bool(const std::vector<bus_message>&, const std::vector<bad_message>&)>& pred,
+      std::chrono::milliseconds timeout) {
     std::unique_lock lock{mutex_};
     return changed_.wait_for(lock, timeout, [&] { return pred(messages_, bad_); });
   }

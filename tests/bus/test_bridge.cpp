@@ -2,9 +2,8 @@
 // actor publishes through the detached publisher actor, bad bytes reach the actor and become an rm.events
 // bad_message event, and the whole thing shuts down in the documented order without hanging.
 
-#include <catch2/catch.hpp>
-
 #include <caf/all.hpp>
+#include <catch2/catch.hpp>
 #include <msgpack.hpp>
 #include <zmq.hpp>
 

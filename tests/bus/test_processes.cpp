@@ -2,10 +2,8 @@
 // and the standalone rmbus-proxy executable, started, used and stopped by SIGTERM.
 
 #include <catch2/catch.hpp>
-
 #include <csignal>
 #include <string>
-
 #include <zmq.hpp>
 
 #include "bus/forwarder.hpp"
@@ -53,13 +51,17 @@ TEST_CASE("two processes exchange messages over tcp loopback through the forward
   publisher pub{ctx, po};
 
   constexpr std::uint64_t count = 500;
-  child_process peer{{BUS_PEER_PATH, fwd.pub_endpoint(), fwd.sub_endpoint(), std::to_string(count), "peer-1"}};
+  child_process peer{
+      {BUS_PEER_PATH, fwd.pub_endpoint(), fwd.sub_endpoint(), std::to_string(count), "peer-1"}};
 
   // The peer says hello until it hears from us: then our subscription has reached it through the forwarder.
   REQUIRE(in.wait_count("test.from_peer.hello", 1, 20s));
   // We ping until its data starts: then our publications reach it too.
-  REQUIRE(send_until_arrived([&] { pub.publish("test.to_peer", messages::rm_event{"ping", {}}); },
-                             [&](auto t) { return in.wait_count("test.from_peer.data", 1, t); }));
+  REQUIRE(send_until_arrived(
+      [&] {
+        pub.publish("test.to_peer", messages::rm_event{"ping", {}});
+      },
+      [&](auto t) { return in.wait_count("test.from_peer.data", 1, t); }));
   REQUIRE(in.wait_count("test.from_peer.data", count, 20s));
 
   // The whole series, in order: payload n and envelope seq both 1..count, from the peer's name.
@@ -121,15 +123,14 @@ TEST_CASE("rmbus-proxy forwards between processes and exits 0 on SIGTERM") {
     publisher pub{ctx, po};
 
     bool proxy_died = false;
-    const bool warm = send_until_arrived(
-        [&] { pub.publish("proxy.warm", numbered("warm", 0)); },
-        [&](auto t) {
-          if (proxy.wait_exit(0ms).has_value()) {
-            proxy_died = true;
-            return true;  // stop waiting: it could not bind
-          }
-          return in.wait_count("proxy.warm", 1, t);
-        });
+    const bool warm = send_until_arrived([&] { pub.publish("proxy.warm", numbered("warm", 0)); },
+                                         [&](auto t) {
+                                           if (proxy.wait_exit(0ms).has_value()) {
+                                             proxy_died = true;
+                                             return true;  // stop waiting: it could not bind
+                                           }
+                                           return in.wait_count("proxy.warm", 1, t);
+                                         });
     if (proxy_died) {
       WARN("rmbus-proxy exited early (port taken?), attempt " << attempt);
       continue;

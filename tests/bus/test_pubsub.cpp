@@ -2,16 +2,14 @@
 // bad bytes and publisher restarts. Every wait has a deadline; the slow-joiner window is crossed by
 // publishing until the first message arrives, never by sleeping.
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <condition_variable>
+#include <msgpack.hpp>
 #include <mutex>
 #include <optional>
 #include <string>
-
-#include <msgpack.hpp>
 #include <zmq.hpp>
 
 #include "bus/publisher.hpp"
@@ -188,14 +186,12 @@ TEST_CASE("a slow subscriber does not block the publisher, and a reader notices 
   gate_cv.notify_all();
   // A tail message after the burst: seq > burst shows the reader the stream continued past what it lost.
   std::uint64_t next = burst;
-  REQUIRE(send_until_arrived([&] { pub.publish("slow.data", numbered("data", ++next)); },
-                             [&](auto t) {
-                               return in.wait_for(
-                                   [&](const auto& msgs, const auto&) {
-                                     return !msgs.empty() && msgs.back().env.seq > burst;
-                                   },
-                                   t);
-                             }));
+  REQUIRE(send_until_arrived(
+      [&] { pub.publish("slow.data", numbered("data", ++next)); },
+      [&](auto t) {
+        return in.wait_for(
+            [&](const auto& msgs, const auto&) { return !msgs.empty() && msgs.back().env.seq > burst; }, t);
+      }));
 
   const auto seen = in.on_topic("slow.data");
   const auto st = reader.stats();
@@ -211,7 +207,9 @@ TEST_CASE("a slow subscriber does not block the publisher, and a reader notices 
   reader.stop();
 }
 
-TEST_CASE("bytes that are not a valid bus message are counted and reported, and the next good one is still delivered") {
+TEST_CASE(
+    "bytes that are not a valid bus message are counted and reported, and the next good one is still "
+    "delivered") {
   zmq::context_t ctx;
   inbox in;
   subscriber sub{ctx, sub_at("tcp://127.0.0.1:0", attach::bind, {""}), in.handlers()};
@@ -220,8 +218,11 @@ TEST_CASE("bytes that are not a valid bus message are counted and reported, and 
   raw.set(zmq::sockopt::linger, 1000);
   raw.connect(sub.endpoint());
   std::uint64_t warm_seq = 0;
-  REQUIRE(send_until_arrived([&] { send_raw(raw, {"bad.warm", envelope_body(++warm_seq, "raw")}); },
-                             [&](auto t) { return in.wait_count("bad.warm", 1, t); }));
+  REQUIRE(send_until_arrived(
+      [&] {
+        send_raw(raw, {"bad.warm", envelope_body(++warm_seq, "raw")});
+      },
+      [&](auto t) { return in.wait_count("bad.warm", 1, t); }));
 
   // A body whose seq is a string instead of an unsigned integer.
   msgpack::sbuffer wrong_type;
@@ -237,13 +238,13 @@ TEST_CASE("bytes that are not a valid bus message are counted and reported, and 
     pk.pack(std::string{"src"});
     pk.pack(std::string{"raw"});
   }
-  send_raw(raw, {"bad.x", "\xc1 this is not MessagePack"});                              // 1
-  send_raw(raw, {"bad.x", std::string{wrong_type.data(), wrong_type.size()}});           // 2
-  send_raw(raw, {"bad.x", envelope_body(1, "raw"), "a third frame"});                    // 3
-  send_raw(raw, {"bad.lonely"});                                                         // 4
-  send_raw(raw, {"bad.\xff", envelope_body(1, "raw")});                                  // 5
-  send_raw(raw, {"bad.x", envelope_body(0, "raw")});                                     // 6
-  send_raw(raw, {"bad.x", envelope_body(1, "raw")});                                     // the good one
+  send_raw(raw, {"bad.x", "\xc1 this is not MessagePack"});                     // 1
+  send_raw(raw, {"bad.x", std::string{wrong_type.data(), wrong_type.size()}});  // 2
+  send_raw(raw, {"bad.x", envelope_body(1, "raw"), "a third frame"});           // 3
+  send_raw(raw, {"bad.lonely"});                                                // 4
+  send_raw(raw, {"bad.\xff", envelope_body(1, "raw")});                         // 5
+  send_raw(raw, {"bad.x", envelope_body(0, "raw")});                            // 6
+  send_raw(raw, {"bad.x", envelope_body(1, "raw")});                            // the good one
 
   REQUIRE(in.wait_count("bad.x", 1, 20s));
   const auto bad = in.bad();
@@ -327,8 +328,8 @@ TEST_CASE("per-stream and per-topic tables stay bounded whatever topics and name
   pub.publish("tb.c", numbered("x", 1));
   pub.publish("tb.d", numbered("x", 1));
   pub.publish("tb.c", numbered("x", 2));
-  REQUIRE(in.wait_for([](const auto& msgs, const auto&) { return msgs.size() >= 5 && msgs.back().topic == "tb.c"; },
-                      20s));
+  REQUIRE(in.wait_for(
+      [](const auto& msgs, const auto&) { return msgs.size() >= 5 && msgs.back().topic == "tb.c"; }, 20s));
   const auto st = sub.stats();
   const auto a_seen = in.on_topic("tb.a").size();
   // Still delivered, all of them: tb.a (a_seen) + tb.b + tb.c twice + tb.d.

@@ -72,7 +72,10 @@ TEST_CASE("the stream table is bounded, and streams beyond it are untracked") {
 TEST_CASE("topics must be non-empty, bounded, valid UTF-8") {
   using rmbus::bus::check_topic;
   CHECK_FALSE(check_topic("rm.state", 256).has_value());
-  CHECK_FALSE(check_topic("agent.h\xc3\xa9" "artbeat", 256).has_value());  // é is fine
+  CHECK_FALSE(check_topic("agent.h\xc3\xa9"
+                          "artbeat",
+                          256)
+                  .has_value());  // é is fine
   CHECK(check_topic("", 256).value() == "empty topic");
   CHECK(check_topic("abcdef", 5).value() == "topic of 6 bytes exceeds the limit of 5");
   CHECK(check_topic("rm.\xff", 256).value() == "topic is not valid UTF-8");
@@ -85,7 +88,9 @@ TEST_CASE("topics must be non-empty, bounded, valid UTF-8") {
 TEST_CASE("printable_topic escapes hostile bytes and cuts long topics") {
   using rmbus::bus::printable_topic;
   CHECK(printable_topic("rm.state", 64) == "rm.state");
-  CHECK(printable_topic("a\x01" "b\xff\\", 64) == "a\\x01b\\xff\\x5c");
+  CHECK(printable_topic("a\x01"
+                        "b\xff\\",
+                        64) == "a\\x01b\\xff\\x5c");
   CHECK(printable_topic("abcdefgh", 3) == "abc...");
 }
 
