@@ -243,3 +243,39 @@ TEST_CASE("a reservation clears fair-share work off its machine by preemption") 
   CHECK(h.count("f") == 4);
   CHECK(h.no_machine_overbooked());
 }
+
+TEST_CASE("A, C and D through the scheduler") {
+  {
+    harness h(one_pool({fair_class("normal")}));
+    h.machines("n", 10, 1);
+    h.job("j1", "u1", "normal", 1);
+    h.job("j2", "u2", "normal", 1);
+    h.round();
+    // A: 10 order-1 machines, two equal users: 5 / 5
+    CHECK(h.count("j1") == 5);
+    CHECK(h.count("j2") == 5);
+  }
+  {
+    harness h(one_pool({fair_class("cx"), fair_class("cy")}));
+    h.machines("n", 4, 4);
+    h.job("x", "u1", "cx", 1);
+    h.job("y", "u2", "cy", 2);
+    h.round();
+    // C: 4 order-4 machines; X order 1 and Y order 2 get 8 quanta each: 8 and 4 processes, all placed
+    CHECK(h.count("x") == 8);
+    CHECK(h.count("y") == 4);
+    CHECK(h.no_machine_overbooked());
+  }
+  {
+    harness h(one_pool({fair_class("normal")}));
+    h.machines("n", 11, 1);
+    h.job("a", "ua", "normal", 1);
+    h.job("b", "ub", "normal", 1);
+    h.job("c", "uc", "normal", 1);
+    h.round();
+    // D: 11 quanta over three equal users: floor 3 each, the 2 leftover quanta to the first two by name
+    CHECK(h.count("a") == 4);
+    CHECK(h.count("b") == 4);
+    CHECK(h.count("c") == 3);
+  }
+}
