@@ -1,0 +1,267 @@
+// Admin: the commands of the admin endpoint (docs/protocol.md, "admin"), answered by asking the actors that
+// know. The REP socket's thread (actors/runtime.cpp) hands each request body here as (admin, body) and waits
+// for the reply body; this actor never blocks: it fans a query out on rm.internal.query.<pool> (or
+// rm.internal.vary to eviction), gathers the answers on rm.internal.answer, and replies when all have come or
+// the deadline passes (then it names the pools that did not answer). A malformed request gets an error reply
+// naming what is wrong; nothing hangs.
+#include <map>
+#include <set>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/detail/spawn.hpp"
+#include "config/config_error.hpp"
+#include "core/nodepool_scheduler.hpp"
+#include "messages/admin.hpp"
+#include "messages/topics.hpp"
+
+namespace rmbus::actors {
+
+namespace {
+
+struct pending_query {
+  caf::response_promise promise;
+  std::string cmd;
+  std::set<std::string> expected;
+  std::map<std::string, value::map> answers;
+};
+
+struct admin_state {
+  actor_env env;
+  std::function<config::rm_config()> reload;
+  envelope_stamper stamper{"admin"};
+  std::uint64_t next_qid = 1;
+  std::map<std::uint64_t, pending_query> pending;
+  std::uint64_t cycle = 0;  // last round started
+  std::int64_t started_ms = 0;
+  static inline const char* name = "rmbus.admin";
+};
+
+using admin_actor = caf::stateful_actor<admin_state>;
+
+std::string reply_body(admin_actor* self, bool ok, std::string error, value::map results = {}) {
+  messages::admin_reply r;
+  r.ok = ok;
+  r.error = ok ? std::string{} : std::move(error);
+  if (!ok && r.error.empty()) r.error = "failed";
+  r.results = std::move(results);
+  return messages::encode(self->state.stamper.next(messages::topics::admin), r);
+}
+
+std::vector<std::string> top_pools(const config::rm_config& cfg) {
+  std::vector<std::string> out;
+  for (const auto& p : cfg.scheduling.nodepools)
+    if (p.parent.empty()) out.push_back(p.name);
+  return out;
+}
+
+void finish(admin_actor* self, std::uint64_t qid, bool timed_out) {
+  auto& st = self->state;
+  auto it = st.pending.find(qid);
+  if (it == st.pending.end()) return;
+  auto q = std::move(it->second);
+  st.pending.erase(it);
+  std::vector<std::string> silent;
+  for (const auto& e : q.expected)
+    if (!q.answers.count(e)) silent.push_back(e);
+  std::string missing;
+  for (const auto& s : silent) missing += (missing.empty() ? "" : ", ") + s;
+  if (q.cmd == "vary_off" || q.cmd == "vary_on") {
+    if (timed_out) {
+      q.promise.deliver(reply_body(self, false, "the eviction actor did not answer"));
+      return;
+    }
+    auto& r = q.answers["eviction"];
+    std::string unknown;
+    if (const auto* u = array_of(r, "unknown"))
+      for (const auto& n : *u)
+        if (const auto* s = n.as_string()) unknown += (unknown.empty() ? "" : ", ") + *s;
+    q.promise.deliver(reply_body(self, unknown.empty(), "unknown node(s): " + unknown, r));
+    return;
+  }
+  if (q.cmd == "explain" || q.cmd == "whatif") {
+    for (auto& [pool, a] : q.answers) {
+      const auto* e = map_of(a, "explanation");
+      if (!str_of(a, "error").empty()) {
+        q.promise.deliver(reply_body(self, false, str_of(a, "error")));
+        return;
+      }
+      if (q.cmd == "whatif" || (e != nullptr && bool_of(*e, "known"))) {
+        a["pool"] = value{pool};
+        q.promise.deliver(reply_body(self, true, {}, std::move(a)));
+        return;
+      }
+    }
+    q.promise.deliver(reply_body(self, false,
+                                 timed_out ? "no answer from pool(s): " + missing : "the job is not known to any pool"));
+    return;
+  }
+  // qload, qoccupancy: one entry per pool.
+  value::array pools;
+  for (auto& [pool, a] : q.answers) {
+    a["pool"] = value{pool};
+    pools.emplace_back(std::move(a));
+  }
+  value::map results;
+  results["pools"] = value{std::move(pools)};
+  if (!silent.empty()) {
+    q.promise.deliver(reply_body(self, false, "no answer from pool(s): " + missing, std::move(results)));
+    return;
+  }
+  q.promise.deliver(reply_body(self, true, {}, std::move(results)));
+}
+
+void ask(admin_actor* self, pending_query q, const std::string& topic_of_all, value::map fields) {
+  auto& st = self->state;
+  const auto qid = st.next_qid++;
+  fields["qid"] = value{qid};
+  if (topic_of_all == topics::vary) {
+    route_internal(self, st.env.router, st.stamper, std::string{topics::vary}, fields);
+  } else {
+    for (const auto& pool : q.expected) route_internal(self, st.env.router, st.stamper, query_topic(pool), fields);
+  }
+  st.pending.emplace(qid, std::move(q));
+  const auto deadline = std::chrono::milliseconds(std::clamp<std::int64_t>(st.env.cfg->runtime.round_timeout_ms, 1000, 5000));
+  self->delayed_send(self, deadline, atoms::timeout::value, qid);
+}
+
+void on_request(admin_actor* self, const std::string& body) {
+  auto& st = self->state;
+  auto rp = self->make_response_promise();
+  auto req = messages::decode_admin_request(messages::topics::admin, body, limits_of(*st.env.cfg));
+  if (!req) {
+    rp.deliver(reply_body(self, false, req.error().message()));
+    return;
+  }
+  const auto& cmd = req.value().cmd;
+  auto args = messages::arguments(req.value());
+  namespace ac = messages::admin_commands;
+  pending_query q{rp, cmd, {}, {}};
+  if (cmd == ac::status) {
+    value::map r;
+    r["instance"] = value{st.env.instance};
+    r["cycle"] = value{st.cycle};
+    r["uptime_ms"] = value{static_cast<std::uint64_t>(wall_clock_ms() - st.started_ms)};
+    value::array pools;
+    for (const auto& p : top_pools(*st.env.cfg)) pools.emplace_back(p);
+    r["pools"] = value{std::move(pools)};
+    rp.deliver(reply_body(self, true, {}, std::move(r)));
+  } else if (cmd == ac::vary_off || cmd == ac::vary_on) {
+    auto nodes = args.get_string_list("nodes");
+    if (!nodes) {
+      rp.deliver(reply_body(self, false, nodes.error().message()));
+      return;
+    }
+    value::array list;
+    for (const auto& n : nodes.value()) list.emplace_back(n);
+    value::map f;
+    f["op"] = value{cmd};
+    f["nodes"] = value{std::move(list)};
+    q.expected = {"eviction"};
+    ask(self, std::move(q), std::string{topics::vary}, std::move(f));
+  } else if (cmd == ac::qload || cmd == ac::qoccupancy || cmd == ac::explain) {
+    value::map a;
+    if (cmd == ac::explain) {
+      auto job = args.get_string("job");
+      if (!job) {
+        rp.deliver(reply_body(self, false, job.error().message()));
+        return;
+      }
+      a["job"] = value{job.value()};
+    }
+    for (const auto& p : top_pools(*st.env.cfg)) q.expected.insert(p);
+    value::map f;
+    f["cmd"] = value{cmd};
+    f["args"] = value{std::move(a)};
+    ask(self, std::move(q), {}, std::move(f));
+  } else if (cmd == ac::whatif) {
+    auto w = messages::whatif_work(req.value(), limits_of(*st.env.cfg));
+    if (!w) {
+      rp.deliver(reply_body(self, false, w.error().message()));
+      return;
+    }
+    // The pool that owns the item's class answers (the same routing as the work map's).
+    const auto& cfg = st.env.cfg->scheduling;
+    std::string pool;
+    for (const auto& c : cfg.classes) {
+      const bool named = !w.value().class_name.empty() && c.name == w.value().class_name;
+      const bool by_default = w.value().class_name.empty() && c.is_default &&
+                              (w.value().kind == messages::work_kind::job) == (c.policy == core::policy::fair_share);
+      if ((named || by_default) && pool.empty()) pool = core::top_level_of(cfg, c.nodepool);
+    }
+    if (pool.empty()) {
+      rp.deliver(reply_body(self, false, "work.class: no such class '" + w.value().class_name + "'"));
+      return;
+    }
+    value::map a;
+    a["work"] = to_value(w.value());
+    q.expected = {pool};
+    value::map f;
+    f["cmd"] = value{cmd};
+    f["args"] = value{std::move(a)};
+    ask(self, std::move(q), {}, std::move(f));
+  } else if (cmd == ac::reconfigure) {
+    try {
+      auto fresh = st.reload();  // validates; every process then reloads its own copy
+      (void)fresh;
+    } catch (const config::config_error& e) {
+      std::string all;
+      for (const auto& i : e.issues()) all += (all.empty() ? "" : "; ") + i.file + ":" + std::to_string(i.line) + ": " + i.message;
+      rp.deliver(reply_body(self, false, "configuration not reloaded: " + all));
+      return;
+    } catch (const std::exception& e) {
+      rp.deliver(reply_body(self, false, std::string{"configuration not reloaded: "} + e.what()));
+      return;
+    }
+    route_internal(self, st.env.router, st.stamper, std::string{topics::reconfigure}, {});
+    rp.deliver(reply_body(self, true, {}));
+  } else {
+    rp.deliver(reply_body(self, false,
+                          "unknown command '" + cmd +
+                              "' (known: vary_off, vary_on, qload, qoccupancy, explain, whatif, reconfigure, status)"));
+  }
+}
+
+caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_config()> reload) {
+  auto& st = self->state;
+  st.env = env;
+  st.reload = std::move(reload);
+  st.stamper = envelope_stamper{env.src("admin")};
+  st.started_ms = wall_clock_ms();
+  const auto me = caf::actor_cast<caf::actor>(self);
+  self->send(env.router, atoms::subscribe::value, std::string{topics::answer}, me);
+  self->send(env.router, atoms::subscribe::value, std::string{topics::round}, me);
+  return {
+      [self](atoms::admin, const std::string& body) { on_request(self, body); },
+      [self](atoms::deliver, const std::string& topic, const std::string& body) {
+        auto& st = self->state;
+        auto msg = decode_internal(topic, body, limits_of(*st.env.cfg));
+        if (!msg) return;
+        auto& f = msg.value().fields;
+        if (topic == topics::round) {
+          st.cycle = uint_of(f, "cycle");
+          return;
+        }
+        const auto qid = uint_of(f, "qid");
+        auto it = st.pending.find(qid);
+        if (it == st.pending.end()) return;
+        const auto from = str_of(f, "from");
+        const auto* r = map_of(f, "result");
+        it->second.answers[from] = r != nullptr ? *r : value::map{};
+        bool all = true;
+        for (const auto& e : it->second.expected) all = all && it->second.answers.count(e);
+        if (all) finish(self, qid, false);
+      },
+      [self](atoms::timeout, std::uint64_t qid) { finish(self, qid, true); },
+      [self](atoms::reset, config_ptr cfg) { self->state.env.cfg = std::move(cfg); },
+  };
+}
+
+}  // namespace
+
+caf::actor spawn_admin(caf::actor_system& sys, actor_env env, std::function<config::rm_config()> reload) {
+  return sys.spawn(admin, std::move(env), std::move(reload));
+}
+
+}  // namespace rmbus::actors

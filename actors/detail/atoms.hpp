@@ -1,0 +1,27 @@
+#pragma once
+// The CAF atoms the actors speak among themselves inside one process. Included only by actors/*.cpp: CAF
+// headers are heavy, so no widely included header pulls them in.
+//
+// Everything that carries RM data between actors is an encoded internal message (actors/internal.hpp)
+// travelling as (deliver_atom, topic, body); the atoms below are only the verbs of that plumbing and of
+// local housekeeping (timers, shutdown, admin requests from the REP thread).
+
+#include <caf/atom.hpp>
+
+namespace rmbus::actors::atoms {
+
+using route = caf::atom_constant<caf::atom("route")>;        // actor -> router: (topic, body) to deliver
+using deliver = caf::atom_constant<caf::atom("deliver")>;    // router -> actor: (topic, body)
+using inbound = caf::atom_constant<caf::atom("inbound")>;    // bus thread -> router: (topic, body, src)
+using subscribe = caf::atom_constant<caf::atom("subscribe")>;  // (prefix, actor)
+using publish = caf::atom_constant<caf::atom("publish")>;    // router -> outbound: (topic, body)
+using tick = caf::atom_constant<caf::atom("tick")>;          // timers
+using timeout = caf::atom_constant<caf::atom("timeout")>;    // round / query deadlines: (id)
+using ready = caf::atom_constant<caf::atom("ready")>;        // init-stability timer fired
+using admin = caf::atom_constant<caf::atom("admin")>;        // REP thread -> admin actor: (body) -> body
+using hup = caf::atom_constant<caf::atom("hup")>;            // SIGHUP -> control: reconfigure
+using stop = caf::atom_constant<caf::atom("stop")>;          // control: quit every actor it spawned
+using reset = caf::atom_constant<caf::atom("reset")>;        // control -> actor: (config ptr) after reload
+using bad = caf::atom_constant<caf::atom("bad")>;            // bus thread -> router: (topic, field, what)
+
+}  // namespace rmbus::actors::atoms

@@ -1,0 +1,57 @@
+#pragma once
+// What every actor of one process is given at spawn: the router it sends through, the process's instance
+// name (the prefix of every `src` it stamps, so echoes of its own messages can be told apart on the bus),
+// and the resolved configuration. Included only by actors/*.cpp (CAF headers are heavy).
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <caf/actor.hpp>
+#include <caf/allowed_unsafe_message_type.hpp>
+
+#include "actors/detail/atoms.hpp"
+#include "actors/internal.hpp"
+#include "config/rm_config.hpp"
+#include "messages/envelope.hpp"
+
+namespace rmbus::actors {
+
+using config_ptr = std::shared_ptr<const config::rm_config>;
+
+struct actor_env {
+  caf::actor router;
+  std::string instance;  // unique per process run, e.g. "rmbus.4711.kx3a9z"
+  config_ptr cfg;
+
+  // The `src` an actor stamps: "<instance>:<role>", so per-(src, topic) sequence numbers stay one stream.
+  std::string src(std::string_view role) const { return instance + ":" + std::string{role}; }
+};
+
+inline messages::decode_limits limits_of(const config::rm_config& cfg) {
+  messages::decode_limits l;
+  l.max_body_bytes = cfg.runtime.limits.max_body_bytes;
+  l.max_string_bytes = cfg.runtime.limits.max_string_bytes;
+  l.max_array_len = cfg.runtime.limits.max_array_len;
+  l.max_map_len = cfg.runtime.limits.max_map_len;
+  l.max_depth = cfg.runtime.limits.max_depth;
+  return l;
+}
+
+// Sends one encoded message through the router (local delivery, and the bus where it must go).
+template <class Self>
+void route(Self* self, const caf::actor& router, std::string topic, std::string body) {
+  self->send(router, atoms::route::value, std::move(topic), std::move(body));
+}
+
+// Encodes and routes an internal message stamped by `stamper`.
+template <class Self>
+void route_internal(Self* self, const caf::actor& router, envelope_stamper& stamper,
+                           std::string topic, value::map fields) {
+  auto body = encode_internal(stamper.next(topic), std::move(fields));
+  route(self, router, std::move(topic), std::move(body));
+}
+
+}  // namespace rmbus::actors
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(rmbus::actors::config_ptr)

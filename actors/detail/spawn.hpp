@@ -1,0 +1,30 @@
+#pragma once
+// Spawn functions of the actors, one per actor file. Each actor subscribes itself at the router on start.
+// Included only by actors/*.cpp.
+
+#include <functional>
+#include <string>
+
+#include <caf/actor.hpp>
+#include <caf/fwd.hpp>
+
+#include "actors/detail/env.hpp"
+
+namespace rmbus::actors {
+
+// router.cpp: local delivery by topic prefix; `outbound` (may be invalid) publishes on the bus.
+caf::actor spawn_router(caf::actor_system& sys, caf::actor outbound, std::string instance, bool split);
+// heartbeat_intake.cpp
+caf::actor spawn_heartbeat_intake(caf::actor_system& sys, actor_env env);
+// workmap_diff.cpp
+caf::actor spawn_workmap_diff(caf::actor_system& sys, actor_env env);
+// pool_scheduler.cpp: the scheduler of one top-level pool.
+caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool);
+// eviction.cpp
+caf::actor spawn_eviction(caf::actor_system& sys, actor_env env);
+// publication.cpp
+caf::actor spawn_publication(caf::actor_system& sys, actor_env env);
+// admin.cpp: `reload` loads the configuration from its source again (throws config::config_error).
+caf::actor spawn_admin(caf::actor_system& sys, actor_env env, std::function<config::rm_config()> reload);
+
+}  // namespace rmbus::actors

@@ -1,0 +1,298 @@
+#include "actors/runtime.hpp"
+
+#include <atomic>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include <unistd.h>
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "actors/detail/spawn.hpp"
+#include "bus/bridge.hpp"
+#include "bus/forwarder.hpp"
+#include "messages/admin.hpp"
+#include "messages/topics.hpp"
+
+namespace rmbus::actors {
+
+bool roles::everything() const { return intake && diff && eviction && publisher && admin && all_pools; }
+
+roles parse_roles(std::string_view list, const config::rm_config& cfg) {
+  roles r;
+  std::size_t start = 0;
+  bool any = false;
+  while (start <= list.size()) {
+    auto end = list.find(',', start);
+    if (end == std::string_view::npos) end = list.size();
+    auto item = list.substr(start, end - start);
+    start = end + 1;
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) {
+      if (end == list.size()) break;
+      throw std::invalid_argument("--roles: empty entry in '" + std::string{list} + "'");
+    }
+    any = true;
+    if (item == "all") {
+      r.intake = r.diff = r.eviction = r.publisher = r.admin = r.all_pools = true;
+    } else if (item == "intake") {
+      r.intake = true;
+    } else if (item == "diff") {
+      r.diff = true;
+    } else if (item == "eviction") {
+      r.eviction = true;
+    } else if (item == "publisher") {
+      r.publisher = true;
+    } else if (item == "admin") {
+      r.admin = true;
+    } else if (item == "scheduler") {
+      r.all_pools = true;
+    } else if (item.rfind("scheduler:", 0) == 0) {
+      const std::string pool{item.substr(10)};
+      bool top = false;
+      for (const auto& p : cfg.scheduling.nodepools) top = top || (p.name == pool && p.parent.empty());
+      if (!top) throw std::invalid_argument("--roles: '" + pool + "' is not a top-level nodepool of the configuration");
+      r.pools.push_back(pool);
+    } else {
+      throw std::invalid_argument("--roles: unknown role '" + std::string{item} +
+                                  "' (known: all, intake, diff, scheduler, scheduler:POOL, eviction, publisher, admin)");
+    }
+    if (end == list.size()) break;
+  }
+  if (!any) throw std::invalid_argument("--roles: no role given");
+  return r;
+}
+
+namespace {
+
+// ---- control: spawns the role actors of this process and reconfigures them -------------------------
+
+struct control_state {
+  actor_env env;
+  roles run;
+  std::function<config::rm_config()> reload;
+  std::vector<caf::actor> fixed;               // intake, diff, eviction, publication, admin
+  std::map<std::string, caf::actor> schedulers;
+  envelope_stamper stamper{"control"};
+  static inline const char* name = "rmbus.control";
+};
+
+using control_actor = caf::stateful_actor<control_state>;
+
+void spawn_schedulers(control_actor* self) {
+  auto& st = self->state;
+  for (const auto& p : st.env.cfg->scheduling.nodepools) {
+    if (!p.parent.empty()) continue;
+    const bool mine = st.run.all_pools || std::find(st.run.pools.begin(), st.run.pools.end(), p.name) != st.run.pools.end();
+    if (mine) st.schedulers[p.name] = spawn_pool_scheduler(self->system(), st.env, p.name);
+  }
+}
+
+caf::behavior control(control_actor* self, actor_env env, roles run, std::function<config::rm_config()> reload,
+                      std::vector<caf::actor> fixed) {
+  auto& st = self->state;
+  st.env = env;
+  st.run = std::move(run);
+  st.reload = std::move(reload);
+  st.fixed = std::move(fixed);
+  st.stamper = envelope_stamper{env.src("control")};
+  spawn_schedulers(self);
+  self->send(env.router, atoms::subscribe::value, std::string{topics::reconfigure}, caf::actor_cast<caf::actor>(self));
+  return {
+      [self](atoms::deliver, const std::string&, const std::string&) {
+        // rm.internal.reconfigure: reload our own copy, reset every local actor, start fresh schedulers
+        // (they recover the running work from the next work map).
+        auto& st = self->state;
+        config_ptr cfg;
+        try {
+          cfg = std::make_shared<const config::rm_config>(st.reload());
+        } catch (const std::exception& e) {
+          spdlog::error("reconfiguration failed, keeping the running configuration: {}", e.what());
+          return;
+        }
+        spdlog::info("reconfiguring");
+        st.env.cfg = cfg;
+        for (auto& [pool, a] : st.schedulers) self->send_exit(a, caf::exit_reason::user_shutdown);
+        st.schedulers.clear();
+        spawn_schedulers(self);
+        for (const auto& a : st.fixed) self->send(a, atoms::reset::value, cfg);
+      },
+      [self](atoms::hup) {
+        auto& st = self->state;
+        try {
+          (void)st.reload();  // validate before telling everyone
+        } catch (const std::exception& e) {
+          spdlog::error("SIGHUP: configuration not reloaded: {}", e.what());
+          return;
+        }
+        route_internal(self, st.env.router, st.stamper, std::string{topics::reconfigure}, {});
+      },
+      [self](atoms::stop) {
+        auto& st = self->state;
+        for (auto& [pool, a] : st.schedulers) self->send_exit(a, caf::exit_reason::user_shutdown);
+        for (auto& a : st.fixed) self->send_exit(a, caf::exit_reason::user_shutdown);
+        st.schedulers.clear();
+        st.fixed.clear();
+        self->quit();
+      },
+  };
+}
+
+std::string make_instance() {
+  static const char* digits = "0123456789abcdefghijklmnopqrstuvwxyz";
+  auto ms = static_cast<std::uint64_t>(wall_clock_ms());
+  std::string s;
+  do {
+    s.insert(s.begin(), digits[ms % 36]);
+    ms /= 36;
+  } while (ms > 0);
+  return "rmbus." + std::to_string(::getpid()) + "." + s;
+}
+
+caf::actor_system_config& with_threads(caf::actor_system_config& cfg, int threads) {
+  cfg.set("scheduler.max-threads", threads);
+  return cfg;
+}
+
+}  // namespace
+
+struct runtime::impl {
+  // Declaration order is destruction order reversed: the context outlives every socket (deps.md trap 5).
+  zmq::context_t ctx;
+  caf::actor_system_config caf_cfg;
+  std::optional<caf::actor_system> sys;
+  std::optional<bus::forwarder> fwd;
+  std::optional<bus::bridge> bridge;
+  runtime_options opt;
+  std::string instance;
+  caf::actor router;
+  caf::actor control;
+  caf::actor admin;
+  std::optional<zmq::socket_t> rep;
+  std::thread rep_thread;
+  std::atomic<bool> stopping{false};
+  bool stopped = false;
+
+  void serve_admin();
+};
+
+void runtime::impl::serve_admin() {
+  caf::scoped_actor self{*sys, true};
+  while (!stopping.load()) {
+    zmq::pollitem_t items[] = {{rep->handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::poll(items, 1, std::chrono::milliseconds(100));
+    if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
+    std::vector<zmq::message_t> frames;
+    if (!zmq::recv_multipart(*rep, std::back_inserter(frames), zmq::recv_flags::dontwait)) continue;
+    std::string reply;
+    if (frames.size() != 1) {
+      messages::admin_reply r;
+      r.ok = false;
+      r.error = "an admin request is one frame, got " + std::to_string(frames.size());
+      reply = messages::encode(messages::envelope{1, 0, 0, instance + ":admin"}, r);
+    } else {
+      self->request(admin, std::chrono::seconds(8), atoms::admin::value, frames[0].to_string())
+          .receive([&](std::string& body) { reply = std::move(body); },
+                   [&](caf::error& err) {
+                     messages::admin_reply r;
+                     r.ok = false;
+                     r.error = "the RM did not answer in time (" + to_string(err) + ")";
+                     reply = messages::encode(messages::envelope{1, 0, 0, instance + ":admin"}, r);
+                   });
+    }
+    rep->send(zmq::buffer(reply), zmq::send_flags::none);
+  }
+}
+
+runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
+  auto& m = *impl_;
+  m.opt = std::move(options);
+  m.instance = make_instance();
+  m.sys.emplace(with_threads(m.caf_cfg, std::max(1, m.opt.threads)));
+  const auto& rt = m.opt.cfg.runtime;
+  if (m.opt.embedded_forwarder) {
+    bus::forwarder_options fo;
+    fo.pub_endpoint = rt.bus_pub;
+    fo.sub_endpoint = rt.bus_sub;
+    m.fwd.emplace(m.ctx, fo);
+    m.fwd->start();
+  }
+  const bool split = !m.opt.run.everything();
+  m.router = spawn_router(*m.sys, caf::actor{}, m.instance, split);
+
+  bus::bridge_options bo;
+  bo.publish.name = m.instance + ":bus";
+  bo.publish.endpoint = rt.bus_pub;
+  bo.subscribe.name = m.instance;
+  bo.subscribe.endpoint = rt.bus_sub;
+  bo.subscribe.topics.clear();
+  if (m.opt.run.intake) bo.subscribe.topics.emplace_back(messages::topics::heartbeat);
+  if (m.opt.run.diff) bo.subscribe.topics.emplace_back(messages::topics::workmap);
+  if (split) bo.subscribe.topics.emplace_back(messages::topics::rm_internal_prefix);
+  if (bo.subscribe.topics.empty()) bo.subscribe.topics.emplace_back("rm.internal.none");
+  bo.subscribe.limits = limits_of(m.opt.cfg);
+  m.bridge.emplace(m.ctx, *m.sys, bo, m.router);
+  caf::anon_send(m.router, atoms::publish::value, m.bridge->publisher_actor());
+
+  actor_env env{m.router, m.instance, std::make_shared<const config::rm_config>(m.opt.cfg)};
+  std::vector<caf::actor> fixed;
+  if (m.opt.run.publisher) fixed.push_back(spawn_publication(*m.sys, env));
+  if (m.opt.run.eviction) fixed.push_back(spawn_eviction(*m.sys, env));
+  if (m.opt.run.diff) fixed.push_back(spawn_workmap_diff(*m.sys, env));
+  if (m.opt.run.intake) fixed.push_back(spawn_heartbeat_intake(*m.sys, env));
+  if (m.opt.run.admin) {
+    m.admin = spawn_admin(*m.sys, env, m.opt.reload);
+    fixed.push_back(m.admin);
+  }
+  m.control = m.sys->spawn(control, env, m.opt.run, m.opt.reload, fixed);
+  if (m.opt.run.admin) {
+    m.rep.emplace(m.ctx, zmq::socket_type::rep);
+    m.rep->set(zmq::sockopt::linger, 200);
+    m.rep->bind(rt.admin);
+    m.rep_thread = std::thread([&m] { m.serve_admin(); });
+  }
+  spdlog::info("rmbus {} started: bus pub {} sub {}{}", m.instance, rt.bus_pub, rt.bus_sub,
+               m.opt.embedded_forwarder ? " (embedded forwarder)" : "");
+}
+
+runtime::~runtime() { stop(); }
+
+void runtime::reconfigure() { caf::anon_send(impl_->control, atoms::hup::value); }
+
+const std::string& runtime::instance() const { return impl_->instance; }
+
+void runtime::stop() {
+  auto& m = *impl_;
+  if (m.stopped) return;
+  m.stopped = true;
+  m.stopping = true;
+  if (m.rep_thread.joinable()) m.rep_thread.join();
+  m.rep.reset();
+  {
+    caf::scoped_actor self{*m.sys, true};
+    self->monitor(m.control);
+    self->send(m.control, atoms::stop::value);
+    self->receive([](const caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {
+      spdlog::warn("control actor did not stop in time");
+    });
+  }
+  m.bridge->stop();
+  caf::anon_send_exit(m.router, caf::exit_reason::user_shutdown);
+  m.router = caf::actor{};
+  m.control = caf::actor{};
+  m.admin = caf::actor{};
+  m.sys->await_all_actors_done();
+  m.bridge.reset();
+  m.sys.reset();
+  if (m.fwd) m.fwd->stop();
+  m.fwd.reset();
+  spdlog::info("rmbus {} stopped", m.instance);
+}
+
+}  // namespace rmbus::actors

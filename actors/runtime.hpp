@@ -1,0 +1,69 @@
+#pragma once
+// One rmbus process: the bus (embedded forwarder or a connection to one), the router, and the actors of the
+// roles it runs. tools/rmbus_main.cpp parses the command line into runtime_options, builds a runtime and
+// waits for signals; everything about start-up order and its reverse lives here, written once.
+//
+// Start-up order: ZeroMQ context, actor system, forwarder (if embedded), router + bus bridge, control actor
+// (which spawns the role actors), admin REP thread. Shutdown is the reverse: admin thread joined, role
+// actors and control told to quit (each publishes whole rounds in single handlers, so no half-published
+// round), bridge stopped (subscriber joined, publisher closed with a bounded linger), actor system
+// destroyed, forwarder stopped, context destroyed.
+//
+// No CAF or ZeroMQ in this header (pimpl): tools and tests include it cheaply.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/rm_config.hpp"
+
+namespace rmbus::actors {
+
+// Which actors run in this process (`--roles`).
+struct roles {
+  bool intake = false;
+  bool diff = false;
+  bool eviction = false;
+  bool publisher = false;
+  bool admin = false;
+  bool all_pools = false;             // `scheduler`: a scheduler for every top-level pool
+  std::vector<std::string> pools;     // `scheduler:POOL`, each
+  bool everything() const;            // every role and every pool: nothing travels the bus internally
+};
+
+// Parses "all" or a comma-separated list of intake, diff, scheduler, scheduler:POOL, eviction, publisher,
+// admin. Throws std::invalid_argument naming the bad entry (an unknown role, or a pool that is not a
+// top-level pool of `cfg`).
+roles parse_roles(std::string_view list, const config::rm_config& cfg);
+
+struct runtime_options {
+  config::rm_config cfg;
+  // Loads the configuration again from its source (file or embedded default); throws on error.
+  std::function<config::rm_config()> reload;
+  roles run;
+  bool embedded_forwarder = true;  // false: connect to an existing forwarder (--no-forwarder)
+  int threads = 2;                 // CAF scheduler threads
+};
+
+class runtime {
+ public:
+  // Starts everything; throws (zmq::error_t, std::exception) when an endpoint cannot be bound.
+  explicit runtime(runtime_options options);
+  ~runtime();  // stop()
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  // SIGHUP: reload, validate, and have every process of the RM reconfigure (as the admin command does).
+  void reconfigure();
+  // Graceful stop, in the reverse order of start-up. Idempotent.
+  void stop();
+  const std::string& instance() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace rmbus::actors

@@ -1,0 +1,313 @@
+#include "tests/support/fake_cluster.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <set>
+#include <sstream>
+
+#include <zmq.hpp>
+
+#include "bus/publisher.hpp"
+#include "bus/subscriber.hpp"
+#include "messages/heartbeat.hpp"
+#include "messages/topics.hpp"
+
+namespace rmbus::test_support {
+
+struct fake_cluster::impl {
+  cluster_options opt;
+  zmq::context_t ctx;
+  mutable std::mutex mu;
+  std::condition_variable cv;
+  struct node {
+    std::uint64_t memory_mb = 0;
+    bool alive = true;
+  };
+  std::map<std::string, node> nodes;
+  std::map<std::string, messages::work_item> work;  // the orchestrator's map
+  std::optional<messages::rm_state> state;
+  std::optional<messages::rm_nodes> node_report;
+  std::vector<messages::rm_event> evs;
+  std::uint64_t states = 0;
+  std::uint64_t node_reports = 0;
+  std::int64_t clock_ms = 1'000'000;  // submission times: deterministic and increasing
+  std::unique_ptr<bus::subscriber> sub;
+  std::thread driver;
+  std::atomic<bool> running{false};
+
+  // The orchestrator carries out a schedule (called with mu held).
+  void follow(const messages::rm_state& s) {
+    for (const auto& j : s.jobs) {
+      auto it = work.find(j.id);
+      if (it == work.end()) continue;
+      auto& w = it->second;
+      for (const auto& sh : j.shares) {
+        auto p = std::find_if(w.processes.begin(), w.processes.end(), [&](const auto& x) { return x.id == sh.id; });
+        if (sh.status == messages::share_status::new_ && p == w.processes.end()) {
+          messages::work_process proc;
+          proc.id = sh.id;
+          proc.node = sh.node;
+          proc.state = messages::process_state::running;
+          proc.init_ms = 1000;
+          proc.run_ms = 100;
+          auto n = nodes.find(sh.node);
+          if (n != nodes.end()) proc.node_memory_mb = n->second.memory_mb;
+          w.processes.push_back(std::move(proc));
+        } else if ((sh.status == messages::share_status::preempt || sh.status == messages::share_status::evict) &&
+                   p != w.processes.end()) {
+          w.processes.erase(p);
+        }
+      }
+      if (!w.processes.empty() && w.state == messages::work_state::waiting) w.state = messages::work_state::running;
+    }
+  }
+
+  void run() {
+    bus::publisher_options po;
+    po.name = opt.name;
+    po.endpoint = opt.bus_pub;
+    bus::publisher pub{ctx, po};
+    auto next = std::chrono::steady_clock::now();
+    while (running.load()) {
+      std::vector<messages::heartbeat> beats;
+      messages::workmap wm;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (const auto& [name, n] : nodes) {
+          if (!n.alive) continue;
+          messages::heartbeat hb;
+          hb.node = name;
+          hb.ip = "127.0.0.1";
+          hb.memory_mb = n.memory_mb;
+          beats.push_back(hb);
+        }
+        for (const auto& [id, w] : work) wm.work.push_back(w);
+      }
+      for (const auto& hb : beats) pub.publish(messages::topics::heartbeat, hb);
+      pub.publish(messages::topics::workmap, wm);
+      next += opt.period;
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_until(lock, next, [&] { return !running.load(); });
+    }
+  }
+};
+
+fake_cluster::fake_cluster(cluster_options options) : impl_(std::make_unique<impl>()) { impl_->opt = std::move(options); }
+
+fake_cluster::~fake_cluster() { stop(); }
+
+void fake_cluster::start() {
+  auto& m = *impl_;
+  bus::subscriber_options so;
+  so.name = m.opt.name;
+  so.endpoint = m.opt.bus_sub;
+  so.topics = {std::string{messages::topics::rm_state}, std::string{messages::topics::rm_nodes},
+               std::string{messages::topics::rm_events}};
+  bus::subscriber_handlers h;
+  h.on_message = [&m](bus::bus_message&& msg) {
+    std::lock_guard<std::mutex> lock(m.mu);
+    if (msg.topic == messages::topics::rm_state) {
+      auto s = messages::decode_rm_state(msg.topic, msg.body);
+      if (!s) return;
+      m.follow(s.value());
+      m.state = std::move(s.value());
+      ++m.states;
+    } else if (msg.topic == messages::topics::rm_nodes) {
+      auto n = messages::decode_rm_nodes(msg.topic, msg.body);
+      if (!n) return;
+      m.node_report = std::move(n.value());
+      ++m.node_reports;
+    } else if (msg.topic == messages::topics::rm_events) {
+      auto e = messages::decode_rm_event(msg.topic, msg.body);
+      if (e && m.evs.size() < 100000) m.evs.push_back(std::move(e.value()));
+    }
+    m.cv.notify_all();
+  };
+  m.sub = std::make_unique<bus::subscriber>(m.ctx, so, h);
+  m.sub->start();
+  m.running = true;
+  m.driver = std::thread([&m] { m.run(); });
+}
+
+void fake_cluster::stop() {
+  auto& m = *impl_;
+  if (!m.running.exchange(false)) return;
+  {
+    std::lock_guard<std::mutex> lock(m.mu);
+    m.cv.notify_all();
+  }
+  if (m.driver.joinable()) m.driver.join();
+  if (m.sub) m.sub->stop();
+  m.sub.reset();
+}
+
+void fake_cluster::add_node(const std::string& name, std::uint64_t memory_mb) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->nodes[name] = {memory_mb, true};
+}
+
+void fake_cluster::set_alive(const std::string& name, bool alive) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->nodes[name].alive = alive;
+}
+
+void fake_cluster::submit(const job_spec& job) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  messages::work_item w;
+  w.id = job.id;
+  w.kind = job.kind;
+  w.user = job.user;
+  w.class_name = job.class_name;
+  w.memory_mb = job.memory_mb;
+  w.submitted_ms = static_cast<std::uint64_t>(impl_->clock_ms += 1000);
+  w.state = messages::work_state::waiting;
+  w.max_processes = job.max_processes;
+  w.threads = 1;
+  w.items_total = job.items_total;
+  impl_->work[job.id] = std::move(w);
+}
+
+void fake_cluster::complete(const std::string& job_id) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->work.erase(job_id);
+}
+
+void fake_cluster::adopt_process(const std::string& job_id, const std::string& share_id, const std::string& node) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->work.find(job_id);
+  if (it == impl_->work.end()) return;
+  messages::work_process p;
+  p.id = share_id;
+  p.node = node;
+  p.state = messages::process_state::running;
+  p.init_ms = 1000;
+  auto n = impl_->nodes.find(node);
+  if (n != impl_->nodes.end()) p.node_memory_mb = n->second.memory_mb;
+  it->second.processes.push_back(std::move(p));
+  it->second.state = messages::work_state::running;
+}
+
+messages::workmap fake_cluster::workmap() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  messages::workmap wm;
+  for (const auto& [id, w] : impl_->work) wm.work.push_back(w);
+  return wm;
+}
+
+std::optional<messages::rm_state> fake_cluster::last_state() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->state;
+}
+
+std::optional<messages::rm_nodes> fake_cluster::last_nodes() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->node_report;
+}
+
+std::vector<messages::rm_event> fake_cluster::events() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->evs;
+}
+
+std::uint64_t fake_cluster::states_seen() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->states;
+}
+
+bool fake_cluster::wait_state(const std::function<bool(const messages::rm_state&)>& pred,
+                              std::chrono::milliseconds timeout) {
+  auto& m = *impl_;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock<std::mutex> lock(m.mu);
+  std::uint64_t seen = m.states;
+  for (;;) {
+    if (!m.cv.wait_until(lock, deadline, [&] { return m.states != seen; })) return false;
+    seen = m.states;
+    if (m.state && pred(*m.state)) return true;
+  }
+}
+
+bool fake_cluster::wait_nodes(const std::function<bool(const messages::rm_nodes&)>& pred,
+                              std::chrono::milliseconds timeout) {
+  auto& m = *impl_;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock<std::mutex> lock(m.mu);
+  std::uint64_t seen = m.node_reports;
+  for (;;) {
+    if (!m.cv.wait_until(lock, deadline, [&] { return m.node_reports != seen; })) return false;
+    seen = m.node_reports;
+    if (m.node_report && pred(*m.node_report)) return true;
+  }
+}
+
+// ---- helpers -------------------------------------------------------------------------------------
+
+const messages::job_schedule* find_job(const messages::rm_state& s, const std::string& id) {
+  for (const auto& j : s.jobs)
+    if (j.id == id) return &j;
+  return nullptr;
+}
+
+namespace {
+bool active(const messages::share_schedule& sh) {
+  return sh.status == messages::share_status::running || sh.status == messages::share_status::new_;
+}
+}  // namespace
+
+std::size_t active_shares(const messages::rm_state& s, const std::string& id) {
+  const auto* j = find_job(s, id);
+  if (j == nullptr) return 0;
+  return static_cast<std::size_t>(std::count_if(j->shares.begin(), j->shares.end(), active));
+}
+
+std::vector<std::string> nodes_of(const messages::rm_state& s, const std::string& id) {
+  std::set<std::string> out;
+  if (const auto* j = find_job(s, id))
+    for (const auto& sh : j->shares)
+      if (active(sh)) out.insert(sh.node);
+  return {out.begin(), out.end()};
+}
+
+std::vector<std::string> double_bookings(const messages::rm_state& s,
+                                         const std::map<std::string, std::uint64_t>& node_quanta) {
+  std::vector<std::string> problems;
+  std::set<std::string> ids;
+  std::map<std::string, std::uint64_t> used;
+  for (const auto& j : s.jobs) {
+    for (const auto& sh : j.shares) {
+      if (!ids.insert(sh.id).second) problems.push_back("share " + sh.id + " listed twice");
+      used[sh.node] += sh.quanta;
+    }
+  }
+  for (const auto& [node, q] : used) {
+    auto it = node_quanta.find(node);
+    if (it != node_quanta.end() && q > it->second)
+      problems.push_back("node " + node + " holds " + std::to_string(q) + " quanta of " + std::to_string(it->second));
+  }
+  return problems;
+}
+
+std::string summary(const messages::rm_state& s) {
+  std::ostringstream o;
+  o << "cycle " << s.cycle << ": " << s.jobs.size() << " jobs\n";
+  for (const auto& j : s.jobs) {
+    std::map<std::string, int> per_node;
+    int preempting = 0;
+    for (const auto& sh : j.shares) {
+      if (active(sh)) ++per_node[sh.node];
+      else ++preempting;
+    }
+    o << "  " << j.id << " " << messages::to_string(j.status) << " " << active_shares(s, j.id) << " x "
+      << j.memory_mb << " MB";
+    if (!per_node.empty()) {
+      o << " on";
+      for (const auto& [n, c] : per_node) o << " " << n << (c > 1 ? "x" + std::to_string(c) : "");
+    }
+    if (preempting > 0) o << " (" << preempting << " being preempted/evicted)";
+    if (!j.reason.empty()) o << " [" << j.reason << "]";
+    o << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace rmbus::test_support

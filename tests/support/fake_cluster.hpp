@@ -1,0 +1,100 @@
+#pragma once
+// A fake cluster on the bus: node agents that heartbeat, an orchestrator that publishes its full work map and
+// carries out the RM's schedule, and an observer of what the RM publishes. Used by the end-to-end tests and
+// by rmbus-demo-feed (and meant for the simulator later).
+//
+// Everything travels the real bus (ZeroMQ through the forwarder's two endpoints): the harness knows nothing
+// of the RM's internals. Every `period` the driver thread publishes one heartbeat per live node and one work
+// map. The orchestrator model follows rm.state as DUCC's orchestrator does: a share "new" becomes a running
+// process with that share id on that node (initialized at once, so the job may expand), a share "preempt" or
+// "evict" makes its process vanish from the next map; a job with a process is "running".
+//
+// Thread-safety: every public member may be called from any thread (one mutex); waits use a condition
+// variable with a deadline, never a bare sleep.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "messages/rm_event.hpp"
+#include "messages/rm_nodes.hpp"
+#include "messages/rm_state.hpp"
+#include "messages/workmap.hpp"
+
+namespace rmbus::test_support {
+
+struct cluster_options {
+  std::string bus_pub = "tcp://127.0.0.1:5560";
+  std::string bus_sub = "tcp://127.0.0.1:5561";
+  std::chrono::milliseconds period{200};
+  std::string name = "fake-cluster";
+};
+
+// A job to submit; the harness fills in the rest of the work item (state, processes, submission time).
+struct job_spec {
+  std::string id;
+  std::string user;
+  std::string class_name;  // empty: default class for its kind
+  std::uint64_t memory_mb = 1024;
+  messages::work_kind kind = messages::work_kind::job;
+  std::uint64_t max_processes = 0;
+  std::uint64_t items_total = 1000;
+};
+
+class fake_cluster {
+ public:
+  explicit fake_cluster(cluster_options options);
+  ~fake_cluster();  // stop()
+  fake_cluster(const fake_cluster&) = delete;
+  fake_cluster& operator=(const fake_cluster&) = delete;
+
+  void start();
+  void stop();
+
+  // ---- agents
+  void add_node(const std::string& name, std::uint64_t memory_mb);
+  void set_alive(const std::string& name, bool alive);  // a dead node stops heartbeating
+
+  // ---- orchestrator
+  void submit(const job_spec& job);
+  void complete(const std::string& job_id);
+  // A process the orchestrator already runs (e.g. from before the RM started): it is in every work map.
+  void adopt_process(const std::string& job_id, const std::string& share_id, const std::string& node);
+  messages::workmap workmap() const;  // what the orchestrator would publish now
+
+  // ---- observations
+  std::optional<messages::rm_state> last_state() const;
+  std::optional<messages::rm_nodes> last_nodes() const;
+  std::vector<messages::rm_event> events() const;
+  std::uint64_t states_seen() const;
+  // Waits until a NEW rm.state (one received after the call) satisfies `pred`, or the deadline passes.
+  bool wait_state(const std::function<bool(const messages::rm_state&)>& pred, std::chrono::milliseconds timeout);
+  bool wait_nodes(const std::function<bool(const messages::rm_nodes&)>& pred, std::chrono::milliseconds timeout);
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+// ---- helpers over rm.state for assertions and printing
+
+const messages::job_schedule* find_job(const messages::rm_state& s, const std::string& id);
+// Shares of a job with status running or new (the ones it holds and is not giving up).
+std::size_t active_shares(const messages::rm_state& s, const std::string& id);
+// Nodes holding active shares of the job.
+std::vector<std::string> nodes_of(const messages::rm_state& s, const std::string& id);
+// Problems with the schedule: a share id listed twice, or a node holding more quanta (all listed shares,
+// which still occupy space until their processes are gone) than `node_quanta` says it has. Empty when sound.
+std::vector<std::string> double_bookings(const messages::rm_state& s, const std::map<std::string, std::uint64_t>& node_quanta);
+// A compact multi-line summary for people.
+std::string summary(const messages::rm_state& s);
+
+}  // namespace rmbus::test_support

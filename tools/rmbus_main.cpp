@@ -1,0 +1,146 @@
+// rmbus: the resource manager. Runs every actor and the embedded bus forwarder by default, or the roles
+// given with --roles (the rest of the RM then runs in other processes on the same bus).
+//
+//   rmbus [--config FILE | --ducc FILE] [--bus-pub EP] [--bus-sub EP] [--no-forwarder] [--admin EP]
+//         [--roles LIST] [--log-level LEVEL] [--check-config]
+//
+// The command line is a contract (test harnesses and the README rely on it): see docs/architecture.md.
+// SIGTERM / SIGINT stop it gracefully (exit 0); SIGHUP reloads the configuration as the admin command
+// `reconfigure` does. A bad argument or configuration exits 2 with the reason; a bus or admin endpoint that
+// cannot be bound exits 1.
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "actors/runtime.hpp"
+#include "config/config_error.hpp"
+#include "config/embedded_default.hpp"
+#include "config/loader.hpp"
+#include "config/log_level.hpp"
+#include "config/render.hpp"
+
+namespace {
+
+struct cli_overrides {
+  std::string bus_pub, bus_sub, admin, log_level;
+};
+
+rmbus::config::rm_config load(const std::string& native, const std::string& ducc, const cli_overrides& o) {
+  auto cfg = !native.empty()  ? rmbus::config::load_native(native)
+             : !ducc.empty() ? rmbus::config::load_ducc(ducc)
+                             : rmbus::config::embedded_default();
+  if (!o.bus_pub.empty()) cfg.runtime.bus_pub = o.bus_pub;
+  if (!o.bus_sub.empty()) cfg.runtime.bus_sub = o.bus_sub;
+  if (!o.admin.empty()) cfg.runtime.admin = o.admin;
+  if (!o.log_level.empty()) cfg.runtime.log_level = o.log_level;
+  auto problems = rmbus::config::runtime_problems(cfg.runtime);
+  if (!problems.empty()) {
+    std::vector<rmbus::config::config_issue> issues;
+    for (auto& p : problems) issues.push_back({"command line", 0, std::move(p)});
+    throw rmbus::config::config_error(std::move(issues));
+  }
+  return cfg;
+}
+
+std::string describe(const rmbus::config::config_error& e) {
+  std::string out;
+  for (const auto& i : e.issues()) {
+    out += i.file;
+    if (i.line > 0) out += ":" + std::to_string(i.line);
+    out += ": " + i.message + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string native, ducc, roles_list = "all";
+  cli_overrides o;
+  bool no_forwarder = false, check_config = false;
+
+  CLI::App app{"rmbus: the resource manager (DUCC's RM as a message-bus actor system)"};
+  auto* native_opt = app.add_option("--config", native, "native (TOML) configuration file")->check(CLI::ExistingFile);
+  app.add_option("--ducc", ducc, "DUCC ducc.properties (class file and nodefiles relative to its folder)")
+      ->check(CLI::ExistingFile)
+      ->excludes(native_opt);
+  app.add_option("--bus-pub", o.bus_pub, "forwarder side publishers connect to (default tcp://127.0.0.1:5560)");
+  app.add_option("--bus-sub", o.bus_sub, "forwarder side subscribers connect to (default tcp://127.0.0.1:5561)");
+  app.add_flag("--no-forwarder", no_forwarder, "connect to an existing forwarder (e.g. rmbus-proxy) instead of binding one");
+  app.add_option("--admin", o.admin, "admin REQ/REP endpoint bound here (default tcp://127.0.0.1:5562)");
+  app.add_option("--roles", roles_list,
+                 "comma-separated: all, intake, diff, scheduler, scheduler:POOL, eviction, publisher, admin")
+      ->capture_default_str();
+  app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical, off");
+  app.add_flag("--check-config", check_config, "validate, print the resolved configuration, exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+
+  rmbus::config::rm_config cfg;
+  try {
+    cfg = load(native, ducc, o);
+  } catch (const rmbus::config::config_error& e) {
+    std::cerr << "rmbus: configuration error\n" << describe(e);
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "rmbus: configuration error: " << e.what() << "\n";
+    return 2;
+  }
+  if (check_config) {
+    std::cout << rmbus::config::render(cfg);
+    return 0;
+  }
+  rmbus::actors::runtime_options opt;
+  try {
+    opt.run = rmbus::actors::parse_roles(roles_list, cfg);
+  } catch (const std::exception& e) {
+    std::cerr << "rmbus: " << e.what() << "\n";
+    return 2;
+  }
+  spdlog::set_default_logger(spdlog::stderr_color_mt("rmbus"));
+  spdlog::set_level(rmbus::config::parse_log_level(cfg.runtime.log_level).value_or(spdlog::level::info));
+
+  // Block the signals before any thread exists, so every thread inherits the mask and only sigwaitinfo
+  // below ever takes them: no handler, no global flag.
+  sigset_t sigs;
+  sigemptyset(&sigs);
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
+  pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+
+  opt.cfg = cfg;
+  opt.reload = [native, ducc, o] { return load(native, ducc, o); };
+  opt.embedded_forwarder = !no_forwarder;
+  std::optional<rmbus::actors::runtime> rm;
+  try {
+    rm.emplace(std::move(opt));
+  } catch (const std::exception& e) {
+    spdlog::critical("cannot start: {}", e.what());
+    return 1;
+  }
+  for (;;) {
+    siginfo_t info{};
+    const int s = sigwaitinfo(&sigs, &info);
+    if (s == SIGHUP) {
+      spdlog::info("SIGHUP: reconfiguring");
+      rm->reconfigure();
+      continue;
+    }
+    if (s == SIGINT || s == SIGTERM) break;
+  }
+  spdlog::info("stopping");
+  rm->stop();
+  rm.reset();
+  return 0;
+}
