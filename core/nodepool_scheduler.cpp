@@ -93,10 +93,14 @@ bool nodepool_scheduler::update_machine(const machine_report& r) {
     mi = static_cast<int>(model_.machines.size());
     model_.machines.push_back(mc);
     model_.machine_index[r.name] = mi;
+    dirty_ = true;
   } else {
     mi = it->second;
   }
   auto& mc = model_.machines[static_cast<std::size_t>(mi)];
+  if (mc.memory_mb != r.memory_mb || mc.order != order || mc.quiesced != r.quiesced || mc.down ||
+      (!r.ip.empty() && mc.ip != r.ip))
+    dirty_ = true;
   if (!r.ip.empty()) mc.ip = r.ip;
   mc.memory_mb = r.memory_mb;
   mc.order = order;
@@ -133,6 +137,7 @@ bool nodepool_scheduler::machine_down(const machine_id& name) {
   if (it == model_.machine_index.end()) return false;
   model_.machines[static_cast<std::size_t>(it->second)].down = true;
   evict_where(it->second, evict_on_down);
+  dirty_ = true;
   return true;
 }
 
@@ -141,6 +146,7 @@ bool nodepool_scheduler::vary_off(const machine_id& name) {
   if (it == model_.machine_index.end()) return false;
   model_.machines[static_cast<std::size_t>(it->second)].varied_off = true;
   evict_where(it->second, evict_on_vary_off);
+  dirty_ = true;
   return true;
 }
 
@@ -148,6 +154,7 @@ bool nodepool_scheduler::vary_on(const machine_id& name) {
   auto it = model_.machine_index.find(name);
   if (it == model_.machine_index.end()) return false;
   model_.machines[static_cast<std::size_t>(it->second)].varied_off = false;
+  dirty_ = true;
   return true;
 }
 
@@ -156,12 +163,14 @@ bool nodepool_scheduler::set_blacklisted(const machine_id& name, bool blackliste
   if (it == model_.machine_index.end()) return false;
   model_.machines[static_cast<std::size_t>(it->second)].admin_blacklisted = blacklisted;
   if (blacklisted) evict_where(it->second, evict_on_blacklist);
+  dirty_ = true;
   return true;
 }
 
 // ---- work ---------------------------------------------------------------------------------------
 
 void nodepool_scheduler::refuse(job_rec& j, reason_code code, std::string text) {
+  dirty_ = true;
   j.refused = true;
   j.refusal = code;
   j.refusal_text = std::move(text);
@@ -181,6 +190,7 @@ void nodepool_scheduler::arrive(const work_item& item) {
   j.live = true;
   j.item = item;
   model_.job_index[item.id] = ji;
+  dirty_ = true;
   const std::uint64_t mem = item.memory_mb > 0 ? item.memory_mb : model_.settings.default_memory_mb;
   j.order = std::max(1, order_for_request(mem, model_.quantum_mb));
   model_.max_order = std::max(model_.max_order, j.order);
@@ -227,6 +237,7 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
     if (p.state == process_state::ended) {
       if (it != model_.share_index.end() && model_.shares[static_cast<std::size_t>(it->second)].job == ji) {
         model_.remove_share(it->second);
+        dirty_ = true;
         if (j.item.kind != work_kind::job) j.done = true;
       }
       continue;
@@ -256,6 +267,7 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
                             ? model_.machines[static_cast<std::size_t>(mi)].order
                             : j.order;
       slot = model_.add_share(ji, mi, std::max(1, order), p.id, 0, share_status::running);
+      dirty_ = true;
       auto& sh = model_.shares[static_cast<std::size_t>(slot)];
       sh.published = true;
       if (j.refused) {
@@ -267,10 +279,14 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
     }
     auto& sh = model_.shares[static_cast<std::size_t>(slot)];
     sh.mark = epoch;
+    const bool initialized = p.state == process_state::running;
+    if (!sh.seen || sh.init_ms != p.init_ms || sh.run_ms != p.run_ms || sh.initialized != initialized ||
+        sh.status == share_status::new_share)
+      dirty_ = true;
     sh.seen = true;
     sh.init_ms = p.init_ms;
     sh.run_ms = p.run_ms;
-    sh.initialized = p.state == process_state::running;
+    sh.initialized = initialized;
     if (sh.status == share_status::new_share) sh.status = share_status::running;
   }
   // Shares the map no longer shows: the process is gone. Shares never shown yet stay (still starting),
@@ -280,6 +296,7 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
     if (sh.mark == epoch) continue;
     if (sh.seen || (sh.removing() && sh.published)) {
+      dirty_ = true;
       model_.remove_share(s);
       auto& j = model_.jobs[static_cast<std::size_t>(ji)];
       if (j.item.kind != work_kind::job && sh.seen) j.done = true;
@@ -288,6 +305,7 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
 }
 
 void nodepool_scheduler::drop_job(int ji) {
+  dirty_ = true;
   auto& j = model_.jobs[static_cast<std::size_t>(ji)];
   const auto slots = j.shares;
   for (int s : slots) model_.remove_share(s);
@@ -325,7 +343,13 @@ void nodepool_scheduler::apply_one(const work_item& item) {
   } else {
     ji = it->second;
     // The class and size were fixed at arrival; the rest is refreshed.
-    assign_fields(model_.jobs[static_cast<std::size_t>(ji)].item, item);
+    auto& cur = model_.jobs[static_cast<std::size_t>(ji)].item;
+    if (cur.kind != item.kind || cur.user != item.user || cur.submitted_ms != item.submitted_ms ||
+        cur.state != item.state || cur.max_processes != item.max_processes || cur.threads != item.threads ||
+        cur.items_total != item.items_total || cur.items_done != item.items_done || cur.item_ms != item.item_ms ||
+        cur.service_id != item.service_id || cur.hosts != item.hosts)
+      dirty_ = true;
+    assign_fields(cur, item);
   }
   reconcile_processes(ji, item);
 }
@@ -349,7 +373,19 @@ void nodepool_scheduler::apply_work(const work_map& snapshot) {
 // ---- the cycle ----------------------------------------------------------------------------------
 
 schedule_plan nodepool_scheduler::schedule(const round_input& in) {
+  // Nothing changed since a round that changed nothing: the cycle is a pure function of this state, so
+  // it would give the same plan again. Skip it (an unchanged round costs a plan copy).
+  if (!dirty_ && in.other_pools_nonpreemptable_mb == last_input_.other_pools_nonpreemptable_mb) {
+    last_input_ = in;
+    schedule_plan plan = cached_;
+    plan.now_ms = in.now_ms;
+    plan.counts.given = plan.counts.preempted = plan.counts.evicted = 0;
+    return plan;
+  }
   last_input_ = in;
+  std::vector<std::pair<bool, int>> needy_before;
+  needy_before.reserve(model_.jobs.size());
+  for (const auto& j : model_.jobs) needy_before.emplace_back(j.needy, j.needy_machine);
   compute_job_caps(model_);
   last_loads_ = how_much(model_, in).classes;
   what_of(model_);
@@ -379,7 +415,12 @@ schedule_plan nodepool_scheduler::schedule(const round_input& in) {
   }
   for (auto& s : model_.shares)
     if (s.live) s.published = true;
+  bool needy_changed = needy_before.size() != model_.jobs.size();
+  for (std::size_t i = 0; i < model_.jobs.size() && !needy_changed; ++i)
+    needy_changed = needy_before[i] != std::make_pair(model_.jobs[i].needy, model_.jobs[i].needy_machine);
+  dirty_ = model_.round_given > 0 || model_.round_preempted > 0 || model_.round_evicted > 0 || needy_changed;
   model_.round_given = model_.round_preempted = model_.round_evicted = 0;
+  cached_ = plan;
   return plan;
 }
 

@@ -94,6 +94,8 @@ class nodepool_scheduler {
   cluster_model model_;
   std::vector<nodepool_def> pool_defs_;  // for node membership (lists and patterns)
   std::vector<class_load> last_loads_;   // the last round's How Much, for view()
+  bool dirty_ = true;                    // some input changed since the last round, or that round changed state
+  schedule_plan cached_;                 // the last plan, returned again for an unchanged round
   round_input last_input_;
 };
 

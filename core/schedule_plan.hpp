@@ -65,7 +65,7 @@ struct job_plan {
   std::uint64_t memory_mb_per_process = 0;  // order x quantum: what each process may use
   int order = 0;
   int given = 0;                      // the How Much count (processes)
-  std::vector<planned_share> shares;  // sorted by share id
+  std::vector<planned_share> shares;  // by creation (share sequence), then id
 
   bool operator==(const job_plan&) const = default;
 };

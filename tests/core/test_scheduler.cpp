@@ -372,3 +372,50 @@ TEST_CASE("recovery never registers a node of another top-level pool") {
   CHECK(h.plan("a").status == job_status::refused);
   CHECK(h.plan("a").reason == reason_code::unknown_node);
 }
+
+TEST_CASE("a quiet round reuses the last plan, and any change after it is seen") {
+  scheduler_config cfg = one_pool({fair_class("normal"), fixed_class("fixed")});
+  cfg.settings.global_allotment_mb = 4 * 1024;
+  harness h(cfg);
+  h.machines("n", 4, 1);
+  h.job("a", "u1", "normal", 1).max_processes = 2;
+  h.round();
+  h.round();
+  const auto quiet = h.round();
+  CHECK(quiet.counts.given == 0);
+  h.round();
+  CHECK(h.last.jobs == quiet.jobs);
+  // a work item change
+  h.work[job_id("a")].max_processes = 3;
+  h.round();
+  CHECK(h.count("a") == 3);
+  h.round();
+  // a machine arrives
+  h.machine("extra", 1);
+  h.work[job_id("a")].max_processes = 0;
+  h.round();
+  CHECK(h.count("a") == 5);
+  h.round();
+  h.round();
+  // the other pools' allotment changes the non-preemptable count
+  h.job("svc", "u2", "fixed", 1).kind = work_kind::service;
+  h.round();  // a fair-share process is preempted to make room
+  h.round();
+  REQUIRE(h.count("svc") == 1);
+  h.round();
+  h.round();
+  h.work[job_id("svc2")] = h.work[job_id("svc")];
+  h.work[job_id("svc2")].id = job_id("svc2");
+  h.work[job_id("svc2")].processes.clear();
+  h.s.apply_work(h.work);
+  round_input in;
+  in.other_pools_nonpreemptable_mb[user_id("u2")] = 3 * 1024;  // 3 GB elsewhere + 1 GB here = the limit
+  const auto p = h.s.schedule(in);
+  CHECK(p.find(job_id("svc2"))->reason == reason_code::allotment_exceeded);
+  // a machine state change
+  h.s.vary_off(machine_id("extra"));
+  const auto p2 = h.s.schedule(in);
+  // 5 machines, one varied off
+  CHECK(p2.counts.schedulable_nodes == 4);
+  CHECK(h.s.view().machines[0].state == machine_state::varied_off);
+}
