@@ -437,7 +437,12 @@ how_much_result how_much(cluster_model& m, const round_input& in) {
       std::vector<std::vector<int>> wanting(m.classes.size());
       for (int cl : classes)
         for (int ji : jobs_of_class[static_cast<std::size_t>(cl)])
-          if (m.jobs[static_cast<std::size_t>(ji)].cap.cap > 0) wanting[static_cast<std::size_t>(cl)].push_back(ji);
+          if (m.jobs[static_cast<std::size_t>(ji)].order >
+              c.max_subtree[static_cast<std::size_t>(m.classes[static_cast<std::size_t>(cl)].pool)])
+            c.set_reason(m.jobs[static_cast<std::size_t>(ji)], reason_code::no_machine_of_order,
+                         "no machine of order " + std::to_string(m.jobs[static_cast<std::size_t>(ji)].order) +
+                             " in pool " + c.pool_name(m.classes[static_cast<std::size_t>(cl)].pool));
+          else if (m.jobs[static_cast<std::size_t>(ji)].cap.cap > 0) wanting[static_cast<std::size_t>(cl)].push_back(ji);
           else if (m.current(m.jobs[static_cast<std::size_t>(ji)]) == 0)
             c.set_reason(m.jobs[static_cast<std::size_t>(ji)], reason_code::completed, "no work left to give processes to");
       c.count_fair_group(classes, wanting);

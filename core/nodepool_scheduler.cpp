@@ -14,6 +14,9 @@ namespace rmbus::core {
 
 namespace {
 
+// The largest machine order accepted (65536 quanta: 64 TB at a 1 GB quantum).
+constexpr std::uint64_t kMaxOrder = 65536;
+
 void add_postorder(cluster_model& m, int p) {
   for (int c : m.pools[static_cast<std::size_t>(p)].children) add_postorder(m, c);
   m.pool_postorder.push_back(p);
@@ -80,7 +83,9 @@ bool nodepool_scheduler::update_machine(const machine_report& r) {
   if (r.memory_mb == 0 || r.name.empty()) return false;
   const std::uint64_t reserved = model_.settings.reserved_dram_mb;
   const std::uint64_t usable = r.memory_mb > reserved ? r.memory_mb - reserved : 0;
-  const int order = order_of_machine(usable, model_.quantum_mb);
+  // Bounded: a bogus report cannot make the order tables (sized by the largest order) explode.
+  const std::uint64_t raw_order = usable / model_.quantum_mb;
+  const int order = static_cast<int>(std::min<std::uint64_t>(raw_order, kMaxOrder));
   auto it = model_.machine_index.find(r.name);
   int mi;
   if (it == model_.machine_index.end()) {
@@ -192,8 +197,10 @@ void nodepool_scheduler::arrive(const work_item& item) {
   model_.job_index[item.id] = ji;
   dirty_ = true;
   const std::uint64_t mem = item.memory_mb > 0 ? item.memory_mb : model_.settings.default_memory_mb;
-  j.order = std::max(1, order_for_request(mem, model_.quantum_mb));
-  model_.max_order = std::max(model_.max_order, j.order);
+  // Rounded up, bounded like machine orders (a job larger than every machine is simply never placed);
+  // job orders do not grow the order tables, only machines do.
+  const std::uint64_t raw_order = mem / model_.quantum_mb + (mem % model_.quantum_mb != 0 ? 1 : 0);
+  j.order = static_cast<int>(std::clamp<std::uint64_t>(raw_order, 1, kMaxOrder + 1));
 
   // Resolve the class: named, or the default for its kind (jobs: FAIR_SHARE; other work: RESERVE, then
   // FIXED_SHARE, as DUCC does).

@@ -419,3 +419,29 @@ TEST_CASE("a quiet round reuses the last plan, and any change after it is seen")
   CHECK(p2.counts.schedulable_nodes == 4);
   CHECK(h.s.view().machines[0].state == machine_state::varied_off);
 }
+
+TEST_CASE("absurd sizes from the wire are bounded, never crash, and say why") {
+  harness h(one_pool({fair_class("normal"), fixed_class("fixed"), reserve_class("reserve")}));
+  h.machines("n", 2, 4);
+  h.s.update_machine({machine_id("huge"), "", ~std::uint64_t{0}, false});  // 2^64 - 1 MB
+  h.job("big", "u", "normal", 1).memory_mb = ~std::uint64_t{0};
+  h.job("bigfixed", "u", "fixed", 1).memory_mb = ~std::uint64_t{0} / 2;
+  auto& r = h.job("bigres", "u", "reserve", 1);
+  r.kind = work_kind::reservation;
+  r.memory_mb = ~std::uint64_t{0} / 4;
+  auto& odd = h.job("odd", "u", "normal", 1);
+  odd.threads = -3;
+  odd.max_processes = -1;
+  odd.items_total = -5;
+  odd.items_done = 1000;
+  h.round();
+  CHECK(h.plan("big").reason == reason_code::no_machine_of_order);
+  CHECK(h.plan("bigfixed").shares.empty());
+  CHECK(h.plan("bigres").reason == reason_code::no_machine_of_order);
+  CHECK(h.no_machine_overbooked());
+  // the huge machine is capped at 65536 quanta, and is usable
+  bool seen = false;
+  for (const auto& m : h.s.view().machines)
+    if (m.name.str() == "huge") seen = m.quanta == 65536;
+  CHECK(seen);
+}
