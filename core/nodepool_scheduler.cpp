@@ -277,6 +277,16 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
       dirty_ = true;
       auto& sh = model_.shares[static_cast<std::size_t>(slot)];
       sh.published = true;
+      const int cp = model_.class_pool(j);
+      const int mp = model_.machines[static_cast<std::size_t>(mi)].pool;
+      const bool fair = model_.policy_of(j) == policy::fair_share;
+      if (!j.refused && cp >= 0 && (fair ? !model_.in_subtree(mp, cp) : mp != cp) &&
+          (fair || j.item.kind == work_kind::service)) {
+        // Recovered into a pool its class may not use (the configuration changed): fair-share work and
+        // services are evicted (they are re-placed or restarted); other non-preemptable work stays.
+        model_.mark_removing(slot, share_status::evict);
+        if (!fair) j.done = true;
+      }
       if (j.refused) {
         // Work the configuration no longer allows: account its space, evict what can be evicted.
         sh.blacklisted = true;

@@ -445,3 +445,26 @@ TEST_CASE("absurd sizes from the wire are bounded, never crash, and say why") {
     if (m.name.str() == "huge") seen = m.quanta == 65536;
   CHECK(seen);
 }
+
+TEST_CASE("recovered fair-share work in a pool its class may not use is evicted and placed again") {
+  scheduler_config cfg = one_pool({fair_class("sub_c", 100, 10, "sub")});
+  nodepool_def sub;
+  sub.name = "sub";
+  sub.parent = "default";
+  sub.nodes = {"s000"};
+  cfg.nodepools.push_back(sub);
+  harness h(cfg);
+  h.machines("p", 1, 1);  // in the top pool: not usable by sub_c
+  h.machines("s", 1, 1);
+  auto& a = h.job("a", "u", "sub_c", 1);
+  a.max_processes = 1;
+  process_report p;
+  p.id = share_id("old.1");
+  p.node = machine_id("p000");
+  p.state = process_state::running;
+  a.processes.push_back(p);
+  h.round();
+  // the recovered process on p000 is evicted, a new one goes to s000 in the subpool
+  CHECK(h.with_status("a", share_status::evict) == 1);
+  CHECK(h.on_machine("a", "s000") == 1);
+}
