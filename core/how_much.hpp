@@ -5,7 +5,9 @@
 // Priority groups are served best (lowest number) first; each deducts what it was counted from the
 // per-pool free tables, so worse groups see only the rest.
 //  * FIXED_SHARE: oldest first, own pool only. A service/AP/reservation gets exactly one allocation; a job
-//    gets min(cap, what the user's allotment allows), never more than exists free in its pool.
+//    gets min(cap, what the user's allotment allows), never more than exists free in its pool. Each
+//    process is counted on a definite machine (spread, fits now, best fit, name) that What Of then uses,
+//    so that the tables of the next round look the same once it is placed (no drift, no churn).
 //  * RESERVE: whole machines of exactly the requested order (an unmanaged reservation may take up to
 //    ducc.rm.reserve_overage more); a free machine first, else one holding only fair-share work, which is
 //    earmarked and cleared by preemption.
