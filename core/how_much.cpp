@@ -196,14 +196,22 @@ struct counter {
       if (np_free[i] != mc.order || !host_allowed(j, mc)) continue;  // no non-preemptable work on it
       cands.push_back(static_cast<int>(i));
     }
-    std::sort(cands.begin(), cands.end(), [&](int a, int b) {
-      const auto& x = m.machines[static_cast<std::size_t>(a)];
-      const auto& y = m.machines[static_cast<std::size_t>(b)];
-      if ((x.used == 0) != (y.used == 0)) return x.used == 0;
-      if (x.order != y.order) return x.order < y.order;
-      if (x.used != y.used) return x.used < y.used;
-      return x.name < y.name;
-    });
+    // Free machines first, then machines already being cleared (only shares on their way out: the
+    // choice of an earlier round stays the choice), then smaller order, less used, name.
+    auto live_used = [&](const machine_rec& mc) {
+      int u = 0;
+      for (int s : mc.shares)
+        if (!m.shares[static_cast<std::size_t>(s)].removing()) u += m.shares[static_cast<std::size_t>(s)].order;
+      return u;
+    };
+    std::vector<std::tuple<int, int, int, int>> key(m.machines.size());
+    for (int c : cands) {
+      const auto& mc = m.machines[static_cast<std::size_t>(c)];
+      const int lu = live_used(mc);
+      key[static_cast<std::size_t>(c)] = {mc.used == 0 ? 0 : lu == 0 ? 1 : 2, mc.order, lu, rank[static_cast<std::size_t>(c)]};
+    }
+    std::sort(cands.begin(), cands.end(),
+              [&](int a, int b) { return key[static_cast<std::size_t>(a)] < key[static_cast<std::size_t>(b)]; });
     int given = cur;
     for (int c : cands) {
       if (given >= want) break;
