@@ -437,7 +437,7 @@ schedule_plan nodepool_scheduler::schedule(const round_input& in) {
     needy_changed = needy_before[i] != std::make_pair(model_.jobs[i].needy, model_.jobs[i].needy_machine);
   dirty_ = model_.round_given > 0 || model_.round_preempted > 0 || model_.round_evicted > 0 || needy_changed;
   model_.round_given = model_.round_preempted = model_.round_evicted = 0;
-  cached_ = plan;
+  if (!dirty_) cached_ = plan;  // only a quiet round's plan can be returned again
   return plan;
 }
 
