@@ -27,6 +27,7 @@
 #include "core/nodepool_scheduler.hpp"
 #include "core/preemption.hpp"
 #include "core/what_of.hpp"
+#include "core/work_map.hpp"
 #include "tools/bench/workload.hpp"
 
 using namespace rmbus;
@@ -40,13 +41,14 @@ struct size_spec {
   int users = 100;
 };
 
-enum phase { p_apply, p_caps, p_how_much, p_what_of, p_preempt, p_defrag, p_schedule, p_round, n_phases };
+enum phase { p_apply, p_caps, p_how_much, p_what_of, p_preempt, p_defrag, p_schedule, p_round, p_diff, n_phases };
 const char* phase_names[n_phases] = {"apply work map", "job caps", "how much", "what of", "preemption",
-                                     "defragmentation", "schedule()", "round total"};
+                                     "defragmentation", "schedule()", "round total", "(map diff only)"};
 
 struct run_result {
   std::vector<std::vector<double>> ms;  // [round][phase]
   double unchanged_ms = 0;
+  double unchanged_diff_ms = 0;  // diff of the map with itself: finding out that nothing changed
   bool unchanged_stable = false;
   int repeats_to_fixed_point = 0;  // unchanged rounds before the plan stopped changing
   int max_order = 0;
@@ -95,7 +97,14 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
     core::round_input in;
     in.now_ms = orch.now_ms();
 
+    // What the differencing actor would spend to find the changes (core/work_map.hpp), for comparison with
+    // apply_work, which reconciles the whole snapshot. Not part of the round total.
     auto t0 = clock_type::now();
+    const auto edit = core::diff(last_map, map);
+    ms[p_diff] = since(t0);
+    if (edit.empty() && round > 0) std::fprintf(stderr, "  (map unchanged)\n");
+
+    t0 = clock_type::now();
     sched.apply_work(map);
     ms[p_apply] = since(t0);
 
@@ -145,6 +154,8 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
     if (same) break;
   }
   auto t0 = clock_type::now();
+  r.unchanged_diff_ms = core::diff(last_map, last_map).empty() ? since(t0) : -1;
+  t0 = clock_type::now();
   sched.apply_work(last_map);
   const auto again = sched.schedule(in);
   r.unchanged_ms = since(t0);
@@ -212,7 +223,7 @@ int main(int argc, char** argv) {
     int prev_nodes = 0;
     for (const auto& sz : sizes) {
       std::vector<std::vector<double>> first(n_phases), med(n_phases);
-      std::vector<double> unchanged;
+      std::vector<double> unchanged, unchanged_diff;
       run_result last;
       for (int k = 0; k < repeat; ++k) {
         std::fprintf(stderr, "run %d/%d: %d nodes, %d jobs, %d users, quantum %d GB\n", k + 1, repeat, sz.nodes,
@@ -227,6 +238,7 @@ int main(int argc, char** argv) {
           med[ph].push_back(median(later));
         }
         unchanged.push_back(last.unchanged_ms);
+        unchanged_diff.push_back(last.unchanged_diff_ms);
       }
       std::printf("\n== %d nodes / %d jobs / %d users, quantum %d GB (max order %d) ==\n", sz.nodes, sz.jobs, sz.users,
                   q, last.max_order);
@@ -238,6 +250,8 @@ int main(int argc, char** argv) {
       std::printf("%-18s %12s %14.2f  (at the fixed point reached after %d repeat(s); plan identical: %s)\n",
                   "unchanged round", "", median(unchanged), last.repeats_to_fixed_point,
                   last.unchanged_stable ? "yes" : "NO");
+      std::printf("%-18s %12s %14.2f  (diff of the unchanged map: what detecting \"nothing changed\" costs)\n",
+                  "  of which needed", "", median(unchanged_diff));
       const double m = median(med[p_round]);
       if (prev_median > 0) {
         const double n_ratio = static_cast<double>(sz.nodes) / prev_nodes;
