@@ -229,9 +229,6 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
   st.reload = std::move(reload);
   st.stamper = envelope_stamper{env.src("admin")};
   st.started_ms = wall_clock_ms();
-  const auto me = caf::actor_cast<caf::actor>(self);
-  self->send(env.router, atoms::subscribe::value, std::string{topics::answer}, me);
-  self->send(env.router, atoms::subscribe::value, std::string{topics::round}, me);
   return {
       [self](atoms::admin, const std::string& body) { on_request(self, body); },
       [self](atoms::deliver, const std::string& topic, const std::string& body) {
@@ -261,7 +258,13 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
 }  // namespace
 
 caf::actor spawn_admin(caf::actor_system& sys, actor_env env, std::function<config::rm_config()> reload) {
-  return sys.spawn(admin, std::move(env), std::move(reload));
+  auto router = env.router;
+  const std::vector<std::string> subscriptions{std::string{topics::answer}, std::string{topics::round}};
+  auto self = sys.spawn(admin, std::move(env), std::move(reload));
+  // Subscribed from the spawning thread, so the subscriptions are in place before anything this
+  // thread routes next (an actor's own start-up runs later, on a scheduler thread).
+  for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);
+  return self;
 }
 
 }  // namespace rmbus::actors

@@ -89,9 +89,6 @@ void on_vary(eviction_actor* self, const value::map& f) {
 caf::behavior eviction(eviction_actor* self, actor_env env) {
   self->state.env = env;
   self->state.stamper = envelope_stamper{env.src("eviction")};
-  const auto me = caf::actor_cast<caf::actor>(self);
-  self->send(env.router, atoms::subscribe::value, std::string{topics::node_state}, me);
-  self->send(env.router, atoms::subscribe::value, std::string{topics::vary}, me);
   return {
       [self](atoms::deliver, const std::string& topic, const std::string& body) {
         auto msg = decode_internal(topic, body, limits_of(*self->state.env.cfg));
@@ -111,6 +108,14 @@ caf::behavior eviction(eviction_actor* self, actor_env env) {
 
 }  // namespace
 
-caf::actor spawn_eviction(caf::actor_system& sys, actor_env env) { return sys.spawn(eviction, std::move(env)); }
+caf::actor spawn_eviction(caf::actor_system& sys, actor_env env) {
+  auto router = env.router;
+  const std::vector<std::string> subscriptions{std::string{topics::node_state}, std::string{topics::vary}};
+  auto self = sys.spawn(eviction, std::move(env));
+  // Subscribed from the spawning thread, so the subscriptions are in place before anything this
+  // thread routes next (an actor's own start-up runs later, on a scheduler thread).
+  for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);
+  return self;
+}
 
 }  // namespace rmbus::actors

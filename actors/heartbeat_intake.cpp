@@ -136,8 +136,6 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
   self->state.stamper = envelope_stamper{env.src("intake")};
   self->state.env = env;
   configure(self, env.cfg);
-  self->send(env.router, atoms::subscribe::value, std::string{messages::topics::heartbeat},
-             caf::actor_cast<caf::actor>(self));
   const auto interval = std::chrono::milliseconds(env.cfg->runtime.heartbeat_interval_ms);
   self->delayed_send(self, interval, atoms::tick::value);
   return {
@@ -173,7 +171,13 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
 }  // namespace
 
 caf::actor spawn_heartbeat_intake(caf::actor_system& sys, actor_env env) {
-  return sys.spawn(heartbeat_intake, std::move(env));
+  auto router = env.router;
+  const std::vector<std::string> subscriptions{std::string{messages::topics::heartbeat}};
+  auto self = sys.spawn(heartbeat_intake, std::move(env));
+  // Subscribed from the spawning thread, so the subscriptions are in place before anything this
+  // thread routes next (an actor's own start-up runs later, on a scheduler thread).
+  for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);
+  return self;
 }
 
 }  // namespace rmbus::actors

@@ -220,9 +220,6 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
   st.pool = pool;
   st.stamper = envelope_stamper{env.src("scheduler." + pool)};
   st.sched.emplace(pool, env.cfg->scheduling, share_prefix(*env.cfg, pool));
-  const auto me = caf::actor_cast<caf::actor>(self);
-  for (const auto& t : {node_topic(pool), work_topic(pool), query_topic(pool)})
-    self->send(env.router, atoms::subscribe::value, t, me);
   return {
       [self](atoms::deliver, const std::string& topic, const std::string& body) {
         auto& st = self->state;
@@ -251,7 +248,13 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
 }  // namespace
 
 caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool) {
-  return sys.spawn(pool_scheduler, std::move(env), std::move(pool));
+  auto router = env.router;
+  const std::vector<std::string> subscriptions{node_topic(pool), work_topic(pool), query_topic(pool)};
+  auto self = sys.spawn(pool_scheduler, std::move(env), std::move(pool));
+  // Subscribed from the spawning thread, so the subscriptions are in place before anything this
+  // thread routes next (an actor's own start-up runs later, on a scheduler thread).
+  for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);
+  return self;
 }
 
 }  // namespace rmbus::actors

@@ -171,9 +171,6 @@ void publish_round(publication_actor* self) {
 caf::behavior publication(publication_actor* self, actor_env env) {
   self->state.env = env;
   self->state.stamper = envelope_stamper{env.src("publisher")};
-  const auto me = caf::actor_cast<caf::actor>(self);
-  for (auto t : {topics::round, topics::plan, topics::node_state})
-    self->send(env.router, atoms::subscribe::value, std::string{t}, me);
   return {
       [self](atoms::deliver, const std::string& topic, const std::string& body) {
         auto& st = self->state;
@@ -220,7 +217,13 @@ caf::behavior publication(publication_actor* self, actor_env env) {
 }  // namespace
 
 caf::actor spawn_publication(caf::actor_system& sys, actor_env env) {
-  return sys.spawn(publication, std::move(env));
+  auto router = env.router;
+  const std::vector<std::string> subscriptions{std::string{topics::round}, std::string{topics::plan}, std::string{topics::node_state}};
+  auto self = sys.spawn(publication, std::move(env));
+  // Subscribed from the spawning thread, so the subscriptions are in place before anything this
+  // thread routes next (an actor's own start-up runs later, on a scheduler thread).
+  for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);
+  return self;
 }
 
 }  // namespace rmbus::actors

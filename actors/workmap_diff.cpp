@@ -203,10 +203,6 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
   st.env = env;
   st.stamper = envelope_stamper{env.src("diff")};
   configure(self, env.cfg);
-  const auto me = caf::actor_cast<caf::actor>(self);
-  self->send(env.router, atoms::subscribe::value, std::string{messages::topics::workmap}, me);
-  self->send(env.router, atoms::subscribe::value, std::string{topics::plan}, me);
-  self->send(env.router, atoms::subscribe::value, std::string{topics::done}, me);
   const auto rt = env.cfg->runtime;
   self->delayed_send(self, std::chrono::milliseconds(rt.heartbeat_interval_ms * std::max(0, rt.init_stability)),
                      atoms::ready::value);
@@ -253,7 +249,13 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
 }  // namespace
 
 caf::actor spawn_workmap_diff(caf::actor_system& sys, actor_env env) {
-  return sys.spawn(workmap_diff, std::move(env));
+  auto router = env.router;
+  const std::vector<std::string> subscriptions{std::string{messages::topics::workmap}, std::string{topics::plan}, std::string{topics::done}};
+  auto self = sys.spawn(workmap_diff, std::move(env));
+  // Subscribed from the spawning thread, so the subscriptions are in place before anything this
+  // thread routes next (an actor's own start-up runs later, on a scheduler thread).
+  for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);
+  return self;
 }
 
 }  // namespace rmbus::actors

@@ -28,6 +28,7 @@ struct fake_cluster::impl {
   std::optional<messages::rm_state> state;
   std::optional<messages::rm_nodes> node_report;
   std::vector<messages::rm_event> evs;
+  std::vector<messages::rm_cycle> cycle_reports;
   std::uint64_t states = 0;
   std::uint64_t node_reports = 0;
   std::int64_t clock_ms = 1'000'000;  // submission times: deterministic and increasing
@@ -102,7 +103,7 @@ void fake_cluster::start() {
   so.name = m.opt.name;
   so.endpoint = m.opt.bus_sub;
   so.topics = {std::string{messages::topics::rm_state}, std::string{messages::topics::rm_nodes},
-               std::string{messages::topics::rm_events}};
+               std::string{messages::topics::rm_events}, std::string{messages::topics::rm_cycle}};
   bus::subscriber_handlers h;
   h.on_message = [&m](bus::bus_message&& msg) {
     std::lock_guard<std::mutex> lock(m.mu);
@@ -117,6 +118,9 @@ void fake_cluster::start() {
       if (!n) return;
       m.node_report = std::move(n.value());
       ++m.node_reports;
+    } else if (msg.topic == messages::topics::rm_cycle) {
+      auto c = messages::decode_rm_cycle(msg.topic, msg.body);
+      if (c && m.cycle_reports.size() < 100000) m.cycle_reports.push_back(std::move(c.value()));
     } else if (msg.topic == messages::topics::rm_events) {
       auto e = messages::decode_rm_event(msg.topic, msg.body);
       if (e && m.evs.size() < 100000) m.evs.push_back(std::move(e.value()));
@@ -207,6 +211,11 @@ std::optional<messages::rm_nodes> fake_cluster::last_nodes() const {
 std::vector<messages::rm_event> fake_cluster::events() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->evs;
+}
+
+std::vector<messages::rm_cycle> fake_cluster::cycles() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->cycle_reports;
 }
 
 std::uint64_t fake_cluster::states_seen() const {

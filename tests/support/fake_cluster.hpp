@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "messages/rm_cycle.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_nodes.hpp"
 #include "messages/rm_state.hpp"
@@ -74,6 +75,7 @@ class fake_cluster {
   std::optional<messages::rm_state> last_state() const;
   std::optional<messages::rm_nodes> last_nodes() const;
   std::vector<messages::rm_event> events() const;
+  std::vector<messages::rm_cycle> cycles() const;  // every rm.cycle received, in order
   std::uint64_t states_seen() const;
   // Waits until a NEW rm.state (one received after the call) satisfies `pred`, or the deadline passes.
   bool wait_state(const std::function<bool(const messages::rm_state&)>& pred, std::chrono::milliseconds timeout);

@@ -1,0 +1,246 @@
+// The actors wired in one process through the router, without sockets: heartbeats and work maps go in as
+// encoded bus bodies, rm.state comes out. Checks the cross-pool allotment under concurrent pools and that a
+// malformed work-map item keeps its last good state.
+#include <map>
+
+#include <caf/all.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/detail/spawn.hpp"
+#include "config/loader.hpp"
+#include "messages/heartbeat.hpp"
+#include "messages/rm_event.hpp"
+#include "messages/rm_state.hpp"
+#include "messages/topics.hpp"
+#include "messages/workmap.hpp"
+
+namespace msg = rmbus::messages;
+using namespace rmbus::actors;
+
+namespace {
+
+const char* config_text = R"toml(
+[scheduling]
+quantum = "1G"
+global_allotment = "6G"
+
+[timing]
+heartbeat_interval_ms = 100
+init_stability = 1
+node_stability = 50
+round_timeout_ms = 5000
+
+[[nodepool]]
+name = "alpha"
+nodes = ["a1", "a2"]
+
+[[nodepool]]
+name = "beta"
+nodes = ["b1", "b2"]
+
+[[class]]
+name = "fixed-a"
+policy = "FIXED_SHARE"
+nodepool = "alpha"
+priority = 5
+default = true
+
+[[class]]
+name = "fixed-b"
+policy = "FIXED_SHARE"
+nodepool = "beta"
+priority = 5
+
+[[class]]
+name = "normal"
+policy = "FAIR_SHARE"
+nodepool = "alpha"
+priority = 10
+default = true
+)toml";
+
+struct system_under_test {
+  caf::actor_system_config cfg;
+  caf::actor_system sys;
+  caf::actor router;
+  std::vector<caf::actor> actors;
+  envelope_stamper agents{"test-agents"};
+  envelope_stamper orchestrator{"test-orchestrator"};
+
+  static caf::actor_system_config& threads(caf::actor_system_config& c) {
+    c.set("scheduler.max-threads", 2);
+    return c;
+  }
+  system_under_test() : sys(threads(cfg)) {
+    auto rm = std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(config_text, "test.toml"));
+    router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
+    actor_env env{router, "rmbus.test", rm};
+    actors.push_back(spawn_heartbeat_intake(sys, env));
+    actors.push_back(spawn_workmap_diff(sys, env));
+    actors.push_back(spawn_publication(sys, env));
+    actors.push_back(spawn_pool_scheduler(sys, env, "alpha"));
+    actors.push_back(spawn_pool_scheduler(sys, env, "beta"));
+  }
+  ~system_under_test() {
+    for (auto& a : actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(router, caf::exit_reason::user_shutdown);
+  }
+  void heartbeat(const std::string& node, std::uint64_t mb) {
+    msg::heartbeat hb;
+    hb.node = node;
+    hb.ip = "127.0.0.1";
+    hb.memory_mb = mb;
+    caf::anon_send(router, atoms::route::value, std::string{msg::topics::heartbeat},
+                   msg::encode(agents.next(msg::topics::heartbeat), hb));
+  }
+  void workmap(const std::string& body) {
+    caf::anon_send(router, atoms::route::value, std::string{msg::topics::workmap}, body);
+  }
+  std::string encode(const msg::workmap& wm) { return msg::encode(orchestrator.next(msg::topics::workmap), wm); }
+};
+
+// The orchestrator's part: start a process for every new share, drop preempted or evicted ones.
+void follow(std::map<std::string, msg::work_item>& work, const msg::rm_state& s) {
+  for (const auto& j : s.jobs) {
+    auto it = work.find(j.id);
+    if (it == work.end()) continue;
+    auto& procs = it->second.processes;
+    for (const auto& sh : j.shares) {
+      auto p = std::find_if(procs.begin(), procs.end(), [&](const auto& x) { return x.id == sh.id; });
+      if (sh.status == msg::share_status::new_ && p == procs.end())
+        procs.push_back({sh.id, sh.node, msg::process_state::running, 10, 10, std::nullopt});
+      else if ((sh.status == msg::share_status::preempt || sh.status == msg::share_status::evict) && p != procs.end())
+        procs.erase(p);
+    }
+    if (!procs.empty()) it->second.state = msg::work_state::running;
+  }
+}
+
+msg::work_item fixed_job(const std::string& id, const std::string& cls, std::uint64_t submitted) {
+  msg::work_item w;
+  w.id = id;
+  w.kind = msg::work_kind::job;  // a FIXED_SHARE job: its count follows its cap (a service asks one process)
+  w.user = "alice";
+  w.class_name = cls;
+  w.memory_mb = 1024;
+  w.submitted_ms = submitted;
+  w.max_processes = 6;
+  w.items_total = 100;
+  w.threads = 1;
+  return w;
+}
+
+std::uint64_t held_mb(const msg::rm_state& s) {
+  std::uint64_t mb = 0;
+  for (const auto& j : s.jobs)
+    for (const auto& sh : j.shares)
+      if (sh.status == msg::share_status::running || sh.status == msg::share_status::new_) mb += j.memory_mb;
+  return mb;
+}
+
+}  // namespace
+
+TEST_CASE("concurrent pools never exceed a user's global allotment together") {
+  system_under_test t;
+  caf::scoped_actor self{t.sys};
+  caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_state}, caf::actor{self});
+  for (const char* n : {"a1", "a2", "b1", "b2"}) t.heartbeat(n, 8192);
+
+  // alice asks 6 x 1 GB in each of two pools (FIXED_SHARE jobs, non-preemptable) with a global allotment of 6 GB:
+  // whatever the timing of the two pools' rounds, together she may hold at most 6144 / 1024 = 6 processes.
+  std::map<std::string, msg::work_item> work{{"svc-a", fixed_job("svc-a", "fixed-a", 1)},
+                                             {"svc-b", fixed_job("svc-b", "fixed-b", 2)}};
+  std::uint64_t most = 0, last = 0;
+  int rounds = 0;
+  for (int i = 0; i < 12; ++i) {
+    msg::workmap wm;
+    for (const auto& [id, w] : work) wm.work.push_back(w);
+    t.workmap(t.encode(wm));
+    bool got = false;
+    self->receive(
+        [&](atoms::deliver, const std::string& topic, const std::string& body) {
+          auto s = msg::decode_rm_state(topic, body);
+          REQUIRE(s.ok());
+          follow(work, s.value());
+          last = held_mb(s.value());
+          most = std::max(most, last);
+          got = true;
+        },
+        caf::after(std::chrono::seconds(20)) >> [] {});
+    if (!got) break;
+    ++rounds;
+  }
+  REQUIRE(rounds >= 6);
+  CHECK(most <= 6144);
+  // And the allotment is used, not left idle: 6 processes in all.
+  CHECK(last == 6144);
+}
+
+TEST_CASE("a malformed work-map item keeps its last good state and is reported") {
+  system_under_test t;
+  caf::scoped_actor self{t.sys};
+  caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_state}, caf::actor{self});
+  caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_events}, caf::actor{self});
+  for (const char* n : {"a1", "a2"}) t.heartbeat(n, 8192);
+
+  msg::work_item w;
+  w.id = "job-1";
+  w.user = "bob";
+  w.class_name = "normal";
+  w.memory_mb = 1024;
+  w.max_processes = 2;
+  w.items_total = 10;
+  w.threads = 1;
+  std::map<std::string, msg::work_item> work{{"job-1", w}};
+  auto next_state = [&]() -> std::optional<msg::rm_state> {
+    std::optional<msg::rm_state> out;
+    for (int i = 0; i < 50 && !out; ++i)
+      self->receive(
+          [&](atoms::deliver, const std::string& topic, const std::string& body) {
+            if (topic == msg::topics::rm_state) out = msg::decode_rm_state(topic, body).value();
+          },
+          caf::after(std::chrono::seconds(20)) >> [&] { i = 50; });
+    return out;
+  };
+  for (int i = 0; i < 6; ++i) {
+    msg::workmap wm;
+    wm.work.push_back(work["job-1"]);
+    t.workmap(t.encode(wm));
+    auto s = next_state();
+    REQUIRE(s);
+    follow(work, *s);
+  }
+  REQUIRE(work["job-1"].processes.size() == 2);
+
+  // The same map with job-1's memory_mb turned into a string: the item is malformed.
+  msg::workmap wm;
+  wm.work.push_back(work["job-1"]);
+  auto body = t.encode(wm);
+  const std::string key = "\xa9memory_mb";  // fixstr "memory_mb" followed by its value (uint 1024 = cd 04 00)
+  auto at = body.find(key);
+  REQUIRE(at != std::string::npos);
+  body.replace(at + key.size(), 3, "\xa3" "bad");
+  bool reported = false;
+  std::optional<msg::rm_state> s;
+  t.workmap(body);
+  for (int i = 0; i < 50 && !s; ++i)
+    self->receive(
+        [&](atoms::deliver, const std::string& topic, const std::string& b) {
+          if (topic == msg::topics::rm_events) {
+            auto e = msg::decode_rm_event(topic, b);
+            if (e && e.value().kind == "bad_message" && e.value().detail["job"] == "job-1") reported = true;
+          } else if (topic == msg::topics::rm_state) {
+            s = msg::decode_rm_state(topic, b).value();
+          }
+        },
+        caf::after(std::chrono::seconds(20)) >> [&] { i = 50; });
+  REQUIRE(s);
+  CHECK(reported);
+  // Not taken as finished: job-1 still holds both of its shares, running.
+  const msg::job_schedule* j = nullptr;
+  for (const auto& x : s->jobs)
+    if (x.id == "job-1") j = &x;
+  REQUIRE(j != nullptr);
+  CHECK(j->shares.size() == 2);
+  for (const auto& sh : j->shares) CHECK(sh.status == msg::share_status::running);
+}

@@ -1,0 +1,75 @@
+// Internal messages and the wire <-> core conversions the actors rely on.
+#include <catch2/catch.hpp>
+
+#include "actors/internal.hpp"
+
+namespace msg = rmbus::messages;
+using namespace rmbus::actors;
+
+TEST_CASE("an internal message keeps its envelope and fields through encoding") {
+  envelope_stamper st{"rmbus.1.x:diff"};
+  value::map f;
+  f["cycle"] = value{std::uint64_t{7}};
+  f["pool"] = value{"alpha"};
+  const auto body = encode_internal(st.next("rm.internal.round"), f);
+  auto back = decode_internal("rm.internal.round", body);
+  REQUIRE(back.ok());
+  CHECK(back.value().env.src == "rmbus.1.x:diff");
+  CHECK(back.value().env.seq == 1);  // first message on this topic from this sender
+  CHECK(uint_of(back.value().fields, "cycle") == 7);
+  CHECK(str_of(back.value().fields, "pool") == "alpha");
+  CHECK(back.value().fields.count("seq") == 0);  // envelope keys are not fields
+  // A second message on the same topic counts on; another topic starts at 1.
+  CHECK(st.next("rm.internal.round").seq == 2);
+  CHECK(st.next("rm.internal.plan").seq == 1);
+}
+
+TEST_CASE("garbage bytes give an error naming the topic, not a crash") {
+  auto bad = decode_internal("rm.internal.plan", std::string("\xdd\x7f\xff\xff\xff", 5));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().topic == "rm.internal.plan");
+}
+
+TEST_CASE("a work item survives the trip through a value tree and converts to the core's item") {
+  msg::work_item w;
+  w.id = "j1";
+  w.kind = msg::work_kind::service;
+  w.user = "alice";
+  w.class_name = "fixed";
+  w.memory_mb = 3000;
+  w.submitted_ms = 42;
+  w.state = msg::work_state::running;
+  w.max_processes = 3;
+  w.threads = 0;  // unknown -> the core gets 1
+  w.items_total = 10;
+  w.processes.push_back({"s.1", "n1", msg::process_state::running, 5, 6, 8192});
+  auto back = work_item_of("t", to_value(w));
+  REQUIRE(back.ok());
+  CHECK(back.value() == w);
+  const auto c = to_core(w);
+  CHECK(c.id.str() == "j1");
+  CHECK(c.kind == rmbus::core::work_kind::service);
+  CHECK(c.threads == 1);
+  REQUIRE(c.processes.size() == 1);
+  CHECK(c.processes[0].node_memory_mb == 8192);
+  CHECK(c.processes[0].state == rmbus::core::process_state::running);
+}
+
+TEST_CASE("a job plan becomes the rm.state entry the orchestrator reads") {
+  rmbus::core::job_plan p;
+  p.id = rmbus::core::job_id{"j1"};
+  p.status = rmbus::core::job_status::scheduled;
+  p.reason_text = "";
+  p.memory_mb_per_process = 2048;
+  p.shares.push_back({rmbus::core::share_id{"x-0.1"}, rmbus::core::machine_id{"n1"}, 2, rmbus::core::share_status::new_share});
+  p.shares.push_back({rmbus::core::share_id{"x-0.2"}, rmbus::core::machine_id{"n2"}, 2, rmbus::core::share_status::preempt});
+  const auto j = job_schedule_of(to_value(p));
+  CHECK(j.id == "j1");
+  CHECK(j.status == msg::job_status::scheduled);
+  CHECK(j.memory_mb == 2048);
+  REQUIRE(j.shares.size() == 2);
+  CHECK(j.shares[0].status == msg::share_status::new_);
+  CHECK(j.shares[1].status == msg::share_status::preempt);
+  CHECK(j.shares[1].node == "n2");
+  CHECK(j.shares[1].quanta == 2);
+}

@@ -1,0 +1,125 @@
+#include "tests/e2e/rm_fixture.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace rmbus::e2e {
+
+std::string test_config() {
+  return R"toml(
+[scheduling]
+quantum = "1G"
+
+[timing]
+heartbeat_interval_ms = 300
+node_stability = 4
+init_stability = 2
+round_timeout_ms = 3000
+
+[log]
+level = "info"
+
+[[nodepool]]
+name = "alpha"
+nodes = ["a1", "a2", "a3", "a4"]
+
+[[nodepool]]
+name = "beta"
+nodes = ["b1", "b2"]
+
+[[class]]
+name = "normal"
+policy = "FAIR_SHARE"
+nodepool = "alpha"
+priority = 10
+weight = 100
+default = true
+
+[[class]]
+name = "beta-normal"
+policy = "FAIR_SHARE"
+nodepool = "beta"
+priority = 10
+weight = 100
+
+[[class]]
+name = "fixed"
+policy = "FIXED_SHARE"
+nodepool = "alpha"
+priority = 5
+default = true
+
+[[class]]
+name = "reserve"
+policy = "RESERVE"
+nodepool = "alpha"
+priority = 1
+default = true
+)toml";
+}
+
+rm_fixture::rm_fixture(layout how) : how_(how) {
+  char tmpl[] = "/tmp/rmbus-e2e-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = tmpl;
+  config_ = dir_ + "/rmbus.toml";
+  std::ofstream{config_} << test_config();
+  pub_ = test_support::loopback(test_support::free_port());
+  sub_ = test_support::loopback(test_support::free_port());
+  admin_ = test_support::loopback(test_support::free_port());
+  start_rm();
+  test_support::cluster_options co;
+  co.bus_pub = pub_;
+  co.bus_sub = sub_;
+  co.period = std::chrono::milliseconds(200);
+  co.name = "e2e-cluster";
+  cluster_ = std::make_unique<test_support::fake_cluster>(co);
+  for (const char* n : {"a1", "a2", "a3", "a4", "b1", "b2"}) cluster_->add_node(n, 8192);
+}
+
+rm_fixture::~rm_fixture() {
+  cluster_->stop();
+  kill_rm(SIGTERM);
+  wait_rm(std::chrono::seconds(10));
+  procs_.clear();  // SIGKILLs whatever is left
+  std::error_code ec;
+  (void)ec;
+  std::system(("rm -rf '" + dir_ + "'").c_str());
+}
+
+void rm_fixture::start_rm() {
+  procs_.clear();
+  const std::vector<std::string> common{"--config", config_, "--bus-pub", pub_, "--bus-sub", sub_, "--admin", admin_};
+  if (how_ == layout::single) {
+    procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, common, log_file()));
+    return;
+  }
+  auto a = common;
+  a.insert(a.end(), {"--roles", "intake,diff,eviction,publisher,admin,scheduler:alpha"});
+  procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, a, log_file()));
+  auto b = common;
+  b.insert(b.end(), {"--roles", "scheduler:beta", "--no-forwarder"});
+  procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, b, dir_ + "/rmbus-b.log"));
+}
+
+void rm_fixture::kill_rm(int sig) {
+  for (auto& p : procs_) p->signal(sig);
+}
+
+std::vector<std::optional<int>> rm_fixture::wait_rm(std::chrono::milliseconds timeout) {
+  std::vector<std::optional<int>> out;
+  for (auto& p : procs_) out.push_back(p->wait(timeout));
+  return out;
+}
+
+test_support::run_result rm_fixture::admin(const std::vector<std::string>& args) {
+  std::vector<std::string> all{"--admin", admin_, "--timeout-ms", "8000"};
+  all.insert(all.end(), args.begin(), args.end());
+  return test_support::run_to_end(RMBUS_ADMIN_BIN, all, std::chrono::seconds(20));
+}
+
+}  // namespace rmbus::e2e

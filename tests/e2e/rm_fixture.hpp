@@ -1,0 +1,49 @@
+#pragma once
+// A running RM for end-to-end tests: a configuration file with short timings (heartbeat 300 ms), free loopback
+// ports, the real `rmbus` executable started with fork/exec in one of two layouts, and a fake cluster
+// (agents + orchestrator + observer) on its bus. Children are always killed at the end.
+//
+// Layouts: `single` is one process running every role with the embedded forwarder; `split` is two
+// processes on one bus: A runs intake, diff, eviction, publisher, admin and the scheduler of pool alpha (with
+// the embedded forwarder), B runs the scheduler of pool beta and connects to A's forwarder. Every test
+// scenario written against this fixture must pass in both.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/child_process.hpp"
+#include "tests/support/fake_cluster.hpp"
+
+namespace rmbus::e2e {
+
+enum class layout { single, split };
+
+// Two top-level pools: alpha (a1..a4) and beta (b1, b2), every node 8 GB = order 8 at the 1 GB quantum.
+// Classes: normal (FAIR_SHARE, alpha, default), beta-normal (FAIR_SHARE, beta), reserve (RESERVE, alpha,
+// default), fixed (FIXED_SHARE, alpha).
+std::string test_config();
+
+class rm_fixture {
+ public:
+  explicit rm_fixture(layout how);
+  ~rm_fixture();
+
+  void start_rm();             // (re)starts the RM process(es)
+  void kill_rm(int sig);       // signals them all
+  std::vector<std::optional<int>> wait_rm(std::chrono::milliseconds timeout);
+  test_support::run_result admin(const std::vector<std::string>& args);
+
+  test_support::fake_cluster& cluster() { return *cluster_; }
+  const std::string& admin_endpoint() const { return admin_; }
+  std::string log_file() const { return dir_ + "/rmbus.log"; }
+
+ private:
+  layout how_;
+  std::string dir_, config_, pub_, sub_, admin_;
+  std::vector<std::unique_ptr<test_support::child_process>> procs_;
+  std::unique_ptr<test_support::fake_cluster> cluster_;
+};
+
+}  // namespace rmbus::e2e

@@ -1,0 +1,251 @@
+// End-to-end: the real rmbus executable on loopback, driven only through the bus by a fake cluster (agents +
+// orchestrator) and through its admin endpoint by the real rmbus-admin. Waits are on published messages with
+// generous deadlines (shared 2-core machine); nothing asserts a timing.
+#include <algorithm>
+#include <csignal>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "tests/e2e/rm_fixture.hpp"
+
+using namespace std::chrono_literals;
+using rmbus::e2e::layout;
+using rmbus::e2e::rm_fixture;
+namespace ts = rmbus::test_support;
+namespace msg = rmbus::messages;
+
+namespace {
+
+constexpr auto deadline = 60s;
+
+ts::job_spec job(const std::string& id, const std::string& user, const std::string& cls, std::uint64_t mb,
+                 std::uint64_t max_processes = 0, msg::work_kind kind = msg::work_kind::job) {
+  ts::job_spec j;
+  j.id = id;
+  j.user = user;
+  j.class_name = cls;
+  j.memory_mb = mb;
+  j.max_processes = max_processes;
+  j.kind = kind;
+  return j;
+}
+
+bool all_on(const std::vector<std::string>& nodes, char pool_letter) {
+  return std::all_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return !n.empty() && n[0] == pool_letter; });
+}
+
+const std::map<std::string, std::uint64_t> quanta_of_nodes{{"a1", 8}, {"a2", 8}, {"a3", 8}, {"a4", 8}, {"b1", 8}, {"b2", 8}};
+
+std::optional<msg::node_state> state_of(const msg::rm_nodes& n, const std::string& node) {
+  for (const auto& r : n.nodes)
+    if (r.node == node) return r.state;
+  return std::nullopt;
+}
+
+bool has_event(const ts::fake_cluster& c, const std::string& kind, const std::string& key, const std::string& value) {
+  for (const auto& e : c.events()) {
+    if (e.kind != kind) continue;
+    auto it = e.detail.find(key);
+    if (it != e.detail.end() && it->second == value) return true;
+  }
+  return false;
+}
+
+void placement_and_fair_split(layout how) {
+  rm_fixture f{how};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024));
+  // Pool alpha: 4 nodes x 8 GB = 32 quanta; a 1 GB process is order 1, so alice alone grows (init cap 1, then
+  // doubling) to all 32 shares, all on alpha's nodes.
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 32; }, deadline));
+  CHECK(all_on(ts::nodes_of(*c.last_state(), "alice-1"), 'a'));
+
+  c.submit(job("bob-1", "bob", "normal", 1024));
+  // Two users of equal weight in one class share 32 quanta: 32 / 2 = 16 each. Alice shrinks by preemption
+  // (her extra shares are marked preempt, then vanish from the work map).
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) {
+        const auto* a = ts::find_job(s, "alice-1");
+        return a != nullptr && a->shares.size() == 16 && ts::active_shares(s, "alice-1") == 16 &&
+               ts::active_shares(s, "bob-1") == 16;
+      },
+      deadline));
+  CHECK(has_event(c, "preempt", "job", "alice-1"));
+  CHECK(ts::double_bookings(*c.last_state(), quanta_of_nodes).empty());
+}
+
+void two_pools_in_one_round(layout how) {
+  rm_fixture f{how};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024, 4));
+  c.submit(job("carol-1", "carol", "beta-normal", 1024, 4));
+  // Each job is capped at 4 processes; alice's class schedules in alpha, carol's in beta.
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 4 && ts::active_shares(s, "carol-1") == 4; },
+      deadline));
+  const auto s = *c.last_state();
+  CHECK(all_on(ts::nodes_of(s, "alice-1"), 'a'));
+  CHECK(all_on(ts::nodes_of(s, "carol-1"), 'b'));
+  // Both pools answered the same round: one rm.cycle per pool carries the same cycle number.
+  std::map<std::uint64_t, std::set<std::string>> pools_by_cycle;
+  for (const auto& r : c.cycles()) pools_by_cycle[r.cycle].insert(r.pool);
+  const bool both = std::any_of(pools_by_cycle.begin(), pools_by_cycle.end(), [](const auto& e) {
+    return e.second.count("alpha") == 1 && e.second.count("beta") == 1;
+  });
+  CHECK(both);
+}
+
+void kill_and_restart(layout how) {
+  rm_fixture f{how};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024));
+  c.submit(job("bob-1", "bob", "normal", 1024));
+  c.submit(job("carol-1", "carol", "beta-normal", 2048, 3));
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) {
+        return ts::active_shares(s, "alice-1") == 16 && ts::active_shares(s, "bob-1") == 16 &&
+               ts::active_shares(s, "carol-1") == 3;
+      },
+      deadline));
+  // Let the orchestrator show every process once more, then kill the RM without warning.
+  REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+  f.kill_rm(SIGKILL);
+  f.wait_rm(10s);
+  std::map<std::string, std::string> running;  // share id -> node, as the orchestrator runs them
+  for (const auto& w : c.workmap().work)
+    for (const auto& p : w.processes) running[p.id] = p.node;
+  REQUIRE(running.size() == 35);  // 16 + 16 + 3
+
+  f.start_rm();
+  // The restarted RM recovers every running process from the next work map: each share is listed on its
+  // node, still running, and no node holds more quanta than it has.
+  REQUIRE(c.wait_state(
+      [&](const msg::rm_state& s) {
+        std::size_t found = 0;
+        for (const auto& j : s.jobs)
+          for (const auto& sh : j.shares) {
+            auto it = running.find(sh.id);
+            if (it != running.end() && it->second == sh.node && sh.status == msg::share_status::running) ++found;
+          }
+        return found == running.size();
+      },
+      deadline));
+  // A few more rounds: never double-booked, nobody above the fair split.
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+    const auto s = *c.last_state();
+    CHECK(ts::double_bookings(s, quanta_of_nodes).empty());
+    CHECK(ts::active_shares(s, "alice-1") + ts::active_shares(s, "bob-1") <= 32);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("one process: a job gets shares on its pool's nodes; a second user's job makes it shrink to a fair split") {
+  placement_and_fair_split(layout::single);
+}
+
+TEST_CASE("two processes: a job gets shares on its pool's nodes; a second user's job makes it shrink to a fair split") {
+  placement_and_fair_split(layout::split);
+}
+
+TEST_CASE("one process: two top-level pools schedule in the same round") { two_pools_in_one_round(layout::single); }
+
+TEST_CASE("two processes: two top-level pools schedule in the same round") { two_pools_in_one_round(layout::split); }
+
+TEST_CASE("one process: SIGKILL and restart recovers every running process with nothing double-booked") {
+  kill_and_restart(layout::single);
+}
+
+TEST_CASE("two processes: SIGKILL and restart recovers every running process with nothing double-booked") {
+  kill_and_restart(layout::split);
+}
+
+TEST_CASE("a node that stops heartbeating goes missing, then down; fair-share work moves, a reservation stays") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  // carol reserves a whole 8 GB machine (order 8); alice runs 8 processes of 1 GB.
+  c.submit(job("carol-r", "carol", "reserve", 8192, 1, msg::work_kind::reservation));
+  c.submit(job("alice-1", "alice", "normal", 1024, 8));
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) { return ts::active_shares(s, "carol-r") == 1 && ts::active_shares(s, "alice-1") == 8; },
+      deadline));
+  const auto before = *c.last_state();
+  const std::string reserved = ts::nodes_of(before, "carol-r").front();
+  const std::string fair = ts::nodes_of(before, "alice-1").front();
+  REQUIRE(reserved != fair);
+  c.set_alive(fair, false);
+  c.set_alive(reserved, false);
+  // Heartbeat 300 ms, node_stability 4: missing after one missed heartbeat, down after 4 ticks.
+  REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, fair) == msg::node_state::missing; }, deadline));
+  REQUIRE(c.wait_nodes(
+      [&](const msg::rm_nodes& n) {
+        return state_of(n, fair) == msg::node_state::down && state_of(n, reserved) == msg::node_state::down;
+      },
+      deadline));
+  // alice's evicted processes come back on the live nodes; carol's reservation is never evicted.
+  REQUIRE(c.wait_state(
+      [&](const msg::rm_state& s) {
+        const auto nodes = ts::nodes_of(s, "alice-1");
+        return ts::active_shares(s, "alice-1") == 8 && std::find(nodes.begin(), nodes.end(), fair) == nodes.end();
+      },
+      deadline));
+  const auto after = *c.last_state();
+  const auto* r = ts::find_job(after, "carol-r");
+  REQUIRE(r != nullptr);
+  REQUIRE(r->shares.size() == 1);
+  CHECK(r->shares[0].node == reserved);
+  CHECK(r->shares[0].status == msg::share_status::running);
+  CHECK(has_event(c, "node_missing", "node", fair));
+  CHECK(has_event(c, "node_down", "node", fair));
+  CHECK(has_event(c, "evict", "job", "alice-1"));
+}
+
+TEST_CASE("vary-off and vary-on through rmbus-admin; bad requests get clear errors; SIGTERM exits 0") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024, 8));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 8; }, deadline));
+  const std::string node = ts::nodes_of(*c.last_state(), "alice-1").front();
+
+  auto off = f.admin({"vary-off", node});
+  INFO(off.output);
+  REQUIRE(off.status == 0);
+  REQUIRE(c.wait_state(
+      [&](const msg::rm_state& s) {
+        const auto nodes = ts::nodes_of(s, "alice-1");
+        return ts::active_shares(s, "alice-1") == 8 && std::find(nodes.begin(), nodes.end(), node) == nodes.end();
+      },
+      deadline));
+  REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, node) == msg::node_state::varied_off; }, deadline));
+
+  auto on = f.admin({"vary-on", node});
+  REQUIRE(on.status == 0);
+  REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, node) == msg::node_state::up; }, deadline));
+
+  auto unknown = f.admin({"vary-off", "no-such-node"});
+  CHECK(unknown.status == 1);
+  CHECK(unknown.output.find("unknown node(s): no-such-node") != std::string::npos);
+
+  auto explain = f.admin({"explain", "alice-1"});
+  CHECK(explain.status == 0);
+  CHECK(explain.output.find("demand") != std::string::npos);
+  auto missing = f.admin({"explain", "nobody"});
+  CHECK(missing.status == 1);
+
+  auto status = f.admin({"status"});
+  CHECK(status.status == 0);
+  CHECK(status.output.find("cycle") != std::string::npos);
+
+  c.stop();
+  f.kill_rm(SIGTERM);
+  const auto codes = f.wait_rm(15s);
+  REQUIRE(codes.size() == 1);
+  CHECK(codes[0] == std::optional<int>{0});
+}
