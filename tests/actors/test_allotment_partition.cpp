@@ -36,7 +36,7 @@ TEST_CASE("two pools starting from nothing can never both see the whole allotmen
   CHECK(out.at("beta").at(user_id{"alice"}) == 6144);
 }
 
-TEST_CASE("users without a limit are not partitioned; per-user overrides win over the global allotment") {
+TEST_CASE("users without a limit are not partitioned and per-user overrides win over the global allotment") {
   auto cfg = with_allotment(4096);
   cfg.settings.global_allotment_mb.reset();
   cfg.users.push_back({"bob", 3072});

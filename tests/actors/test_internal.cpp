@@ -24,7 +24,7 @@ TEST_CASE("an internal message keeps its envelope and fields through encoding") 
   CHECK(st.next("rm.internal.plan").seq == 1);
 }
 
-TEST_CASE("garbage bytes give an error naming the topic, not a crash") {
+TEST_CASE("garbage bytes give an error naming the topic and no crash") {
   auto bad = decode_internal("rm.internal.plan", std::string("\xdd\x7f\xff\xff\xff", 5));
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().topic == "rm.internal.plan");

@@ -3,7 +3,11 @@
 // generous deadlines (shared 2-core machine); nothing asserts a timing.
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
+#include <fstream>
 #include <set>
+
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -145,11 +149,11 @@ void kill_and_restart(layout how) {
 
 }  // namespace
 
-TEST_CASE("one process: a job gets shares on its pool's nodes; a second user's job makes it shrink to a fair split") {
+TEST_CASE("one process: a job gets shares on its pool's nodes and a second user's job makes it shrink to a fair split") {
   placement_and_fair_split(layout::single);
 }
 
-TEST_CASE("two processes: a job gets shares on its pool's nodes; a second user's job makes it shrink to a fair split") {
+TEST_CASE("two processes: a job gets shares on its pool's nodes and a second user's job makes it shrink to a fair split") {
   placement_and_fair_split(layout::split);
 }
 
@@ -165,7 +169,7 @@ TEST_CASE("two processes: SIGKILL and restart recovers every running process wit
   kill_and_restart(layout::split);
 }
 
-TEST_CASE("a node that stops heartbeating goes missing, then down; fair-share work moves, a reservation stays") {
+TEST_CASE("a node that stops heartbeating goes missing then down: fair-share work moves and a reservation stays") {
   rm_fixture f{layout::single};
   auto& c = f.cluster();
   c.start();
@@ -206,7 +210,7 @@ TEST_CASE("a node that stops heartbeating goes missing, then down; fair-share wo
   CHECK(has_event(c, "evict", "job", "alice-1"));
 }
 
-TEST_CASE("vary-off and vary-on through rmbus-admin; bad requests get clear errors; SIGTERM exits 0") {
+TEST_CASE("vary-off and vary-on through rmbus-admin with clear errors for bad requests and exit 0 on SIGTERM") {
   rm_fixture f{layout::single};
   auto& c = f.cluster();
   c.start();
@@ -248,4 +252,82 @@ TEST_CASE("vary-off and vary-on through rmbus-admin; bad requests get clear erro
   const auto codes = f.wait_rm(15s);
   REQUIRE(codes.size() == 1);
   CHECK(codes[0] == std::optional<int>{0});
+}
+
+TEST_CASE("reconfigure through rmbus-admin recovers running work and refuses work whose class is gone") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024, 4));
+  c.submit(job("carol-1", "carol", "beta-normal", 1024, 2));
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 4 && ts::active_shares(s, "carol-1") == 2; },
+      deadline));
+  REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+  std::map<std::string, std::string> alice_running;
+  for (const auto& w : c.workmap().work)
+    if (w.id == "alice-1")
+      for (const auto& p : w.processes) alice_running[p.id] = p.node;
+  REQUIRE(alice_running.size() == 4);
+
+  // A broken file is refused with its name and line, and the RM keeps running on the old configuration.
+  { std::ofstream{f.config_path()} << "[scheduling]\nquantum = \"1G\"\nno_such_key = 1\n"; }
+  auto bad = f.admin({"reconfigure"});
+  CHECK(bad.status == 1);
+  CHECK(bad.output.find("rmbus.toml") != std::string::npos);
+
+  // The new configuration drops class beta-normal.
+  auto text = rmbus::e2e::test_config();
+  const auto at = text.find("[[class]]\nname = \"beta-normal\"");
+  REQUIRE(at != std::string::npos);
+  text.erase(at, text.find("[[class]]", at + 1) - at);
+  { std::ofstream{f.config_path()} << text; }
+  auto good = f.admin({"reconfigure"});
+  INFO(good.output);
+  REQUIRE(good.status == 0);
+  // The fresh schedulers recover alice's processes from the next work map (same share ids, same nodes, still
+  // running), and carol's work, whose class no longer exists, is refused with the reason.
+  REQUIRE(c.wait_state(
+      [&](const msg::rm_state& s) {
+        const auto* carol = ts::find_job(s, "carol-1");
+        if (carol == nullptr || carol->status != msg::job_status::refused) return false;
+        std::size_t same = 0;
+        for (const auto& j : s.jobs)
+          for (const auto& sh : j.shares)
+            if (alice_running.count(sh.id) && alice_running[sh.id] == sh.node && sh.status == msg::share_status::running)
+              ++same;
+        return same == alice_running.size();
+      },
+      deadline));
+  const auto* carol = ts::find_job(*c.last_state(), "carol-1");
+  CHECK(carol->reason.find("beta-normal") != std::string::npos);
+  CHECK(ts::double_bookings(*c.last_state(), quanta_of_nodes).empty());
+}
+
+TEST_CASE("rmbus --check-config prints the resolved configuration and rejects bad input with file and line") {
+  char tmpl[] = "/tmp/rmbus-check-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  { std::ofstream{dir + "/good.toml"} << rmbus::e2e::test_config(); }
+  { std::ofstream{dir + "/bad.toml"} << "[scheduling]\nquantum = \"1G\"\n[[class]]\nname = \"x\"\nnodepool = \"nowhere\"\n"; }
+  auto good = ts::run_to_end(RMBUS_BIN, {"--config", dir + "/good.toml", "--check-config"}, 30s);
+  CHECK(good.status == std::optional<int>{0});
+  CHECK(good.output.find("alpha") != std::string::npos);
+  CHECK(good.output.find("beta-normal") != std::string::npos);
+  auto bad = ts::run_to_end(RMBUS_BIN, {"--config", dir + "/bad.toml", "--check-config"}, 30s);
+  CHECK(bad.status == std::optional<int>{2});
+  CHECK(bad.output.find("bad.toml:") != std::string::npos);
+  auto roles = ts::run_to_end(RMBUS_BIN, {"--config", dir + "/good.toml", "--roles", "intake,scheduler:nowhere"}, 30s);
+  CHECK(roles.status == std::optional<int>{2});
+  CHECK(roles.output.find("nowhere") != std::string::npos);
+  auto both = ts::run_to_end(RMBUS_BIN, {"--config", dir + "/good.toml", "--ducc", dir + "/good.toml", "--check-config"}, 30s);
+  CHECK(both.status == std::optional<int>{2});
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
+
+TEST_CASE("rmbus-admin reports a clear error when nothing answers") {
+  const auto endpoint = ts::loopback(ts::free_port());
+  auto r = ts::run_to_end(RMBUS_ADMIN_BIN, {"--admin", endpoint, "--timeout-ms", "500", "status"}, 30s);
+  CHECK(r.status == std::optional<int>{3});
+  CHECK(r.output.find("no answer") != std::string::npos);
 }
