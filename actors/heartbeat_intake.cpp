@@ -132,6 +132,30 @@ void on_heartbeat(intake_actor* self, const std::string& topic, const std::strin
   }
 }
 
+// Nodes a recovered work map names before their first heartbeat: watched from now on, as if heard once, so
+// a node that never comes back goes missing and down like any other.
+void on_recovered(intake_actor* self, const std::string& topic, const std::string& body) {
+  auto& st = self->state;
+  auto msg = decode_internal(topic, body, st.limits);
+  if (!msg) return;
+  const auto* nodes = array_of(msg.value().fields, "nodes");
+  if (nodes == nullptr) return;
+  std::vector<core::liveness_transition> changes;
+  for (const auto& v : *nodes) {
+    const auto* m = v.as_map();
+    if (m == nullptr) continue;
+    const auto name = str_of(*m, "node");
+    if (name.empty() || st.liveness->known(core::machine_id{name})) continue;
+    node_info n;
+    n.memory_mb = uint_of(*m, "memory_mb");
+    n.where = st.placement->place(name, "");
+    st.nodes[name] = n;
+    if (n.memory_mb > 0) send_update(self, name, n);
+    if (auto t = st.liveness->heartbeat(core::machine_id{name}, wall_clock_ms())) changes.push_back(*t);
+  }
+  if (!changes.empty()) send_node_state(self, changes);
+}
+
 caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
   self->state.stamper = envelope_stamper{env.src("intake")};
   self->state.env = env;
@@ -139,7 +163,10 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
   const auto interval = std::chrono::milliseconds(env.cfg->runtime.heartbeat_interval_ms);
   self->delayed_send(self, interval, atoms::tick::value);
   return {
-      [self](atoms::deliver, const std::string& topic, const std::string& body) { on_heartbeat(self, topic, body); },
+      [self](atoms::deliver, const std::string& topic, const std::string& body) {
+        if (topic == topics::recovered) on_recovered(self, topic, body);
+        else on_heartbeat(self, topic, body);
+      },
       [self](atoms::tick) {
         auto& st = self->state;
         auto changes = st.liveness->tick(wall_clock_ms());
@@ -172,7 +199,7 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
 
 caf::actor spawn_heartbeat_intake(caf::actor_system& sys, actor_env env) {
   auto router = env.router;
-  const std::vector<std::string> subscriptions{std::string{messages::topics::heartbeat}};
+  const std::vector<std::string> subscriptions{std::string{messages::topics::heartbeat}, std::string{topics::recovered}};
   auto self = sys.spawn(heartbeat_intake, std::move(env));
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).

@@ -47,6 +47,9 @@ inline constexpr std::string_view query_prefix = "rm.internal.query.";    // + t
 inline constexpr std::string_view answer = "rm.internal.answer";
 // Admin -> eviction: vary_off / vary_on (answered on `answer`).
 inline constexpr std::string_view vary = "rm.internal.vary";
+// Differencing -> intake: nodes named by live processes in the first map after start or reconfiguration, so
+// the watchdog counts them even before their first heartbeat (DUCC's fast recovery registers them alike).
+inline constexpr std::string_view recovered = "rm.internal.recovered";
 // Admin or SIGHUP -> every process: reload the configuration.
 inline constexpr std::string_view reconfigure = "rm.internal.reconfigure";
 }  // namespace topics

@@ -44,6 +44,7 @@ struct diff_state {
   std::map<std::string, messages::work_item> last;   // last good version of every item
   std::optional<std::map<std::string, messages::work_item>> pending;  // newest map waiting for its round
   bool ready = false;
+  bool first_map = true;  // the next map is the first since start or reconfiguration
   bool in_flight = false;
   std::uint64_t cycle = 0;
   std::map<std::string, std::map<std::string, std::uint64_t>> held;  // pool -> user -> np MB (last answers)
@@ -173,6 +174,26 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
     for (const auto& [id, w] : st.last)
       if (!items.count(id)) items[id] = w;
   st.last = items;
+  if (st.first_map) {
+    st.first_map = false;
+    std::map<std::string, std::uint64_t> nodes;
+    for (const auto& [id, w] : items)
+      for (const auto& p : w.processes)
+        if (p.state != messages::process_state::ended && w.state != messages::work_state::completed)
+          nodes[p.node] = std::max(nodes[p.node], p.node_memory_mb.value_or(0));
+    if (!nodes.empty()) {
+      value::array list;
+      for (const auto& [n, mb] : nodes) {
+        value::map e;
+        e["node"] = value{n};
+        e["memory_mb"] = value{mb};
+        list.emplace_back(std::move(e));
+      }
+      value::map f;
+      f["nodes"] = value{std::move(list)};
+      route_internal(self, st.env.router, st.stamper, std::string{topics::recovered}, std::move(f));
+    }
+  }
 
   if (!st.ready && st.env.cfg->runtime.fast_recovery) {
     for (const auto& [id, w] : items)
@@ -242,6 +263,7 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
         configure(self, std::move(cfg));
         self->state.held.clear();
         self->state.wants_more.clear();
+        self->state.first_map = true;
       },
   };
 }

@@ -331,3 +331,25 @@ TEST_CASE("rmbus-admin reports a clear error when nothing answers") {
   CHECK(r.status == std::optional<int>{3});
   CHECK(r.output.find("no answer") != std::string::npos);
 }
+
+TEST_CASE("a node known only from the recovered work map is watched: silent after a restart it goes down") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024, 8));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 8; }, deadline));
+  const std::string node = ts::nodes_of(*c.last_state(), "alice-1").front();
+  f.kill_rm(SIGKILL);
+  f.wait_rm(10s);
+  c.set_alive(node, false);  // it never heartbeats to the new RM
+  f.start_rm();
+  // The restarted RM learns the node only from the work map (fast recovery); the watchdog still counts it,
+  // so it goes down and alice's processes there are evicted and placed on live nodes.
+  REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, node) == msg::node_state::down; }, deadline));
+  REQUIRE(c.wait_state(
+      [&](const msg::rm_state& s) {
+        const auto nodes = ts::nodes_of(s, "alice-1");
+        return ts::active_shares(s, "alice-1") == 8 && std::find(nodes.begin(), nodes.end(), node) == nodes.end();
+      },
+      deadline));
+}
