@@ -62,14 +62,14 @@ default = true
 )toml";
 }
 
-rm_fixture::rm_fixture(layout how) : how_(how) {
+rm_fixture::rm_fixture(layout how, placement_options where) : how_(how), where_(std::move(where)) {
   char tmpl[] = "/tmp/rmbus-e2e-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   config_ = dir_ + "/rmbus.toml";
   std::ofstream{config_} << test_config();
-  pub_ = test_support::loopback(test_support::free_port());
-  sub_ = test_support::loopback(test_support::free_port());
+  pub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
+  sub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
   admin_ = test_support::loopback(test_support::free_port());
   start_rm();
   test_support::cluster_options co;
@@ -103,7 +103,13 @@ void rm_fixture::start_rm() {
   procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, a, log_file()));
   auto b = common;
   b.insert(b.end(), {"--roles", "scheduler:beta", "--no-forwarder"});
-  procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, b, dir_ + "/rmbus-b.log"));
+  std::string path = RMBUS_BIN;
+  if (!where_.b_wrapper.empty()) {
+    b.insert(b.begin(), RMBUS_BIN);
+    b.insert(b.begin(), where_.b_wrapper.begin() + 1, where_.b_wrapper.end());
+    path = where_.b_wrapper.front();
+  }
+  procs_.push_back(std::make_unique<test_support::child_process>(path, b, dir_ + "/rmbus-b.log"));
 }
 
 void rm_fixture::kill_rm(int sig) {

@@ -25,9 +25,17 @@ enum class layout { single, split };
 // default), fixed (FIXED_SHARE, alpha).
 std::string test_config();
 
+// Where the processes run. By default everything is on loopback. For the two-host layout, `bus_host` is the
+// address the forwarder binds (process A's side of a veth pair) and `b_wrapper` starts process B in another
+// network namespace (e.g. {"/usr/sbin/ip", "netns", "exec", "NS"}).
+struct placement_options {
+  std::string bus_host = "127.0.0.1";
+  std::vector<std::string> b_wrapper;
+};
+
 class rm_fixture {
  public:
-  explicit rm_fixture(layout how);
+  explicit rm_fixture(layout how, placement_options where = {});
   ~rm_fixture();
 
   void start_rm();             // (re)starts the RM process(es)
@@ -43,6 +51,7 @@ class rm_fixture {
 
  private:
   layout how_;
+  placement_options where_;
   std::string dir_, config_, pub_, sub_, admin_;
   std::vector<std::unique_ptr<test_support::child_process>> procs_;
   std::unique_ptr<test_support::fake_cluster> cluster_;
