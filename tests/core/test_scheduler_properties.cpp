@@ -369,12 +369,10 @@ TEST_CASE("one order everywhere: How Much is work-conserving and never counts pa
   CHECK(rounds == 150 * 8);
 }
 
-// FINDING (reported to the lead; kept strict on purpose, hence [!mayfail] so the suite stays green while the
-// decision is open): the apportionment can leave a job more than one nshare away from its weighted max-min
-// fair share: 7 of 25,936 counts over these seeds (seeds 2045, 2050, 2083, 2087). Mechanism: minimal case 3
-// below. (Two other mechanisms, minimal cases 1 and 2, were fixed by largest-remainder rounding.)
-TEST_CASE("FINDING: with one order everywhere, each count is within one nshare of the max-min fair share",
-          "[!mayfail][finding]") {
+// This property first failed on the apportionment as implemented from DUCC's documents (three mechanisms,
+// minimal cases 1-3 below); the scheduler now water-fills the deserved quanta and rounds half up
+// (da5305a, e4c08df; docs/ducc-differences.md), and every seed passes. Kept strict as a regression test.
+TEST_CASE("fairness: with one order everywhere, each count is within one nshare of the max-min fair share") {
   int compared = 0;
   std::vector<std::string> violations;
   one_order_scenarios(2001, 2150, [&](const nodepool_scheduler&, const schedule_plan& plan, const work_map& map,
@@ -468,8 +466,8 @@ std::vector<int> job_counts_for(int machines, int order, const std::vector<std::
 
 }  // namespace
 
-// Minimal cases 1 and 2 were findings against DUCC's rounding as first implemented; the scheduler now
-// rounds by largest remainder (da5305a, docs/ducc-differences.md) and they are regression tests.
+// Minimal cases 1-3 were findings against DUCC's rounding as first implemented (reported to the lead); the
+// scheduler's fixes (da5305a, e4c08df) make them pass, and they stay as regression tests.
 TEST_CASE("minimal case 1 (order 1): leftover quanta must not go to the heaviest class pass after pass") {
   // 5 machines of order 1; high (weight 200) wants 1, normal (100) wants 13, low (50) wants 14.
   // Max-min fair: level 5/350 per weight unit; high saturates at 1; the other 4 split 100:50
@@ -501,20 +499,18 @@ TEST_CASE("minimal case 2 (order 4): rounding a small entitlement up to a whole 
   CHECK(std::abs(c.at("low") - 0.8) <= 1.0);
 }
 
-TEST_CASE("FINDING minimal case 3 (order 1): remainder ties favour the same entity at user and job level",
-          "[!mayfail][finding]") {
+TEST_CASE("minimal case 3 (order 1): remainder ties must not favour the same entity at user and job level") {
   // One class, 9 machines of order 1. User u0 has jobs a (wants 1), b (wants 4), c (wants 2); user u1 has
   // job d (wants 10). Max-min fair: users 4.5 / 4.5; within u0: a saturates at 1, b and c 1.75 each; d 4.5.
   // Seen on seed 2083 of the random property (u000's jobs j000002 / j000006 / j000007 got 1 / 3 / 1).
-  // Mechanism (largest-remainder apportionment, as committed in da5305a):
+  // Mechanism (largest-remainder apportionment as committed in da5305a, before e4c08df):
   //   users: 9 qshares, deserved 4 each, the leftover ties and goes in entity order -> u0 5, u1 4;
   //   u0's jobs, pass 1: 5 qshares, deserved floor(5/3) = 1 each, the 2 leftover qshares tie and go in
   //     entity order -> a 2, b 2, c 1; a takes only 1 (its cap), b 2, c 1; one qshare left;
   //   pass 2: b and c deserve 0.5 each -> floor 0, the tie goes in entity order again -> b.
   //   -> a 1, b 3, c 1, d 4: b is 1.25 above its max-min share 1.75 (more than one nshare).
-  // Suggested fix: break remainder ties by what each entity already holds relative to its weight (least
-  // first), or compute each pass's deserved as a cumulative target (held + this pass) rather than an
-  // increment, so room an entity cannot use returns to the others within the same pass.
+  // Fixed by computing each pass's deserved quanta by water-filling (room an entity cannot use returns to
+  // the others within the same pass).
   const auto g = job_counts_for(9, 1, {{"u0", 1}, {"u0", 4}, {"u0", 2}, {"u1", 10}});
   REQUIRE(g.size() == 4);
   CHECK(g[0] == 1);
