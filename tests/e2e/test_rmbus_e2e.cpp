@@ -397,3 +397,27 @@ TEST_CASE("two hosts: the split layout over a veth pair between network namespac
   // B (scheduler of beta) in the other namespace, reaching the bus only through the veth pair.
   two_pools_in_one_round(layout::split, {hosts.host_a, {"/usr/sbin/ip", "netns", "exec", hosts.ns}});
 }
+
+TEST_CASE("SIGHUP reloads the configuration as the admin command does") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("carol-1", "carol", "beta-normal", 1024, 2));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "carol-1") == 2; }, deadline));
+  auto text = rmbus::e2e::test_config();
+  const auto at = text.find("[[class]]\nname = \"beta-normal\"");
+  REQUIRE(at != std::string::npos);
+  text.erase(at, text.find("[[class]]", at + 1) - at);
+  { std::ofstream{f.config_path()} << text; }
+  f.kill_rm(SIGHUP);
+  // The reloaded configuration has no class beta-normal: carol's running work is refused (and its processes
+  // evicted), and the process keeps running.
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) {
+        const auto* j = ts::find_job(s, "carol-1");
+        return j != nullptr && j->status == msg::job_status::refused;
+      },
+      deadline));
+  auto status = f.admin({"status"});
+  CHECK(status.status == 0);
+}
