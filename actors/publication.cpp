@@ -124,6 +124,17 @@ void publish_round(publication_actor* self) {
     s.reason = str_of(*m, "reason");
     jobs[s.id] = std::move(s);
   }
+  // Why a share is evicted, from its node's state in the pools' answers (the core evicts on down, vary-off
+  // and blacklisting).
+  std::map<std::string, std::string> node_state;
+  for (const auto& [pool, plan] : st.last_plan)
+    if (const auto* ms = array_of(plan, "machines"))
+      for (const auto& mv : *ms)
+        if (const auto* m = mv.as_map()) node_state[str_of(*m, "node")] = str_of(*m, "state");
+  auto evict_reason = [&](const std::string& node) -> std::string {
+    const auto s = node_state[node];
+    return s == "varied_off" ? "node varied off" : s == "blacklisted" ? "blacklisted after reconfiguration" : "node down";
+  };
   std::vector<messages::rm_event> events;
   std::map<std::string, messages::share_status> statuses;
   std::set<std::string> refused_now;
@@ -139,7 +150,7 @@ void publish_round(publication_actor* self) {
       if (before != st.share_status.end() && before->second == s.status) continue;
       const bool pre = s.status == messages::share_status::preempt;
       events.push_back({pre ? "preempt" : "evict",
-                        {{"job", id}, {"share", s.id}, {"node", s.node}, {"reason", pre ? "fair share" : "node lost"}}});
+                        {{"job", id}, {"share", s.id}, {"node", s.node}, {"reason", pre ? "fair share" : evict_reason(s.node)}}});
     }
     state.jobs.push_back(std::move(j));
   }

@@ -208,6 +208,7 @@ TEST_CASE("a node that stops heartbeating goes missing then down: fair-share wor
   CHECK(has_event(c, "node_missing", "node", fair));
   CHECK(has_event(c, "node_down", "node", fair));
   CHECK(has_event(c, "evict", "job", "alice-1"));
+  CHECK(has_event(c, "evict", "reason", "node down"));
 }
 
 TEST_CASE("vary-off and vary-on through rmbus-admin with clear errors for bad requests and exit 0 on SIGTERM") {
@@ -228,6 +229,7 @@ TEST_CASE("vary-off and vary-on through rmbus-admin with clear errors for bad re
       },
       deadline));
   REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, node) == msg::node_state::varied_off; }, deadline));
+  CHECK(has_event(c, "evict", "reason", "node varied off"));
 
   auto on = f.admin({"vary-on", node});
   REQUIRE(on.status == 0);
