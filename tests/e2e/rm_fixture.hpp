@@ -46,6 +46,7 @@ class rm_fixture {
   test_support::fake_cluster& cluster() { return *cluster_; }
   const std::string& admin_endpoint() const { return admin_; }
   const std::string& config_path() const { return config_; }
+  const std::string& bus_pub() const { return pub_; }
   const std::string& dir() const { return dir_; }
   std::string log_file() const { return dir_ + "/rmbus.log"; }
 

@@ -10,6 +10,12 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <zmq.hpp>
+
+#include "bus/publisher.hpp"
+#include "messages/admin.hpp"
+#include "messages/topics.hpp"
+#include "messages/value.hpp"
 
 #include "tests/e2e/rm_fixture.hpp"
 
@@ -422,4 +428,66 @@ TEST_CASE("SIGHUP reloads the configuration as the admin command does") {
       deadline));
   auto status = f.admin({"status"});
   CHECK(status.status == 0);
+}
+
+TEST_CASE("garbage on the bus and at the admin endpoint gets clear errors and the RM keeps scheduling") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024, 2));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 2; }, deadline));
+
+  zmq::context_t ctx;
+  {
+    // A work map whose `work` is a string: the whole map is rejected with a bad_message event naming it.
+    rmbus::bus::publisher_options po;
+    po.name = "garbage";
+    po.endpoint = f.bus_pub();
+    rmbus::bus::publisher pub{ctx, po};
+    for (int i = 0; i < 100 && !has_event(c, "bad_message", "topic", "orchestrator.workmap"); ++i) {
+      pub.publish_with(msg::topics::workmap, [](const msg::envelope& env) {
+        msg::value::map m;
+        m["v"] = msg::value{std::uint64_t{1}};
+        m["seq"] = msg::value{env.seq};
+        m["ts_ms"] = msg::value{env.ts_ms};
+        m["src"] = msg::value{env.src};
+        m["work"] = msg::value{"not an array"};
+        return msg::encode_value(msg::value{std::move(m)});
+      });
+      c.wait_state([](const msg::rm_state&) { return true; }, 2s);
+    }
+  }
+  CHECK(has_event(c, "bad_message", "topic", "orchestrator.workmap"));
+
+  // Bytes that are not MessagePack, and a two-frame request, at the admin endpoint: clear error replies.
+  zmq::socket_t req{ctx, zmq::socket_type::req};
+  req.set(zmq::sockopt::linger, 0);
+  req.set(zmq::sockopt::rcvtimeo, 10000);
+  req.connect(f.admin_endpoint());
+  req.send(zmq::str_buffer("\xc1 not msgpack"), zmq::send_flags::none);
+  zmq::message_t reply;
+  REQUIRE(req.recv(reply, zmq::recv_flags::none));
+  auto r = msg::decode_admin_reply(msg::topics::admin, reply.to_string_view());
+  REQUIRE(r.ok());
+  CHECK_FALSE(r.value().ok);
+  CHECK(r.value().error.find("admin") != std::string::npos);
+  req.send(zmq::str_buffer("a"), zmq::send_flags::sndmore);
+  req.send(zmq::str_buffer("b"), zmq::send_flags::none);
+  REQUIRE(req.recv(reply, zmq::recv_flags::none));
+  r = msg::decode_admin_reply(msg::topics::admin, reply.to_string_view());
+  REQUIRE(r.ok());
+  CHECK(r.value().error.find("one frame") != std::string::npos);
+  // An unknown command names the known ones.
+  msg::admin_request bad;
+  bad.cmd = "reboot";
+  const auto body = msg::encode(msg::envelope{1, 1, 0, "test"}, bad);
+  req.send(zmq::buffer(body), zmq::send_flags::none);
+  REQUIRE(req.recv(reply, zmq::recv_flags::none));
+  r = msg::decode_admin_reply(msg::topics::admin, reply.to_string_view());
+  REQUIRE(r.ok());
+  CHECK(r.value().error.find("unknown command 'reboot'") != std::string::npos);
+
+  // Still scheduling: a new job gets its shares.
+  c.submit(job("bob-1", "bob", "normal", 1024, 2));
+  CHECK(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "bob-1") == 2; }, deadline));
 }
