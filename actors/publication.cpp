@@ -92,20 +92,9 @@ void publish_nodes(publication_actor* self) {
   publish(self, messages::topics::rm_nodes, out);
 }
 
-void publish_round(publication_actor* self) {
-  auto& st = self->state;
-  if (st.published) return;
-  st.published = true;
-  for (const auto& pool : st.expected) {
-    if (st.answers.count(pool)) continue;
-    spdlog::warn("round {}: pool {} did not answer in time; keeping its last schedule", st.cycle, pool);
-    publish(self, messages::topics::rm_events,
-            messages::rm_event{"round_timeout", {{"pool", pool}, {"cycle", std::to_string(st.cycle)}}});
-  }
-  for (auto& [pool, plan] : st.answers) st.last_plan[pool] = plan;
-
-  messages::rm_state state;
-  state.cycle = st.cycle;
+// Every job of the round: each pool's answer (or, for a pool that did not answer, its last known plan) plus
+// the refusals made by differencing. Sorted by job id.
+std::map<std::string, messages::job_schedule> jobs_of_round(const publication_state& st) {
   std::map<std::string, messages::job_schedule> jobs;
   for (const auto& [pool, plan] : st.last_plan) {
     if (!st.expected.count(pool)) continue;  // a pool removed by reconfiguration
@@ -124,8 +113,14 @@ void publish_round(publication_actor* self) {
     s.reason = str_of(*m, "reason");
     jobs[s.id] = std::move(s);
   }
-  // Why a share is evicted, from its node's state in the pools' answers (the core evicts on down, vary-off
-  // and blacklisting).
+  return jobs;
+}
+
+// Events for what changed since the last published round: shares newly marked preempt or evict (with why:
+// the core evicts on node down, vary-off and blacklisting, which the node's state in the answers tells), and
+// work newly refused. Updates the remembered statuses.
+std::vector<messages::rm_event> changes_since_last_round(publication_state& st,
+                                                         const std::map<std::string, messages::job_schedule>& jobs) {
   std::map<std::string, std::string> node_state;
   for (const auto& [pool, plan] : st.last_plan)
     if (const auto* ms = array_of(plan, "machines"))
@@ -138,7 +133,7 @@ void publish_round(publication_actor* self) {
   std::vector<messages::rm_event> events;
   std::map<std::string, messages::share_status> statuses;
   std::set<std::string> refused_now;
-  for (auto& [id, j] : jobs) {
+  for (const auto& [id, j] : jobs) {
     if (j.status == messages::job_status::refused) {
       refused_now.insert(id);
       if (!st.refused_jobs.count(id)) events.push_back({"refused", {{"job", id}, {"reason", j.reason}}});
@@ -152,12 +147,14 @@ void publish_round(publication_actor* self) {
       events.push_back({pre ? "preempt" : "evict",
                         {{"job", id}, {"share", s.id}, {"node", s.node}, {"reason", pre ? "fair share" : evict_reason(s.node)}}});
     }
-    state.jobs.push_back(std::move(j));
   }
   st.share_status = std::move(statuses);
   st.refused_jobs = std::move(refused_now);
+  return events;
+}
 
-  publish(self, messages::topics::rm_state, state);
+void publish_cycles(publication_actor* self) {
+  auto& st = self->state;
   for (const auto& [pool, plan] : st.answers) {
     messages::rm_cycle c;
     c.pool = pool;
@@ -172,6 +169,27 @@ void publish_round(publication_actor* self) {
     c.total_us = uint_of(plan, "total_us");
     publish(self, messages::topics::rm_cycle, c);
   }
+}
+
+// Publishes the whole round in this one handler, so a shutdown never leaves half of it on the bus.
+void publish_round(publication_actor* self) {
+  auto& st = self->state;
+  if (st.published) return;
+  st.published = true;
+  for (const auto& pool : st.expected) {
+    if (st.answers.count(pool)) continue;
+    spdlog::warn("round {}: pool {} did not answer in time; keeping its last schedule", st.cycle, pool);
+    publish(self, messages::topics::rm_events,
+            messages::rm_event{"round_timeout", {{"pool", pool}, {"cycle", std::to_string(st.cycle)}}});
+  }
+  for (auto& [pool, plan] : st.answers) st.last_plan[pool] = plan;
+  auto jobs = jobs_of_round(st);
+  const auto events = changes_since_last_round(st, jobs);
+  messages::rm_state state;
+  state.cycle = st.cycle;
+  for (auto& [id, j] : jobs) state.jobs.push_back(std::move(j));
+  publish(self, messages::topics::rm_state, state);
+  publish_cycles(self);
   publish_nodes(self);
   for (const auto& e : events) publish(self, messages::topics::rm_events, e);
   value::map done;
