@@ -58,6 +58,10 @@ caf::behavior router(caf::stateful_actor<router_state>* self, caf::actor outboun
           self->send(self->state.outbound,
                      bus::outbound_message{topic, [body](const messages::envelope&) { return body; }});
       },
+      [self](bus::outbound_message& m) {
+        // A ready-made outbound message (the runtime's flush marker at shutdown): in order with the rest.
+        if (self->state.outbound) self->send(self->state.outbound, std::move(m));
+      },
       [self](bus::bus_message& m) {
         if (is_internal(m.topic) && m.env.src.rfind(self->state.instance + ":", 0) == 0) return;  // our echo
         deliver_locally(self, m.topic, m.body);

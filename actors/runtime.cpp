@@ -1,6 +1,7 @@
 #include "actors/runtime.hpp"
 
 #include <atomic>
+#include <future>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -281,6 +282,21 @@ void runtime::stop() {
     self->receive([](const caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {
       spdlog::warn("control actor did not stop in time");
     });
+  }
+  // Flush: every role actor has stopped, so nothing new is routed. A marker sent through the router and the
+  // bus publisher actor is encoded only after everything queued before it has been handed to ZeroMQ, so the
+  // last round leaves whole before the publisher's socket is closed (with its bounded linger).
+  {
+    auto flushed = std::make_shared<std::promise<void>>();
+    auto done = flushed->get_future();
+    auto once = std::make_shared<std::atomic<bool>>(false);
+    const auto body = encode_internal(messages::envelope{1, 1, static_cast<std::uint64_t>(wall_clock_ms()), m.instance + ":flush"}, {});
+    caf::anon_send(m.router, bus::outbound_message{"rm.internal.flush", [flushed, once, body](const messages::envelope&) {
+                                                     if (!once->exchange(true)) flushed->set_value();
+                                                     return body;
+                                                   }});
+    if (done.wait_for(std::chrono::seconds(3)) != std::future_status::ready)
+      spdlog::warn("the bus publisher did not drain within 3 s; the last messages may be lost");
   }
   m.bridge->stop();
   caf::anon_send_exit(m.router, caf::exit_reason::user_shutdown);
