@@ -328,6 +328,11 @@ TEST_CASE("rmbus --check-config prints the resolved configuration and rejects ba
   auto roles = ts::run_to_end(RMBUS_BIN, {"--config", dir + "/good.toml", "--roles", "intake,scheduler:nowhere"}, 30s);
   CHECK(roles.status == std::optional<int>{2});
   CHECK(roles.output.find("nowhere") != std::string::npos);
+  // DUCC's own files: the class file and nodefiles named by ducc.properties are found next to it.
+  auto ducc = ts::run_to_end(RMBUS_BIN, {"--ducc", std::string{RMBUS_SOURCE_DIR} + "/tests/config/data/site/ducc.properties",
+                                         "--check-config"}, 30s);
+  CHECK(ducc.status == std::optional<int>{0});
+  CHECK(ducc.output.find("[[class]]") != std::string::npos);
   auto both = ts::run_to_end(RMBUS_BIN, {"--config", dir + "/good.toml", "--ducc", dir + "/good.toml", "--check-config"}, 30s);
   CHECK(both.status == std::optional<int>{2});
   std::system(("rm -rf '" + dir + "'").c_str());
