@@ -496,3 +496,27 @@ TEST_CASE("garbage on the bus and at the admin endpoint gets clear errors and th
   c.submit(job("bob-1", "bob", "normal", 1024, 2));
   CHECK(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "bob-1") == 2; }, deadline));
 }
+
+TEST_CASE("a quiesced node keeps its work but takes no new work") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024, 4));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 4; }, deadline));
+  const std::string node = ts::nodes_of(*c.last_state(), "alice-1").front();
+  std::size_t on_node = 0;
+  for (const auto& sh : ts::find_job(*c.last_state(), "alice-1")->shares) on_node += sh.node == node ? 1 : 0;
+  c.set_quiesced(node, true);
+  REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, node) == msg::node_state::quiesced; }, deadline));
+  // bob's 4 processes go elsewhere (alpha has 3 more nodes of 8 quanta); alice keeps hers on the node.
+  c.submit(job("bob-1", "bob", "normal", 1024, 4));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "bob-1") == 4; }, deadline));
+  const auto s = *c.last_state();
+  const auto bob_nodes = ts::nodes_of(s, "bob-1");
+  CHECK(std::find(bob_nodes.begin(), bob_nodes.end(), node) == bob_nodes.end());
+  std::size_t still = 0;
+  for (const auto& sh : ts::find_job(s, "alice-1")->shares)
+    still += sh.node == node && sh.status == msg::share_status::running ? 1 : 0;
+  CHECK(still == on_node);
+  CHECK_FALSE(has_event(c, "evict", "job", "alice-1"));
+}

@@ -22,6 +22,7 @@ struct fake_cluster::impl {
   struct node {
     std::uint64_t memory_mb = 0;
     bool alive = true;
+    bool quiesced = false;
   };
   std::map<std::string, node> nodes;
   std::map<std::string, messages::work_item> work;  // the orchestrator's map
@@ -80,6 +81,7 @@ struct fake_cluster::impl {
           hb.node = name;
           hb.ip = "127.0.0.1";
           hb.memory_mb = n.memory_mb;
+          if (n.quiesced) hb.quiesced = true;
           beats.push_back(hb);
         }
         for (const auto& [id, w] : work) wm.work.push_back(w);
@@ -147,12 +149,17 @@ void fake_cluster::stop() {
 
 void fake_cluster::add_node(const std::string& name, std::uint64_t memory_mb) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->nodes[name] = {memory_mb, true};
+  impl_->nodes[name] = {memory_mb, true, false};
 }
 
 void fake_cluster::set_alive(const std::string& name, bool alive) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->nodes[name].alive = alive;
+}
+
+void fake_cluster::set_quiesced(const std::string& name, bool quiesced) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->nodes[name].quiesced = quiesced;
 }
 
 void fake_cluster::submit(const job_spec& job) {

@@ -63,6 +63,7 @@ class fake_cluster {
   // ---- agents
   void add_node(const std::string& name, std::uint64_t memory_mb);
   void set_alive(const std::string& name, bool alive);  // a dead node stops heartbeating
+  void set_quiesced(const std::string& name, bool quiesced);  // the agent drains: heartbeats say quiesced
 
   // ---- orchestrator
   void submit(const job_spec& job);
