@@ -307,9 +307,11 @@ TEST_CASE("reconfigure through rmbus-admin recovers running work and refuses wor
         return same == alice_running.size();
       },
       deadline));
-  const auto* carol = ts::find_job(*c.last_state(), "carol-1");
+  const auto after = *c.last_state();
+  const auto* carol = ts::find_job(after, "carol-1");
+  REQUIRE(carol != nullptr);
   CHECK(carol->reason.find("beta-normal") != std::string::npos);
-  CHECK(ts::double_bookings(*c.last_state(), quanta_of_nodes).empty());
+  CHECK(ts::double_bookings(after, quanta_of_nodes).empty());
 }
 
 TEST_CASE("rmbus --check-config prints the resolved configuration and rejects bad input with file and line") {
@@ -503,9 +505,10 @@ TEST_CASE("a quiesced node keeps its work but takes no new work") {
   c.start();
   c.submit(job("alice-1", "alice", "normal", 1024, 4));
   REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 4; }, deadline));
-  const std::string node = ts::nodes_of(*c.last_state(), "alice-1").front();
+  const auto before = *c.last_state();
+  const std::string node = ts::nodes_of(before, "alice-1").front();
   std::size_t on_node = 0;
-  for (const auto& sh : ts::find_job(*c.last_state(), "alice-1")->shares) on_node += sh.node == node ? 1 : 0;
+  for (const auto& sh : ts::find_job(before, "alice-1")->shares) on_node += sh.node == node ? 1 : 0;
   c.set_quiesced(node, true);
   REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, node) == msg::node_state::quiesced; }, deadline));
   // bob's 4 processes go elsewhere (alpha has 3 more nodes of 8 quanta); alice keeps hers on the node.
