@@ -84,6 +84,10 @@ void placement_and_fair_split(layout how) {
       deadline));
   CHECK(has_event(c, "preempt", "job", "alice-1"));
   CHECK(ts::double_bookings(*c.last_state(), quanta_of_nodes).empty());
+  // Graceful stop: every process of the layout exits 0 on SIGTERM.
+  c.stop();
+  f.kill_rm(SIGTERM);
+  for (const auto& code : f.wait_rm(15s)) CHECK(code == std::optional<int>{0});
 }
 
 void two_pools_in_one_round(layout how, rmbus::e2e::placement_options where = {}) {
