@@ -71,6 +71,9 @@ rm_fixture::rm_fixture(layout how, placement_options where) : how_(how), where_(
   pub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
   sub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
   admin_ = test_support::loopback(test_support::free_port());
+  if (how_ == layout::split_proxy)
+    proxy_ = std::make_unique<test_support::child_process>(
+        RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, dir_ + "/proxy.log");
   start_rm();
   test_support::cluster_options co;
   co.bus_pub = pub_;
@@ -86,6 +89,11 @@ rm_fixture::~rm_fixture() {
   kill_rm(SIGTERM);
   wait_rm(std::chrono::seconds(10));
   procs_.clear();  // SIGKILLs whatever is left
+  if (proxy_) {
+    proxy_->signal(SIGTERM);
+    proxy_->wait(std::chrono::seconds(10));
+    proxy_.reset();
+  }
   std::error_code ec;
   (void)ec;
   std::system(("rm -rf '" + dir_ + "'").c_str());
@@ -100,6 +108,7 @@ void rm_fixture::start_rm() {
   }
   auto a = common;
   a.insert(a.end(), {"--roles", "intake,diff,eviction,publisher,admin,scheduler:alpha"});
+  if (how_ == layout::split_proxy) a.push_back("--no-forwarder");
   procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, a, log_file()));
   auto b = common;
   b.insert(b.end(), {"--roles", "scheduler:beta", "--no-forwarder"});

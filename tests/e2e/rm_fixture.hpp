@@ -5,8 +5,9 @@
 //
 // Layouts: `single` is one process running every role with the embedded forwarder; `split` is two
 // processes on one bus: A runs intake, diff, eviction, publisher, admin and the scheduler of pool alpha (with
-// the embedded forwarder), B runs the scheduler of pool beta and connects to A's forwarder. Every test
-// scenario written against this fixture must pass in both.
+// the embedded forwarder), B runs the scheduler of pool beta and connects to A's forwarder; `split_proxy` is
+// the same two processes, both with --no-forwarder, meeting on a standalone rmbus-proxy (which outlives RM
+// restarts). Every test scenario written against this fixture must pass in each.
 
 #include <chrono>
 #include <memory>
@@ -18,7 +19,7 @@
 
 namespace rmbus::e2e {
 
-enum class layout { single, split };
+enum class layout { single, split, split_proxy };
 
 // Two top-level pools: alpha (a1..a4) and beta (b1, b2), every node 8 GB = order 8 at the 1 GB quantum.
 // Classes: normal (FAIR_SHARE, alpha, default), beta-normal (FAIR_SHARE, beta), reserve (RESERVE, alpha,
@@ -55,6 +56,7 @@ class rm_fixture {
   placement_options where_;
   std::string dir_, config_, pub_, sub_, admin_;
   std::vector<std::unique_ptr<test_support::child_process>> procs_;
+  std::unique_ptr<test_support::child_process> proxy_;
   std::unique_ptr<test_support::fake_cluster> cluster_;
 };
 

@@ -167,6 +167,14 @@ TEST_CASE("two processes: a job gets shares on its pool's nodes and a second use
   placement_and_fair_split(layout::split);
 }
 
+TEST_CASE("two processes on rmbus-proxy: a job gets shares on its pool's nodes and a second user's job makes it shrink to a fair split") {
+  placement_and_fair_split(layout::split_proxy);
+}
+
+TEST_CASE("two processes on rmbus-proxy: SIGKILL and restart recovers every running process with nothing double-booked") {
+  kill_and_restart(layout::split_proxy);
+}
+
 TEST_CASE("one process: two top-level pools schedule in the same round") { two_pools_in_one_round(layout::single); }
 
 TEST_CASE("two processes: two top-level pools schedule in the same round") { two_pools_in_one_round(layout::split); }
