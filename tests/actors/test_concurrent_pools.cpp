@@ -244,3 +244,36 @@ TEST_CASE("a malformed work-map item keeps its last good state and is reported")
   CHECK(j->shares.size() == 2);
   for (const auto& sh : j->shares) CHECK(sh.status == msg::share_status::running);
 }
+
+TEST_CASE("work maps arriving before a round can run are coalesced: one round, the newest map wins") {
+  system_under_test t;
+  caf::scoped_actor self{t.sys};
+  caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_state}, caf::actor{self});
+  for (const char* n : {"a1", "a2"}) t.heartbeat(n, 8192);
+  // Three maps before readiness (init stability: one 100 ms tick); each adds a job. Scheduling starts once,
+  // with the newest map: cycle 1 holds all three jobs, and no other round follows without a new map.
+  msg::workmap wm;
+  for (const char* id : {"j1", "j2", "j3"}) {
+    msg::work_item w;
+    w.id = id;
+    w.user = "bob";
+    w.class_name = "normal";
+    w.memory_mb = 1024;
+    w.max_processes = 1;
+    w.items_total = 1;
+    w.threads = 1;
+    wm.work.push_back(w);
+    t.workmap(t.encode(wm));
+  }
+  std::vector<msg::rm_state> states;
+  for (int i = 0; i < 2; ++i)
+    self->receive(
+        [&](atoms::deliver, const std::string& topic, const std::string& body) {
+          states.push_back(msg::decode_rm_state(topic, body).value());
+        },
+        caf::after(std::chrono::milliseconds(i == 0 ? 20000 : 1500)) >> [] {});
+  REQUIRE(states.size() == 1);
+  CHECK(states[0].cycle == 1);
+  REQUIRE(states[0].jobs.size() == 3);
+  CHECK(states[0].jobs[2].id == "j3");
+}
