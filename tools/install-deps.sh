@@ -12,6 +12,7 @@ packages=(
   libtomlplusplus-dev             # native configuration (TOML)
   libcli11-dev                    # command lines
   libcpp-httplib-dev              # Prometheus metrics endpoint
+  libncurses-dev                  # rmbus-top's full-screen monitor
   catch2                          # tests (v2)
   python3-zmq python3-msgpack     # cross-language wire tests
   iproute2                        # network-namespace tests, where allowed
