@@ -171,6 +171,10 @@ value to_value(const core::job_plan& p) {
   m["memory_mb"] = value{p.memory_mb_per_process};
   m["given"] = value{static_cast<std::int64_t>(p.given)};
   m["order"] = value{static_cast<std::int64_t>(p.order)};
+  m["user"] = value{p.user.str()};
+  m["class"] = value{p.class_name};
+  m["demand"] = value{p.demand};
+  m["fair_share"] = value{p.fair_share};
   value::array shares;
   for (const auto& s : p.shares) {
     value::map sm;
@@ -192,6 +196,11 @@ messages::job_schedule job_schedule_of(const value& v) {
   j.status = messages::parse_job_status(str_of(*m, "status")).value_or(messages::job_status::pending);
   j.reason = str_of(*m, "reason");
   j.memory_mb = uint_of(*m, "memory_mb");
+  j.user = str_of(*m, "user");
+  j.class_name = str_of(*m, "class");
+  j.given = uint_of(*m, "given");
+  j.demand = uint_of(*m, "demand");
+  j.fair_share = uint_of(*m, "fair_share");
   if (const auto* shares = array_of(*m, "shares")) {
     for (const auto& s : *shares) {
       const auto* sm = s.as_map();

@@ -117,6 +117,12 @@ void on_work(scheduler_actor* self, const std::string& topic, const value::map& 
   out["pool"] = value{st.pool};
   out["quantum_mb"] = value{plan.quantum_mb};
   out["total_us"] = value{static_cast<std::uint64_t>(total_us)};
+  // DUCC computes job caps at the start of How Much, so rm.cycle's how_much_us covers both.
+  const auto& t = st.sched->last_stage_timings();
+  out["how_much_us"] = value{t.caps_us + t.how_much_us};
+  out["what_of_us"] = value{t.what_of_us};
+  out["preempt_us"] = value{t.preempt_us};
+  out["defrag_us"] = value{t.defrag_us};
   out["jobs_count"] = value{static_cast<std::int64_t>(plan.counts.jobs)};
   out["nodes"] = value{static_cast<std::int64_t>(plan.counts.schedulable_nodes)};
   out["given"] = value{static_cast<std::int64_t>(plan.counts.given)};
@@ -220,6 +226,10 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
   st.pool = pool;
   st.stamper = envelope_stamper{env.src("scheduler." + pool)};
   st.sched.emplace(pool, env.cfg->scheduling, share_prefix(*env.cfg, pool));
+  st.sched->set_stage_clock([] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  });
   return {
       [self](atoms::deliver, const std::string& topic, const std::string& body) {
         auto& st = self->state;

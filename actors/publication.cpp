@@ -164,9 +164,11 @@ void publish_cycles(publication_actor* self) {
     c.given = uint_of(plan, "given");
     c.preempted = uint_of(plan, "preempted");
     c.evicted = uint_of(plan, "evicted");
-    // The core runs its stages behind one schedule() call and does not report per-stage times yet: only the
-    // total is measured (by the pool's actor, around apply_work + schedule).
-    c.total_us = uint_of(plan, "total_us");
+    c.how_much_us = uint_of(plan, "how_much_us");
+    c.what_of_us = uint_of(plan, "what_of_us");
+    c.preempt_us = uint_of(plan, "preempt_us");
+    c.defrag_us = uint_of(plan, "defrag_us");
+    c.total_us = uint_of(plan, "total_us");  // apply_work + schedule, measured by the pool's actor
     publish(self, messages::topics::rm_cycle, c);
   }
 }

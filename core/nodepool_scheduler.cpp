@@ -392,6 +392,7 @@ void nodepool_scheduler::apply_work(const work_map& snapshot) {
 schedule_plan nodepool_scheduler::schedule(const round_input& in) {
   // Nothing changed since a round that changed nothing: the cycle is a pure function of this state, so
   // it would give the same plan again. Skip it (an unchanged round costs a plan copy).
+  timings_ = {};
   if (!dirty_ && in.other_pools_nonpreemptable_mb == last_input_.other_pools_nonpreemptable_mb) {
     last_input_ = in;
     schedule_plan plan = cached_;
@@ -403,11 +404,24 @@ schedule_plan nodepool_scheduler::schedule(const round_input& in) {
   std::vector<std::pair<bool, int>> needy_before;
   needy_before.reserve(model_.jobs.size());
   for (const auto& j : model_.jobs) needy_before.emplace_back(j.needy, j.needy_machine);
+  // Each stage's duration is the clock's advance across it (no clock: every reading is 0).
+  const auto clock = [this] { return stage_clock_ ? stage_clock_() : std::int64_t{0}; };
+  std::int64_t mark = clock();
+  const auto lap = [&](std::int64_t& into) {
+    const std::int64_t t = clock();
+    into = t - mark;
+    mark = t;
+  };
   compute_job_caps(model_);
+  lap(timings_.caps_us);
   last_loads_ = how_much(model_, in).classes;
+  lap(timings_.how_much_us);
   what_of(model_);
+  lap(timings_.what_of_us);
   plan_preemptions(model_);
+  lap(timings_.preempt_us);
   defragment(model_);
+  lap(timings_.defrag_us);
 
   schedule_plan plan;
   plan.pool = model_.top_pool;
@@ -447,6 +461,10 @@ job_plan nodepool_scheduler::plan_of(int ji) const {
   p.id = j.item.id;
   p.order = j.order;
   p.given = j.given;
+  p.user = j.item.user;
+  if (const auto* rc = model_.class_of(j)) p.class_name = rc->name;
+  p.demand = j.demand;
+  p.fair_share = j.order > 0 ? j.pfs_qshares / j.order : 0;
   std::vector<const share_rec*> ss;
   for (int s : j.shares) ss.push_back(&model_.shares[static_cast<std::size_t>(s)]);
   std::sort(ss.begin(), ss.end(), [](const share_rec* a, const share_rec* b) {

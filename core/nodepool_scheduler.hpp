@@ -14,6 +14,7 @@
 // The object is copyable: whatif() runs a hypothetical round on a copy. Not thread-safe; one owner.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -68,6 +69,11 @@ class nodepool_scheduler {
   // ---- the cycle ------------------------------------------------------------------------------
   schedule_plan schedule(const round_input& in);
 
+  // Stage durations are measured with this clock (microseconds, monotonic), which the caller supplies so
+  // that the core reads no clock of its own; the readings never influence a decision.
+  void set_stage_clock(std::function<std::int64_t()> monotonic_us) { stage_clock_ = std::move(monotonic_us); }
+  const stage_timings& last_stage_timings() const { return timings_; }
+
   // What would `item` get now (run on a copy of this scheduler with the last round_input)?
   whatif_result whatif(const work_item& item) const;
   job_explanation explain(const job_id& id) const;
@@ -97,6 +103,8 @@ class nodepool_scheduler {
   bool dirty_ = true;                    // some input changed since the last round, or that round changed state
   schedule_plan cached_;                 // the last plan, returned again for an unchanged round
   round_input last_input_;
+  std::function<std::int64_t()> stage_clock_;
+  stage_timings timings_;
 };
 
 }  // namespace rmbus::core

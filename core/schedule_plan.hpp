@@ -66,6 +66,11 @@ struct job_plan {
   int order = 0;
   int given = 0;                      // the How Much count (processes)
   std::vector<planned_share> shares;  // by creation (share sequence), then id
+  // For monitors: who asked, in which class, and the numbers its count came from (processes).
+  user_id user;
+  std::string class_name;               // empty when no class resolved (refused)
+  std::int64_t demand = 0;              // what its remaining work could use (step 2 of the cap)
+  std::int64_t fair_share = 0;          // pure fair share before bonus shares
 
   bool operator==(const job_plan&) const = default;
 };
@@ -93,6 +98,16 @@ struct schedule_plan {
 
   const job_plan* find(const job_id& id) const;
   bool operator==(const schedule_plan&) const = default;
+};
+
+// How long each stage of the last round took, in microseconds of the clock given to
+// nodepool_scheduler::set_stage_clock (all 0 without one, and for a round skipped as unchanged).
+struct stage_timings {
+  std::int64_t caps_us = 0;
+  std::int64_t how_much_us = 0;
+  std::int64_t what_of_us = 0;
+  std::int64_t preempt_us = 0;
+  std::int64_t defrag_us = 0;
 };
 
 // One round's input besides the state the scheduler holds. schedule() never reads a clock.

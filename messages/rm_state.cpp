@@ -10,7 +10,9 @@ constexpr std::array<std::string_view, 3> job_status_names{"scheduled", "pending
 constexpr std::array<std::string_view, 4> share_status_names{"running", "new", "preempt", "evict"};
 
 constexpr std::array<std::string_view, 4> share_keys{"id", "node", "quanta", "status"};
-constexpr std::array<std::string_view, 5> job_keys{"id", "status", "reason", "memory_mb", "shares"};
+// The first five are required; the rest were added later and are optional.
+constexpr std::array<std::string_view, 10> job_keys{"id",    "status", "reason", "memory_mb", "shares",
+                                                    "user",  "class",  "given",  "demand",    "fair_share"};
 constexpr std::array<std::string_view, 2> root_keys{"cycle", "jobs"};
 
 void read_share(const msgpack::object& o, const detail::path& at, share_schedule& s) {
@@ -32,6 +34,11 @@ void read_job(const msgpack::object& o, const detail::path& at, job_schedule& j)
       case 2: detail::read(v, f, j.reason); break;
       case 3: detail::read(v, f, j.memory_mb); break;
       case 4: detail::read_array(v, f, j.shares, read_share); break;
+      case 5: detail::read(v, f, j.user); break;
+      case 6: detail::read(v, f, j.class_name); break;
+      case 7: detail::read(v, f, j.given); break;
+      case 8: detail::read(v, f, j.demand); break;
+      case 9: detail::read(v, f, j.fair_share); break;
     }
   });
 }
@@ -55,7 +62,7 @@ std::string encode(const envelope& env, const rm_state& msg) {
   detail::pack_key(pk, "jobs");
   pk.pack_array(static_cast<std::uint32_t>(msg.jobs.size()));
   for (const auto& j : msg.jobs) {
-    pk.pack_map(5);
+    pk.pack_map(10);
     detail::pack_kv_str(pk, "id", j.id);
     detail::pack_kv_str(pk, "status", detail::enum_name(j.status, job_status_names));
     detail::pack_kv_str(pk, "reason", j.reason);
@@ -69,6 +76,11 @@ std::string encode(const envelope& env, const rm_state& msg) {
       detail::pack_kv_uint(pk, "quanta", s.quanta);
       detail::pack_kv_str(pk, "status", detail::enum_name(s.status, share_status_names));
     }
+    detail::pack_kv_str(pk, "user", j.user);
+    detail::pack_kv_str(pk, "class", j.class_name);
+    detail::pack_kv_uint(pk, "given", j.given);
+    detail::pack_kv_uint(pk, "demand", j.demand);
+    detail::pack_kv_uint(pk, "fair_share", j.fair_share);
   }
   return detail::to_string(buf);
 }

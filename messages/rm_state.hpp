@@ -47,6 +47,14 @@ struct job_schedule {
   std::string reason;           // why pending or refused; empty when scheduled
   std::uint64_t memory_mb = 0;  // memory granted per process: quanta x quantum
   std::vector<share_schedule> shares;
+  // Optional on the wire (added for monitors; absent from an older RM decodes as empty / 0). Counts are in
+  // processes: `given` is the How Much count, `demand` what its remaining work could use, `fair_share` its
+  // pure weighted fair share before bonus shares (0 for work that is not FAIR_SHARE).
+  std::string user;
+  std::string class_name;  // wire key "class"
+  std::uint64_t given = 0;
+  std::uint64_t demand = 0;
+  std::uint64_t fair_share = 0;
 
   friend bool operator==(const job_schedule&, const job_schedule&) = default;
 };

@@ -63,7 +63,13 @@ TEST_CASE("a job plan becomes the rm.state entry the orchestrator reads") {
   p.memory_mb_per_process = 2048;
   p.shares.push_back({rmbus::core::share_id{"x-0.1"}, rmbus::core::machine_id{"n1"}, 2, rmbus::core::share_status::new_share});
   p.shares.push_back({rmbus::core::share_id{"x-0.2"}, rmbus::core::machine_id{"n2"}, 2, rmbus::core::share_status::preempt});
-  const auto j = job_schedule_of(to_value(p));
+  p.user = rmbus::core::user_id{"alice"};
+  p.class_name = "normal";
+  p.given = 3;
+  p.demand = 7;
+  p.fair_share = 2;
+  // Through the encoded body, as between processes.
+  const auto j = job_schedule_of(msg::decode_value("rm.internal.plan", msg::encode_value(to_value(p))).value());
   CHECK(j.id == "j1");
   CHECK(j.status == msg::job_status::scheduled);
   CHECK(j.memory_mb == 2048);
@@ -72,4 +78,9 @@ TEST_CASE("a job plan becomes the rm.state entry the orchestrator reads") {
   CHECK(j.shares[1].status == msg::share_status::preempt);
   CHECK(j.shares[1].node == "n2");
   CHECK(j.shares[1].quanta == 2);
+  CHECK(j.user == "alice");
+  CHECK(j.class_name == "normal");
+  CHECK(j.given == 3);
+  CHECK(j.demand == 7);
+  CHECK(j.fair_share == 2);
 }

@@ -306,6 +306,55 @@ TEST_CASE("explain shows demand, cap steps, fair share, given and what blocked t
   CHECK_FALSE(h.s.explain(job_id("nobody")).known);
 }
 
+TEST_CASE("a job's plan carries its user, class, demand and pure fair share for monitors") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 6, 1);
+  auto& a = h.job("a", "u1", "normal", 1, 40);
+  a.threads = 4;  // 40 items / 4 threads = 10 processes of work
+  h.job("b", "u2", "normal", 1, 1000);  // 1000 items, 1 thread: 1000 processes of work
+  h.round();
+  const auto& pa = h.plan("a");
+  const auto& pb = h.plan("b");
+  CHECK(pa.user == user_id("u1"));
+  CHECK(pa.class_name == "normal");
+  CHECK(pa.demand == 10);
+  CHECK(pb.demand == 1000);
+  // 6 order-1 quanta, two users of weight 1 in one class: 3 quanta = 3 processes each
+  CHECK(pa.fair_share == 3);
+  CHECK(pb.user == user_id("u2"));
+  CHECK(pb.fair_share == 3);
+  // the same numbers explain() reports
+  CHECK(pa.fair_share == h.s.explain(job_id("a")).pure_fair_share);
+  CHECK(pb.demand == h.s.explain(job_id("b")).demand);
+}
+
+TEST_CASE("stage durations come from the caller's clock, never from the core's own") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 1);
+  h.job("a", "u1", "normal", 1);
+  h.round();
+  // No clock given: every stage reads 0.
+  const auto none = h.s.last_stage_timings();
+  CHECK(none.caps_us + none.how_much_us + none.what_of_us + none.preempt_us + none.defrag_us == 0);
+  // A clock that advances 10, 20, 30... per reading: caps, How Much, What Of, preemption and
+  // defragmentation each span the gap between two consecutive readings.
+  std::int64_t t = 0, step = 0;
+  h.s.set_stage_clock([&] { return t += 10 * ++step; });
+  h.job("b", "u2", "normal", 1);  // a change, so the round is not skipped
+  h.round();
+  const auto timed = h.s.last_stage_timings();
+  CHECK(timed.caps_us == 20);
+  CHECK(timed.how_much_us == 30);
+  CHECK(timed.what_of_us == 40);
+  CHECK(timed.preempt_us == 50);
+  CHECK(timed.defrag_us == 60);
+  // A round skipped because nothing changed ran no stage (the rounds before it settle the schedule).
+  for (int r = 0; r < 4; ++r) h.round();
+  REQUIRE(h.last.counts.given + h.last.counts.preempted == 0);
+  const auto skipped = h.s.last_stage_timings();
+  CHECK(skipped.caps_us + skipped.how_much_us + skipped.what_of_us + skipped.preempt_us + skipped.defrag_us == 0);
+}
+
 TEST_CASE("view: per class demand and awards by order, per machine quanta and shares") {
   harness h(one_pool({fair_class("normal")}));
   h.machines("n", 2, 4);

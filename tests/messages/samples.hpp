@@ -74,9 +74,12 @@ inline rm_state full_rm_state() {
                                 {share_schedule{"s-1", "n01", 2, share_status::running},
                                  share_schedule{"s-3", "n03", 2, share_status::new_},
                                  share_schedule{"s-4", "n04", 2, share_status::preempt},
-                                 share_schedule{"s-5", "n05", 2, share_status::evict}}});
-  s.jobs.push_back(job_schedule{"j2", job_status::pending, "no free order-4 share in nodepool default", 61440, {}});
-  s.jobs.push_back(job_schedule{"j3", job_status::refused, "memory 300000 MB exceeds largest machine", 300000, {}});
+                                 share_schedule{"s-5", "n05", 2, share_status::evict}},
+                                "alice", "normal", 4, 9, 3});
+  s.jobs.push_back(job_schedule{"j2", job_status::pending, "no free order-4 share in nodepool default", 61440, {},
+                                "bob", "normal", 0, 2, 3});
+  s.jobs.push_back(job_schedule{"j3", job_status::refused, "memory 300000 MB exceeds largest machine", 300000, {},
+                                "carol", "", 0, 0, 0});
   return s;
 }
 

@@ -47,6 +47,24 @@ TEST_CASE("rm_state round trip with every job and share status") {
   check_round_trip(topics::rm_state, rm_state{}, decode_rm_state);
 }
 
+TEST_CASE("an rm.state without the monitor keys (an older RM) decodes with them empty") {
+  auto body = encode(samples::env(), samples::full_rm_state());
+  auto tree = decode_value("rm.state", body);
+  REQUIRE(tree.ok());
+  auto& job0 = tree.value().as_map()->at("jobs").as_array()->at(0);
+  for (const char* k : {"user", "class", "given", "demand", "fair_share"}) CHECK(job0.as_map()->erase(k) == 1);
+  auto r = decode_rm_state(topics::rm_state, encode_value(tree.value()));
+  REQUIRE(r.ok());
+  const auto& j1 = r.value().jobs.at(0);
+  CHECK(j1.id == "j1");
+  CHECK(j1.shares.size() == 4);
+  CHECK(j1.user.empty());
+  CHECK(j1.class_name.empty());
+  CHECK(j1.given == 0);
+  CHECK(j1.demand == 0);
+  CHECK(j1.fair_share == 0);
+}
+
 TEST_CASE("rm_nodes round trip with every node state") {
   check_round_trip(topics::rm_nodes, samples::full_rm_nodes(), decode_rm_nodes);
 }
