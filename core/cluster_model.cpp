@@ -1,5 +1,6 @@
 #include "core/cluster_model.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace rmbus::core {
@@ -87,6 +88,56 @@ void cluster_model::remove_share(int slot) {
   share_index.erase(s.id);
   s = share_rec{};
   free_share_slots.push_back(slot);
+}
+
+void cluster_model::index_job(int slot) {
+  auto& j = jobs[static_cast<std::size_t>(slot)];
+  auto [it, fresh] = user_index.try_emplace(j.item.user, static_cast<int>(users.size()));
+  if (fresh) users.push_back(j.item.user);
+  j.user_slot = it->second;
+  jobs_by_age.emplace(j.item.submitted_ms, j.item.id, slot);
+  jobs_by_id[j.item.id] = slot;
+  ranks_stale = true;
+}
+
+void cluster_model::unindex_job(int slot) {
+  const auto& j = jobs[static_cast<std::size_t>(slot)];
+  jobs_by_age.erase({j.item.submitted_ms, j.item.id, slot});
+  jobs_by_id.erase(j.item.id);
+  ranks_stale = true;
+}
+
+void cluster_model::refresh_ranks() {
+  if (machine_rank.size() != machines.size()) {
+    // Machines are only ever appended, so a size change is the only way these go stale.
+    std::vector<int> by_name(machines.size());
+    for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<int>(i);
+    std::sort(by_name.begin(), by_name.end(), [&](int a, int b) {
+      return machines[static_cast<std::size_t>(a)].name < machines[static_cast<std::size_t>(b)].name;
+    });
+    machine_rank.assign(machines.size(), 0);
+    for (std::size_t r = 0; r < by_name.size(); ++r) machine_rank[static_cast<std::size_t>(by_name[r])] = static_cast<int>(r);
+  }
+  std::size_t live = 0;
+  for (const auto& j : jobs) live += j.live ? 1 : 0;
+  if (live != jobs_by_age.size() || live != jobs_by_id.size()) {
+    // Not kept through index_job (a model built by hand): index every live job now.
+    jobs_by_age.clear();
+    jobs_by_id.clear();
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      if (jobs[i].live) index_job(static_cast<int>(i));
+  }
+  if (!ranks_stale && job_rank.size() == jobs.size()) return;
+  job_rank.assign(jobs.size(), -1);
+  int r = 0;
+  for (const auto& [submitted, id, slot] : jobs_by_age) job_rank[static_cast<std::size_t>(slot)] = r++;
+  std::vector<int> by_name(users.size());
+  for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<int>(i);
+  std::sort(by_name.begin(), by_name.end(),
+            [&](int a, int b) { return users[static_cast<std::size_t>(a)] < users[static_cast<std::size_t>(b)]; });
+  user_rank.assign(users.size(), 0);
+  for (std::size_t k = 0; k < by_name.size(); ++k) user_rank[static_cast<std::size_t>(by_name[k])] = static_cast<int>(k);
+  ranks_stale = false;
 }
 
 void cluster_model::transfer_share(int slot, int new_job) {

@@ -12,7 +12,10 @@
 //   a live share is listed exactly once in its job's and its machine's share lists.
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -88,6 +91,7 @@ struct job_rec {
   std::string refusal_text;
   bool done = false;  // a service/AP whose single allocation ended: never re-allocated
   std::vector<int> shares;  // live share slots
+  int user_slot = -1;       // index into cluster_model::users (set by index_job)
 
   // Per round (rebuilt by schedule()).
   job_cap_result cap;
@@ -122,6 +126,24 @@ struct cluster_model {
   std::string share_prefix;     // unique per boot; share ids are "<prefix>.<seq>"
   std::uint64_t next_seq = 1;
   std::uint64_t reconcile_epoch = 0;
+
+  // Tie-break orders kept up to date, so that no stage sorts strings every round: machines by name, jobs
+  // by age (submission time, then id), users by name, and jobs by id (the plan's order). index_job and
+  // unindex_job keep the ordered sets as work arrives, leaves or changes its submission time or user;
+  // refresh_ranks() turns them into integer ranks (O(machines + jobs), and only after a change). The
+  // stages call refresh_ranks() first; a hand-built model (no index_job calls) is indexed from scratch.
+  std::vector<int> machine_rank;  // per machine slot: position by name
+  std::vector<int> job_rank;      // per job slot: position by (submitted_ms, id); -1 for a free slot
+  std::vector<int> user_rank;     // per user slot: position by name
+  std::vector<user_id> users;     // interned user names (never removed: a few per user ever seen)
+  std::unordered_map<user_id, int> user_index;  // lookup only
+  std::set<std::tuple<std::int64_t, job_id, int>> jobs_by_age;  // (submitted_ms, id, slot) of live jobs
+  std::map<job_id, int> jobs_by_id;                              // live jobs, the plan's order
+  bool ranks_stale = true;
+
+  void index_job(int slot);    // after arrival, or after a change of its submission time or user
+  void unindex_job(int slot);  // before departure, or before such a change
+  void refresh_ranks();
 
   // Counters of the current round.
   int round_given = 0;

@@ -158,12 +158,12 @@ void defragment(cluster_model& m) {
     cands.push_back(static_cast<int>(i));
   }
   if (cands.empty()) return;
+  m.refresh_ranks();
   std::sort(cands.begin(), cands.end(), [&](int a, int b) {
     const auto& x = m.jobs[static_cast<std::size_t>(a)];
     const auto& y = m.jobs[static_cast<std::size_t>(b)];
     if (m.priority_of(x) != m.priority_of(y)) return m.priority_of(x) < m.priority_of(y);
-    if (x.item.submitted_ms != y.item.submitted_ms) return x.item.submitted_ms < y.item.submitted_ms;
-    return x.item.id < y.item.id;
+    return m.job_rank[static_cast<std::size_t>(a)] < m.job_rank[static_cast<std::size_t>(b)];  // submitted, id
   });
 
   // Holes per pool, counted into the pool and every ancestor.

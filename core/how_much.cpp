@@ -1,7 +1,9 @@
 #include "core/how_much.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "core/apportion.hpp"
@@ -23,6 +25,8 @@ int count_machines_of_order(const cluster_model& m, int pool, int lo, int hi, bo
 namespace {
 
 struct counter {
+  counter(cluster_model& model, const round_input& input) : m(model), in(input) {}
+
   cluster_model& m;
   const round_input& in;
   std::vector<free_blocks> local;        // per pool: free space not held by non-preemptable work
@@ -32,7 +36,6 @@ struct counter {
   std::vector<int> max_local, max_subtree;  // per pool: largest machine order (any state)
   std::vector<int> np_free;                 // per machine: quanta not held by non-preemptable work
   std::vector<int> counted_q;               // per machine: quanta of fixed processes counted on it now
-  std::vector<std::vector<int>> counted_on; // per machine: jobs counted on it this round
   std::vector<std::vector<int>> pool_machines;  // per pool: its schedulable machines
   std::vector<int> rank;                    // per machine: position by name
 
@@ -85,31 +88,132 @@ struct counter {
   // its machine, differ in shape from this round's, and the fair-share counts drift with an unchanged
   // input. Choice: spread first (no share of the same service or job there), then a machine where it
   // fits now without preemption, then the smallest non-preemptable free space (best fit), then name.
-  int pick_fixed_machine(const job_rec& j, int ji, int pool) {
-    int best = -1;
-    std::tuple<bool, bool, int, int> best_key{};
+  //
+  // Found without scanning every machine (that cost processes x machines x shares per round): the
+  // candidates of a pool are kept ordered by (non-preemptable free, name rank), once in all and once per
+  // amount of free space now; the few machines in conflict (this job's and its service's) are listed
+  // from the job's side and skipped. Machine keys only change in designate() and when a reservation
+  // earmarks a machine, which re-index it.
+  struct fixed_index {
+    bool built = false;
+    std::set<std::pair<int, int>> by_npf;                  // (np free, rank) of candidates
+    std::vector<std::set<std::pair<int, int>>> by_free;    // [free now] -> (np free, rank)
+  };
+  std::vector<fixed_index> fixed_idx;  // per pool, built on the first pick of the round
+  std::vector<int> machine_of_rank;
+  std::map<std::uint64_t, std::vector<int>> service_jobs;  // service id -> live jobs (built with the index)
+  bool service_jobs_built = false;
+
+  int free_now(int mi) const {
+    return std::min(m.machines[static_cast<std::size_t>(mi)].free() - counted_q[static_cast<std::size_t>(mi)], m.max_order);
+  }
+  bool fixed_candidate(int mi) const {
+    return np_free[static_cast<std::size_t>(mi)] > 0 && !earmarked[static_cast<std::size_t>(mi)];
+  }
+  // Call before and after changing a machine's np_free, counted_q or earmark.
+  void fixed_unindex(int mi) {
+    auto& ix = fixed_idx[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
+    if (!ix.built || !fixed_candidate(mi)) return;
+    const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
+    ix.by_npf.erase(key);
+    const int f = free_now(mi);
+    if (f > 0) ix.by_free[static_cast<std::size_t>(f)].erase(key);
+  }
+  void fixed_index_machine(int mi) {
+    auto& ix = fixed_idx[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
+    if (!ix.built || !fixed_candidate(mi)) return;
+    const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
+    ix.by_npf.insert(key);
+    const int f = free_now(mi);
+    if (f > 0) ix.by_free[static_cast<std::size_t>(f)].insert(key);
+  }
+  void build_fixed_index(int pool) {
+    auto& ix = fixed_idx[static_cast<std::size_t>(pool)];
+    ix.built = true;
+    ix.by_free.assign(static_cast<std::size_t>(m.max_order) + 1, {});
+    std::vector<std::pair<int, int>> all;
+    std::vector<std::vector<std::pair<int, int>>> by_free(static_cast<std::size_t>(m.max_order) + 1);
     for (int mi : pool_machines[static_cast<std::size_t>(pool)]) {
-      const auto& mc = m.machines[static_cast<std::size_t>(mi)];
-      const int npf = np_free[static_cast<std::size_t>(mi)];
-      if (npf < j.order || earmarked[static_cast<std::size_t>(mi)] || !host_allowed(j, mc)) continue;
-      bool conflict = false;
-      for (int s : mc.shares) {
-        const auto& sh = m.shares[static_cast<std::size_t>(s)];
-        if (sh.job == ji || (j.item.service_id != 0 && m.jobs[static_cast<std::size_t>(sh.job)].item.service_id == j.item.service_id))
-          conflict = true;
-      }
-      for (int other : counted_on[static_cast<std::size_t>(mi)]) conflict = conflict || other == ji;
-      const bool fits_now = mc.free() - counted_q[static_cast<std::size_t>(mi)] >= j.order;
-      const std::tuple<bool, bool, int, int> key{conflict, !fits_now, npf, rank[static_cast<std::size_t>(mi)]};
-      if (best < 0 || key < best_key) {
-        best = mi;
-        best_key = key;
+      if (!fixed_candidate(mi)) continue;
+      const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
+      all.push_back(key);
+      const int f = free_now(mi);
+      if (f > 0) by_free[static_cast<std::size_t>(f)].push_back(key);
+    }
+    std::sort(all.begin(), all.end());
+    ix.by_npf = std::set<std::pair<int, int>>(all.begin(), all.end());  // sorted input: linear
+    for (std::size_t f = 0; f < by_free.size(); ++f) {
+      std::sort(by_free[f].begin(), by_free[f].end());
+      ix.by_free[f] = std::set<std::pair<int, int>>(by_free[f].begin(), by_free[f].end());
+    }
+    if (machine_of_rank.empty()) {
+      machine_of_rank.assign(m.machines.size(), -1);
+      for (std::size_t mi = 0; mi < m.machines.size(); ++mi) machine_of_rank[static_cast<std::size_t>(rank[mi])] = static_cast<int>(mi);
+    }
+    if (!service_jobs_built) {
+      service_jobs_built = true;
+      for (std::size_t ji = 0; ji < m.jobs.size(); ++ji)
+        if (m.jobs[ji].live && m.jobs[ji].item.service_id != 0)
+          service_jobs[m.jobs[ji].item.service_id].push_back(static_cast<int>(ji));
+    }
+  }
+
+  int pick_fixed_machine(const job_rec& j, int pool) {
+    if (!fixed_idx[static_cast<std::size_t>(pool)].built) build_fixed_index(pool);
+    const auto& ix = fixed_idx[static_cast<std::size_t>(pool)];
+    // Machines in conflict: holding a share of this job or of its service, or counted for it already.
+    std::vector<int> conflicts(j.fixed_machines);
+    for (int s : j.shares) conflicts.push_back(m.shares[static_cast<std::size_t>(s)].machine);
+    if (j.item.service_id != 0) {
+      auto it = service_jobs.find(j.item.service_id);
+      if (it != service_jobs.end())
+        for (int other : it->second)
+          for (int s : m.jobs[static_cast<std::size_t>(other)].shares) conflicts.push_back(m.shares[static_cast<std::size_t>(s)].machine);
+    }
+    std::sort(conflicts.begin(), conflicts.end());
+    conflicts.erase(std::unique(conflicts.begin(), conflicts.end()), conflicts.end());
+    const auto usable = [&](int mi) {
+      return !std::binary_search(conflicts.begin(), conflicts.end(), mi) &&
+             host_allowed(j, m.machines[static_cast<std::size_t>(mi)]);
+    };
+    const std::pair<int, int> from{j.order, -1};
+    // 1. No conflict and fits now: the smallest (np free, rank) over every amount of free space >= order.
+    std::pair<int, int> best{-1, -1};
+    for (int f = j.order; f <= m.max_order; ++f) {
+      const auto& bucket = ix.by_free[static_cast<std::size_t>(f)];
+      for (auto it = bucket.lower_bound(from); it != bucket.end(); ++it) {
+        if (best.first >= 0 && *it >= best) break;
+        if (usable(machine_of_rank[static_cast<std::size_t>(it->second)])) {
+          best = *it;
+          break;
+        }
       }
     }
-    return best;
+    if (best.first >= 0) return machine_of_rank[static_cast<std::size_t>(best.second)];
+    // 2. No conflict, does not fit now: the smallest (np free, rank).
+    for (auto it = ix.by_npf.lower_bound(from); it != ix.by_npf.end(); ++it)
+      if (usable(machine_of_rank[static_cast<std::size_t>(it->second)])) return machine_of_rank[static_cast<std::size_t>(it->second)];
+    // 3. Only machines in conflict are left: the best of those by (does not fit now, np free, rank).
+    int pick = -1;
+    std::tuple<bool, int, int> pick_key{};
+    for (int mi : conflicts) {
+      const auto& mc = m.machines[static_cast<std::size_t>(mi)];
+      if (mc.pool != pool || !mc.schedulable()) continue;
+      const int npf = np_free[static_cast<std::size_t>(mi)];
+      if (npf < j.order || earmarked[static_cast<std::size_t>(mi)] || !host_allowed(j, mc)) continue;
+      const bool fits_now = mc.free() - counted_q[static_cast<std::size_t>(mi)] >= j.order;
+      const std::tuple<bool, int, int> key{!fits_now, npf, rank[static_cast<std::size_t>(mi)]};
+      if (pick < 0 || key < pick_key) {
+        pick = mi;
+        pick_key = key;
+      }
+    }
+    return pick;
   }
 
   void designate(job_rec& j, int ji, int mi) {
+    (void)ji;
+    fixed_unindex(mi);
     auto& tab = local[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
     int& npf = np_free[static_cast<std::size_t>(mi)];
     if (tab.blocks(npf) > 0) {
@@ -120,8 +224,8 @@ struct counter {
     }
     npf -= j.order;
     counted_q[static_cast<std::size_t>(mi)] += j.order;
-    counted_on[static_cast<std::size_t>(mi)].push_back(ji);
     j.fixed_machines.push_back(mi);
+    fixed_index_machine(mi);
   }
 
   void count_fixed(job_rec& j, int ji) {
@@ -147,7 +251,7 @@ struct counter {
     }
     int given = cur;
     while (given < target) {
-      const int mi = pick_fixed_machine(j, ji, pool);
+      const int mi = pick_fixed_machine(j, pool);
       if (mi < 0) break;
       designate(j, ji, mi);
       np_mb[j.item.user] += proc_mb;
@@ -161,6 +265,57 @@ struct counter {
       else
         no_space_reason(j, pool, false);
     }
+  }
+
+  // Machines a reservation may take, per pool and order, in three lists by state (0: empty, 1: holding
+  // only shares on their way out, 2: holding live fair-share work), each by live use then name: the order
+  // in which reservations take them. Built once per round (O(M log M)) instead of a scan and sort of
+  // every machine per reservation; a cursor per list skips machines taken meanwhile.
+  struct reserve_list {
+    std::vector<int> machines;
+    std::size_t skip = 0;  // the machines before it are no longer candidates this round
+  };
+  std::vector<std::vector<std::array<reserve_list, 3>>> reserve_lists;  // [pool][order][state]
+  std::vector<std::vector<int>> machines_by_order;                    // [pool][order]: any state
+
+  bool reserve_candidate(int mi) const {
+    // No non-preemptable work on it, and not earmarked (both only ever become false within a round).
+    return !earmarked[static_cast<std::size_t>(mi)] &&
+           np_free[static_cast<std::size_t>(mi)] == m.machines[static_cast<std::size_t>(mi)].order;
+  }
+
+  void build_reserve_lists() {
+    const auto orders = static_cast<std::size_t>(m.max_order) + 1;
+    reserve_lists.assign(m.pools.size(), std::vector<std::array<reserve_list, 3>>(orders));
+    std::vector<std::int64_t> sort_key(m.machines.size(), 0);
+    for (std::size_t i = 0; i < m.machines.size(); ++i) {
+      const auto& mc = m.machines[i];
+      if (!mc.schedulable() || !reserve_candidate(static_cast<int>(i))) continue;
+      int live_used = 0;
+      for (int s : mc.shares)
+        if (!m.shares[static_cast<std::size_t>(s)].removing()) live_used += m.shares[static_cast<std::size_t>(s)].order;
+      const int state = mc.used == 0 ? 0 : live_used == 0 ? 1 : 2;
+      sort_key[i] = static_cast<std::int64_t>(live_used) * static_cast<std::int64_t>(m.machines.size()) + rank[i];
+      reserve_lists[static_cast<std::size_t>(mc.pool)][static_cast<std::size_t>(mc.order)][static_cast<std::size_t>(state)]
+          .machines.push_back(static_cast<int>(i));
+    }
+    for (auto& by_order : reserve_lists)
+      for (auto& states : by_order)
+        for (auto& l : states)
+          std::sort(l.machines.begin(), l.machines.end(), [&](int a, int b) {
+            return sort_key[static_cast<std::size_t>(a)] < sort_key[static_cast<std::size_t>(b)];
+          });
+  }
+
+  // Machines of `pool` alone whose order is within [lo, hi], any state (count_machines_of_order).
+  int machines_of_order(int pool, int lo, int hi) {
+    if (machines_by_order.empty()) {
+      machines_by_order.assign(m.pools.size(), std::vector<int>(static_cast<std::size_t>(m.max_order) + 1, 0));
+      for (const auto& mc : m.machines) ++machines_by_order[static_cast<std::size_t>(mc.pool)][static_cast<std::size_t>(mc.order)];
+    }
+    int n = 0;
+    for (int o = std::max(lo, 0); o <= std::min(hi, m.max_order); ++o) n += machines_by_order[static_cast<std::size_t>(pool)][static_cast<std::size_t>(o)];
+    return n;
   }
 
   void count_reserve(job_rec& j) {
@@ -181,7 +336,7 @@ struct counter {
     }
     if (!fixed_size && j.item.kind == work_kind::reservation && m.settings.reserve_overage_mb > 0)
       hi = order_for_request(j.item.memory_mb + m.settings.reserve_overage_mb, m.quantum_mb);
-    if (count_machines_of_order(m, pool, lo, hi, false) == 0) {
+    if (machines_of_order(pool, lo, hi) == 0) {
       set_reason(j, reason_code::no_machine_of_order,
                  "no machine of order " + std::to_string(lo) + (hi > lo ? " to " + std::to_string(hi) : "") +
                      " in pool " + pool_name(pool) + " (reservations are never promoted to a larger machine)");
@@ -189,45 +344,38 @@ struct counter {
       return;
     }
     const auto limit = limit_mb(j.item.user);
-    std::vector<int> cands;
-    for (std::size_t i = 0; i < m.machines.size(); ++i) {
-      const auto& mc = m.machines[i];
-      if (mc.pool != pool || mc.order < lo || mc.order > hi || !mc.schedulable() || earmarked[i]) continue;
-      if (np_free[i] != mc.order || !host_allowed(j, mc)) continue;  // no non-preemptable work on it
-      cands.push_back(static_cast<int>(i));
-    }
-    // Free machines first, then machines already being cleared (only shares on their way out: the
-    // choice of an earlier round stays the choice), then smaller order, less used, name.
-    auto live_used = [&](const machine_rec& mc) {
-      int u = 0;
-      for (int s : mc.shares)
-        if (!m.shares[static_cast<std::size_t>(s)].removing()) u += m.shares[static_cast<std::size_t>(s)].order;
-      return u;
-    };
-    std::vector<std::tuple<int, int, int, int>> key(m.machines.size());
-    for (int c : cands) {
-      const auto& mc = m.machines[static_cast<std::size_t>(c)];
-      const int lu = live_used(mc);
-      key[static_cast<std::size_t>(c)] = {mc.used == 0 ? 0 : lu == 0 ? 1 : 2, mc.order, lu, rank[static_cast<std::size_t>(c)]};
-    }
-    std::sort(cands.begin(), cands.end(),
-              [&](int a, int b) { return key[static_cast<std::size_t>(a)] < key[static_cast<std::size_t>(b)]; });
+    if (reserve_lists.empty()) build_reserve_lists();
+    auto& lists = reserve_lists[static_cast<std::size_t>(pool)];
     int given = cur;
-    for (int c : cands) {
-      if (given >= want) break;
-      auto& mc = m.machines[static_cast<std::size_t>(c)];
-      const std::uint64_t mb = static_cast<std::uint64_t>(mc.order) * m.quantum_mb;
-      if (limit && np_mb[j.item.user] + mb > *limit) {
-        set_reason(j, reason_code::allotment_exceeded, allotment_text(j, *limit));
-        break;
+    bool stop = false;
+    // Free machines first, then machines already being cleared, then the rest; each by order, then
+    // less live use, then name (the lists hold that order; see build_reserve_lists).
+    for (int state = 0; state < 3 && !stop && given < want; ++state) {
+      for (int o = lo; o <= std::min(hi, m.max_order) && !stop && given < want; ++o) {
+        auto& list = lists[static_cast<std::size_t>(o)][static_cast<std::size_t>(state)];
+        // Machines earmarked or given non-preemptable work since stay out for the rest of the round.
+        while (list.skip < list.machines.size() && !reserve_candidate(list.machines[list.skip])) ++list.skip;
+        for (std::size_t k = list.skip; k < list.machines.size(); ++k) {
+          if (given >= want) break;
+          const int c = list.machines[k];
+          if (!reserve_candidate(c) || !host_allowed(j, m.machines[static_cast<std::size_t>(c)])) continue;
+          auto& mc = m.machines[static_cast<std::size_t>(c)];
+          const std::uint64_t mb = static_cast<std::uint64_t>(mc.order) * m.quantum_mb;
+          if (limit && np_mb[j.item.user] + mb > *limit) {
+            set_reason(j, reason_code::allotment_exceeded, allotment_text(j, *limit));
+            stop = true;
+            break;
+          }
+          fixed_unindex(c);
+          earmarked[static_cast<std::size_t>(c)] = 1;
+          auto& tab = local[static_cast<std::size_t>(pool)];
+          if (tab.blocks(mc.order) > 0) tab.remove(mc.order, 1);
+          np_free[static_cast<std::size_t>(c)] = 0;
+          np_mb[j.item.user] += mb;
+          j.reserve_machines.push_back(c);
+          ++given;
+        }
       }
-      earmarked[static_cast<std::size_t>(c)] = 1;
-      auto& tab = local[static_cast<std::size_t>(pool)];
-      if (tab.blocks(mc.order) > 0) tab.remove(mc.order, 1);
-      np_free[static_cast<std::size_t>(c)] = 0;
-      np_mb[j.item.user] += mb;
-      j.reserve_machines.push_back(c);
-      ++given;
     }
     j.given = given;
     if (given < want && j.reason == reason_code::none)
@@ -327,16 +475,23 @@ struct counter {
 
   void split_class(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
                    std::int64_t class_pfs, const std::vector<int>& jobs) {
-    // Users by name, each with the jobs of this class, oldest first.
-    std::map<user_id, std::vector<int>> by_user;
-    for (int ji : jobs) by_user[m.jobs[static_cast<std::size_t>(ji)].item.user].push_back(ji);
-    for (auto& [u, js] : by_user)
-      std::sort(js.begin(), js.end(), [&](int a, int b) {
-        const auto& x = m.jobs[static_cast<std::size_t>(a)].item;
-        const auto& y = m.jobs[static_cast<std::size_t>(b)].item;
-        if (x.submitted_ms != y.submitted_ms) return x.submitted_ms < y.submitted_ms;
-        return x.id < y.id;
-      });
+    // Users by name, each with the jobs of this class, oldest first (integer ranks: no string compares).
+    std::vector<int> sorted = jobs;
+    std::sort(sorted.begin(), sorted.end(), [&](int a, int b) {
+      const auto& x = m.jobs[static_cast<std::size_t>(a)];
+      const auto& y = m.jobs[static_cast<std::size_t>(b)];
+      const int ux = m.user_rank[static_cast<std::size_t>(x.user_slot)];
+      const int uy = m.user_rank[static_cast<std::size_t>(y.user_slot)];
+      if (ux != uy) return ux < uy;
+      return m.job_rank[static_cast<std::size_t>(a)] < m.job_rank[static_cast<std::size_t>(b)];
+    });
+    std::vector<std::pair<user_id, std::vector<int>>> by_user;
+    for (int ji : sorted) {
+      const int us = m.jobs[static_cast<std::size_t>(ji)].user_slot;
+      if (by_user.empty() || by_user.back().first != m.users[static_cast<std::size_t>(us)])
+        by_user.emplace_back(m.users[static_cast<std::size_t>(us)], std::vector<int>{});
+      by_user.back().second.push_back(ji);
+    }
     free_blocks class_blocks = blocks_of(orders, cls.given);
     std::vector<apportion_entity> users;
     users.reserve(by_user.size());
@@ -387,21 +542,16 @@ struct counter {
 }  // namespace
 
 how_much_result how_much(cluster_model& m, const round_input& in) {
-  counter c{m, in, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  counter c{m, in};
   c.local.assign(m.pools.size(), free_blocks(m.max_order));
   c.earmarked.assign(m.machines.size(), 0);
   c.index_orders();
   c.np_free.assign(m.machines.size(), -1);
   c.counted_q.assign(m.machines.size(), 0);
-  c.counted_on.assign(m.machines.size(), {});
+  c.fixed_idx.assign(m.pools.size(), {});
   c.pool_machines.assign(m.pools.size(), {});
-  std::vector<int> by_name(m.machines.size());
-  for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<int>(i);
-  std::sort(by_name.begin(), by_name.end(), [&](int a, int b) {
-    return m.machines[static_cast<std::size_t>(a)].name < m.machines[static_cast<std::size_t>(b)].name;
-  });
-  c.rank.assign(m.machines.size(), 0);
-  for (std::size_t r = 0; r < by_name.size(); ++r) c.rank[static_cast<std::size_t>(by_name[r])] = static_cast<int>(r);
+  m.refresh_ranks();
+  c.rank = m.machine_rank;
   for (std::size_t i = 0; i < m.machines.size(); ++i) {
     const auto& mc = m.machines[i];
     if (!mc.schedulable()) continue;
@@ -465,7 +615,7 @@ how_much_result how_much(cluster_model& m, const round_input& in) {
       const auto& y = m.jobs[static_cast<std::size_t>(b)];
       if (x.item.submitted_ms != y.item.submitted_ms) return x.item.submitted_ms < y.item.submitted_ms;
       if (x.order != y.order) return x.order > y.order;
-      return x.item.id < y.item.id;
+      return m.job_rank[static_cast<std::size_t>(a)] < m.job_rank[static_cast<std::size_t>(b)];  // then id
     });
     for (int ji : js) {
       auto& j = m.jobs[static_cast<std::size_t>(ji)];

@@ -195,6 +195,7 @@ void nodepool_scheduler::arrive(const work_item& item) {
   j.live = true;
   j.item = item;
   model_.job_index[item.id] = ji;
+  model_.index_job(ji);
   dirty_ = true;
   const std::uint64_t mem = item.memory_mb > 0 ? item.memory_mb : model_.settings.default_memory_mb;
   // Rounded up, bounded like machine orders (a job larger than every machine is simply never placed);
@@ -236,10 +237,32 @@ void nodepool_scheduler::arrive(const work_item& item) {
   }
 }
 
+// The share slot of process `p` if it is one of job ji's, looked for near `cursor` first: the map lists a
+// job's processes in about the order the job's shares were created, so this mostly avoids hashing the id.
+// -1: not among the few looked at (the caller then asks share_index, which gives the same answer).
+int nodepool_scheduler::own_share_near(int ji, const share_id& id, std::size_t& cursor) const {
+  const auto& slots = model_.jobs[static_cast<std::size_t>(ji)].shares;
+  for (std::size_t k = cursor, n = 0; k < slots.size() && n < 4; ++k, ++n) {
+    if (model_.shares[static_cast<std::size_t>(slots[k])].id == id) {
+      cursor = k + 1;
+      return slots[k];
+    }
+  }
+  return -1;
+}
+
 void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
   const std::uint64_t epoch = ++model_.reconcile_epoch;
+  std::size_t cursor = 0;
   for (const auto& p : item.processes) {
     auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+    if (p.state != process_state::ended) {
+      const int near = own_share_near(ji, p.id, cursor);
+      if (near >= 0) {
+        mark_seen(near, p);
+        continue;
+      }
+    }
     auto it = model_.share_index.find(p.id);
     if (p.state == process_state::ended) {
       if (it != model_.share_index.end() && model_.shares[static_cast<std::size_t>(it->second)].job == ji) {
@@ -294,20 +317,16 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
         if (j.item.kind == work_kind::job || j.item.kind == work_kind::service) model_.mark_removing(slot, share_status::evict);
       }
     }
-    auto& sh = model_.shares[static_cast<std::size_t>(slot)];
-    sh.mark = epoch;
-    const bool initialized = p.state == process_state::running;
-    if (!sh.seen || sh.init_ms != p.init_ms || sh.run_ms != p.run_ms || sh.initialized != initialized ||
-        sh.status == share_status::new_share)
-      dirty_ = true;
-    sh.seen = true;
-    sh.init_ms = p.init_ms;
-    sh.run_ms = p.run_ms;
-    sh.initialized = initialized;
-    if (sh.status == share_status::new_share) sh.status = share_status::running;
+    mark_seen(slot, p);
   }
   // Shares the map no longer shows: the process is gone. Shares never shown yet stay (still starting),
   // unless their removal was already published.
+  bool any_gone = false;
+  for (int s : model_.jobs[static_cast<std::size_t>(ji)].shares) {
+    const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+    any_gone = any_gone || (sh.mark != epoch && (sh.seen || (sh.removing() && sh.published)));
+  }
+  if (!any_gone) return;
   const auto slots = model_.jobs[static_cast<std::size_t>(ji)].shares;
   for (int s : slots) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
@@ -321,11 +340,26 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
   }
 }
 
+void nodepool_scheduler::mark_seen(int slot, const process_report& p) {
+  auto& sh = model_.shares[static_cast<std::size_t>(slot)];
+  sh.mark = model_.reconcile_epoch;
+  const bool initialized = p.state == process_state::running;
+  if (!sh.seen || sh.init_ms != p.init_ms || sh.run_ms != p.run_ms || sh.initialized != initialized ||
+      sh.status == share_status::new_share)
+    dirty_ = true;
+  sh.seen = true;
+  sh.init_ms = p.init_ms;
+  sh.run_ms = p.run_ms;
+  sh.initialized = initialized;
+  if (sh.status == share_status::new_share) sh.status = share_status::running;
+}
+
 void nodepool_scheduler::drop_job(int ji) {
   dirty_ = true;
   auto& j = model_.jobs[static_cast<std::size_t>(ji)];
   const auto slots = j.shares;
   for (int s : slots) model_.remove_share(s);
+  model_.unindex_job(ji);
   model_.job_index.erase(j.item.id);
   j = job_rec{};
   model_.free_job_slots.push_back(ji);
@@ -350,40 +384,53 @@ void assign_fields(work_item& dst, const work_item& src) {
 }
 }  // namespace
 
-void nodepool_scheduler::apply_one(const work_item& item) {
-  auto it = model_.job_index.find(item.id);
-  int ji;
-  if (it == model_.job_index.end()) {
+void nodepool_scheduler::apply_one(const work_item& item, int ji) {
+  if (ji < 0) {
     arrive(item);
     ji = model_.job_index.at(item.id);
     model_.jobs[static_cast<std::size_t>(ji)].item.processes.clear();
   } else {
-    ji = it->second;
-    // The class and size were fixed at arrival; the rest is refreshed.
+    // The class and size were fixed at arrival; the rest is refreshed (copied only when it changed).
     auto& cur = model_.jobs[static_cast<std::size_t>(ji)].item;
     if (cur.kind != item.kind || cur.user != item.user || cur.submitted_ms != item.submitted_ms ||
         cur.state != item.state || cur.max_processes != item.max_processes || cur.threads != item.threads ||
         cur.items_total != item.items_total || cur.items_done != item.items_done || cur.item_ms != item.item_ms ||
-        cur.service_id != item.service_id || cur.hosts != item.hosts)
+        cur.service_id != item.service_id || cur.hosts != item.hosts) {
       dirty_ = true;
-    assign_fields(cur, item);
+      const bool reindex = cur.submitted_ms != item.submitted_ms || cur.user != item.user;
+      if (reindex) model_.unindex_job(ji);
+      assign_fields(cur, item);
+      if (reindex) model_.index_job(ji);
+    }
   }
   reconcile_processes(ji, item);
 }
 
+void nodepool_scheduler::apply_one(const work_item& item) {
+  auto it = model_.job_index.find(item.id);
+  apply_one(item, it == model_.job_index.end() ? -1 : it->second);
+}
+
 void nodepool_scheduler::apply_work(const work_map& snapshot) {
-  // Work gone from the map, or completed: free everything it holds at once.
-  std::vector<int> gone;
-  for (std::size_t i = 0; i < model_.jobs.size(); ++i) {
-    const auto& j = model_.jobs[i];
-    if (!j.live) continue;
-    auto it = snapshot.find(j.item.id);
-    if (it == snapshot.end() || it->second.state == work_state::completed) gone.push_back(static_cast<int>(i));
-  }
-  for (int ji : gone) drop_job(ji);
+  // Which jobs the map still shows (one hash lookup per item; the slot found is reused below).
+  const std::uint64_t epoch = ++apply_epoch_;
+  if (listed_.size() < model_.jobs.size()) listed_.resize(model_.jobs.size(), 0);
+  std::vector<int> slots;
+  slots.reserve(snapshot.size());
   for (const auto& [id, item] : snapshot) {
+    auto it = model_.job_index.find(id);
+    const int ji = it == model_.job_index.end() ? -1 : it->second;
+    slots.push_back(ji);
+    if (ji >= 0 && item.state != work_state::completed) listed_[static_cast<std::size_t>(ji)] = epoch;
+  }
+  // Work gone from the map, or completed: free everything it holds at once.
+  for (std::size_t i = 0; i < model_.jobs.size(); ++i)
+    if (model_.jobs[i].live && listed_[i] != epoch) drop_job(static_cast<int>(i));
+  std::size_t k = 0;
+  for (const auto& [id, item] : snapshot) {
+    const int ji = slots[k++];
     if (item.state == work_state::completed) continue;
-    apply_one(item);
+    apply_one(item, ji);
   }
 }
 
@@ -427,12 +474,9 @@ schedule_plan nodepool_scheduler::schedule(const round_input& in) {
   plan.pool = model_.top_pool;
   plan.now_ms = in.now_ms;
   plan.quantum_mb = model_.quantum_mb;
-  std::vector<std::pair<job_id, int>> order;
-  for (std::size_t i = 0; i < model_.jobs.size(); ++i)
-    if (model_.jobs[i].live) order.emplace_back(model_.jobs[i].item.id, static_cast<int>(i));
-  std::sort(order.begin(), order.end());
-  plan.jobs.reserve(order.size());
-  for (const auto& [id, ji] : order) plan.jobs.push_back(plan_of(ji));
+  model_.refresh_ranks();  // a hand-edited model gets its id order here
+  plan.jobs.reserve(model_.jobs_by_id.size());
+  for (const auto& [id, ji] : model_.jobs_by_id) plan.jobs.push_back(plan_of(ji));
   auto& c = plan.counts;
   c.jobs = static_cast<int>(plan.jobs.size());
   c.nodes = static_cast<int>(model_.machines.size());

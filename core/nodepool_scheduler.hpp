@@ -95,6 +95,9 @@ class nodepool_scheduler {
   void reconcile_processes(int job, const work_item& item);
   void drop_job(int job);
   void apply_one(const work_item& item);
+  void apply_one(const work_item& item, int slot);  // slot: the job's, or -1 when it is new
+  int own_share_near(int job, const share_id& id, std::size_t& cursor) const;
+  void mark_seen(int share_slot, const process_report& p);
   int pool_index(const std::string& name) const;
 
   cluster_model model_;
@@ -103,6 +106,8 @@ class nodepool_scheduler {
   bool dirty_ = true;                    // some input changed since the last round, or that round changed state
   schedule_plan cached_;                 // the last plan, returned again for an unchanged round
   round_input last_input_;
+  std::vector<std::uint64_t> listed_;  // per job slot: the apply_work call that last listed it
+  std::uint64_t apply_epoch_ = 0;
   std::function<std::int64_t()> stage_clock_;
   stage_timings timings_;
 };

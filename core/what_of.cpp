@@ -22,13 +22,8 @@ namespace {
 class placer {
  public:
   explicit placer(cluster_model& m) : m_(m) {
-    std::vector<int> by_name(m.machines.size());
-    for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<int>(i);
-    std::sort(by_name.begin(), by_name.end(), [&](int a, int b) {
-      return m.machines[static_cast<std::size_t>(a)].name < m.machines[static_cast<std::size_t>(b)].name;
-    });
-    rank_.assign(m.machines.size(), 0);
-    for (std::size_t r = 0; r < by_name.size(); ++r) rank_[static_cast<std::size_t>(by_name[r])] = static_cast<int>(r);
+    m.refresh_ranks();
+    rank_ = m.machine_rank;
     earmark_.assign(m.machines.size(), -1);
     for (std::size_t ji = 0; ji < m.jobs.size(); ++ji) {
       const auto& j = m.jobs[ji];
@@ -148,12 +143,10 @@ class placer {
 }  // namespace
 
 void what_of(cluster_model& m) {
-  placer p(m);
+  placer p(m);  // refreshes the ranks
+  // Submission time, then id.
   auto older = [&](int a, int b) {
-    const auto& x = m.jobs[static_cast<std::size_t>(a)];
-    const auto& y = m.jobs[static_cast<std::size_t>(b)];
-    if (x.item.submitted_ms != y.item.submitted_ms) return x.item.submitted_ms < y.item.submitted_ms;
-    return x.item.id < y.item.id;
+    return m.job_rank[static_cast<std::size_t>(a)] < m.job_rank[static_cast<std::size_t>(b)];
   };
   std::vector<int> needy;
   std::map<int, std::vector<int>> groups;  // priority -> jobs

@@ -57,6 +57,37 @@ struct run_result {
   long given = 0;
   int completed = 0;
   int pending_at_end = 0;
+  std::uint64_t digest = 0;  // of every round's plan, the unchanged rounds' included
+};
+
+// A fingerprint of a plan (every field of every job and share, reason texts included), so that two builds
+// of the scheduler can be shown to decide exactly the same rounds: FNV-1a over the fields.
+struct plan_digest {
+  std::uint64_t h = 1469598103934665603ull;
+  void bytes(const void* p, std::size_t n) {
+    const auto* c = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ c[i]) * 1099511628211ull;
+  }
+  void str(const std::string& s) {
+    bytes(s.data(), s.size());
+    bytes("\0", 1);
+  }
+  template <class T>
+  void num(T v) {
+    const auto x = static_cast<std::int64_t>(v);
+    bytes(&x, sizeof x);
+  }
+  void plan(const core::schedule_plan& p) {
+    for (const auto& j : p.jobs) {
+      str(j.id.str());
+      num(j.status), num(j.reason), str(j.reason_text), num(j.memory_mb_per_process), num(j.order), num(j.given);
+      str(j.user.str()), str(j.class_name), num(j.demand), num(j.fair_share);
+      for (const auto& s : j.shares) str(s.id.str()), str(s.node.str()), num(s.quanta), num(s.status);
+    }
+    const auto& c = p.counts;
+    num(c.jobs), num(c.nodes), num(c.schedulable_nodes), num(c.given), num(c.preempted), num(c.evicted);
+    num(c.pending_jobs), num(c.refused_jobs);
+  }
 };
 
 double since(clock_type::time_point t0) {
@@ -89,6 +120,7 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
   bench::orchestrator_model orch(w.arrivals);
 
   run_result r;
+  plan_digest digest;
   core::work_map last_map;
   core::schedule_plan plan;
   for (int round = 0; round < rounds; ++round) {
@@ -131,6 +163,7 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
     plan = sched.schedule(in);
     ms[p_schedule] = since(t0);
     ms[p_round] = ms[p_apply] + ms[p_schedule];
+    digest.plan(plan);
     r.ms.push_back(ms);
     r.given += plan.counts.given;
     r.preempted += plan.counts.preempted;
@@ -150,6 +183,7 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
     sched.apply_work(last_map);
     auto next = sched.schedule(in);
     const bool same = next.jobs == plan.jobs;
+    digest.plan(next);
     plan = std::move(next);
     if (same) break;
   }
@@ -160,6 +194,8 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
   const auto again = sched.schedule(in);
   r.unchanged_ms = since(t0);
   r.unchanged_stable = again.jobs == plan.jobs;
+  digest.plan(again);
+  r.digest = digest.h;
 
   r.max_order = sched.model().max_order;
   for (const auto& j : again.jobs) {
@@ -260,6 +296,8 @@ int main(int argc, char** argv) {
       }
       std::printf("shares at end %ld, given %ld, preempted %ld, jobs completed %d, pending at end %d\n",
                   last.shares_at_end, last.given, last.preempted, last.completed, last.pending_at_end);
+      std::printf("plan digest %016llx (every round's plan: equal digests, equal decisions)\n",
+                  static_cast<unsigned long long>(last.digest));
       std::printf("peak RSS so far: %.1f MB\n", peak_rss_kb() / 1024.0);
       std::fflush(stdout);
       prev_median = m;
