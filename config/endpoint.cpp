@@ -61,4 +61,11 @@ std::optional<std::string> check_host_port(std::string_view address) {
   return std::nullopt;
 }
 
+std::optional<std::string> check_metrics_address(std::string_view address) {
+  if (address == "off") return std::nullopt;
+  auto problem = check_host_port(address);
+  if (problem) return *problem + " (or \"off\")";
+  return std::nullopt;
+}
+
 }  // namespace rmbus::config

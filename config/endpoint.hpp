@@ -3,7 +3,8 @@
 // load time instead of as a ZeroMQ errno when a socket is bound minutes later.
 //
 // Bus endpoints (ZeroMQ): tcp://HOST:PORT (HOST a name, an IPv4 address, [IPv6] or *; PORT 1..65535 or * for
-// an ephemeral port), ipc://PATH, inproc://NAME. The metrics listener: HOST:PORT with PORT 0..65535.
+// an ephemeral port), ipc://PATH, inproc://NAME. The metrics listener: HOST:PORT with PORT 0..65535 (0: a free
+// port), or "off" for no listener.
 
 #include <optional>
 #include <string>
@@ -14,5 +15,7 @@ namespace rmbus::config {
 // nullopt when valid; otherwise what is wrong with it.
 std::optional<std::string> check_bus_endpoint(std::string_view endpoint);
 std::optional<std::string> check_host_port(std::string_view address);
+// The metrics setting: check_host_port, or the word "off".
+std::optional<std::string> check_metrics_address(std::string_view address);
 
 }  // namespace rmbus::config

@@ -233,7 +233,7 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt)
       }
     }
     if (auto v = r.string(*t, "metrics", "bus")) {
-      if (auto problem = check_host_port(v->value)) r.errors().add(v->loc, "bus.metrics: " + *problem);
+      if (auto problem = check_metrics_address(v->value)) r.errors().add(v->loc, "bus.metrics: " + *problem);
       else rt.metrics = v->value;
     }
   }
@@ -441,7 +441,7 @@ std::vector<std::string> runtime_problems(const runtime_settings& rt) {
                              {"admin", &rt.admin}}) {
     if (auto p = check_bus_endpoint(*value)) problems.push_back(std::string(name) + ": " + *p);
   }
-  if (auto p = check_host_port(rt.metrics)) problems.push_back("metrics: " + *p);
+  if (auto p = check_metrics_address(rt.metrics)) problems.push_back("metrics: " + *p);
   if (!parse_log_level(rt.log_level)) {
     problems.push_back("unknown log level '" + rt.log_level + "' (known: " + std::string(log_level_names()) + ")");
   }

@@ -196,6 +196,11 @@ TEST_CASE("bad bus endpoints and addresses", "[config][errors]") {
   auto ok = native("[bus]\npub = \"ipc:///tmp/rmbus-pub\"\nsub = \"tcp://*:*\"\nadmin = \"inproc://admin\"\n" + base_toml);
   CHECK(ok.runtime.bus_pub == "ipc:///tmp/rmbus-pub");
   CHECK(ok.runtime.bus_sub == "tcp://*:*");
+  // The metrics listener: HOST:PORT (port 0 = a free one) or the word "off"; nothing else.
+  CHECK(native("[bus]\nmetrics = \"off\"\n" + base_toml).runtime.metrics == "off");
+  CHECK(native("[bus]\nmetrics = \"127.0.0.1:0\"\n" + base_toml).runtime.metrics == "127.0.0.1:0");
+  RMBUS_CHECK_CONFIG_ERROR(native("[bus]\nmetrics = \"Off\"\n" + base_toml), "site.toml", 2,
+                           "bus.metrics: bad address 'Off': expected HOST:PORT (or \"off\")");
 }
 
 TEST_CASE("an unknown log level; level names are validated, not guessed", "[config][errors]") {
@@ -289,6 +294,12 @@ TEST_CASE("runtime_problems checks command-line overrides", "[config][errors]") 
   REQUIRE(problems.size() == 2);
   CHECK(problems[0].find("the host is empty") != std::string::npos);
   CHECK(problems[1].find("unknown log level 'chatty'") != std::string::npos);
+  rc::runtime_settings metrics_off;
+  metrics_off.metrics = "off";  // rmbus --metrics off
+  CHECK(rc::runtime_problems(metrics_off).empty());
+  metrics_off.metrics = "9464";
+  REQUIRE(rc::runtime_problems(metrics_off).size() == 1);
+  CHECK(rc::runtime_problems(metrics_off)[0].find("metrics: bad address '9464'") != std::string::npos);
 }
 
 TEST_CASE("bounds: absurd timings and endless inheritance are refused, not overflowed", "[config][errors]") {
