@@ -1,0 +1,226 @@
+#include "actors/rm_metrics.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+namespace rmbus::actors {
+
+namespace {
+
+constexpr std::array<messages::job_status, 3> job_statuses{messages::job_status::scheduled, messages::job_status::pending,
+                                                           messages::job_status::refused};
+constexpr std::array<messages::share_status, 4> share_statuses{
+    messages::share_status::running, messages::share_status::new_, messages::share_status::preempt,
+    messages::share_status::evict};
+constexpr std::array<messages::node_state, 6> node_states{
+    messages::node_state::up,         messages::node_state::missing,  messages::node_state::down,
+    messages::node_state::varied_off, messages::node_state::quiesced, messages::node_state::blacklisted};
+
+// Microseconds: a round of a small pool takes well under a millisecond, a large one up to seconds.
+const std::vector<double> duration_bounds_us{100, 500, 1e3, 5e3, 1e4, 5e4, 1e5, 5e5, 1e6, 5e6};
+
+std::string detail_or(const messages::rm_event& e, const std::string& key, const char* fallback) {
+  auto it = e.detail.find(key);
+  return it == e.detail.end() || it->second.empty() ? std::string{fallback} : it->second;
+}
+
+}  // namespace
+
+rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
+    : up(r.add_gauge("rmbus_up", "1 while this rmbus process runs.")),
+      build_info(r.add_gauge("rmbus_build_info", "Always 1; the labels name the build and this process's instance "
+                                                 "(the prefix of its src on the bus).",
+                             {"version", "instance"}, 4)),
+      round_duration_us(r.add_histogram("rmbus_round_duration_us",
+                                        "Duration of a scheduling round per top-level nodepool and phase "
+                                        "(how_much, what_of, preempt, defrag, total), in microseconds, from rm.cycle.",
+                                        {"pool", "phase"}, duration_bounds_us)),
+      rounds(r.add_counter("rmbus_rounds_total", "Scheduling rounds this process published (rm.state messages).")),
+      state_last_seq(r.add_gauge("rmbus_state_last_seq", "Envelope seq of the last rm.state this process published.")),
+      jobs(r.add_gauge("rmbus_jobs", "Work items in the last published rm.state by class and status "
+                                     "(scheduled, pending, refused); class is empty for work refused before "
+                                     "reaching a pool.",
+                       {"class", "status"})),
+      processes(r.add_gauge("rmbus_processes", "Shares (processes) in the last published rm.state by class and "
+                                               "status (running, new, preempt, evict).",
+                            {"class", "status"})),
+      quanta_awarded(r.add_gauge("rmbus_quanta_awarded", "Quanta awarded per class in the last published rm.state: "
+                                                         "the sum over its jobs of given (the How Much count) x order.",
+                                 {"class"})),
+      quanta_demanded(r.add_gauge("rmbus_quanta_demanded", "Quanta demanded per class in the last published rm.state: "
+                                                           "the sum over its jobs of demand x order.",
+                                  {"class"})),
+      preemptions(r.add_counter("rmbus_preemptions_total", "Shares marked preempt, by reason (rm.events).", {"reason"})),
+      evictions(r.add_counter("rmbus_evictions_total", "Shares marked evict, by reason (rm.events).", {"reason"})),
+      events(r.add_counter("rmbus_events_total", "rm.events published by this process, by kind.", {"kind"})),
+      heartbeats_received(r.add_counter("rmbus_heartbeats_received_total", "Agent heartbeats received.")),
+      heartbeats_late(r.add_counter("rmbus_heartbeats_late_total",
+                                    "Heartbeats that arrived more than 1.5 heartbeat intervals after the node's "
+                                    "previous one.")),
+      heartbeats_missed(r.add_counter("rmbus_heartbeats_missed_total",
+                                      "Heartbeat intervals in which a watched node sent no heartbeat, as the "
+                                      "watchdog counted them (rm.internal.nodestate).")),
+      nodes(r.add_gauge("rmbus_nodes", "Nodes in the last rm.nodes by state.", {"state"})),
+      bus_messages(r.add_counter("rmbus_bus_messages_total",
+                                 "Messages this process's bus subscriber accepted, by topic; topics beyond the "
+                                 "first 200 are summed under topic=\"(other)\".",
+                                 {"topic"})),
+      bus_gaps(r.add_counter("rmbus_bus_sequence_gaps_total", "Jumps in seq within a (src, topic) stream.")),
+      bus_missing(r.add_counter("rmbus_bus_missing_messages_total", "Sequence numbers skipped over by those jumps.")),
+      bus_restarts(r.add_counter("rmbus_bus_publisher_restarts_total", "Publisher restarts detected (seq went down).")),
+      bus_untracked(r.add_counter("rmbus_bus_untracked_messages_total",
+                                  "Messages accepted beyond the bounded table of (src, topic) streams, so not "
+                                  "sequence-checked.")),
+      bus_bad_messages(r.add_counter("rmbus_bus_bad_messages_total",
+                                     "Bad messages: stage=envelope rejected by the bus subscriber (frames, topic, "
+                                     "envelope); stage=body failed their message decoder here (a bad_message event; "
+                                     "a damaged work-map item counts once per item).",
+                                     {"stage"}, 2)) {}
+
+rm_metrics_settings rm_metrics_settings_of(const config::rm_config& cfg) {
+  rm_metrics_settings s;
+  s.heartbeat_interval_ms = cfg.runtime.heartbeat_interval_ms;
+  const auto& pools = cfg.scheduling.nodepools;
+  auto top_level_of = [&](std::string name) {
+    for (std::size_t hops = 0; hops <= pools.size(); ++hops) {  // bounded: the configuration has no cycles
+      auto it = std::find_if(pools.begin(), pools.end(), [&](const auto& p) { return p.name == name; });
+      if (it == pools.end()) return pools.end();
+      if (it->parent.empty()) return it;
+      name = it->parent;
+    }
+    return pools.end();
+  };
+  for (const auto& c : cfg.scheduling.classes) {
+    auto top = top_level_of(c.nodepool);
+    if (top == pools.end()) continue;
+    const auto quantum = top->quantum_mb != 0 ? top->quantum_mb : cfg.scheduling.settings.quantum_mb;
+    s.quantum_mb_by_class[c.name] = quantum;
+  }
+  return s;
+}
+
+rm_metrics::rm_metrics(std::shared_ptr<const rm_metric_families> families, rm_metrics_settings settings)
+    : f_(std::move(families)), settings_(std::move(settings)) {}
+
+void rm_metrics::reconfigure(rm_metrics_settings settings) { settings_ = std::move(settings); }
+
+std::uint64_t rm_metrics::order_of(const messages::job_schedule& job) const {
+  auto q = settings_.quantum_mb_by_class.find(job.class_name);
+  if (q != settings_.quantum_mb_by_class.end() && q->second > 0) return job.memory_mb / q->second;
+  return job.shares.empty() ? 0 : job.shares.front().quanta;
+}
+
+void rm_metrics::on_state(const messages::rm_state& state, std::uint64_t seq) {
+  struct per_class {
+    std::map<messages::job_status, std::uint64_t> jobs;
+    std::map<messages::share_status, std::uint64_t> processes;
+    std::uint64_t awarded = 0;
+    std::uint64_t demanded = 0;
+  };
+  std::map<std::string, per_class> classes;
+  for (const auto& j : state.jobs) {
+    auto& c = classes[j.class_name];
+    ++c.jobs[j.status];
+    for (const auto& s : j.shares) ++c.processes[s.status];
+    const auto order = order_of(j);
+    c.awarded += j.given * order;
+    c.demanded += j.demand * order;
+  }
+  std::vector<std::pair<metrics::label_values, double>> jobs, processes, awarded, demanded;
+  for (const auto& [name, c] : classes) {
+    // Every status of every class present, 0 included, so a series does not vanish when its count drops to 0.
+    for (auto s : job_statuses) {
+      auto it = c.jobs.find(s);
+      jobs.push_back({{name, std::string{messages::to_string(s)}}, it == c.jobs.end() ? 0.0 : double(it->second)});
+    }
+    for (auto s : share_statuses) {
+      auto it = c.processes.find(s);
+      processes.push_back(
+          {{name, std::string{messages::to_string(s)}}, it == c.processes.end() ? 0.0 : double(it->second)});
+    }
+    awarded.push_back({{name}, double(c.awarded)});
+    demanded.push_back({{name}, double(c.demanded)});
+  }
+  f_->jobs.replace(jobs);
+  f_->processes.replace(processes);
+  f_->quanta_awarded.replace(awarded);
+  f_->quanta_demanded.replace(demanded);
+  f_->state_last_seq.set({}, double(seq));
+  f_->rounds.inc();
+}
+
+void rm_metrics::on_cycle(const messages::rm_cycle& c) {
+  const std::pair<const char*, std::uint64_t> phases[] = {
+      {"how_much", c.how_much_us}, {"what_of", c.what_of_us}, {"preempt", c.preempt_us},
+      {"defrag", c.defrag_us},     {"total", c.total_us}};
+  for (const auto& [phase, us] : phases) f_->round_duration_us.observe({c.pool, phase}, double(us));
+}
+
+void rm_metrics::on_nodes(const messages::rm_nodes& n) {
+  std::map<messages::node_state, std::uint64_t> count;
+  for (const auto& r : n.nodes) ++count[r.state];
+  std::vector<std::pair<metrics::label_values, double>> series;
+  for (auto s : node_states) series.push_back({{std::string{messages::to_string(s)}}, double(count[s])});
+  f_->nodes.replace(series);
+}
+
+void rm_metrics::on_event(const messages::rm_event& e) {
+  f_->events.inc({e.kind});
+  if (e.kind == messages::event_kinds::preempt) f_->preemptions.inc({detail_or(e, "reason", "unknown")});
+  else if (e.kind == messages::event_kinds::evict) f_->evictions.inc({detail_or(e, "reason", "unknown")});
+  else if (e.kind == messages::event_kinds::bad_message) f_->bus_bad_messages.inc({"body"});
+}
+
+void rm_metrics::on_heartbeat(const std::string& node, std::int64_t now_ms) {
+  f_->heartbeats_received.inc();
+  auto it = last_heartbeat_ms_.find(node);
+  if (it == last_heartbeat_ms_.end()) {
+    if (last_heartbeat_ms_.size() < settings_.max_tracked_nodes) last_heartbeat_ms_.emplace(node, now_ms);
+    return;
+  }
+  // Late: more than 1.5 intervals since the previous one (compared in integers: 2 x gap > 3 x interval).
+  if (2 * (now_ms - it->second) > 3 * settings_.heartbeat_interval_ms) f_->heartbeats_late.inc();
+  it->second = now_ms;
+}
+
+void rm_metrics::on_watchdog(const std::vector<std::pair<std::string, std::uint64_t>>& counters) {
+  std::map<std::string, std::uint64_t> now;
+  std::uint64_t newly_missed = 0;
+  for (const auto& [node, counter] : counters) {
+    if (now.size() >= settings_.max_tracked_nodes) break;
+    const std::uint64_t missed = counter > 1 ? counter - 1 : 0;  // the first tick is forgiven as jitter
+    auto before = missed_.find(node);
+    const std::uint64_t was = before == missed_.end() ? 0 : before->second;
+    // A lower number means a heartbeat reset the counter (or the watchdog restarted): nothing missed anew.
+    if (missed > was) newly_missed += missed - was;
+    now[node] = missed;
+  }
+  missed_ = std::move(now);
+  if (newly_missed > 0) f_->heartbeats_missed.inc({}, double(newly_missed));
+}
+
+bus_metrics::bus_metrics(std::shared_ptr<const rm_metric_families> families, std::size_t max_topics)
+    : f_(std::move(families)), max_topics_(max_topics) {}
+
+void bus_metrics::update(const bus::subscriber_stats& stats) {
+  std::uint64_t other = stats.other_topics;
+  for (const auto& [topic, n] : stats.by_topic) {
+    if (!exported_.count(topic)) {
+      if (exported_.size() >= max_topics_) {
+        other += n;
+        continue;
+      }
+      exported_.insert(topic);
+    }
+    f_->bus_messages.set({topic}, double(n));
+  }
+  if (other > 0) f_->bus_messages.set({"(other)"}, double(other));
+  f_->bus_gaps.set({}, double(stats.gaps));
+  f_->bus_missing.set({}, double(stats.missing));
+  f_->bus_restarts.set({}, double(stats.restarts));
+  f_->bus_untracked.set({}, double(stats.untracked));
+  f_->bus_bad_messages.set({"envelope"}, double(stats.bad_messages));
+}
+
+}  // namespace rmbus::actors

@@ -1,0 +1,120 @@
+#pragma once
+// What one rmbus process sees, as Prometheus metrics: the arithmetic behind the metrics actor
+// (actors/metrics.cpp) and the scrape-time copy of the bus subscriber's statistics, without CAF.
+//
+// Decides:
+//  - jobs and processes per class and status, and quanta awarded (given x order) and demanded
+//    (demand x order) per class, from each complete rm.state this process publishes; a job's order is its
+//    memory_mb divided by the quantum of its class's top-level nodepool (from the configuration), or the
+//    quanta of its first share when its class is unknown here;
+//  - round durations per pool and phase from rm.cycle;
+//  - preemptions and evictions by reason, and events by kind, from rm.events;
+//  - heartbeats received, and late: arriving more than 1.5 heartbeat intervals after the node's previous one
+//    (agents send once per interval, so a strict "more than one interval" would call half of a healthy
+//    cluster's heartbeats late through jitter alone);
+//  - heartbeats missed, from the watchdog counters of rm.internal.nodestate: a counter of c means c ticks
+//    without a heartbeat, the first of which the watchdog forgives as jitter (core/node_liveness.hpp), so a
+//    node has missed max(0, c - 1) heartbeats; every increase of that number is counted once;
+//  - nodes by state from rm.nodes.
+// The metric names, types, labels and help texts are all in rm_metric_families (docs/metrics.md lists them).
+//
+// Untrusted input: node names and topics come off the bus, so the per-node tables are bounded
+// (max_tracked_nodes; nodes beyond it are counted but not judged late or missed) and the per-topic series
+// too (max_topics; the rest are summed under topic="(other)"). Label values are bounded by the registry.
+//
+// Thread-safety: rm_metrics belongs to one thread (the metrics actor), bus_metrics to another (the scrape,
+// one at a time); both record through the registry, which is thread-safe.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bus/subscriber.hpp"
+#include "config/rm_config.hpp"
+#include "messages/rm_cycle.hpp"
+#include "messages/rm_event.hpp"
+#include "messages/rm_nodes.hpp"
+#include "messages/rm_state.hpp"
+#include "metrics/metrics_registry.hpp"
+
+namespace rmbus::actors {
+
+// Every family this process exports, registered once in one registry.
+struct rm_metric_families {
+  explicit rm_metric_families(metrics::metrics_registry& registry);
+
+  metrics::gauge up;
+  metrics::gauge build_info;
+  metrics::histogram round_duration_us;
+  metrics::counter rounds;
+  metrics::gauge state_last_seq;
+  metrics::gauge jobs;
+  metrics::gauge processes;
+  metrics::gauge quanta_awarded;
+  metrics::gauge quanta_demanded;
+  metrics::counter preemptions;
+  metrics::counter evictions;
+  metrics::counter events;
+  metrics::counter heartbeats_received;
+  metrics::counter heartbeats_late;
+  metrics::counter heartbeats_missed;
+  metrics::gauge nodes;
+  metrics::counter bus_messages;
+  metrics::counter bus_gaps;
+  metrics::counter bus_missing;
+  metrics::counter bus_restarts;
+  metrics::counter bus_untracked;
+  metrics::counter bus_bad_messages;
+};
+
+struct rm_metrics_settings {
+  std::int64_t heartbeat_interval_ms = 30000;
+  std::map<std::string, std::uint64_t> quantum_mb_by_class;  // class -> quantum of its top-level nodepool
+  std::size_t max_tracked_nodes = 65536;
+};
+
+rm_metrics_settings rm_metrics_settings_of(const config::rm_config& cfg);
+
+class rm_metrics {
+ public:
+  rm_metrics(std::shared_ptr<const rm_metric_families> families, rm_metrics_settings settings);
+  void reconfigure(rm_metrics_settings settings);
+
+  // A complete rm.state this process published, with its envelope's seq.
+  void on_state(const messages::rm_state& state, std::uint64_t seq);
+  void on_cycle(const messages::rm_cycle& cycle);
+  void on_nodes(const messages::rm_nodes& nodes);
+  void on_event(const messages::rm_event& event);
+  // A heartbeat from `node` arrived at `now_ms` (a monotonic clock).
+  void on_heartbeat(const std::string& node, std::int64_t now_ms);
+  // The watchdog's counter of every node it knows (rm.internal.nodestate).
+  void on_watchdog(const std::vector<std::pair<std::string, std::uint64_t>>& counters);
+
+  // A job's order: memory_mb / quantum of its class's pool, else its first share's quanta, else 0.
+  std::uint64_t order_of(const messages::job_schedule& job) const;
+
+ private:
+  std::shared_ptr<const rm_metric_families> f_;
+  rm_metrics_settings settings_;
+  std::map<std::string, std::int64_t> last_heartbeat_ms_;  // node -> arrival of its last heartbeat
+  std::map<std::string, std::uint64_t> missed_;            // node -> heartbeats missed as last reported
+};
+
+class bus_metrics {
+ public:
+  explicit bus_metrics(std::shared_ptr<const rm_metric_families> families, std::size_t max_topics = 200);
+  // Copies the subscriber's totals into the counters (they only grow while the process runs).
+  void update(const bus::subscriber_stats& stats);
+
+ private:
+  std::shared_ptr<const rm_metric_families> f_;
+  std::size_t max_topics_;
+  std::set<std::string> exported_;  // topics with a series of their own, first come first served
+};
+
+}  // namespace rmbus::actors

@@ -1,0 +1,267 @@
+// What a process sees, as metrics (actors/rm_metrics.hpp), without CAF: rm.state into jobs, processes and
+// quanta per class with the arithmetic shown; rm.cycle into histograms; rm.events into counters by reason;
+// heartbeats late and missed with explicit times; nodes by state; the bus subscriber's statistics with their
+// bounded topic table.
+#include <memory>
+
+#include <catch2/catch.hpp>
+
+#include "actors/rm_metrics.hpp"
+#include "config/loader.hpp"
+#include "metrics/metrics_registry.hpp"
+
+namespace msg = rmbus::messages;
+using rmbus::actors::bus_metrics;
+using rmbus::actors::rm_metric_families;
+using rmbus::actors::rm_metrics;
+using rmbus::actors::rm_metrics_settings_of;
+using rmbus::metrics::metrics_registry;
+
+namespace {
+
+// Two top-level pools with different quanta; "big" is a nested pool of "wide", so its classes use 4 GB quanta.
+const char* config_text = R"toml(
+[scheduling]
+quantum = "1G"
+
+[timing]
+heartbeat_interval_ms = 1000
+
+[[nodepool]]
+name = "narrow"
+
+[[nodepool]]
+name = "wide"
+quantum = "4G"
+nodes = ["w1"]
+
+[[nodepool]]
+name = "big"
+parent = "wide"
+nodes = ["bg1"]
+
+[[class]]
+name = "normal"
+policy = "FAIR_SHARE"
+nodepool = "narrow"
+priority = 10
+default = true
+
+[[class]]
+name = "bulk"
+policy = "FAIR_SHARE"
+nodepool = "big"
+priority = 10
+)toml";
+
+struct fixture {
+  metrics_registry registry;
+  std::shared_ptr<const rm_metric_families> families = std::make_shared<const rm_metric_families>(registry);
+  rmbus::config::rm_config cfg = rmbus::config::parse_native(config_text, "test.toml");
+  rm_metrics m{families, rm_metrics_settings_of(cfg)};
+
+  bool has(const std::string& line) const { return registry.render().find("\n" + line + "\n") != std::string::npos; }
+};
+
+msg::share_schedule share(const std::string& id, std::uint64_t quanta, msg::share_status s) {
+  return msg::share_schedule{id, "n1", quanta, s};
+}
+
+msg::job_schedule job(const std::string& id, const std::string& cls, msg::job_status status, std::uint64_t memory_mb,
+                      std::uint64_t given, std::uint64_t demand, std::vector<msg::share_schedule> shares = {}) {
+  msg::job_schedule j;
+  j.id = id;
+  j.class_name = cls;
+  j.status = status;
+  j.memory_mb = memory_mb;
+  j.given = given;
+  j.demand = demand;
+  j.shares = std::move(shares);
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("the quantum of a class is that of its top-level nodepool, also through a nested one") {
+  fixture f;
+  const auto s = rm_metrics_settings_of(f.cfg);
+  CHECK(s.heartbeat_interval_ms == 1000);
+  CHECK(s.quantum_mb_by_class.at("normal") == 1024);
+  CHECK(s.quantum_mb_by_class.at("bulk") == 4096);
+}
+
+TEST_CASE("rm.state: jobs and processes by class and status, quanta awarded and demanded per class") {
+  fixture f;
+  msg::rm_state s;
+  s.cycle = 7;
+  // normal (1 GB quanta): a1 is order 2 (2048 MB), given 3, demand 10, three shares;
+  // a2 is order 1, pending, given 0, demand 4.
+  s.jobs.push_back(job("a1", "normal", msg::job_status::scheduled, 2048, 3, 10,
+                       {share("s1", 2, msg::share_status::running), share("s2", 2, msg::share_status::running),
+                        share("s3", 2, msg::share_status::new_)}));
+  s.jobs.push_back(job("a2", "normal", msg::job_status::pending, 1024, 0, 4));
+  // bulk (4 GB quanta): b1 asks 8192 MB = order 2, given 1, demand 1, one share being preempted.
+  s.jobs.push_back(job("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1, {share("s4", 2, msg::share_status::preempt)}));
+  // A class this configuration does not know: the order comes from its share (3 quanta); given 2.
+  s.jobs.push_back(job("c1", "gone", msg::job_status::scheduled, 0, 2, 2, {share("s5", 3, msg::share_status::evict)}));
+  // Refused before reaching a pool: no class.
+  s.jobs.push_back(job("r1", "", msg::job_status::refused, 0, 0, 0));
+  f.m.on_state(s, 42);
+
+  CHECK(f.m.order_of(s.jobs[0]) == 2);
+  CHECK(f.m.order_of(s.jobs[2]) == 2);
+  CHECK(f.m.order_of(s.jobs[3]) == 3);
+  CHECK(f.m.order_of(s.jobs[4]) == 0);
+  CHECK(f.has("rmbus_jobs{class=\"normal\",status=\"scheduled\"} 1"));
+  CHECK(f.has("rmbus_jobs{class=\"normal\",status=\"pending\"} 1"));
+  CHECK(f.has("rmbus_jobs{class=\"normal\",status=\"refused\"} 0"));
+  CHECK(f.has("rmbus_jobs{class=\"\",status=\"refused\"} 1"));
+  CHECK(f.has("rmbus_processes{class=\"normal\",status=\"running\"} 2"));
+  CHECK(f.has("rmbus_processes{class=\"normal\",status=\"new\"} 1"));
+  CHECK(f.has("rmbus_processes{class=\"bulk\",status=\"preempt\"} 1"));
+  CHECK(f.has("rmbus_processes{class=\"gone\",status=\"evict\"} 1"));
+  // normal: 3 x 2 + 0 x 1 = 6 awarded; 10 x 2 + 4 x 1 = 24 demanded.
+  CHECK(f.has("rmbus_quanta_awarded{class=\"normal\"} 6"));
+  CHECK(f.has("rmbus_quanta_demanded{class=\"normal\"} 24"));
+  // bulk: 1 x 2 = 2 both ways; gone: 2 x 3 = 6.
+  CHECK(f.has("rmbus_quanta_awarded{class=\"bulk\"} 2"));
+  CHECK(f.has("rmbus_quanta_demanded{class=\"bulk\"} 2"));
+  CHECK(f.has("rmbus_quanta_awarded{class=\"gone\"} 6"));
+  CHECK(f.has("rmbus_state_last_seq 42"));
+  CHECK(f.has("rmbus_rounds_total 1"));
+
+  // The next complete schedule replaces the last: a class without work any more disappears.
+  msg::rm_state next;
+  next.jobs.push_back(job("a2", "normal", msg::job_status::scheduled, 1024, 1, 4, {share("s6", 1, msg::share_status::new_)}));
+  f.m.on_state(next, 43);
+  const auto text = f.registry.render();
+  CHECK(text.find("class=\"bulk\"") == std::string::npos);
+  CHECK(text.find("class=\"gone\"") == std::string::npos);
+  CHECK(f.has("rmbus_quanta_awarded{class=\"normal\"} 1"));
+  CHECK(f.has("rmbus_state_last_seq 43"));
+  CHECK(f.has("rmbus_rounds_total 2"));
+}
+
+TEST_CASE("rm.cycle: one observation per phase of the pool's round") {
+  fixture f;
+  msg::rm_cycle c;
+  c.pool = "narrow";
+  c.how_much_us = 80;
+  c.what_of_us = 700;
+  c.preempt_us = 3;
+  c.defrag_us = 0;
+  c.total_us = 2500000;
+  f.m.on_cycle(c);
+  CHECK(f.has("rmbus_round_duration_us_bucket{pool=\"narrow\",phase=\"how_much\",le=\"100\"} 1"));
+  CHECK(f.has("rmbus_round_duration_us_bucket{pool=\"narrow\",phase=\"what_of\",le=\"500\"} 0"));
+  CHECK(f.has("rmbus_round_duration_us_bucket{pool=\"narrow\",phase=\"what_of\",le=\"1000\"} 1"));
+  CHECK(f.has("rmbus_round_duration_us_bucket{pool=\"narrow\",phase=\"total\",le=\"1000000\"} 0"));
+  CHECK(f.has("rmbus_round_duration_us_bucket{pool=\"narrow\",phase=\"total\",le=\"5000000\"} 1"));
+  CHECK(f.has("rmbus_round_duration_us_sum{pool=\"narrow\",phase=\"total\"} 2500000"));
+  CHECK(f.has("rmbus_round_duration_us_count{pool=\"narrow\",phase=\"defrag\"} 1"));
+}
+
+TEST_CASE("rm.events: preemptions and evictions by reason, events by kind, bad messages of the body stage") {
+  fixture f;
+  f.m.on_event({"preempt", {{"job", "j"}, {"reason", "fair share"}}});
+  f.m.on_event({"preempt", {{"job", "k"}, {"reason", "fair share"}}});
+  f.m.on_event({"evict", {{"job", "j"}, {"reason", "node down"}}});
+  f.m.on_event({"evict", {{"job", "j"}}});  // no reason given
+  f.m.on_event({"bad_message", {{"topic", "agent.heartbeat"}, {"error", "x"}}});
+  f.m.on_event({"node_up", {{"node", "n1"}}});
+  CHECK(f.has("rmbus_preemptions_total{reason=\"fair share\"} 2"));
+  CHECK(f.has("rmbus_evictions_total{reason=\"node down\"} 1"));
+  CHECK(f.has("rmbus_evictions_total{reason=\"unknown\"} 1"));
+  CHECK(f.has("rmbus_bus_bad_messages_total{stage=\"body\"} 1"));
+  CHECK(f.has("rmbus_events_total{kind=\"preempt\"} 2"));
+  CHECK(f.has("rmbus_events_total{kind=\"node_up\"} 1"));
+}
+
+TEST_CASE("heartbeats: late when more than 1.5 intervals after the node's previous one") {
+  fixture f;  // interval 1000 ms: late means a gap above 1500 ms
+  f.m.on_heartbeat("n1", 0);
+  f.m.on_heartbeat("n1", 1000);
+  f.m.on_heartbeat("n1", 2500);  // gap 1500: not late (not more than 1.5 intervals)
+  f.m.on_heartbeat("n1", 4001);  // gap 1501: late
+  f.m.on_heartbeat("n2", 4001);  // first from n2: nothing to compare with
+  f.m.on_heartbeat("n2", 9000);  // gap 4999: late
+  CHECK(f.has("rmbus_heartbeats_received_total 6"));
+  CHECK(f.has("rmbus_heartbeats_late_total 2"));
+}
+
+TEST_CASE("heartbeats missed: every rise of max(0, counter - 1) of the watchdog counts once") {
+  fixture f;
+  f.m.on_watchdog({{"n1", 1}, {"n2", 0}});  // healthy: the first tick is forgiven
+  CHECK(f.has("rmbus_heartbeats_missed_total 0"));
+  f.m.on_watchdog({{"n1", 2}, {"n2", 1}});  // n1 missed one
+  f.m.on_watchdog({{"n1", 2}, {"n2", 1}});  // the same counters again (a node-change message): nothing new
+  f.m.on_watchdog({{"n1", 4}, {"n2", 1}});  // n1 missed two more: 3 in a row
+  CHECK(f.has("rmbus_heartbeats_missed_total 3"));
+  f.m.on_watchdog({{"n1", 0}, {"n2", 3}});  // n1 heard again; n2 missed two
+  f.m.on_watchdog({{"n1", 2}, {"n2", 3}});  // n1 misses one anew
+  // 3 + 2 + 1
+  CHECK(f.has("rmbus_heartbeats_missed_total 6"));
+}
+
+TEST_CASE("untrusted node names: the per-node tables are bounded") {
+  fixture f;
+  auto settings = rm_metrics_settings_of(f.cfg);
+  settings.max_tracked_nodes = 2;
+  f.m.reconfigure(settings);
+  f.m.on_heartbeat("a", 0);
+  f.m.on_heartbeat("b", 0);
+  f.m.on_heartbeat("c", 0);      // beyond the table: counted, never judged
+  f.m.on_heartbeat("c", 10000);  // would be late if tracked
+  f.m.on_heartbeat("a", 10000);  // late
+  CHECK(f.has("rmbus_heartbeats_received_total 5"));
+  CHECK(f.has("rmbus_heartbeats_late_total 1"));
+  f.m.on_watchdog({{"a", 3}, {"b", 3}, {"c", 3}});  // c is not tracked: 2 + 2
+  CHECK(f.has("rmbus_heartbeats_missed_total 4"));
+}
+
+TEST_CASE("rm.nodes: nodes by state, every state present") {
+  fixture f;
+  msg::rm_nodes n;
+  for (auto [name, state] : {std::pair{"a", msg::node_state::up}, std::pair{"b", msg::node_state::up},
+                             std::pair{"c", msg::node_state::down}, std::pair{"d", msg::node_state::varied_off}}) {
+    msg::node_report r;
+    r.node = name;
+    r.state = state;
+    n.nodes.push_back(r);
+  }
+  f.m.on_nodes(n);
+  CHECK(f.has("rmbus_nodes{state=\"up\"} 2"));
+  CHECK(f.has("rmbus_nodes{state=\"down\"} 1"));
+  CHECK(f.has("rmbus_nodes{state=\"varied_off\"} 1"));
+  CHECK(f.has("rmbus_nodes{state=\"missing\"} 0"));
+  CHECK(f.has("rmbus_nodes{state=\"quiesced\"} 0"));
+  CHECK(f.has("rmbus_nodes{state=\"blacklisted\"} 0"));
+}
+
+TEST_CASE("bus statistics: totals copied, topics beyond the bound summed under (other)") {
+  fixture f;
+  bus_metrics b{f.families, 2};
+  rmbus::bus::subscriber_stats s;
+  s.by_topic = {{"agent.heartbeat", 10}, {"orchestrator.workmap", 3}};
+  s.gaps = 1;
+  s.missing = 4;
+  s.restarts = 2;
+  s.bad_messages = 5;
+  b.update(s);
+  CHECK(f.has("rmbus_bus_messages_total{topic=\"agent.heartbeat\"} 10"));
+  CHECK(f.has("rmbus_bus_messages_total{topic=\"orchestrator.workmap\"} 3"));
+  CHECK(f.has("rmbus_bus_sequence_gaps_total 1"));
+  CHECK(f.has("rmbus_bus_missing_messages_total 4"));
+  CHECK(f.has("rmbus_bus_publisher_restarts_total 2"));
+  CHECK(f.has("rmbus_bus_bad_messages_total{stage=\"envelope\"} 5"));
+  // Two topics already have their series; new ones (sorted before them or not) go to (other), with the
+  // subscriber's own overflow: 7 + 1 + 2.
+  s.by_topic["aaa.spam"] = 7;
+  s.by_topic["zzz.spam"] = 1;
+  s.other_topics = 2;
+  s.by_topic["agent.heartbeat"] = 11;
+  b.update(s);
+  CHECK(f.has("rmbus_bus_messages_total{topic=\"(other)\"} 10"));
+  CHECK(f.has("rmbus_bus_messages_total{topic=\"agent.heartbeat\"} 11"));
+  CHECK(f.registry.render().find("spam") == std::string::npos);
+}
