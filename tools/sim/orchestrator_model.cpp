@@ -1,0 +1,281 @@
+#include "tools/sim/orchestrator_model.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace rmbus::sim {
+
+namespace {
+
+constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
+
+bool is_job(const job_spec& s) { return s.kind == messages::work_kind::job; }
+
+}  // namespace
+
+orchestrator_model::orchestrator_model(std::vector<job_spec> jobs, orchestrator_spec timing,
+                                       std::int64_t submit_epoch_ms,
+                                       std::map<std::string, std::uint64_t> node_memory_mb)
+    : timing_(timing), epoch_ms_(submit_epoch_ms), node_memory_mb_(std::move(node_memory_mb)) {
+  jobs_.reserve(jobs.size());
+  for (auto& s : jobs) {
+    if (index_.count(s.id) != 0) continue;  // ids are unique in a parsed scenario; a duplicate is ignored
+    job_run j;
+    j.undispatched = is_job(s) ? s.items : 0;
+    j.spec = std::move(s);
+    index_[j.spec.id] = jobs_.size();
+    jobs_.push_back(std::move(j));
+  }
+}
+
+messages::process_state orchestrator_model::phase(const process_run& p, std::int64_t now) const {
+  if (p.ended) return messages::process_state::ended;
+  const std::int64_t t = p.stopped_ms ? std::min(now, *p.stopped_ms) : now;
+  if (t < p.created_ms + timing_.start_ms) return messages::process_state::starting;
+  if (t < p.running_at_ms) return messages::process_state::initializing;
+  return messages::process_state::running;
+}
+
+messages::work_state orchestrator_model::state_of(const job_run& j) const {
+  if (j.completed) return messages::work_state::completed;
+  if (!j.initialized) return messages::work_state::waiting;
+  // Every item left is in flight: nothing more to hand out, the job is winding down.
+  if (is_job(j.spec) && j.undispatched == 0 && j.items_done < j.spec.items) return messages::work_state::completing;
+  return messages::work_state::running;
+}
+
+void orchestrator_model::take_batch(job_run& j, process_run& p, std::int64_t t) {
+  const std::uint64_t n = std::min<std::uint64_t>(j.spec.threads, j.undispatched);
+  p.in_flight = n;
+  j.undispatched -= n;
+  p.batch_start_ms = t;
+}
+
+void orchestrator_model::stop_process(job_run& j, process_run& p, std::int64_t t) {
+  if (p.stopped_ms) return;
+  p.stopped_ms = t;
+  // Its items in flight are lost work: back to the queue, for another process to pick up now.
+  j.undispatched += p.in_flight;
+  p.in_flight = 0;
+  for (auto& other : j.procs) {
+    if (&other == &p || other.stopped_ms || other.ended || !other.reached_running || other.in_flight > 0) continue;
+    if (j.undispatched == 0) break;
+    take_batch(j, other, t);
+  }
+}
+
+void orchestrator_model::complete(job_run& j, std::int64_t t) {
+  j.completed = true;
+  j.completed_ms = t;
+  for (auto& p : j.procs) {
+    if (!p.stopped_ms) p.stopped_ms = t;
+    p.in_flight = 0;
+    p.ended = true;
+  }
+}
+
+// Replays what happened to one job between the last call and `now`, event by event in time order: processes
+// that become running take a batch of items; a finished batch counts its items and the process takes the
+// next. Ties go to the process started first. Every step either promotes a process or finishes at least one
+// item, so the loop ends.
+void orchestrator_model::progress(job_run& j, std::int64_t now) {
+  for (auto& p : j.procs)
+    if (!p.ended && p.exit_at_ms && *p.exit_at_ms <= now) p.ended = true;
+
+  while (!j.completed) {
+    std::int64_t best_t = never;
+    process_run* best = nullptr;
+    for (auto& p : j.procs) {
+      if (p.ended || p.stopped_ms) continue;
+      std::int64_t t = never;
+      if (!p.reached_running) t = p.running_at_ms;
+      else if (p.in_flight > 0) t = p.batch_start_ms + j.spec.item_ms;
+      if (t <= now && t < best_t) {
+        best_t = t;
+        best = &p;
+      }
+    }
+    if (best == nullptr) break;
+    if (!best->reached_running) {
+      best->reached_running = true;
+      j.initialized = true;
+      if (is_job(j.spec)) take_batch(j, *best, best_t);
+      continue;
+    }
+    j.items_done += best->in_flight;
+    best->in_flight = 0;
+    if (j.items_done >= j.spec.items) {
+      complete(j, best_t);
+      break;
+    }
+    take_batch(j, *best, best_t);
+  }
+
+  if (!j.completed && j.spec.end_ms && *j.spec.end_ms <= now) complete(j, *j.spec.end_ms);
+}
+
+void orchestrator_model::advance(std::int64_t now_ms) {
+  now_ = std::max(now_, now_ms);
+  for (auto& j : jobs_) {
+    if (!j.arrived && j.spec.at_ms <= now_) j.arrived = true;
+    if (j.arrived && !j.gone) progress(j, now_);
+  }
+}
+
+void orchestrator_model::on_state(const messages::rm_state& state, std::int64_t now_ms) {
+  advance(now_ms);
+  for (const auto& js : state.jobs) {
+    auto it = index_.find(js.id);
+    if (it == index_.end()) continue;
+    job_run& j = jobs_[it->second];
+    if (!j.arrived || j.gone || j.completed) continue;
+    if (js.status == messages::job_status::refused) {
+      j.refused = true;
+      complete(j, now_);
+      continue;
+    }
+    for (const auto& sh : js.shares) {
+      auto p = std::find_if(j.procs.begin(), j.procs.end(), [&](const process_run& x) { return x.id == sh.id; });
+      if (sh.status == messages::share_status::new_) {
+        // A share for work that has nothing left to hand out would idle: DUCC's orchestrator gives it back.
+        if (p != j.procs.end() || j.used_share_ids.count(sh.id) != 0) continue;
+        if (state_of(j) == messages::work_state::completing) continue;
+        if (j.used_share_ids.size() >= 1000000) continue;  // bound on what a hostile RM could make us hold
+        process_run np;
+        np.id = sh.id;
+        np.node = sh.node;
+        np.created_ms = now_;
+        np.init_ms = j.spec.init_ms;
+        np.running_at_ms = now_ + timing_.start_ms + j.spec.init_ms;
+        j.used_share_ids.insert(sh.id);
+        j.procs.push_back(std::move(np));
+        if (!j.first_process_ms) j.first_process_ms = now_;
+      } else if (sh.status == messages::share_status::preempt || sh.status == messages::share_status::evict) {
+        if (p == j.procs.end() || p->ended || p->exit_at_ms) continue;
+        const bool evict = sh.status == messages::share_status::evict;
+        stop_process(j, *p, now_);
+        p->exit_at_ms = now_ + (evict ? timing_.evict_exit_ms : timing_.preempt_exit_ms);
+        if (evict) ++j.evicted;
+        else ++j.preempted;
+      }
+    }
+    progress(j, now_);  // a zero exit delay ends the process now; returned items may already be taken
+  }
+}
+
+void orchestrator_model::node_down(const std::string& node, std::int64_t now_ms) {
+  advance(now_ms);
+  for (auto& j : jobs_) {
+    if (!j.arrived || j.gone || j.completed) continue;
+    for (auto& p : j.procs) {
+      if (p.node != node || p.ended || p.stopped_ms) continue;
+      p.lost = true;
+      stop_process(j, p, now_);
+    }
+  }
+}
+
+void orchestrator_model::node_up(const std::string& node, std::int64_t now_ms) {
+  advance(now_ms);
+  // The agent is back and reports that the processes it had are gone.
+  for (auto& j : jobs_)
+    for (auto& p : j.procs)
+      if (p.node == node && p.lost && !p.ended) p.ended = true;
+}
+
+messages::workmap orchestrator_model::workmap(std::int64_t now_ms) {
+  // What was published in its final state last time goes now.
+  for (auto& j : jobs_) {
+    if (j.completed_published) j.gone = true;
+    j.procs.erase(std::remove_if(j.procs.begin(), j.procs.end(), [](const process_run& p) { return p.ended_published; }),
+                  j.procs.end());
+  }
+  advance(now_ms);
+  messages::workmap wm;
+  for (auto& j : jobs_) {
+    if (!j.arrived || j.gone) continue;
+    messages::work_item w;
+    w.id = j.spec.id;
+    w.kind = j.spec.kind;
+    w.user = j.spec.user;
+    w.class_name = j.spec.class_name;
+    w.memory_mb = j.spec.memory_mb;
+    w.submitted_ms = static_cast<std::uint64_t>(std::max<std::int64_t>(0, epoch_ms_ + j.spec.at_ms));
+    w.state = state_of(j);
+    w.max_processes = j.spec.max_processes;
+    w.threads = j.spec.threads;
+    w.items_total = j.spec.items;
+    w.items_done = j.items_done;
+    w.item_ms = j.items_done > 0 ? static_cast<std::uint64_t>(j.spec.item_ms) : 0;
+    for (auto& p : j.procs) {
+      messages::work_process wp;
+      wp.id = p.id;
+      wp.node = p.node;
+      wp.state = phase(p, now_);
+      const std::int64_t t = p.stopped_ms ? std::min(now_, *p.stopped_ms) : now_;
+      const std::int64_t init_start = p.created_ms + timing_.start_ms;
+      wp.init_ms = static_cast<std::uint64_t>(std::clamp<std::int64_t>(t - init_start, 0, p.init_ms));
+      wp.run_ms = p.in_flight * static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ - p.batch_start_ms));
+      if (auto m = node_memory_mb_.find(p.node); m != node_memory_mb_.end()) wp.node_memory_mb = m->second;
+      if (p.ended) p.ended_published = true;
+      w.processes.push_back(std::move(wp));
+    }
+    if (j.completed) j.completed_published = true;
+    wm.work.push_back(std::move(w));
+  }
+  return wm;
+}
+
+job_view orchestrator_model::view(const job_run& j) const {
+  job_view v;
+  v.id = j.spec.id;
+  v.user = j.spec.user;
+  v.class_name = j.spec.class_name;
+  v.kind = j.spec.kind;
+  v.memory_mb = j.spec.memory_mb;
+  v.at_ms = j.spec.at_ms;
+  v.arrived = j.arrived;
+  v.gone = j.gone;
+  v.refused = j.refused;
+  v.state = state_of(j);
+  v.items_total = j.spec.items;
+  v.items_done = j.items_done;
+  for (const auto& p : j.procs) {
+    if (p.ended || p.stopped_ms) continue;
+    ++v.processes;
+    if (p.reached_running) ++v.running_processes;
+  }
+  if (j.arrived && !j.completed) {
+    if (is_job(j.spec)) {
+      const std::uint64_t left = j.spec.items - j.items_done;
+      v.demand = (left + j.spec.threads - 1) / j.spec.threads;
+      if (j.spec.max_processes > 0) v.demand = std::min(v.demand, j.spec.max_processes);
+    } else {
+      v.demand = 1;
+    }
+  }
+  v.first_process_ms = j.first_process_ms;
+  v.completed_ms = j.completed_ms;
+  v.preempted = j.preempted;
+  v.evicted = j.evicted;
+  return v;
+}
+
+std::vector<job_view> orchestrator_model::jobs() const {
+  std::vector<job_view> out;
+  out.reserve(jobs_.size());
+  for (const auto& j : jobs_) out.push_back(view(j));
+  return out;
+}
+
+std::optional<job_view> orchestrator_model::job(const std::string& id) const {
+  auto it = index_.find(id);
+  if (it == index_.end()) return std::nullopt;
+  return view(jobs_[it->second]);
+}
+
+bool orchestrator_model::finished() const {
+  return std::all_of(jobs_.begin(), jobs_.end(), [](const job_run& j) { return j.arrived && j.gone; });
+}
+
+}  // namespace rmbus::sim

@@ -1,0 +1,155 @@
+#include "tools/sim/recorder.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "tools/sim/fair_share.hpp"
+
+namespace rmbus::sim {
+
+namespace {
+
+bool active(messages::share_status s) {
+  return s == messages::share_status::running || s == messages::share_status::new_;
+}
+
+// Bound on the share ids remembered for counting: a hostile or broken RM cannot make the recorder grow
+// without limit (past it, counts stop growing, which the report then understates).
+constexpr std::size_t max_tracked_shares = 1000000;
+
+}  // namespace
+
+recorder::recorder(std::vector<std::string> users, std::vector<class_spec> classes, std::uint64_t quantum_mb)
+    : users_(std::move(users)), classes_(std::move(classes)), quantum_mb_(std::max<std::uint64_t>(1, quantum_mb)) {}
+
+void recorder::observe_state(const messages::rm_state& state) {
+  ++states_;
+  for (const auto& j : state.jobs) {
+    for (const auto& sh : j.shares) {
+      if (sh.status == messages::share_status::preempt && preempted_.size() < max_tracked_shares) preempted_.insert(sh.id);
+      if (sh.status == messages::share_status::evict && evicted_.size() < max_tracked_shares) evicted_.insert(sh.id);
+    }
+    // memory granted per process = quanta x quantum: any share tells the RM's quantum.
+    if (!j.shares.empty() && j.shares.front().quanta > 0 && j.memory_mb % j.shares.front().quanta == 0 && j.memory_mb > 0)
+      quantum_mb_ = j.memory_mb / j.shares.front().quanta;
+  }
+}
+
+void recorder::observe_event(const messages::rm_event& event) {
+  if (event.kind == messages::event_kinds::preempt) ++preempt_events_;
+  if (event.kind == messages::event_kinds::evict) ++evict_events_;
+}
+
+void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs, const messages::rm_state* state,
+                          const messages::rm_nodes* nodes, std::size_t agent_nodes_up) {
+  if (offered_++ % stride_ != 0) return;
+
+  sample s;
+  s.t_ms = t_ms;
+  s.users.resize(users_.size());
+  std::map<std::string, std::size_t> user_index;
+  for (std::size_t i = 0; i < users_.size(); ++i) user_index[users_[i]] = i;
+  std::map<std::string, const job_view*> job_by_id;
+  for (const auto& j : jobs) job_by_id[j.id] = &j;
+
+  // The RM's nodes: which are up and how big; used for totals and the double-booking check.
+  std::map<std::string, std::uint64_t> node_quanta;
+  if (nodes != nullptr) {
+    for (const auto& n : nodes->nodes) {
+      node_quanta[n.node] = n.quanta;
+      if (n.state == messages::node_state::up || n.state == messages::node_state::quiesced) {
+        ++s.nodes_up;
+        s.total_quanta += n.quanta;
+        s.used_quanta += n.quanta - std::min(n.quanta, n.free_quanta);
+      }
+    }
+  } else {
+    s.nodes_up = agent_nodes_up;
+  }
+
+  // Holdings per user, from the RM's schedule; orders of jobs learned from their shares.
+  std::map<std::string, std::uint64_t> order_of;
+  if (state != nullptr) {
+    std::set<std::string> ids;
+    std::map<std::string, std::uint64_t> on_node;
+    for (const auto& js : state->jobs) {
+      for (const auto& sh : js.shares) {
+        if (!ids.insert(sh.id).second) s.double_booked = true;
+        on_node[sh.node] += sh.quanta;
+      }
+      auto jv = job_by_id.find(js.id);
+      if (jv == job_by_id.end()) continue;  // not ours (another orchestrator on the bus)
+      const job_view& j = *jv->second;
+      const class_spec* c = class_of(classes_, j.class_name, j.kind);
+      const bool fair = c != nullptr && c->policy == class_policy::fair_share;
+      auto u = user_index.find(j.user);
+      for (const auto& sh : js.shares) {
+        if (sh.quanta > 0) order_of[js.id] = sh.quanta;
+      }
+      if (u != user_index.end() && js.fair_share > 0) {
+        auto o = order_of.find(js.id);
+        const std::uint64_t order = o != order_of.end() ? o->second : (j.memory_mb + quantum_mb_ - 1) / quantum_mb_;
+        s.users[u->second].rm_fair_quanta += std::min<std::uint64_t>(js.fair_share, 1000000) * order;
+      }
+      for (const auto& sh : js.shares) {
+        if (!active(sh.status)) continue;
+        if (!fair) s.fixed_quanta += sh.quanta;
+        if (u == user_index.end()) continue;
+        auto& us = s.users[u->second];
+        us.held_quanta += sh.quanta;
+        us.held_processes += 1;
+        if (fair) us.fair_held_quanta += sh.quanta;
+      }
+    }
+    for (const auto& [node, q] : on_node) {
+      auto it = node_quanta.find(node);
+      if (it != node_quanta.end() && q > it->second) s.double_booked = true;
+    }
+    if (nodes == nullptr) {
+      for (const auto& u : s.users) s.used_quanta += u.held_quanta;
+    }
+  }
+
+  // Demand and fair shares over the fair-share classes.
+  std::map<std::string, class_demand> demand;
+  for (const auto& j : jobs) {
+    if (j.arrived && j.state != messages::work_state::completed && j.processes == 0) ++s.pending_jobs;
+    if (j.demand == 0) continue;
+    if (auto u = user_index.find(j.user); u != user_index.end()) s.users[u->second].demand_processes += j.demand;
+    const class_spec* c = class_of(classes_, j.class_name, j.kind);
+    if (c == nullptr || c->policy != class_policy::fair_share) continue;
+    auto o = order_of.find(j.id);
+    const std::uint64_t order = o != order_of.end() ? o->second : (j.memory_mb + quantum_mb_ - 1) / quantum_mb_;
+    auto& d = demand[c->name];
+    d.class_name = c->name;
+    d.weight = c->weight;
+    d.priority = c->priority;
+    d.user_demand_quanta[j.user] += static_cast<double>(j.demand * order);
+  }
+  std::vector<class_demand> claims;
+  for (auto& [name, d] : demand) claims.push_back(std::move(d));
+  const double available = static_cast<double>(s.total_quanta) - static_cast<double>(std::min(s.total_quanta, s.fixed_quanta));
+  const auto fair = fair_shares(available, claims);
+  for (const auto& c : claims) {
+    for (const auto& [user, q] : c.user_demand_quanta) {
+      if (auto u = user_index.find(user); u != user_index.end()) s.users[u->second].demand_quanta += q;
+    }
+  }
+  for (const auto& [user, q] : fair)
+    if (auto u = user_index.find(user); u != user_index.end()) s.users[u->second].fair_quanta = q;
+
+  s.preemptions = preempted_.size();
+  s.evictions = evicted_.size();
+  samples_.push_back(std::move(s));
+
+  // Very long runs: keep every other sample and take half as many from now on.
+  if (samples_.size() >= max_samples) {
+    std::vector<sample> kept;
+    kept.reserve(samples_.size() / 2 + 1);
+    for (std::size_t i = 0; i < samples_.size(); i += 2) kept.push_back(std::move(samples_[i]));
+    samples_ = std::move(kept);
+    stride_ *= 2;
+  }
+}
+
+}  // namespace rmbus::sim
