@@ -15,10 +15,17 @@
 #include <zmq_addon.hpp>
 
 #include "actors/detail/spawn.hpp"
+#include "actors/rm_metrics.hpp"
 #include "bus/bridge.hpp"
 #include "bus/forwarder.hpp"
 #include "messages/admin.hpp"
 #include "messages/topics.hpp"
+#include "metrics/metrics_http.hpp"
+#include "metrics/metrics_registry.hpp"
+
+#ifndef RMBUS_VERSION
+#define RMBUS_VERSION "unknown"
+#endif
 
 namespace rmbus::actors {
 
@@ -170,6 +177,12 @@ struct runtime::impl {
   std::optional<caf::actor_system> sys;
   std::optional<bus::forwarder> fwd;
   std::optional<bus::bridge> bridge;
+  // Metrics (absent when "off"). The endpoint's render reads the bridge, so it is declared after it (and
+  // stopped first in stop()); the registry outlives both.
+  std::shared_ptr<metrics::metrics_registry> registry;
+  std::shared_ptr<const rm_metric_families> families;
+  std::optional<bus_metrics> bus_stats;  // used by the endpoint's render only, one scrape at a time
+  std::optional<metrics::metrics_http> http;
   runtime_options opt;
   std::string instance;
   caf::actor router;
@@ -181,7 +194,13 @@ struct runtime::impl {
   bool stopped = false;
 
   void serve_admin();
+  std::string render_metrics();
 };
+
+std::string runtime::impl::render_metrics() {
+  if (bridge && bus_stats) bus_stats->update(bridge->inbound_stats());
+  return registry->render();
+}
 
 void runtime::impl::serve_admin() {
   caf::scoped_actor self{*sys, true};
@@ -215,8 +234,17 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   auto& m = *impl_;
   m.opt = std::move(options);
   m.instance = make_instance();
-  m.sys.emplace(with_threads(m.caf_cfg, std::max(1, m.opt.threads)));
   const auto& rt = m.opt.cfg.runtime;
+  if (rt.metrics != "off") {
+    // Bound before anything else exists, so a busy port ends the start-up with nothing to take down.
+    m.registry = std::make_shared<metrics::metrics_registry>();
+    m.families = std::make_shared<const rm_metric_families>(*m.registry);
+    m.families->up.set({}, 1);
+    m.families->build_info.set({RMBUS_VERSION, m.instance}, 1);
+    m.bus_stats.emplace(m.families);
+    m.http.emplace(rt.metrics, [&m] { return m.render_metrics(); });
+  }
+  m.sys.emplace(with_threads(m.caf_cfg, std::max(1, m.opt.threads)));
   if (m.opt.embedded_forwarder) {
     bus::forwarder_options fo;
     fo.pub_endpoint = rt.bus_pub;
@@ -243,6 +271,9 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
 
   actor_env env{m.router, m.instance, std::make_shared<const config::rm_config>(m.opt.cfg)};
   std::vector<caf::actor> fixed;
+  // First, so its subscriptions are in place before any role actor routes anything; in `fixed` so that
+  // control resets it on reconfiguration and stops it with the others.
+  if (m.families) fixed.push_back(spawn_metrics(*m.sys, env, m.families));
   if (m.opt.run.publisher) fixed.push_back(spawn_publication(*m.sys, env));
   if (m.opt.run.eviction) fixed.push_back(spawn_eviction(*m.sys, env));
   if (m.opt.run.diff) fixed.push_back(spawn_workmap_diff(*m.sys, env));
@@ -258,8 +289,10 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.rep->bind(rt.admin);
     m.rep_thread = std::thread([&m] { m.serve_admin(); });
   }
-  spdlog::info("rmbus {} started: bus pub {} sub {}{}", m.instance, rt.bus_pub, rt.bus_sub,
-               m.opt.embedded_forwarder ? " (embedded forwarder)" : "");
+  if (m.http) m.http->start();
+  spdlog::info("rmbus {} started: bus pub {} sub {}{}; metrics {}", m.instance, rt.bus_pub, rt.bus_sub,
+               m.opt.embedded_forwarder ? " (embedded forwarder)" : "",
+               m.http ? "http://" + m.http->host() + ":" + std::to_string(m.http->port()) + "/metrics" : "off");
 }
 
 runtime::~runtime() { stop(); }
@@ -268,11 +301,14 @@ void runtime::reconfigure() { caf::anon_send(impl_->control, atoms::hup::value);
 
 const std::string& runtime::instance() const { return impl_->instance; }
 
+int runtime::metrics_port() const { return impl_->http ? impl_->http->port() : 0; }
+
 void runtime::stop() {
   auto& m = *impl_;
   if (m.stopped) return;
   m.stopped = true;
   m.stopping = true;
+  if (m.http) m.http->stop();  // no scrape reads the bridge after this
   if (m.rep_thread.joinable()) m.rep_thread.join();
   m.rep.reset();
   {

@@ -3,13 +3,15 @@
 // roles it runs. tools/rmbus_main.cpp parses the command line into runtime_options, builds a runtime and
 // waits for signals; everything about start-up order and its reverse lives here, written once.
 //
-// Start-up order: ZeroMQ context, actor system, forwarder (if embedded), router + bus bridge, control actor
-// (which spawns the role actors), admin REP thread. Shutdown is the reverse: admin thread joined, role
-// actors and control told to quit (each publishes whole rounds in single handlers, so no half-published
-// round), bridge stopped (subscriber joined, publisher closed with a bounded linger), actor system
-// destroyed, forwarder stopped, context destroyed.
+// Start-up order: ZeroMQ context, metrics endpoint bound (not yet serving; first, so a busy port fails before
+// anything runs), actor system, forwarder (if embedded), router + bus bridge, metrics actor, control actor
+// (which spawns the role actors), admin REP thread, metrics endpoint serving. Shutdown is the reverse:
+// metrics endpoint stopped (its thread joined), admin thread joined, role actors, metrics actor and control
+// told to quit (each publishes whole rounds in single handlers, so no half-published round), bridge stopped
+// (subscriber joined, publisher closed with a bounded linger), actor system destroyed, forwarder stopped,
+// context destroyed.
 //
-// No CAF or ZeroMQ in this header (pimpl): tools and tests include it cheaply.
+// No CAF, ZeroMQ or cpp-httplib in this header (pimpl): tools and tests include it cheaply.
 
 #include <functional>
 #include <memory>
@@ -49,7 +51,8 @@ struct runtime_options {
 
 class runtime {
  public:
-  // Starts everything; throws (zmq::error_t, std::exception) when an endpoint cannot be bound.
+  // Starts everything; throws (zmq::error_t, std::exception) when an endpoint cannot be bound. The metrics
+  // endpoint is `options.cfg.runtime.metrics` (HOST:PORT, or "off" for none).
   explicit runtime(runtime_options options);
   ~runtime();  // stop()
   runtime(const runtime&) = delete;
@@ -60,6 +63,8 @@ class runtime {
   // Graceful stop, in the reverse order of start-up. Idempotent.
   void stop();
   const std::string& instance() const;
+  // The port the metrics endpoint serves on (the real one when configured with port 0); 0 when off.
+  int metrics_port() const;
 
  private:
   struct impl;

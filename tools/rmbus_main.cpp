@@ -2,12 +2,12 @@
 // given with --roles (the rest of the RM then runs in other processes on the same bus).
 //
 //   rmbus [--config FILE | --ducc FILE] [--bus-pub EP] [--bus-sub EP] [--no-forwarder] [--admin EP]
-//         [--roles LIST] [--log-level LEVEL] [--check-config]
+//         [--metrics HOST:PORT|off] [--roles LIST] [--log-level LEVEL] [--check-config]
 //
 // The command line is a contract (test harnesses and the README rely on it): see docs/architecture.md.
 // SIGTERM / SIGINT stop it gracefully (exit 0); SIGHUP reloads the configuration as the admin command
-// `reconfigure` does. A bad argument or configuration exits 2 with the reason; a bus or admin endpoint that
-// cannot be bound exits 1.
+// `reconfigure` does. A bad argument or configuration exits 2 with the reason; a bus, admin or metrics endpoint
+// that cannot be bound exits 1.
 
 #include <csignal>
 #include <cstdio>
@@ -30,7 +30,7 @@
 namespace {
 
 struct cli_overrides {
-  std::string bus_pub, bus_sub, admin, log_level;
+  std::string bus_pub, bus_sub, admin, metrics, log_level;
 };
 
 rmbus::config::rm_config load(const std::string& native, const std::string& ducc, const cli_overrides& o) {
@@ -40,6 +40,7 @@ rmbus::config::rm_config load(const std::string& native, const std::string& ducc
   if (!o.bus_pub.empty()) cfg.runtime.bus_pub = o.bus_pub;
   if (!o.bus_sub.empty()) cfg.runtime.bus_sub = o.bus_sub;
   if (!o.admin.empty()) cfg.runtime.admin = o.admin;
+  if (!o.metrics.empty()) cfg.runtime.metrics = o.metrics;
   if (!o.log_level.empty()) cfg.runtime.log_level = o.log_level;
   auto problems = rmbus::config::runtime_problems(cfg.runtime);
   if (!problems.empty()) {
@@ -76,6 +77,9 @@ int main(int argc, char** argv) {
   app.add_option("--bus-sub", o.bus_sub, "forwarder side subscribers connect to (default tcp://127.0.0.1:5561)");
   app.add_flag("--no-forwarder", no_forwarder, "connect to an existing forwarder (e.g. rmbus-proxy) instead of binding one");
   app.add_option("--admin", o.admin, "admin REQ/REP endpoint bound here (default tcp://127.0.0.1:5562)");
+  app.add_option("--metrics", o.metrics,
+                 "HOST:PORT where Prometheus metrics are served over HTTP (default 127.0.0.1:9464; port 0: a free "
+                 "port), or off");
   app.add_option("--roles", roles_list,
                  "comma-separated: all, intake, diff, scheduler, scheduler:POOL, eviction, publisher, admin")
       ->capture_default_str();

@@ -3,6 +3,7 @@
 // Included only by actors/*.cpp.
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -11,6 +12,8 @@
 #include "actors/detail/env.hpp"
 
 namespace rmbus::actors {
+
+struct rm_metric_families;  // actors/rm_metrics.hpp
 
 // router.cpp: local delivery by topic prefix; `outbound` (may be invalid) publishes on the bus.
 caf::actor spawn_router(caf::actor_system& sys, caf::actor outbound, std::string instance, bool split);
@@ -24,6 +27,8 @@ caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::stri
 caf::actor spawn_eviction(caf::actor_system& sys, actor_env env);
 // publication.cpp
 caf::actor spawn_publication(caf::actor_system& sys, actor_env env);
+// metrics.cpp: records what this process sees in `families` (its Prometheus registry); sends nothing.
+caf::actor spawn_metrics(caf::actor_system& sys, actor_env env, std::shared_ptr<const rm_metric_families> families);
 // admin.cpp: `reload` loads the configuration from its source again (throws config::config_error).
 caf::actor spawn_admin(caf::actor_system& sys, actor_env env, std::function<config::rm_config()> reload);
 

@@ -71,6 +71,7 @@ rm_fixture::rm_fixture(layout how, placement_options where) : how_(how), where_(
   pub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
   sub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
   admin_ = test_support::loopback(test_support::free_port());
+  metrics_ports_ = {test_support::free_port(), test_support::free_port()};
   if (how_ == layout::split_proxy)
     proxy_ = std::make_unique<test_support::child_process>(
         RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, dir_ + "/proxy.log");
@@ -102,16 +103,23 @@ rm_fixture::~rm_fixture() {
 void rm_fixture::start_rm() {
   procs_.clear();
   const std::vector<std::string> common{"--config", config_, "--bus-pub", pub_, "--bus-sub", sub_, "--admin", admin_};
+  auto metrics_of = [&](std::size_t process) -> std::vector<std::string> {
+    if (process == 0 && metrics_option_set_)
+      return metrics_option_ ? std::vector<std::string>{"--metrics", *metrics_option_} : std::vector<std::string>{};
+    return {"--metrics", "127.0.0.1:" + std::to_string(metrics_ports_[process])};
+  };
+  auto a = common;
+  for (auto& arg : metrics_of(0)) a.push_back(arg);
   if (how_ == layout::single) {
-    procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, common, log_file()));
+    procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, a, log_file()));
     return;
   }
-  auto a = common;
   a.insert(a.end(), {"--roles", "intake,diff,eviction,publisher,admin,scheduler:alpha"});
   if (how_ == layout::split_proxy) a.push_back("--no-forwarder");
   procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, a, log_file()));
   auto b = common;
   b.insert(b.end(), {"--roles", "scheduler:beta", "--no-forwarder"});
+  for (auto& arg : metrics_of(1)) b.push_back(arg);
   std::string path = RMBUS_BIN;
   if (!where_.b_wrapper.empty()) {
     b.insert(b.begin(), RMBUS_BIN);

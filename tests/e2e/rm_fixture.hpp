@@ -8,9 +8,13 @@
 // the embedded forwarder), B runs the scheduler of pool beta and connects to A's forwarder; `split_proxy` is
 // the same two processes, both with --no-forwarder, meeting on a standalone rmbus-proxy (which outlives RM
 // restarts). Every test scenario written against this fixture must pass in each.
+//
+// Every rmbus process serves its Prometheus metrics on a free loopback port of its own (`--metrics
+// 127.0.0.1:<port>`, the same port again after a restart), so parallel tests never meet on the default 9464.
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,12 +53,23 @@ class rm_fixture {
   const std::string& config_path() const { return config_; }
   const std::string& bus_pub() const { return pub_; }
   const std::string& dir() const { return dir_; }
+  // The metrics port of process `process` (0: the single process, or A of a split layout; 1: B).
+  int metrics_port(std::size_t process = 0) const { return metrics_ports_.at(process); }
+  // What the next start_rm() passes as --metrics to process A instead of 127.0.0.1:<metrics_port(0)>:
+  // e.g. "off"; nullopt passes no --metrics at all (the configuration file decides).
+  void set_metrics_option(std::optional<std::string> value) {
+    metrics_option_ = std::move(value);
+    metrics_option_set_ = true;
+  }
   std::string log_file() const { return dir_ + "/rmbus.log"; }
 
  private:
   layout how_;
   placement_options where_;
   std::string dir_, config_, pub_, sub_, admin_;
+  std::vector<int> metrics_ports_;
+  std::optional<std::string> metrics_option_;
+  bool metrics_option_set_ = false;
   std::vector<std::unique_ptr<test_support::child_process>> procs_;
   std::unique_ptr<test_support::child_process> proxy_;
   std::unique_ptr<test_support::fake_cluster> cluster_;
