@@ -58,6 +58,18 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
   for (std::size_t e = 0; e < n; ++e) working[e] = wanted_total(es[e]) > 0 && es[e].weight > 0;
   std::vector<std::int64_t> deserved(n, 0), pass_given(n, 0);
   std::vector<char> out_of_w(n, 0);
+  // Scratch reused by every pass and order (allocated once per call).
+  std::vector<char> capped(n, 0);
+  std::vector<std::pair<std::int64_t, std::size_t>> by_need;
+  std::vector<std::size_t> by_rem, order_by_rem;
+  std::vector<std::int64_t> rem_of(n, 0);
+  struct part {
+    const slot_ref* ref;
+    std::int64_t whole;
+    std::int64_t rem_num;
+    std::int64_t den;
+  };
+  std::vector<part> parts;
 
   // Pass loop. Every pass that gives anything removes at least one qshare from `v`, so it terminates.
   for (;;) {
@@ -71,20 +83,24 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
     // than its part (in quanta) is deserved exactly its demand and the rest is shared by the others in
     // the same pass (DUCC: floor(total * w / W) and later passes, which drift); then the floors, and the
     // leftover qshares one each by largest remainder (ties: entity order; DUCC: entity order).
-    std::vector<char> capped(n, 0);
+    std::fill(capped.begin(), capped.end(), 0);
     std::int64_t rest = total, w_rest = w_sum;
     {
       // One sweep in order of demand per weight: once an entity's demand exceeds the current level, so
       // do all after it (removing a capped entity only raises the level).
-      std::vector<std::pair<std::int64_t, std::size_t>> by_need;  // (demand in quanta, entity)
+      by_need.clear();  // (demand in quanta, entity)
       for (std::size_t e = 0; e < n; ++e) {
         if (!working[e]) continue;
         std::int64_t demand_q = 0;
         for (const auto& w : es[e].wanted) demand_q += w.second * w.first;
         by_need.emplace_back(demand_q, e);
       }
-      std::stable_sort(by_need.begin(), by_need.end(), [&](const auto& a, const auto& b) {
-        return static_cast<__int128>(a.first) * es[b.second].weight < static_cast<__int128>(b.first) * es[a.second].weight;
+      // Ties in entity order (what a stable sort of this list gives, without its buffer).
+      std::sort(by_need.begin(), by_need.end(), [&](const auto& a, const auto& b) {
+        const auto x = static_cast<__int128>(a.first) * es[b.second].weight;
+        const auto y = static_cast<__int128>(b.first) * es[a.second].weight;
+        if (x != y) return x < y;
+        return a.second < b.second;
       });
       for (const auto& [demand_q, e] : by_need) {
         if (w_rest <= 0) break;
@@ -104,11 +120,13 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
       pass_given[e] = 0;
       out_of_w[e] = 0;
     }
-    std::vector<std::size_t> by_rem;
+    by_rem.clear();
     for (std::size_t e = 0; e < n; ++e)
       if (working[e] && !capped[e]) by_rem.push_back(e);
-    std::stable_sort(by_rem.begin(), by_rem.end(), [&](std::size_t a, std::size_t b) {
-      return (rest * es[a].weight) % w_rest > (rest * es[b].weight) % w_rest;
+    for (std::size_t e : by_rem) rem_of[e] = (rest * es[e].weight) % w_rest;
+    std::sort(by_rem.begin(), by_rem.end(), [&](std::size_t a, std::size_t b) {
+      if (rem_of[a] != rem_of[b]) return rem_of[a] > rem_of[b];
+      return a < b;  // ties in entity order
     });
     for (std::size_t e : by_rem) {
       if (handed >= total) break;
@@ -127,13 +145,7 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
       // fraction num / den. Whole processes first, then the processes left over go one each by largest
       // remainder (ties: entity order). This is DUCC's "floor, and one whole process for a small
       // entitlement" generalised so that rounding never drifts by more than one process.
-      struct part {
-        const slot_ref* ref;
-        std::int64_t whole;
-        std::int64_t rem_num;
-        std::int64_t den;
-      };
-      std::vector<part> parts;
+      parts.clear();
       std::int64_t taken = 0;
       for (const auto& r : refs) {
         auto& ent = es[r.entity];
@@ -171,12 +183,14 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
       // UIMA-3664), a sliver of one does not (DUCC gave a whole process for any sliver, which pushes
       // counts more than one process away from the weighted max-min share).
       if (taken < avail) {
-        std::vector<std::size_t> order_by_rem;
+        order_by_rem.clear();
         for (std::size_t i = 0; i < parts.size(); ++i)
           if (parts[i].rem_num > 0 && 2 * parts[i].rem_num >= parts[i].den) order_by_rem.push_back(i);
-        std::stable_sort(order_by_rem.begin(), order_by_rem.end(), [&](std::size_t a, std::size_t b) {
-          return static_cast<__int128>(parts[a].rem_num) * parts[b].den >
-                 static_cast<__int128>(parts[b].rem_num) * parts[a].den;
+        std::sort(order_by_rem.begin(), order_by_rem.end(), [&](std::size_t a, std::size_t b) {
+          const auto x = static_cast<__int128>(parts[a].rem_num) * parts[b].den;
+          const auto y = static_cast<__int128>(parts[b].rem_num) * parts[a].den;
+          if (x != y) return x > y;
+          return a < b;  // ties in entity order
         });
         for (std::size_t i : order_by_rem) {
           if (taken >= avail) break;
@@ -224,17 +238,22 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
   }
 
   // Final bonus loop: rounding leftovers go to whoever can use a free block of exactly its order.
+  // Each entity's slots largest order first, sorted once (the orders never change, so every iteration
+  // would sort them the same way).
+  std::vector<std::vector<std::size_t>> slots_by_order(n);
+  for (std::size_t e = 0; e < n; ++e) {
+    auto& slots = slots_by_order[e];
+    slots.resize(es[e].wanted.size());
+    for (std::size_t s = 0; s < slots.size(); ++s) slots[s] = s;
+    std::sort(slots.begin(), slots.end(),
+              [&](std::size_t a, std::size_t b) { return es[e].wanted[a].first > es[e].wanted[b].first; });
+  }
   bool gave = true;
   while (gave && v.total_qshares() > 0) {
     gave = false;
     for (std::size_t e = 0; e < n; ++e) {
       auto& ent = es[e];
-      // Largest order first.
-      std::vector<std::size_t> slots(ent.wanted.size());
-      for (std::size_t s = 0; s < slots.size(); ++s) slots[s] = s;
-      std::sort(slots.begin(), slots.end(),
-                [&](std::size_t a, std::size_t b) { return ent.wanted[a].first > ent.wanted[b].first; });
-      for (auto s : slots) {
+      for (auto s : slots_by_order[e]) {
         const int o = ent.wanted[s].first;
         if (ent.wanted[s].second > 0 && v.blocks(o) > 0) {
           ent.given[s] += 1;

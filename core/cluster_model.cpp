@@ -57,6 +57,7 @@ int cluster_model::add_share(int job, int machine, int order, share_id id, std::
   const auto* rc = class_of(j);
   s.fixed = rc != nullptr && rc->policy != policy::fair_share;
   j.shares.push_back(slot);
+  shares_changed(job);
   auto& m = machines[static_cast<std::size_t>(machine)];
   m.shares.push_back(slot);
   m.used += order;
@@ -85,6 +86,7 @@ void cluster_model::remove_share(int slot) {
   if (s.blacklisted) --m.blacklisted_shares;
   erase_value(m.shares, slot);
   erase_value(jobs[static_cast<std::size_t>(s.job)].shares, slot);
+  shares_changed(s.job);
   share_index.erase(s.id);
   s = share_rec{};
   free_share_slots.push_back(slot);
@@ -140,17 +142,32 @@ void cluster_model::refresh_ranks() {
   ranks_stale = false;
 }
 
+void cluster_model::drop_indexes() {
+  machine_rank.clear();
+  job_rank.clear();
+  user_rank.clear();
+  users.clear();
+  user_index.clear();
+  jobs_by_age.clear();
+  jobs_by_id.clear();
+  for (auto& j : jobs) j.user_slot = -1;
+  ranks_stale = true;
+}
+
 void cluster_model::transfer_share(int slot, int new_job) {
   auto& s = shares[static_cast<std::size_t>(slot)];
   erase_value(jobs[static_cast<std::size_t>(s.job)].shares, slot);
+  shares_changed(s.job);
   s.job = new_job;
   jobs[static_cast<std::size_t>(new_job)].shares.push_back(slot);
+  shares_changed(new_job);
 }
 
 void cluster_model::mark_removing(int slot, share_status status) {
   auto& s = shares[static_cast<std::size_t>(slot)];
   if (!s.live || s.removing()) return;
   s.status = status;
+  shares_changed(s.job);
   if (status == share_status::preempt) ++round_preempted;
   if (status == share_status::evict) ++round_evicted;
 }

@@ -92,6 +92,9 @@ struct job_rec {
   bool done = false;  // a service/AP whose single allocation ended: never re-allocated
   std::vector<int> shares;  // live share slots
   int user_slot = -1;       // index into cluster_model::users (set by index_job)
+  // Changes whenever a share of this job is added, removed, handed over or changes status (a value of
+  // cluster_model::share_changes, never reused): the plan rebuilds the job's share list only then.
+  std::uint64_t shares_version = 0;
 
   // Per round (rebuilt by schedule()).
   job_cap_result cap;
@@ -140,10 +143,13 @@ struct cluster_model {
   std::set<std::tuple<std::int64_t, job_id, int>> jobs_by_age;  // (submitted_ms, id, slot) of live jobs
   std::map<job_id, int> jobs_by_id;                              // live jobs, the plan's order
   bool ranks_stale = true;
+  std::uint64_t share_changes = 0;  // source of job_rec::shares_version
+  void shares_changed(int job) { jobs[static_cast<std::size_t>(job)].shares_version = ++share_changes; }
 
   void index_job(int slot);    // after arrival, or after a change of its submission time or user
   void unindex_job(int slot);  // before departure, or before such a change
   void refresh_ranks();
+  void drop_indexes();  // forget all of the above (refresh_ranks() then rebuilds them from the jobs)
 
   // Counters of the current round.
   int round_given = 0;

@@ -196,6 +196,7 @@ void nodepool_scheduler::arrive(const work_item& item) {
   j.item = item;
   model_.job_index[item.id] = ji;
   model_.index_job(ji);
+  model_.shares_changed(ji);  // a fresh version: nothing cached for a former job of this slot applies
   dirty_ = true;
   const std::uint64_t mem = item.memory_mb > 0 ? item.memory_mb : model_.settings.default_memory_mb;
   // Rounded up, bounded like machine orders (a job larger than every machine is simply never placed);
@@ -351,7 +352,10 @@ void nodepool_scheduler::mark_seen(int slot, const process_report& p) {
   sh.init_ms = p.init_ms;
   sh.run_ms = p.run_ms;
   sh.initialized = initialized;
-  if (sh.status == share_status::new_share) sh.status = share_status::running;
+  if (sh.status == share_status::new_share) {
+    sh.status = share_status::running;
+    model_.shares_changed(sh.job);
+  }
 }
 
 void nodepool_scheduler::drop_job(int ji) {
@@ -499,7 +503,7 @@ schedule_plan nodepool_scheduler::schedule(const round_input& in) {
   return plan;
 }
 
-job_plan nodepool_scheduler::plan_of(int ji) const {
+job_plan nodepool_scheduler::plan_of(int ji) {
   const auto& j = model_.jobs[static_cast<std::size_t>(ji)];
   job_plan p;
   p.id = j.item.id;
@@ -509,16 +513,25 @@ job_plan nodepool_scheduler::plan_of(int ji) const {
   if (const auto* rc = model_.class_of(j)) p.class_name = rc->name;
   p.demand = j.demand;
   p.fair_share = j.order > 0 ? j.pfs_qshares / j.order : 0;
-  std::vector<const share_rec*> ss;
-  for (int s : j.shares) ss.push_back(&model_.shares[static_cast<std::size_t>(s)]);
-  std::sort(ss.begin(), ss.end(), [](const share_rec* a, const share_rec* b) {
-    if (a->seq != b->seq) return a->seq < b->seq;
-    return a->id < b->id;
-  });
-  for (const auto* s : ss) {
-    p.shares.push_back({s->id, model_.machines[static_cast<std::size_t>(s->machine)].name, s->order, s->status});
-    p.order = s->order;  // a reservation's order is its machine's
+  // The share list, rebuilt only when a share of the job changed since it was last built.
+  if (share_lists_.size() < model_.jobs.size()) share_lists_.resize(model_.jobs.size());
+  auto& cached = share_lists_[static_cast<std::size_t>(ji)];
+  if (cached.version != j.shares_version || j.shares_version == 0) {
+    std::vector<const share_rec*> ss;
+    ss.reserve(j.shares.size());
+    for (int s : j.shares) ss.push_back(&model_.shares[static_cast<std::size_t>(s)]);
+    std::sort(ss.begin(), ss.end(), [](const share_rec* a, const share_rec* b) {
+      if (a->seq != b->seq) return a->seq < b->seq;
+      return a->id < b->id;
+    });
+    cached.shares.clear();
+    cached.shares.reserve(ss.size());
+    for (const auto* s : ss)
+      cached.shares.push_back({s->id, model_.machines[static_cast<std::size_t>(s->machine)].name, s->order, s->status});
+    cached.version = j.shares_version;
   }
+  p.shares = cached.shares;
+  if (!p.shares.empty()) p.order = p.shares.back().quanta;  // a reservation's order is its machine's
   p.memory_mb_per_process = static_cast<std::uint64_t>(p.order) * model_.quantum_mb;
   if (j.refused) {
     p.status = job_status::refused;
@@ -530,6 +543,12 @@ job_plan nodepool_scheduler::plan_of(int ji) const {
   p.reason = j.reason;
   p.reason_text = j.reason_text;
   return p;
+}
+
+void nodepool_scheduler::drop_caches() {
+  model_.drop_indexes();
+  share_lists_.clear();
+  listed_.clear();
 }
 
 job_explanation nodepool_scheduler::explain(const job_id& id) const {

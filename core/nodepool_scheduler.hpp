@@ -74,6 +74,11 @@ class nodepool_scheduler {
   void set_stage_clock(std::function<std::int64_t()> monotonic_us) { stage_clock_ = std::move(monotonic_us); }
   const stage_timings& last_stage_timings() const { return timings_; }
 
+  // Forgets every index and cache kept between rounds (the tie-break orders of machines, jobs and users,
+  // the plan's per-job share lists); the next call rebuilds them from the model. They never decide
+  // anything, which tests/core/test_incremental.cpp checks by scheduling with and without this call.
+  void drop_caches();
+
   // What would `item` get now (run on a copy of this scheduler with the last round_input)?
   whatif_result whatif(const work_item& item) const;
   job_explanation explain(const job_id& id) const;
@@ -88,7 +93,7 @@ class nodepool_scheduler {
   const cluster_model& model() const { return model_; }
 
  private:
-  job_plan plan_of(int job) const;
+  job_plan plan_of(int job);
   void evict_where(int machine, bool (*evictable)(const cluster_model&, const share_rec&));
   void arrive(const work_item& item);
   void refuse(job_rec& j, reason_code code, std::string text);
@@ -106,6 +111,11 @@ class nodepool_scheduler {
   bool dirty_ = true;                    // some input changed since the last round, or that round changed state
   schedule_plan cached_;                 // the last plan, returned again for an unchanged round
   round_input last_input_;
+  struct share_list {
+    std::uint64_t version = 0;  // the job's shares_version it was built from
+    std::vector<planned_share> shares;
+  };
+  std::vector<share_list> share_lists_;  // per job slot: its plan's share list, kept between rounds
   std::vector<std::uint64_t> listed_;  // per job slot: the apply_work call that last listed it
   std::uint64_t apply_epoch_ = 0;
   std::function<std::int64_t()> stage_clock_;

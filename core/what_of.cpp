@@ -168,17 +168,32 @@ void what_of(cluster_model& m) {
   std::vector<int> walk_pos(m.pools.size(), 0);
   for (std::size_t k = 0; k < m.pool_postorder.size(); ++k)
     walk_pos[static_cast<std::size_t>(m.pool_postorder[k])] = static_cast<int>(k);
+  // The sort keys gathered once per job (the comparator runs n log n times): fair-share work by pool in
+  // the children-first walk, larger order first, then age; other work by age.
+  struct place_key {
+    bool fair = false;
+    int walk = 0;
+    int order = 0;
+    int age = 0;
+  };
+  std::vector<place_key> keys(m.jobs.size());
   for (auto& [prio, js] : groups) {
+    for (int ji : js) {
+      const auto& j = m.jobs[static_cast<std::size_t>(ji)];
+      auto& k = keys[static_cast<std::size_t>(ji)];
+      k.fair = m.policy_of(j) == policy::fair_share;
+      k.walk = walk_pos[static_cast<std::size_t>(m.class_pool(j))];
+      k.order = j.order;
+      k.age = m.job_rank[static_cast<std::size_t>(ji)];
+    }
     std::sort(js.begin(), js.end(), [&](int a, int b) {
-      const auto& x = m.jobs[static_cast<std::size_t>(a)];
-      const auto& y = m.jobs[static_cast<std::size_t>(b)];
-      if (m.policy_of(x) == policy::fair_share) {
-        const int px = walk_pos[static_cast<std::size_t>(m.class_pool(x))];
-        const int py = walk_pos[static_cast<std::size_t>(m.class_pool(y))];
-        if (px != py) return px < py;
+      const auto& x = keys[static_cast<std::size_t>(a)];
+      const auto& y = keys[static_cast<std::size_t>(b)];
+      if (x.fair) {
+        if (x.walk != y.walk) return x.walk < y.walk;
         if (x.order != y.order) return x.order > y.order;
       }
-      return older(a, b);
+      return x.age < y.age;
     });
     for (int ji : js) p.place(ji);
   }
