@@ -1,7 +1,10 @@
 #include "tools/sim/orchestrator_model.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <queue>
+#include <utility>
 
 namespace rmbus::sim {
 
@@ -76,39 +79,42 @@ void orchestrator_model::complete(job_run& j, std::int64_t t) {
 
 // Replays what happened to one job between the last call and `now`, event by event in time order: processes
 // that become running take a batch of items; a finished batch counts its items and the process takes the
-// next. Ties go to the process started first. Every step either promotes a process or finishes at least one
-// item, so the loop ends.
+// next. Ties go to the process started first. Events wait in a min-heap keyed (time, process position), so a
+// job with many processes costs O(events log processes). Every event either promotes a process or finishes
+// at least one item, so the loop ends; only the event's own process changes, so queued events stay valid.
 void orchestrator_model::progress(job_run& j, std::int64_t now) {
   for (auto& p : j.procs)
     if (!p.ended && p.exit_at_ms && *p.exit_at_ms <= now) p.ended = true;
 
-  while (!j.completed) {
-    std::int64_t best_t = never;
-    process_run* best = nullptr;
-    for (auto& p : j.procs) {
-      if (p.ended || p.stopped_ms) continue;
-      std::int64_t t = never;
-      if (!p.reached_running) t = p.running_at_ms;
-      else if (p.in_flight > 0) t = p.batch_start_ms + j.spec.item_ms;
-      if (t <= now && t < best_t) {
-        best_t = t;
-        best = &p;
-      }
-    }
-    if (best == nullptr) break;
-    if (!best->reached_running) {
-      best->reached_running = true;
+  const auto next_event = [&](const process_run& p) {
+    if (p.ended || p.stopped_ms) return never;
+    if (!p.reached_running) return p.running_at_ms;
+    if (p.in_flight > 0) return p.batch_start_ms + j.spec.item_ms;
+    return never;
+  };
+  using event = std::pair<std::int64_t, std::size_t>;
+  std::priority_queue<event, std::vector<event>, std::greater<event>> events;
+  for (std::size_t i = 0; i < j.procs.size(); ++i)
+    if (const auto t = next_event(j.procs[i]); t <= now) events.emplace(t, i);
+
+  while (!j.completed && !events.empty()) {
+    const auto [t, i] = events.top();
+    events.pop();
+    process_run& p = j.procs[i];
+    if (!p.reached_running) {
+      p.reached_running = true;
       j.initialized = true;
-      if (is_job(j.spec)) take_batch(j, *best, best_t);
-      continue;
+      if (is_job(j.spec)) take_batch(j, p, t);
+    } else {
+      j.items_done += p.in_flight;
+      p.in_flight = 0;
+      if (j.items_done >= j.spec.items) {
+        complete(j, t);
+        break;
+      }
+      take_batch(j, p, t);
     }
-    j.items_done += best->in_flight;
-    best->in_flight = 0;
-    if (j.items_done >= j.spec.items) {
-      complete(j, best_t);
-      break;
-    }
-    take_batch(j, *best, best_t);
+    if (const auto next = next_event(p); next <= now) events.emplace(next, i);
   }
 
   if (!j.completed && j.spec.end_ms && *j.spec.end_ms <= now) complete(j, *j.spec.end_ms);
@@ -134,11 +140,14 @@ void orchestrator_model::on_state(const messages::rm_state& state, std::int64_t 
       complete(j, now_);
       continue;
     }
+    std::map<std::string, std::size_t> by_id;  // process position by share id, for this schedule
+    for (std::size_t i = 0; i < j.procs.size(); ++i) by_id.emplace(j.procs[i].id, i);
     for (const auto& sh : js.shares) {
-      auto p = std::find_if(j.procs.begin(), j.procs.end(), [&](const process_run& x) { return x.id == sh.id; });
+      const auto found = by_id.find(sh.id);
+      process_run* p = found == by_id.end() ? nullptr : &j.procs[found->second];
       if (sh.status == messages::share_status::new_) {
         // A share for work that has nothing left to hand out would idle: DUCC's orchestrator gives it back.
-        if (p != j.procs.end() || j.used_share_ids.count(sh.id) != 0) continue;
+        if (p != nullptr || j.used_share_ids.count(sh.id) != 0) continue;
         if (state_of(j) == messages::work_state::completing) continue;
         if (j.used_share_ids.size() >= 1000000) continue;  // bound on what a hostile RM could make us hold
         process_run np;
@@ -148,10 +157,11 @@ void orchestrator_model::on_state(const messages::rm_state& state, std::int64_t 
         np.init_ms = j.spec.init_ms;
         np.running_at_ms = now_ + timing_.start_ms + j.spec.init_ms;
         j.used_share_ids.insert(sh.id);
+        by_id.emplace(sh.id, j.procs.size());
         j.procs.push_back(std::move(np));
         if (!j.first_process_ms) j.first_process_ms = now_;
       } else if (sh.status == messages::share_status::preempt || sh.status == messages::share_status::evict) {
-        if (p == j.procs.end() || p->ended || p->exit_at_ms) continue;
+        if (p == nullptr || p->ended || p->exit_at_ms) continue;
         const bool evict = sh.status == messages::share_status::evict;
         stop_process(j, *p, now_);
         p->exit_at_ms = now_ + (evict ? timing_.evict_exit_ms : timing_.preempt_exit_ms);

@@ -349,9 +349,15 @@ void read_jobs(reader& r, const toml::table& root, scenario& sc, std::map<std::s
       if (valid_name(*v)) j.user = *v;
       else r.add(t.get("user"), where + ".user: '" + v->substr(0, 64) + "' must be 1-128 letters, digits, '-', '_', '.' or '@'");
     }
+    bool kind_known = true;  // with an unknown kind, the rules that depend on the kind are not applied
     if (auto v = r.string(t, "kind", where)) {
       if (auto k = messages::parse_work_kind(*v)) j.kind = *k;
-      else r.add(t.get("kind"), where + ".kind: unknown value '" + v->substr(0, 64) + "' (expected job, service, ap or reservation)");
+      else {
+        kind_known = false;
+        r.add(t.get("kind"), where + ".kind: unknown value '" + v->substr(0, 64) + "' (expected job, service, ap or reservation)");
+      }
+    } else if (t.get("kind") != nullptr) {
+      kind_known = false;
     }
     if (auto v = r.string(t, "class", where)) {
       j.class_name = *v;
@@ -364,7 +370,9 @@ void read_jobs(reader& r, const toml::table& root, scenario& sc, std::map<std::s
     }
     if (auto v = r.size_mb(t, "memory", where, true)) j.memory_mb = *v;
     const bool is_job = j.kind == messages::work_kind::job;
-    if (is_job) {
+    if (!kind_known) {
+      // nothing: the kind is wrong, so whether items or end_s belong here cannot be told
+    } else if (is_job) {
       if (auto v = r.integer(t, "items", where, 1, 1000000000, true)) j.items = static_cast<std::uint64_t>(*v);
       if (t.get("end_s") != nullptr)
         r.add(t.get("end_s"), where + ".end_s: only services, APs and reservations have an end time; a job ends when its items are done");
@@ -451,7 +459,7 @@ void read_failures(reader& r, const toml::table& root, scenario& sc) {
 
 }  // namespace
 
-scenario parse_scenario(std::string_view text, std::string_view source_name) {
+scenario parse_scenario(std::string_view text, std::string_view source_name, std::string_view default_name) {
   const std::string file = source_name.empty() ? std::string("<scenario>") : std::string(source_name);
   toml::table root;
   try {
@@ -474,12 +482,12 @@ scenario parse_scenario(std::string_view text, std::string_view source_name) {
   std::map<std::string, job_source> where_of;
   read_jobs(r, root, sc, where_of);
   read_failures(r, root, sc);
-  if (sc.jobs.empty() && r.problems().empty() && root.get("job") == nullptr)
+  if (root.get("job") == nullptr)
     r.add(&root, "no [[job]] entries: a scenario needs at least one piece of work");
   if (!r.problems().empty()) throw scenario_error(r.problems());
   std::stable_sort(sc.jobs.begin(), sc.jobs.end(),
                    [](const job_spec& a, const job_spec& b) { return std::tie(a.at_ms, a.id) < std::tie(b.at_ms, b.id); });
-  if (sc.name.empty()) sc.name = "scenario";
+  if (sc.name.empty()) sc.name = std::string(default_name.substr(0, 128));
   return sc;
 }
 
@@ -493,7 +501,9 @@ scenario load_scenario_file(const std::string& path) {
     text.append(buf, static_cast<std::size_t>(in.gcount()));
     if (text.size() > max_bytes) throw scenario_error({path + ": larger than 16 MiB: not a scenario file"});
   }
-  return parse_scenario(text, path);
+  std::string stem = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  if (const auto dot = stem.rfind('.'); dot != std::string::npos && dot > 0) stem.resize(dot);
+  return parse_scenario(text, path, stem.empty() ? "scenario" : stem);
 }
 
 }  // namespace rmbus::sim

@@ -121,9 +121,11 @@ class scenario_error : public std::runtime_error {
 inline constexpr std::size_t max_jobs_total = 100000;
 inline constexpr std::int64_t max_scenario_ms = 30LL * 24 * 3600 * 1000;  // 30 days of scenario time
 
-// REQUIRES: nothing; throws scenario_error on any problem. `source_name` is used in error messages.
-scenario parse_scenario(std::string_view text, std::string_view source_name);
-// Reads the file (bounded to 16 MiB) and parses it; a file that cannot be read is a scenario_error too.
+// Throws scenario_error on any problem. `source_name` is used in error messages; `default_name` is the
+// scenario's name when the text gives none.
+scenario parse_scenario(std::string_view text, std::string_view source_name, std::string_view default_name = "scenario");
+// Reads the file (bounded to 16 MiB) and parses it, named after the file (its stem) unless it names itself; a
+// file that cannot be read is a scenario_error too.
 scenario load_scenario_file(const std::string& path);
 
 // The resolved class of a job (its own class, or the default class for its kind as rmbus picks it: jobs

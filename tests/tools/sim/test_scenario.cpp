@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
+
+#include <unistd.h>
 
 #include "config/embedded_default.hpp"
 #include "config/loader.hpp"
@@ -317,6 +320,15 @@ TEST_CASE("scenario: every shipped scenario parses and fits the embedded default
   }
   CHECK(seen == std::set<std::string>{"two-users", "weighted-classes", "priorities", "reservation", "fragmentation",
                                       "node-failure", "mixed"});
+}
+
+TEST_CASE("scenario: a file that does not name itself is named after the file") {
+  char dir[] = "/tmp/rmbus-sim-scenario-XXXXXX";
+  REQUIRE(::mkdtemp(dir) != nullptr);
+  const std::string path = std::string(dir) + "/my-case.toml";
+  std::ofstream{path} << minimal;
+  CHECK(load_scenario_file(path).name == "my-case");
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("scenario: an unreadable file is a scenario error") {
