@@ -13,20 +13,33 @@ bool cluster_model::in_subtree(int p, int ancestor) const {
   return false;
 }
 
-int cluster_model::current(const job_rec& j) const {
-  int n = 0;
-  for (int s : j.shares)
-    if (!shares[static_cast<std::size_t>(s)].removing() && !shares[static_cast<std::size_t>(s)].blacklisted) ++n;
-  return n;
+namespace {
+int held_by(const share_rec& s) { return !s.removing() && !s.blacklisted ? 1 : 0; }
+int running_by(const share_rec& s) { return s.status == share_status::running && !s.blacklisted ? 1 : 0; }
+}  // namespace
+
+void cluster_model::uncount_share(int slot) {
+  const auto& s = shares[static_cast<std::size_t>(slot)];
+  auto& j = jobs[static_cast<std::size_t>(s.job)];
+  j.held -= held_by(s);
+  j.running -= running_by(s);
 }
 
-int cluster_model::confirmed(const job_rec& j) const {
-  int n = 0;
-  for (int s : j.shares) {
-    const auto& sh = shares[static_cast<std::size_t>(s)];
-    if (sh.status == share_status::running && !sh.blacklisted) ++n;
+void cluster_model::count_share(int slot) {
+  const auto& s = shares[static_cast<std::size_t>(slot)];
+  auto& j = jobs[static_cast<std::size_t>(s.job)];
+  j.held += held_by(s);
+  j.running += running_by(s);
+}
+
+void cluster_model::recount_jobs() {
+  for (auto& j : jobs) {
+    j.held = j.running = 0;
+    for (int s : j.shares) {
+      j.held += held_by(shares[static_cast<std::size_t>(s)]);
+      j.running += running_by(shares[static_cast<std::size_t>(s)]);
+    }
   }
-  return n;
 }
 
 std::pair<share_id, std::uint64_t> cluster_model::new_share_id() {
@@ -57,6 +70,7 @@ int cluster_model::add_share(int job, int machine, int order, share_id id, std::
   const auto* rc = class_of(j);
   s.fixed = rc != nullptr && rc->policy != policy::fair_share;
   j.shares.push_back(slot);
+  count_share(slot);
   shares_changed(job);
   auto& m = machines[static_cast<std::size_t>(machine)];
   m.shares.push_back(slot);
@@ -80,6 +94,7 @@ void erase_value(std::vector<int>& v, int x) {
 void cluster_model::remove_share(int slot) {
   auto& s = shares[static_cast<std::size_t>(slot)];
   if (!s.live) return;
+  uncount_share(slot);
   auto& m = machines[static_cast<std::size_t>(s.machine)];
   m.used -= s.order;
   if (s.fixed) m.nonpreemptable_used -= s.order;
@@ -152,21 +167,26 @@ void cluster_model::drop_indexes() {
   jobs_by_id.clear();
   for (auto& j : jobs) j.user_slot = -1;
   ranks_stale = true;
+  recount_jobs();
 }
 
 void cluster_model::transfer_share(int slot, int new_job) {
   auto& s = shares[static_cast<std::size_t>(slot)];
+  uncount_share(slot);
   erase_value(jobs[static_cast<std::size_t>(s.job)].shares, slot);
   shares_changed(s.job);
   s.job = new_job;
   jobs[static_cast<std::size_t>(new_job)].shares.push_back(slot);
+  count_share(slot);
   shares_changed(new_job);
 }
 
 void cluster_model::mark_removing(int slot, share_status status) {
   auto& s = shares[static_cast<std::size_t>(slot)];
   if (!s.live || s.removing()) return;
+  uncount_share(slot);
   s.status = status;
+  count_share(slot);
   shares_changed(s.job);
   if (status == share_status::preempt) ++round_preempted;
   if (status == share_status::evict) ++round_evicted;

@@ -95,6 +95,10 @@ struct job_rec {
   // Changes whenever a share of this job is added, removed, handed over or changes status (a value of
   // cluster_model::share_changes, never reused): the plan rebuilds the job's share list only then.
   std::uint64_t shares_version = 0;
+  // current() and confirmed(), kept as counts by the share bookkeeping (count_share / uncount_share)
+  // instead of a walk over the job's shares at every call (several calls per job per round).
+  int held = 0;       // shares not being removed and not blacklisted
+  int running = 0;    // of which the work map has confirmed (status running)
 
   // Per round (rebuilt by schedule()).
   job_cap_result cap;
@@ -171,9 +175,13 @@ struct cluster_model {
   // True when pool `p` is `ancestor` or lies below it.
   bool in_subtree(int p, int ancestor) const;
   // Processes held and not being removed (DUCC's countNShares).
-  int current(const job_rec& j) const;
+  int current(const job_rec& j) const { return j.held; }
   // Processes the work map has confirmed (running) and not being removed.
-  int confirmed(const job_rec& j) const;
+  int confirmed(const job_rec& j) const { return j.running; }
+  // Around every change of a live share's status or blacklisted flag: keeps job_rec::held and ::running.
+  void uncount_share(int slot);
+  void count_share(int slot);
+  void recount_jobs();  // from scratch (drop_indexes)
 
   // A fresh share id and its sequence number (deterministic given the calls made).
   std::pair<share_id, std::uint64_t> new_share_id();

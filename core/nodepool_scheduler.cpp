@@ -253,8 +253,28 @@ int nodepool_scheduler::own_share_near(int ji, const share_id& id, std::size_t& 
 }
 
 void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
+  // The process list the last reconcile of this job saw, if every process in it was one of the job's
+  // own live shares (no recovery, nothing ended or foreign). When the list is the same again and none of
+  // the job's shares changed since (shares_version), reconciling would change nothing: every share is
+  // already marked seen with these numbers, and the shares the list leaves out were kept last time for
+  // reasons that still hold. This is what makes an unchanged work map cheap.
+  if (reconciled_.size() < model_.jobs.size()) reconciled_.resize(model_.jobs.size());
+  auto& last = reconciled_[static_cast<std::size_t>(ji)];
+  if (last.all_own && last.version == model_.jobs[static_cast<std::size_t>(ji)].shares_version &&
+      last.processes == item.processes)
+    return;
+  const bool all_own = reconcile_all(ji, item);
+  last.version = model_.jobs[static_cast<std::size_t>(ji)].shares_version;
+  last.all_own = all_own;
+  if (all_own) last.processes = item.processes;
+  else last.processes.clear();
+}
+
+// Returns true when every process listed was matched to a live share of this job.
+bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
   const std::uint64_t epoch = ++model_.reconcile_epoch;
   std::size_t cursor = 0;
+  bool all_own = true;
   for (const auto& p : item.processes) {
     auto& j = model_.jobs[static_cast<std::size_t>(ji)];
     if (p.state != process_state::ended) {
@@ -266,6 +286,7 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
     }
     auto it = model_.share_index.find(p.id);
     if (p.state == process_state::ended) {
+      all_own = false;
       if (it != model_.share_index.end() && model_.shares[static_cast<std::size_t>(it->second)].job == ji) {
         model_.remove_share(it->second);
         dirty_ = true;
@@ -276,8 +297,12 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
     int slot;
     if (it != model_.share_index.end()) {
       slot = it->second;
-      if (model_.shares[static_cast<std::size_t>(slot)].job != ji) continue;  // another job's id: ignore
+      if (model_.shares[static_cast<std::size_t>(slot)].job != ji) {
+        all_own = false;
+        continue;  // another job's id: ignore
+      }
     } else {
+      all_own = false;
       // Recovery: a live process the RM does not know (restart, reconfiguration).
       auto mit = model_.machine_index.find(p.node);
       if (mit == model_.machine_index.end() && p.node_memory_mb > 0) {
@@ -313,7 +338,9 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
       }
       if (j.refused) {
         // Work the configuration no longer allows: account its space, evict what can be evicted.
+        model_.uncount_share(slot);
         sh.blacklisted = true;
+        model_.count_share(slot);
         ++model_.machines[static_cast<std::size_t>(mi)].blacklisted_shares;
         if (j.item.kind == work_kind::job || j.item.kind == work_kind::service) model_.mark_removing(slot, share_status::evict);
       }
@@ -327,7 +354,7 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
     any_gone = any_gone || (sh.mark != epoch && (sh.seen || (sh.removing() && sh.published)));
   }
-  if (!any_gone) return;
+  if (!any_gone) return all_own;
   const auto slots = model_.jobs[static_cast<std::size_t>(ji)].shares;
   for (int s : slots) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
@@ -339,6 +366,7 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
       if (j.item.kind != work_kind::job && sh.seen) j.done = true;
     }
   }
+  return all_own;
 }
 
 void nodepool_scheduler::mark_seen(int slot, const process_report& p) {
@@ -353,7 +381,9 @@ void nodepool_scheduler::mark_seen(int slot, const process_report& p) {
   sh.run_ms = p.run_ms;
   sh.initialized = initialized;
   if (sh.status == share_status::new_share) {
+    model_.uncount_share(slot);
     sh.status = share_status::running;
+    model_.count_share(slot);
     model_.shares_changed(sh.job);
   }
 }
@@ -388,7 +418,7 @@ void assign_fields(work_item& dst, const work_item& src) {
 }
 }  // namespace
 
-void nodepool_scheduler::apply_one(const work_item& item, int ji) {
+int nodepool_scheduler::apply_one(const work_item& item, int ji) {
   if (ji < 0) {
     arrive(item);
     ji = model_.job_index.at(item.id);
@@ -408,6 +438,7 @@ void nodepool_scheduler::apply_one(const work_item& item, int ji) {
     }
   }
   reconcile_processes(ji, item);
+  return ji;
 }
 
 void nodepool_scheduler::apply_one(const work_item& item) {
@@ -416,25 +447,43 @@ void nodepool_scheduler::apply_one(const work_item& item) {
 }
 
 void nodepool_scheduler::apply_work(const work_map& snapshot) {
-  // Which jobs the map still shows (one hash lookup per item; the slot found is reused below).
+  // Which jobs the map still lists, and their slots. The map is ordered by id, and so is id_order_ (the
+  // jobs after the last call), so both are walked together: mostly one short string compare per item
+  // instead of hashing its id; an id not found that way is looked up in job_index.
   const std::uint64_t epoch = ++apply_epoch_;
   if (listed_.size() < model_.jobs.size()) listed_.resize(model_.jobs.size(), 0);
   std::vector<int> slots;
   slots.reserve(snapshot.size());
+  std::size_t walk = 0;
   for (const auto& [id, item] : snapshot) {
-    auto it = model_.job_index.find(id);
-    const int ji = it == model_.job_index.end() ? -1 : it->second;
+    int ji = -1;
+    while (walk < id_order_.size()) {
+      const int cand = id_order_[walk];
+      const auto& cj = model_.jobs[static_cast<std::size_t>(cand)];
+      const int c = cj.live ? cj.item.id.str().compare(id.str()) : -1;
+      if (c > 0) break;
+      ++walk;
+      if (c == 0) {
+        ji = cand;
+        break;
+      }
+    }
+    if (ji < 0) {
+      auto it = model_.job_index.find(id);
+      if (it != model_.job_index.end()) ji = it->second;
+    }
     slots.push_back(ji);
     if (ji >= 0 && item.state != work_state::completed) listed_[static_cast<std::size_t>(ji)] = epoch;
   }
   // Work gone from the map, or completed: free everything it holds at once.
   for (std::size_t i = 0; i < model_.jobs.size(); ++i)
     if (model_.jobs[i].live && listed_[i] != epoch) drop_job(static_cast<int>(i));
+  id_order_.clear();
   std::size_t k = 0;
   for (const auto& [id, item] : snapshot) {
     const int ji = slots[k++];
     if (item.state == work_state::completed) continue;
-    apply_one(item, ji);
+    id_order_.push_back(apply_one(item, ji));
   }
 }
 
@@ -549,6 +598,8 @@ void nodepool_scheduler::drop_caches() {
   model_.drop_indexes();
   share_lists_.clear();
   listed_.clear();
+  reconciled_.clear();
+  id_order_.clear();
 }
 
 job_explanation nodepool_scheduler::explain(const job_id& id) const {

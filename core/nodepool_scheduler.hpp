@@ -98,9 +98,10 @@ class nodepool_scheduler {
   void arrive(const work_item& item);
   void refuse(job_rec& j, reason_code code, std::string text);
   void reconcile_processes(int job, const work_item& item);
+  bool reconcile_all(int job, const work_item& item);
   void drop_job(int job);
   void apply_one(const work_item& item);
-  void apply_one(const work_item& item, int slot);  // slot: the job's, or -1 when it is new
+  int apply_one(const work_item& item, int slot);  // slot: the job's, or -1 when it is new; returns it
   int own_share_near(int job, const share_id& id, std::size_t& cursor) const;
   void mark_seen(int share_slot, const process_report& p);
   int pool_index(const std::string& name) const;
@@ -116,6 +117,13 @@ class nodepool_scheduler {
     std::vector<planned_share> shares;
   };
   std::vector<share_list> share_lists_;  // per job slot: its plan's share list, kept between rounds
+  struct reconciled {
+    std::uint64_t version = 0;  // the job's shares_version after that reconcile
+    bool all_own = false;       // every process listed was one of the job's own shares
+    std::vector<process_report> processes;
+  };
+  std::vector<reconciled> reconciled_;  // per job slot: what its last reconcile saw
+  std::vector<int> id_order_;           // job slots in id order after the last apply_work
   std::vector<std::uint64_t> listed_;  // per job slot: the apply_work call that last listed it
   std::uint64_t apply_epoch_ = 0;
   std::function<std::int64_t()> stage_clock_;

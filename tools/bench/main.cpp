@@ -48,6 +48,7 @@ const char* phase_names[n_phases] = {"apply work map", "job caps", "how much", "
 struct run_result {
   std::vector<std::vector<double>> ms;  // [round][phase]
   double unchanged_ms = 0;
+  double unchanged_apply_ms = 0;  // of which apply_work
   double unchanged_diff_ms = 0;  // diff of the map with itself: finding out that nothing changed
   bool unchanged_stable = false;
   int repeats_to_fixed_point = 0;  // unchanged rounds before the plan stopped changing
@@ -191,6 +192,7 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
   r.unchanged_diff_ms = core::diff(last_map, last_map).empty() ? since(t0) : -1;
   t0 = clock_type::now();
   sched.apply_work(last_map);
+  r.unchanged_apply_ms = since(t0);
   const auto again = sched.schedule(in);
   r.unchanged_ms = since(t0);
   r.unchanged_stable = again.jobs == plan.jobs;
@@ -259,7 +261,7 @@ int main(int argc, char** argv) {
     int prev_nodes = 0;
     for (const auto& sz : sizes) {
       std::vector<std::vector<double>> first(n_phases), med(n_phases);
-      std::vector<double> unchanged, unchanged_diff;
+      std::vector<double> unchanged, unchanged_diff, unchanged_apply;
       run_result last;
       for (int k = 0; k < repeat; ++k) {
         std::fprintf(stderr, "run %d/%d: %d nodes, %d jobs, %d users, quantum %d GB\n", k + 1, repeat, sz.nodes,
@@ -274,6 +276,7 @@ int main(int argc, char** argv) {
           med[ph].push_back(median(later));
         }
         unchanged.push_back(last.unchanged_ms);
+        unchanged_apply.push_back(last.unchanged_apply_ms);
         unchanged_diff.push_back(last.unchanged_diff_ms);
       }
       std::printf("\n== %d nodes / %d jobs / %d users, quantum %d GB (max order %d) ==\n", sz.nodes, sz.jobs, sz.users,
@@ -286,6 +289,8 @@ int main(int argc, char** argv) {
       std::printf("%-18s %12s %14.2f  (at the fixed point reached after %d repeat(s); plan identical: %s)\n",
                   "unchanged round", "", median(unchanged), last.repeats_to_fixed_point,
                   last.unchanged_stable ? "yes" : "NO");
+      std::printf("%-18s %12s %14.2f  (apply_work; the rest is schedule() returning the last plan)\n",
+                  "  of which apply", "", median(unchanged_apply));
       std::printf("%-18s %12s %14.2f  (diff of the unchanged map: what detecting \"nothing changed\" costs)\n",
                   "  of which needed", "", median(unchanged_diff));
       const double m = median(med[p_round]);
