@@ -244,6 +244,13 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.bus_stats.emplace(m.families);
     m.http.emplace(rt.metrics, [&m] { return m.render_metrics(); });
   }
+  if (m.opt.run.admin) {
+    // Bound before the actor system too: once actors run, a failing constructor could not take them down
+    // (they hold one another through the router), and the process would hang instead of exiting 1.
+    m.rep.emplace(m.ctx, zmq::socket_type::rep);
+    m.rep->set(zmq::sockopt::linger, 200);
+    m.rep->bind(rt.admin);
+  }
   m.sys.emplace(with_threads(m.caf_cfg, std::max(1, m.opt.threads)));
   if (m.opt.embedded_forwarder) {
     bus::forwarder_options fo;
@@ -284,9 +291,6 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   }
   m.control = m.sys->spawn(control, env, m.opt.run, m.opt.reload, fixed);
   if (m.opt.run.admin) {
-    m.rep.emplace(m.ctx, zmq::socket_type::rep);
-    m.rep->set(zmq::sockopt::linger, 200);
-    m.rep->bind(rt.admin);
     m.rep_thread = std::thread([&m] { m.serve_admin(); });
   }
   if (m.http) m.http->start();

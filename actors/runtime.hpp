@@ -3,8 +3,9 @@
 // roles it runs. tools/rmbus_main.cpp parses the command line into runtime_options, builds a runtime and
 // waits for signals; everything about start-up order and its reverse lives here, written once.
 //
-// Start-up order: ZeroMQ context, metrics endpoint bound (not yet serving; first, so a busy port fails before
-// anything runs), actor system, forwarder (if embedded), router + bus bridge, metrics actor, control actor
+// Start-up order: ZeroMQ context, metrics endpoint and admin REP socket bound (not yet serving; first, so a
+// busy port fails before any actor runs: actors that hold one another through the router could not be taken
+// down by a failing constructor), actor system, forwarder (if embedded), router + bus bridge, metrics actor, control actor
 // (which spawns the role actors), admin REP thread, metrics endpoint serving. Shutdown is the reverse:
 // metrics endpoint stopped (its thread joined), admin thread joined, role actors, metrics actor and control
 // told to quit (each publishes whole rounds in single handlers, so no half-published round), bridge stopped

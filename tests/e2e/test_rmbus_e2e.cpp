@@ -359,6 +359,20 @@ TEST_CASE("rmbus-admin reports a clear error when nothing answers") {
   CHECK(r.output.find("no answer") != std::string::npos);
 }
 
+TEST_CASE("a busy admin port stops a second rmbus at start with exit status 1") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+  // Bound before any actor runs, so the failing start-up ends the process instead of leaving it hanging.
+  auto run = ts::run_to_end(RMBUS_BIN,
+                            {"--config", f.config_path(), "--bus-pub", ts::loopback(ts::free_port()), "--bus-sub",
+                             ts::loopback(ts::free_port()), "--admin", f.admin_endpoint(), "--metrics", "off"},
+                            30s);
+  CHECK(run.status == std::optional<int>{1});
+  CHECK(run.output.find("cannot start") != std::string::npos);
+}
+
 TEST_CASE("a node known only from the recovered work map is watched: silent after a restart it goes down") {
   rm_fixture f{layout::single};
   auto& c = f.cluster();
