@@ -37,8 +37,8 @@ std::int64_t next_change(const failure_spec& f, std::int64_t t) {
 
 }  // namespace
 
-agent_model::agent_model(std::vector<node_def> nodes, std::vector<failure_spec> failures, heartbeat_timing timing,
-                         std::uint64_t seed)
+agent_model::agent_model(std::vector<node_def> nodes, std::vector<failure_spec> failures,
+                         heartbeat_timing timing, std::uint64_t seed)
     : nodes_(std::move(nodes)), failures_(nodes_.size()), timing_(timing) {
   timing_.period_ms = std::max<std::int64_t>(1, timing_.period_ms);
   timing_.jitter_ms = std::clamp<std::int64_t>(timing_.jitter_ms, 0, timing_.period_ms - 1);
@@ -61,7 +61,8 @@ std::int64_t agent_model::interval(schedule& s) {
 
 bool agent_model::is_up(std::size_t node, std::int64_t t) const {
   if (node >= failures_.size()) return false;
-  return std::all_of(failures_[node].begin(), failures_[node].end(), [t](const failure_spec& f) { return failure_has_up(f, t); });
+  return std::all_of(failures_[node].begin(), failures_[node].end(),
+                     [t](const failure_spec& f) { return failure_has_up(f, t); });
 }
 
 std::size_t agent_model::nodes_up(std::int64_t t) const {

@@ -1,5 +1,7 @@
 #include "tools/sim/driver.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
@@ -8,8 +10,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-
-#include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
 #include "bus/publisher.hpp"
@@ -65,8 +65,10 @@ void on_bus_message(inbox& in, bus::bus_message&& msg) {
     auto e = messages::decode_rm_event(msg.topic, msg.body);
     std::lock_guard<std::mutex> lock(in.mu);
     if (!e) return;
-    if (in.events.size() >= 100000) ++in.dropped_events;
-    else in.events.push_back(std::move(e.value()));
+    if (in.events.size() >= 100000)
+      ++in.dropped_events;
+    else
+      in.events.push_back(std::move(e.value()));
   }
 }
 
@@ -114,9 +116,9 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   // ---- warm-up: make the nodes known and wait for the RM's first schedule.
   const auto warm_start = steady::now();
   const auto ready_deadline = warm_start + options.ready_timeout;
-  progress << "rmbus-sim: " << sc.name << ": " << nodes.size() << " nodes (" << sc.cluster.nodes_description << "), "
-           << sc.jobs.size() << " jobs; publishing to " << options.bus_pub << ", subscribed at " << options.bus_sub
-           << "; waiting for the RM's first rm.state\n"
+  progress << "rmbus-sim: " << sc.name << ": " << nodes.size() << " nodes (" << sc.cluster.nodes_description
+           << "), " << sc.jobs.size() << " jobs; publishing to " << options.bus_pub << ", subscribed at "
+           << options.bus_sub << "; waiting for the RM's first rm.state\n"
            << std::flush;
   {
     auto next_beat = warm_start;
@@ -137,7 +139,8 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
         next_map = now + publish_period;
       }
       std::unique_lock<std::mutex> lock(in.mu);
-      in.cv.wait_until(lock, std::min({next_beat, next_map, ready_deadline}), [&] { return in.state.has_value(); });
+      in.cv.wait_until(lock, std::min({next_beat, next_map, ready_deadline}),
+                       [&] { return in.state.has_value(); });
     }
   }
   {
@@ -151,14 +154,16 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
     sub.stop();
     return out;
   }
-  progress << "rmbus-sim: the RM answered after " << std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - warm_start).count()
+  progress << "rmbus-sim: the RM answered after "
+           << std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - warm_start).count()
            << " ms; scenario time starts now (speed " << options.speed << ")\n"
            << std::flush;
 
   // ---- the scenario.
   const auto t0 = steady::now();
   const auto scen_ms = [&](steady::time_point t) {
-    const double wall = static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(t - t0).count()) / 1000.0;
+    const double wall =
+        static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(t - t0).count()) / 1000.0;
     return static_cast<std::int64_t>(std::floor(wall * options.speed));
   };
   const auto wall_of = [&](std::int64_t scenario_ms) {
@@ -168,8 +173,10 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   };
   // The bus-facing periods are wall clock; the models run in scenario time, so scale them by the speed.
   heartbeat_timing hbt;
-  hbt.period_ms = std::max<std::int64_t>(1, std::llround(static_cast<double>(sc.cluster.heartbeat_ms) * options.speed));
-  hbt.jitter_ms = std::min<std::int64_t>(hbt.period_ms - 1, std::llround(static_cast<double>(sc.cluster.jitter_ms) * options.speed));
+  hbt.period_ms =
+      std::max<std::int64_t>(1, std::llround(static_cast<double>(sc.cluster.heartbeat_ms) * options.speed));
+  hbt.jitter_ms = std::min<std::int64_t>(
+      hbt.period_ms - 1, std::llround(static_cast<double>(sc.cluster.jitter_ms) * options.speed));
   agent_model agents{nodes, sc.failures, hbt, sc.seed};
   std::map<std::string, std::uint64_t> node_memory;
   for (const auto& n : nodes) node_memory[n.name] = n.memory_mb;
@@ -200,8 +207,10 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
     const agent_step step = agents.advance(now);
     for (const auto& tr : step.transitions) {
       const auto& name = nodes[tr.node].name;
-      if (tr.up) orch.node_up(name, tr.at_ms);
-      else orch.node_down(name, tr.at_ms);
+      if (tr.up)
+        orch.node_up(name, tr.at_ms);
+      else
+        orch.node_down(name, tr.at_ms);
       char when[32];
       std::snprintf(when, sizeof when, "[%8.1f s] ", static_cast<double>(tr.at_ms) / 1000.0);
       progress << when << "node " << name << (tr.up ? " is back up" : " goes down") << "\n";
@@ -230,11 +239,14 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
 
     if (wall_now >= next_publish) {
       pub.publish(messages::topics::workmap, orch.workmap(now));
-      rec.sample_now(now, orch.jobs(), state ? &*state : nullptr, rm_nodes ? &*rm_nodes : nullptr, agents.nodes_up(now));
+      rec.sample_now(now, orch.jobs(), state ? &*state : nullptr, rm_nodes ? &*rm_nodes : nullptr,
+                     agents.nodes_up(now));
       next_publish = std::max(next_publish + publish_period, wall_now);
     }
     if (options.summary_every.count() > 0 && wall_now >= next_summary && !rec.samples().empty()) {
-      progress << progress_line(rec.samples().back(), rec.users(), nodes.size(), jobs_done(), jobs_total) << "\n" << std::flush;
+      progress << progress_line(rec.samples().back(), rec.users(), nodes.size(), jobs_done(), jobs_total)
+               << "\n"
+               << std::flush;
       next_summary = std::max(next_summary + options.summary_every, wall_now);
     }
 
@@ -257,7 +269,8 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
     in.cv.wait_until(lock, wake, [&] { return in.fresh_state; });
   }
   // A last sample at the very end, so the time series covers the whole run.
-  rec.sample_now(now, orch.jobs(), state ? &*state : nullptr, rm_nodes ? &*rm_nodes : nullptr, agents.nodes_up(now));
+  rec.sample_now(now, orch.jobs(), state ? &*state : nullptr, rm_nodes ? &*rm_nodes : nullptr,
+                 agents.nodes_up(now));
   sub.stop();
   {
     std::lock_guard<std::mutex> lock(in.mu);
@@ -267,7 +280,9 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   run_info info;
   info.scenario = sc.name;
   info.speed = options.speed;
-  info.wall_s = static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0).count()) / 1000.0;
+  info.wall_s =
+      static_cast<double>(std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t0).count()) /
+      1000.0;
   info.simulated_ms = now;
   info.end_reason = end_reason;
   out.figures = compute_report(rec, orch.jobs(), info);

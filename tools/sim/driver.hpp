@@ -32,10 +32,10 @@ struct driver_options {
   std::string bus_pub = "tcp://127.0.0.1:5560";
   std::string bus_sub = "tcp://127.0.0.1:5561";
   double speed = 1.0;
-  std::chrono::milliseconds run_limit{60000};       // wall time of the scenario phase
-  std::chrono::milliseconds ready_timeout{90000};   // wall time to wait for the first rm.state
-  std::chrono::milliseconds summary_every{2000};    // 0: no progress lines
-  std::string name = "rmbus-sim";                   // envelope src
+  std::chrono::milliseconds run_limit{60000};      // wall time of the scenario phase
+  std::chrono::milliseconds ready_timeout{90000};  // wall time to wait for the first rm.state
+  std::chrono::milliseconds summary_every{2000};   // 0: no progress lines
+  std::string name = "rmbus-sim";                  // envelope src
 };
 
 struct driver_outcome {

@@ -1,7 +1,8 @@
 // rmbus-sim: fake node agents and a fake orchestrator in a closed loop with a running rmbus, driven by a
 // scenario file or a seeded random workload; prints progress while it runs and a report at the end.
 //
-//   rmbus-sim --bus-pub EP --bus-sub EP (--scenario FILE | --random SEED [--nodes DESC] [--jobs N] [--users N])
+//   rmbus-sim --bus-pub EP --bus-sub EP (--scenario FILE | --random SEED [--nodes DESC] [--jobs N] [--users
+//   N])
 //             [--seconds N] [--speed X] [--summary-every-ms N] [--ready-timeout-s N]
 //             [--csv FILE] [--plot FILE.svg] [--report FILE] [--log-level L]
 //
@@ -13,14 +14,14 @@
 // 3 when no rm.state arrived within --ready-timeout-s (the RM is not reachable on those endpoints); 1 when an
 // output file cannot be written.
 
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <fstream>
 #include <iostream>
 #include <string>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <zmq.hpp>
 
 #include "bus/log_level.hpp"
@@ -66,10 +67,20 @@ int main(int argc, char** argv) {
   app.add_option("--nodes", rnd.nodes, "with --random: node description, e.g. 200x64G@default,20x256G@bigmem")
       ->capture_default_str()
       ->needs(random_opt);
-  app.add_option("--jobs", rnd.jobs, "with --random: number of jobs")->capture_default_str()->check(CLI::Range(1, 10000))->needs(random_opt);
-  app.add_option("--users", rnd.users, "with --random: number of users")->capture_default_str()->check(CLI::Range(1, 1000))->needs(random_opt);
-  app.add_option("--seconds", seconds, "bound on the scenario's wall time")->capture_default_str()->check(CLI::Range(1, 3600));
-  app.add_option("--speed", opt.speed, "scenario time per wall time (2 = twice as fast)")->capture_default_str()->check(CLI::Range(0.1, 1000.0));
+  app.add_option("--jobs", rnd.jobs, "with --random: number of jobs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 10000))
+      ->needs(random_opt);
+  app.add_option("--users", rnd.users, "with --random: number of users")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000))
+      ->needs(random_opt);
+  app.add_option("--seconds", seconds, "bound on the scenario's wall time")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 3600));
+  app.add_option("--speed", opt.speed, "scenario time per wall time (2 = twice as fast)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 1000.0));
   app.add_option("--summary-every-ms", summary_every_ms, "progress line period in wall ms (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0, 600000));
@@ -79,7 +90,9 @@ int main(int argc, char** argv) {
   app.add_option("--csv", csv_file, "write the time series as CSV here");
   app.add_option("--plot", plot_file, "write a plot of allocation and utilization here (SVG)");
   app.add_option("--report", report_file, "write the report here too");
-  app.add_option("--log-level", log_level, std::string("log level: ") + std::string(rmbus::bus::log_level_names))->capture_default_str();
+  app.add_option("--log-level", log_level,
+                 std::string("log level: ") + std::string(rmbus::bus::log_level_names))
+      ->capture_default_str();
 
   try {
     app.parse(argc, argv);
@@ -91,7 +104,8 @@ int main(int argc, char** argv) {
   }
   const auto level = rmbus::bus::parse_log_level(log_level);
   if (!level) {
-    std::cerr << "rmbus-sim: --log-level: unknown level '" << log_level << "' (expected " << rmbus::bus::log_level_names << ")\n";
+    std::cerr << "rmbus-sim: --log-level: unknown level '" << log_level << "' (expected "
+              << rmbus::bus::log_level_names << ")\n";
     return 2;
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("rmbus-sim"));
@@ -138,13 +152,14 @@ int main(int argc, char** argv) {
   try {
     outcome = sim::run_simulation(sc, opt, std::cout, interrupted);
   } catch (const zmq::error_t& e) {
-    std::cerr << "rmbus-sim: cannot use the bus endpoints (--bus-pub " << opt.bus_pub << ", --bus-sub " << opt.bus_sub
-              << "): " << e.what() << "\n";
+    std::cerr << "rmbus-sim: cannot use the bus endpoints (--bus-pub " << opt.bus_pub << ", --bus-sub "
+              << opt.bus_sub << "): " << e.what() << "\n";
     return 2;
   }
   if (!outcome.ready) {
-    std::cerr << "rmbus-sim: no rm.state from the RM within " << ready_timeout_s << " s: published heartbeats and work maps to "
-              << opt.bus_pub << " and listened on " << opt.bus_sub
+    std::cerr << "rmbus-sim: no rm.state from the RM within " << ready_timeout_s
+              << " s: published heartbeats and work maps to " << opt.bus_pub << " and listened on "
+              << opt.bus_sub
               << "; is rmbus running with its forwarder on those endpoints (rmbus --bus-pub/--bus-sub)?\n";
     return 3;
   }

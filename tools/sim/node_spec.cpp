@@ -37,8 +37,8 @@ bool valid_label(std::string_view s) {
 }
 
 [[noreturn]] void fail(std::string_view description, std::string_view group, const std::string& what) {
-  throw node_spec_error("node description \"" + std::string(description) + "\": group \"" + std::string(group) +
-                        "\": " + what);
+  throw node_spec_error("node description \"" + std::string(description) + "\": group \"" +
+                        std::string(group) + "\": " + what);
 }
 
 }  // namespace
@@ -86,7 +86,8 @@ std::vector<node_group> parse_node_groups(std::string_view description) {
       g.prefix = std::string(rest.substr(colon + 1));
       rest = rest.substr(0, colon);
       if (!valid_label(g.prefix))
-        fail(description, text, "name prefix \"" + g.prefix + "\" must be 1-64 letters, digits, '-', '_' or '.'");
+        fail(description, text,
+             "name prefix \"" + g.prefix + "\" must be 1-64 letters, digits, '-', '_' or '.'");
     }
     if (const auto at = rest.find('@'); at != std::string_view::npos) {
       g.pool = std::string(rest.substr(at + 1));
@@ -99,7 +100,8 @@ std::vector<node_group> parse_node_groups(std::string_view description) {
       const std::string_view count_text = rest.substr(0, x);
       size_text = rest.substr(x + 1);
       if (!parse_count(count_text, g.count) || g.count == 0)
-        fail(description, text, "count \"" + std::string(count_text) + "\" must be a whole number of at least 1");
+        fail(description, text,
+             "count \"" + std::string(count_text) + "\" must be a whole number of at least 1");
     }
     if (!parse_size_mb(size_text, g.memory_mb)) {
       const std::string s(size_text);
@@ -107,7 +109,8 @@ std::vector<node_group> parse_node_groups(std::string_view description) {
       const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(s.back())));
       if (last != 'G' && last != 'M') fail(description, text, "size \"" + s + "\" needs a G or M suffix");
       fail(description, text,
-           "size \"" + s + "\" must be a whole number above 0 and at most " + format_size_mb(max_node_memory_mb));
+           "size \"" + s + "\" must be a whole number above 0 and at most " +
+               format_size_mb(max_node_memory_mb));
     }
     if (g.prefix.empty()) g.prefix = g.pool.empty() ? "node" : g.pool;
     total += g.count;
@@ -125,7 +128,8 @@ std::vector<node_def> expand_nodes(const std::vector<node_group>& groups) {
   std::map<std::string, std::uint64_t> per_prefix;  // nodes named so far, and how many in all (for padding)
   for (const auto& g : groups) {
     total += g.count;
-    if (total > max_nodes_total) throw node_spec_error("more than " + std::to_string(max_nodes_total) + " nodes");
+    if (total > max_nodes_total)
+      throw node_spec_error("more than " + std::to_string(max_nodes_total) + " nodes");
     per_prefix[g.prefix] += g.count;
   }
   std::map<std::string, std::uint64_t> next;
@@ -138,7 +142,8 @@ std::vector<node_def> expand_nodes(const std::vector<node_group>& groups) {
       std::string number = std::to_string(++next[g.prefix]);
       if (number.size() < width) number.insert(0, width - number.size(), '0');
       node_def n{g.prefix + "-" + number, g.memory_mb, g.pool};
-      if (!names.insert(n.name).second) throw node_spec_error("node name \"" + n.name + "\" would be used twice");
+      if (!names.insert(n.name).second)
+        throw node_spec_error("node name \"" + n.name + "\" would be used twice");
       nodes.push_back(std::move(n));
     }
   }

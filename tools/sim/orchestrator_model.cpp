@@ -43,7 +43,8 @@ messages::work_state orchestrator_model::state_of(const job_run& j) const {
   if (j.completed) return messages::work_state::completed;
   if (!j.initialized) return messages::work_state::waiting;
   // Every item left is in flight: nothing more to hand out, the job is winding down.
-  if (is_job(j.spec) && j.undispatched == 0 && j.items_done < j.spec.items) return messages::work_state::completing;
+  if (is_job(j.spec) && j.undispatched == 0 && j.items_done < j.spec.items)
+    return messages::work_state::completing;
   return messages::work_state::running;
 }
 
@@ -61,7 +62,8 @@ void orchestrator_model::stop_process(job_run& j, process_run& p, std::int64_t t
   j.undispatched += p.in_flight;
   p.in_flight = 0;
   for (auto& other : j.procs) {
-    if (&other == &p || other.stopped_ms || other.ended || !other.reached_running || other.in_flight > 0) continue;
+    if (&other == &p || other.stopped_ms || other.ended || !other.reached_running || other.in_flight > 0)
+      continue;
     if (j.undispatched == 0) break;
     take_batch(j, other, t);
   }
@@ -165,8 +167,10 @@ void orchestrator_model::on_state(const messages::rm_state& state, std::int64_t 
         const bool evict = sh.status == messages::share_status::evict;
         stop_process(j, *p, now_);
         p->exit_at_ms = now_ + (evict ? timing_.evict_exit_ms : timing_.preempt_exit_ms);
-        if (evict) ++j.evicted;
-        else ++j.preempted;
+        if (evict)
+          ++j.evicted;
+        else
+          ++j.preempted;
       }
     }
     progress(j, now_);  // a zero exit delay ends the process now; returned items may already be taken
@@ -197,7 +201,8 @@ messages::workmap orchestrator_model::workmap(std::int64_t now_ms) {
   // What was published in its final state last time goes now.
   for (auto& j : jobs_) {
     if (j.completed_published) j.gone = true;
-    j.procs.erase(std::remove_if(j.procs.begin(), j.procs.end(), [](const process_run& p) { return p.ended_published; }),
+    j.procs.erase(std::remove_if(j.procs.begin(), j.procs.end(),
+                                 [](const process_run& p) { return p.ended_published; }),
                   j.procs.end());
   }
   advance(now_ms);
@@ -225,7 +230,8 @@ messages::workmap orchestrator_model::workmap(std::int64_t now_ms) {
       const std::int64_t t = p.stopped_ms ? std::min(now_, *p.stopped_ms) : now_;
       const std::int64_t init_start = p.created_ms + timing_.start_ms;
       wp.init_ms = static_cast<std::uint64_t>(std::clamp<std::int64_t>(t - init_start, 0, p.init_ms));
-      wp.run_ms = p.in_flight * static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ - p.batch_start_ms));
+      wp.run_ms =
+          p.in_flight * static_cast<std::uint64_t>(std::max<std::int64_t>(0, now_ - p.batch_start_ms));
       if (auto m = node_memory_mb_.find(p.node); m != node_memory_mb_.end()) wp.node_memory_mb = m->second;
       if (p.ended) p.ended_published = true;
       w.processes.push_back(std::move(wp));

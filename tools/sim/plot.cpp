@@ -36,31 +36,35 @@ double tick_step(double max) {
 
 std::string tick_label(double v) {
   char buf[32];
-  if (std::fabs(v - std::round(v)) < 1e-9) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else std::snprintf(buf, sizeof buf, "%.1f", v);
+  if (std::fabs(v - std::round(v)) < 1e-9)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f", v);
   return buf;
 }
 
 struct panel {
-  double y0, y1;   // pixel rows (top, bottom)
-  double t_max;    // seconds
+  double y0, y1;  // pixel rows (top, bottom)
+  double t_max;   // seconds
   double v_max;
   double x(double t) const { return left + (width - left - right) * (t_max > 0 ? t / t_max : 0); }
   double y(double v) const { return y1 - (y1 - y0) * (v_max > 0 ? std::clamp(v / v_max, 0.0, 1.0) : 0); }
 };
 
 void axes(std::ostringstream& o, const panel& p, const std::string& y_title) {
-  o << "<rect x='" << num(left) << "' y='" << num(p.y0) << "' width='" << num(width - left - right) << "' height='"
-    << num(p.y1 - p.y0) << "' fill='none' stroke='#444'/>\n";
+  o << "<rect x='" << num(left) << "' y='" << num(p.y0) << "' width='" << num(width - left - right)
+    << "' height='" << num(p.y1 - p.y0) << "' fill='none' stroke='#444'/>\n";
   const double vs = tick_step(p.v_max);
   for (double v = 0; v <= p.v_max + 1e-9; v += vs) {
-    o << "<line x1='" << num(left - 4) << "' y1='" << num(p.y(v)) << "' x2='" << num(width - right) << "' y2='" << num(p.y(v))
-      << "' stroke='#ddd'/>\n";
-    o << "<text x='" << num(left - 8) << "' y='" << num(p.y(v) + 4) << "' text-anchor='end'>" << tick_label(v) << "</text>\n";
+    o << "<line x1='" << num(left - 4) << "' y1='" << num(p.y(v)) << "' x2='" << num(width - right)
+      << "' y2='" << num(p.y(v)) << "' stroke='#ddd'/>\n";
+    o << "<text x='" << num(left - 8) << "' y='" << num(p.y(v) + 4) << "' text-anchor='end'>" << tick_label(v)
+      << "</text>\n";
   }
   const double ts = tick_step(p.t_max);
   for (double t = 0; t <= p.t_max + 1e-9; t += ts)
-    o << "<text x='" << num(p.x(t)) << "' y='" << num(p.y1 + 16) << "' text-anchor='middle'>" << tick_label(t) << "</text>\n";
+    o << "<text x='" << num(p.x(t)) << "' y='" << num(p.y1 + 16) << "' text-anchor='middle'>" << tick_label(t)
+      << "</text>\n";
   o << "<text x='18' y='" << num((p.y0 + p.y1) / 2) << "' transform='rotate(-90 18 " << num((p.y0 + p.y1) / 2)
     << ")' text-anchor='middle'>" << xml_escape(y_title) << "</text>\n";
 }
@@ -84,11 +88,21 @@ std::string xml_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default:
         // Control characters are not allowed in XML 1.0 text.
         if (static_cast<unsigned char>(c) >= 0x20 || c == '\t' || c == '\n') out += c;
@@ -103,15 +117,17 @@ std::string render_svg(const recorder& rec, const std::string& title) {
   double q_max = 1;
   for (const auto& x : s) {
     q_max = std::max(q_max, static_cast<double>(x.total_quanta));
-    for (const auto& u : x.users) q_max = std::max({q_max, static_cast<double>(u.held_quanta), u.fair_quanta});
+    for (const auto& u : x.users)
+      q_max = std::max({q_max, static_cast<double>(u.held_quanta), u.fair_quanta});
   }
   const panel top{top_y0, top_y1, t_max, q_max * 1.05};
   const panel bottom{bottom_y0, bottom_y1, t_max, 100};
 
   std::ostringstream o;
   o << "<?xml version='1.0' encoding='UTF-8'?>\n";
-  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(width) << "' height='" << num(height) << "' viewBox='0 0 "
-    << num(width) << " " << num(height) << "' font-family='sans-serif' font-size='12'>\n";
+  o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << num(width) << "' height='" << num(height)
+    << "' viewBox='0 0 " << num(width) << " " << num(height)
+    << "' font-family='sans-serif' font-size='12'>\n";
   o << "<rect width='100%' height='100%' fill='white'/>\n";
   o << "<text x='" << num(left) << "' y='28' font-size='16'>" << xml_escape(title) << "</text>\n";
   axes(o, top, "quanta");
@@ -119,40 +135,49 @@ std::string render_svg(const recorder& rec, const std::string& title) {
   o << "<text x='" << num((left + width - right) / 2) << "' y='" << num(bottom_y1 + 36)
     << "' text-anchor='middle'>scenario time (s)</text>\n";
 
-  step_line(o, top, s, [](const sample& x) { return static_cast<double>(x.total_quanta); },
-            "stroke='#999' stroke-width='1.5'");
+  step_line(
+      o, top, s, [](const sample& x) { return static_cast<double>(x.total_quanta); },
+      "stroke='#999' stroke-width='1.5'");
   for (std::size_t u = 0; u < rec.users().size(); ++u) {
     const std::string colour = palette[u % (sizeof palette / sizeof palette[0])];
-    step_line(o, top, s, [u](const sample& x) { return x.users[u].fair_quanta; },
-              "stroke='" + colour + "' stroke-width='1' stroke-dasharray='5,4'");
-    step_line(o, top, s, [u](const sample& x) { return static_cast<double>(x.users[u].held_quanta); },
-              "stroke='" + colour + "' stroke-width='2'");
+    step_line(
+        o, top, s, [u](const sample& x) { return x.users[u].fair_quanta; },
+        "stroke='" + colour + "' stroke-width='1' stroke-dasharray='5,4'");
+    step_line(
+        o, top, s, [u](const sample& x) { return static_cast<double>(x.users[u].held_quanta); },
+        "stroke='" + colour + "' stroke-width='2'");
   }
-  step_line(o, bottom, s,
-            [](const sample& x) {
-              return x.total_quanta > 0 ? 100.0 * static_cast<double>(x.used_quanta) / static_cast<double>(x.total_quanta) : 0.0;
-            },
-            "stroke='#333' stroke-width='1.5'");
+  step_line(
+      o, bottom, s,
+      [](const sample& x) {
+        return x.total_quanta > 0
+                   ? 100.0 * static_cast<double>(x.used_quanta) / static_cast<double>(x.total_quanta)
+                   : 0.0;
+      },
+      "stroke='#333' stroke-width='1.5'");
 
   // Legend.
   double ly = top_y0 + 10;
   const double lx = width - right + 16;
   o << "<line x1='" << num(lx) << "' y1='" << num(ly) << "' x2='" << num(lx + 24) << "' y2='" << num(ly)
-    << "' stroke='#999' stroke-width='1.5'/><text x='" << num(lx + 30) << "' y='" << num(ly + 4) << "'>quanta up</text>\n";
+    << "' stroke='#999' stroke-width='1.5'/><text x='" << num(lx + 30) << "' y='" << num(ly + 4)
+    << "'>quanta up</text>\n";
   ly += 18;
   o << "<line x1='" << num(lx) << "' y1='" << num(ly) << "' x2='" << num(lx + 24) << "' y2='" << num(ly)
-    << "' stroke='#444' stroke-dasharray='5,4'/><text x='" << num(lx + 30) << "' y='" << num(ly + 4) << "'>fair share</text>\n";
+    << "' stroke='#444' stroke-dasharray='5,4'/><text x='" << num(lx + 30) << "' y='" << num(ly + 4)
+    << "'>fair share</text>\n";
   ly += 18;
   const std::size_t shown = std::min<std::size_t>(rec.users().size(), 14);
   for (std::size_t u = 0; u < shown; ++u) {
     const std::string colour = palette[u % (sizeof palette / sizeof palette[0])];
-    o << "<line x1='" << num(lx) << "' y1='" << num(ly) << "' x2='" << num(lx + 24) << "' y2='" << num(ly) << "' stroke='"
-      << colour << "' stroke-width='2'/><text x='" << num(lx + 30) << "' y='" << num(ly + 4) << "'>"
-      << xml_escape(rec.users()[u]) << "</text>\n";
+    o << "<line x1='" << num(lx) << "' y1='" << num(ly) << "' x2='" << num(lx + 24) << "' y2='" << num(ly)
+      << "' stroke='" << colour << "' stroke-width='2'/><text x='" << num(lx + 30) << "' y='" << num(ly + 4)
+      << "'>" << xml_escape(rec.users()[u]) << "</text>\n";
     ly += 18;
   }
   if (rec.users().size() > shown)
-    o << "<text x='" << num(lx) << "' y='" << num(ly + 4) << "'>+" << rec.users().size() - shown << " more users</text>\n";
+    o << "<text x='" << num(lx) << "' y='" << num(ly + 4) << "'>+" << rec.users().size() - shown
+      << " more users</text>\n";
   o << "</svg>\n";
   return o.str();
 }

@@ -35,7 +35,8 @@ T weighted(std::mt19937_64& rng, const std::vector<std::pair<T, int>>& choices) 
 std::int64_t log_uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
   // 53 random bits -> [0, 1), then exp of a uniform log; integer result clamped into range.
   const double u = static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0);
-  const double v = std::exp(std::log(static_cast<double>(lo)) + u * (std::log(static_cast<double>(hi)) - std::log(static_cast<double>(lo))));
+  const double v = std::exp(std::log(static_cast<double>(lo)) +
+                            u * (std::log(static_cast<double>(hi)) - std::log(static_cast<double>(lo))));
   return std::clamp(static_cast<std::int64_t>(std::llround(v)), lo, hi);
 }
 
@@ -45,7 +46,8 @@ scenario random_scenario(const random_spec& spec) {
   std::vector<std::string> problems;
   if (spec.jobs < 1 || spec.jobs > 10000) problems.push_back("--jobs: must be in [1, 10000]");
   if (spec.users < 1 || spec.users > 1000) problems.push_back("--users: must be in [1, 1000]");
-  if (spec.spread_ms < 0 || spec.spread_ms > max_scenario_ms) problems.push_back("arrival spread out of range");
+  if (spec.spread_ms < 0 || spec.spread_ms > max_scenario_ms)
+    problems.push_back("arrival spread out of range");
   scenario sc;
   try {
     sc.cluster.nodes = parse_nodes(spec.nodes);
@@ -56,8 +58,8 @@ scenario random_scenario(const random_spec& spec) {
   if (!problems.empty()) throw scenario_error(problems);
 
   sc.name = "random-" + std::to_string(spec.seed);
-  sc.description = std::to_string(spec.jobs) + " random jobs of " + std::to_string(spec.users) + " users on " +
-                   spec.nodes + " (seed " + std::to_string(spec.seed) + ")";
+  sc.description = std::to_string(spec.jobs) + " random jobs of " + std::to_string(spec.users) +
+                   " users on " + spec.nodes + " (seed " + std::to_string(spec.seed) + ")";
   sc.seed = spec.seed;
   sc.classes = embedded_default_classes();
   std::mt19937_64 rng{spec.seed};
@@ -81,8 +83,9 @@ scenario random_scenario(const random_spec& spec) {
     j.at_ms = spec.spread_ms == 0 ? 0 : uniform(rng, 0, spec.spread_ms - 1);
     sc.jobs.push_back(std::move(j));
   }
-  std::stable_sort(sc.jobs.begin(), sc.jobs.end(),
-                   [](const job_spec& a, const job_spec& b) { return std::tie(a.at_ms, a.id) < std::tie(b.at_ms, b.id); });
+  std::stable_sort(sc.jobs.begin(), sc.jobs.end(), [](const job_spec& a, const job_spec& b) {
+    return std::tie(a.at_ms, a.id) < std::tie(b.at_ms, b.id);
+  });
   return sc;
 }
 

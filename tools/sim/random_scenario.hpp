@@ -6,8 +6,8 @@
 // Per job: user uniform among user1..userN; class normal 60%, high 15%, low 15%, urgent 5%, background 5%
 // (the embedded default's fair-share classes); memory 2G / 4G / 8G at 30 / 50 / 20%; threads 1, 2 or 4
 // uniform; items log-uniform in [200, 4000]; item_ms uniform in [500, 4000]; init_ms uniform in [1000, 8000];
-// max_processes 0 (80%) or uniform in 1..16 (20%); arrival uniform over [0, spread_ms). Everything else (cluster
-// timing, orchestrator timing) takes a scenario file's defaults.
+// max_processes 0 (80%) or uniform in 1..16 (20%); arrival uniform over [0, spread_ms). Everything else
+// (cluster timing, orchestrator timing) takes a scenario file's defaults.
 //
 // Pure: no I/O, no clock.
 
@@ -21,8 +21,8 @@ namespace rmbus::sim {
 struct random_spec {
   std::uint64_t seed = 1;
   std::string nodes = "8x32G";
-  int jobs = 20;   // 1..10000
-  int users = 3;   // 1..1000
+  int jobs = 20;                   // 1..10000
+  int users = 3;                   // 1..1000
   std::int64_t spread_ms = 60000;  // arrivals uniform over [0, spread_ms); 0: all at once
 };
 

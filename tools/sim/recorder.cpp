@@ -20,17 +20,22 @@ constexpr std::size_t max_tracked_shares = 1000000;
 }  // namespace
 
 recorder::recorder(std::vector<std::string> users, std::vector<class_spec> classes, std::uint64_t quantum_mb)
-    : users_(std::move(users)), classes_(std::move(classes)), quantum_mb_(std::max<std::uint64_t>(1, quantum_mb)) {}
+    : users_(std::move(users)),
+      classes_(std::move(classes)),
+      quantum_mb_(std::max<std::uint64_t>(1, quantum_mb)) {}
 
 void recorder::observe_state(const messages::rm_state& state) {
   ++states_;
   for (const auto& j : state.jobs) {
     for (const auto& sh : j.shares) {
-      if (sh.status == messages::share_status::preempt && preempted_.size() < max_tracked_shares) preempted_.insert(sh.id);
-      if (sh.status == messages::share_status::evict && evicted_.size() < max_tracked_shares) evicted_.insert(sh.id);
+      if (sh.status == messages::share_status::preempt && preempted_.size() < max_tracked_shares)
+        preempted_.insert(sh.id);
+      if (sh.status == messages::share_status::evict && evicted_.size() < max_tracked_shares)
+        evicted_.insert(sh.id);
     }
     // memory granted per process = quanta x quantum: any share tells the RM's quantum.
-    if (!j.shares.empty() && j.shares.front().quanta > 0 && j.memory_mb % j.shares.front().quanta == 0 && j.memory_mb > 0)
+    if (!j.shares.empty() && j.shares.front().quanta > 0 && j.memory_mb % j.shares.front().quanta == 0 &&
+        j.memory_mb > 0)
       quantum_mb_ = j.memory_mb / j.shares.front().quanta;
   }
 }
@@ -40,8 +45,9 @@ void recorder::observe_event(const messages::rm_event& event) {
   if (event.kind == messages::event_kinds::evict) ++evict_events_;
 }
 
-void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs, const messages::rm_state* state,
-                          const messages::rm_nodes* nodes, std::size_t agent_nodes_up) {
+void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
+                          const messages::rm_state* state, const messages::rm_nodes* nodes,
+                          std::size_t agent_nodes_up) {
   if (offered_++ % stride_ != 0) return;
 
   sample s;
@@ -88,7 +94,8 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs, 
       }
       if (u != user_index.end() && js.fair_share > 0) {
         auto o = order_of.find(js.id);
-        const std::uint64_t order = o != order_of.end() ? o->second : (j.memory_mb + quantum_mb_ - 1) / quantum_mb_;
+        const std::uint64_t order =
+            o != order_of.end() ? o->second : (j.memory_mb + quantum_mb_ - 1) / quantum_mb_;
         s.users[u->second].rm_fair_quanta += std::min<std::uint64_t>(js.fair_share, 1000000) * order;
       }
       for (const auto& sh : js.shares) {
@@ -115,11 +122,13 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs, 
   for (const auto& j : jobs) {
     if (j.arrived && j.state != messages::work_state::completed && j.processes == 0) ++s.pending_jobs;
     if (j.demand == 0) continue;
-    if (auto u = user_index.find(j.user); u != user_index.end()) s.users[u->second].demand_processes += j.demand;
+    if (auto u = user_index.find(j.user); u != user_index.end())
+      s.users[u->second].demand_processes += j.demand;
     const class_spec* c = class_of(classes_, j.class_name, j.kind);
     if (c == nullptr || c->policy != class_policy::fair_share) continue;
     auto o = order_of.find(j.id);
-    const std::uint64_t order = o != order_of.end() ? o->second : (j.memory_mb + quantum_mb_ - 1) / quantum_mb_;
+    const std::uint64_t order =
+        o != order_of.end() ? o->second : (j.memory_mb + quantum_mb_ - 1) / quantum_mb_;
     auto& d = demand[c->name];
     d.class_name = c->name;
     d.weight = c->weight;
@@ -128,7 +137,8 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs, 
   }
   std::vector<class_demand> claims;
   for (auto& [name, d] : demand) claims.push_back(std::move(d));
-  const double available = static_cast<double>(s.total_quanta) - static_cast<double>(std::min(s.total_quanta, s.fixed_quanta));
+  const double available =
+      static_cast<double>(s.total_quanta) - static_cast<double>(std::min(s.total_quanta, s.fixed_quanta));
   const auto fair = fair_shares(available, claims);
   for (const auto& c : claims) {
     for (const auto& [user, q] : c.user_demand_quanta) {

@@ -30,13 +30,13 @@
 namespace rmbus::sim {
 
 struct user_sample {
-  std::uint64_t held_quanta = 0;     // active shares (running or new) of all its work
-  std::uint64_t held_processes = 0;  // the same, counted in processes
+  std::uint64_t held_quanta = 0;       // active shares (running or new) of all its work
+  std::uint64_t held_processes = 0;    // the same, counted in processes
   std::uint64_t fair_held_quanta = 0;  // of which in fair-share classes
-  double demand_quanta = 0;          // what its fair-share work could use
+  double demand_quanta = 0;            // what its fair-share work could use
   std::uint64_t demand_processes = 0;  // processes all its unfinished work could use (any class)
-  double fair_quanta = 0;            // its weighted max-min fair share (fair_share.hpp)
-  std::uint64_t rm_fair_quanta = 0;  // the RM's own: sum of its jobs' rm.state fair_share x order
+  double fair_quanta = 0;              // its weighted max-min fair share (fair_share.hpp)
+  std::uint64_t rm_fair_quanta = 0;    // the RM's own: sum of its jobs' rm.state fair_share x order
 
   friend bool operator==(const user_sample&, const user_sample&) = default;
 };

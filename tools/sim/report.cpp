@@ -19,7 +19,8 @@ std::string fixed(double v, int digits) {
 // Each sample stands for the time until the next; the last for nothing, unless it is alone.
 std::vector<double> weights_of(const std::vector<sample>& s) {
   std::vector<double> w(s.size(), 0.0);
-  for (std::size_t i = 0; i + 1 < s.size(); ++i) w[i] = static_cast<double>(std::max<std::int64_t>(0, s[i + 1].t_ms - s[i].t_ms));
+  for (std::size_t i = 0; i + 1 < s.size(); ++i)
+    w[i] = static_cast<double>(std::max<std::int64_t>(0, s[i + 1].t_ms - s[i].t_ms));
   if (s.size() == 1) w[0] = 1;
   return w;
 }
@@ -42,7 +43,8 @@ std::optional<double> weighted_mean(const std::vector<double>& w, std::size_t n,
 }
 
 std::size_t users_with_demand(const sample& s) {
-  return static_cast<std::size_t>(std::count_if(s.users.begin(), s.users.end(), [](const user_sample& u) { return u.demand_quanta > 0; }));
+  return static_cast<std::size_t>(std::count_if(s.users.begin(), s.users.end(),
+                                                [](const user_sample& u) { return u.demand_quanta > 0; }));
 }
 
 }  // namespace
@@ -66,22 +68,36 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
   r.evicted_shares = rec.evicted_shares();
   r.preempt_events = rec.preempt_events();
   r.evict_events = rec.evict_events();
-  r.utilization_mean = weighted_mean(
-                           w, s.size(), [&](std::size_t i) { return s[i].total_quanta > 0; },
-                           [&](std::size_t i) { return static_cast<double>(s[i].used_quanta) / static_cast<double>(s[i].total_quanta); })
-                           .value_or(0.0);
-  r.double_booked_samples = static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](const sample& x) { return x.double_booked; }));
+  r.utilization_mean =
+      weighted_mean(
+          w, s.size(), [&](std::size_t i) { return s[i].total_quanta > 0; },
+          [&](std::size_t i) {
+            return static_cast<double>(s[i].used_quanta) / static_cast<double>(s[i].total_quanta);
+          })
+          .value_or(0.0);
+  r.double_booked_samples = static_cast<std::size_t>(
+      std::count_if(s.begin(), s.end(), [](const sample& x) { return x.double_booked; }));
 
   for (std::size_t u = 0; u < rec.users().size(); ++u) {
     user_figures f;
     f.user = rec.users()[u];
     // Only samples in which the RM had reported its capacity: before that every fair share is 0.
     auto wants = [&](std::size_t i) { return s[i].users[u].demand_quanta > 0 && s[i].total_quanta > 0; };
-    f.mean_held_quanta = weighted_mean(w, s.size(), wants, [&](std::size_t i) { return static_cast<double>(s[i].users[u].fair_held_quanta); }).value_or(0);
-    f.mean_fair_quanta = weighted_mean(w, s.size(), wants, [&](std::size_t i) { return s[i].users[u].fair_quanta; }).value_or(0);
-    f.mean_rm_fair_quanta = weighted_mean(w, s.size(), wants, [&](std::size_t i) { return static_cast<double>(s[i].users[u].rm_fair_quanta); }).value_or(0);
-    auto wants_any = [&](std::size_t i) { return s[i].users[u].demand_processes > 0 && s[i].total_quanta > 0; };
-    f.mean_held_processes = weighted_mean(w, s.size(), wants_any, [&](std::size_t i) { return static_cast<double>(s[i].users[u].held_processes); }).value_or(0);
+    f.mean_held_quanta = weighted_mean(w, s.size(), wants, [&](std::size_t i) {
+                           return static_cast<double>(s[i].users[u].fair_held_quanta);
+                         }).value_or(0);
+    f.mean_fair_quanta = weighted_mean(w, s.size(), wants, [&](std::size_t i) {
+                           return s[i].users[u].fair_quanta;
+                         }).value_or(0);
+    f.mean_rm_fair_quanta = weighted_mean(w, s.size(), wants, [&](std::size_t i) {
+                              return static_cast<double>(s[i].users[u].rm_fair_quanta);
+                            }).value_or(0);
+    auto wants_any = [&](std::size_t i) {
+      return s[i].users[u].demand_processes > 0 && s[i].total_quanta > 0;
+    };
+    f.mean_held_processes = weighted_mean(w, s.size(), wants_any, [&](std::size_t i) {
+                              return static_cast<double>(s[i].users[u].held_processes);
+                            }).value_or(0);
     // Where the user ended up under contention: the last sample in which it and at least one other user
     // wanted fair-share quanta (else simply its last sample with demand).
     std::optional<std::size_t> at, last_wanting;
@@ -117,8 +133,10 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
   std::size_t unfinished = 0;
   std::vector<double> first_process;
   for (const auto& j : jobs) {
-    if (j.first_process_ms) first_process.push_back(static_cast<double>(*j.first_process_ms - j.at_ms) / 1000.0);
-    else if (j.arrived && !j.refused) ++r.never_started;
+    if (j.first_process_ms)
+      first_process.push_back(static_cast<double>(*j.first_process_ms - j.at_ms) / 1000.0);
+    else if (j.arrived && !j.refused)
+      ++r.never_started;
     if (j.kind != messages::work_kind::job) {
       ++r.other_work;
       continue;
@@ -136,7 +154,8 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
       ++unfinished;
     }
   }
-  if (r.jobs_completed > 0 && unfinished == 0) r.makespan_s = static_cast<double>(last_done - first_at) / 1000.0;
+  if (r.jobs_completed > 0 && unfinished == 0)
+    r.makespan_s = static_cast<double>(last_done - first_at) / 1000.0;
   std::sort(first_process.begin(), first_process.end());
   r.first_process_count = first_process.size();
   if (!first_process.empty()) {
@@ -170,13 +189,17 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
         row.pending = std::max(row.pending, s[i].pending_jobs);
       }
       if (!any) continue;
-      row.utilization = weighted_mean(
-                            w, s.size(), [&](std::size_t i) { return in_row(i) && s[i].total_quanta > 0; },
-                            [&](std::size_t i) { return static_cast<double>(s[i].used_quanta) / static_cast<double>(s[i].total_quanta); })
-                            .value_or(0);
+      row.utilization =
+          weighted_mean(
+              w, s.size(), [&](std::size_t i) { return in_row(i) && s[i].total_quanta > 0; },
+              [&](std::size_t i) {
+                return static_cast<double>(s[i].used_quanta) / static_cast<double>(s[i].total_quanta);
+              })
+              .value_or(0);
       for (std::size_t u = 0; u < rec.users().size(); ++u)
-        row.user_processes.push_back(
-            weighted_mean(w, s.size(), in_row, [&](std::size_t i) { return static_cast<double>(s[i].users[u].held_processes); }).value_or(0));
+        row.user_processes.push_back(weighted_mean(w, s.size(), in_row, [&](std::size_t i) {
+                                       return static_cast<double>(s[i].users[u].held_processes);
+                                     }).value_or(0));
       r.timeline.push_back(std::move(row));
     }
   }
@@ -186,20 +209,22 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
 std::string render_report(const report_figures& r) {
   std::ostringstream o;
   o << "rmbus-sim report: " << r.run.scenario << "\n";
-  o << "  simulated " << fixed(static_cast<double>(r.run.simulated_ms) / 1000.0, 1) << " s in " << fixed(r.run.wall_s, 1)
-    << " s of wall time (speed " << fixed(r.run.speed, 2) << "); ended: " << r.run.end_reason << "\n";
+  o << "  simulated " << fixed(static_cast<double>(r.run.simulated_ms) / 1000.0, 1) << " s in "
+    << fixed(r.run.wall_s, 1) << " s of wall time (speed " << fixed(r.run.speed, 2)
+    << "); ended: " << r.run.end_reason << "\n";
   o << "  " << r.states_received << " schedules (rm.state) received, " << r.samples << " samples, quantum "
     << r.quantum_mb << " MB\n\n";
 
-  o << "Utilization (quanta held / quanta of the nodes up): " << fixed(100.0 * r.utilization_mean, 1) << "% on average\n";
+  o << "Utilization (quanta held / quanta of the nodes up): " << fixed(100.0 * r.utilization_mean, 1)
+    << "% on average\n";
   if (!r.timeline.empty()) {
     o << "  time (s)         util  nodes pending";
     for (const auto& u : r.users) o << "  " << u.user;
     o << "   (mean processes held)\n";
     for (const auto& row : r.timeline) {
       char head[96];
-      std::snprintf(head, sizeof head, "  %6.1f - %6.1f %5.1f%% %6zu %7zu", row.from_s, row.to_s, 100.0 * row.utilization,
-                    row.nodes_up, row.pending);
+      std::snprintf(head, sizeof head, "  %6.1f - %6.1f %5.1f%% %6zu %7zu", row.from_s, row.to_s,
+                    100.0 * row.utilization, row.nodes_up, row.pending);
       o << head;
       for (std::size_t u = 0; u < row.user_processes.size(); ++u) {
         const std::string v = fixed(row.user_processes[u], 1);
@@ -210,37 +235,47 @@ std::string render_report(const report_figures& r) {
     }
   }
 
-  o << "\nUsers (quanta of fair-share work while the user had demand; fair share: weighted max-min, docs/sim.md)\n";
-  o << "  user            jobs done  mean held  mean fair  held/fair    RM fair  mean procs  final procs  final fair  max procs  first proc (s)\n";
+  o << "\nUsers (quanta of fair-share work while the user had demand; fair share: weighted max-min, "
+       "docs/sim.md)\n";
+  o << "  user            jobs done  mean held  mean fair  held/fair    RM fair  mean procs  final procs  "
+       "final fair  max procs  first proc (s)\n";
   for (const auto& u : r.users) {
     char line[256];
-    const std::string ratio = u.mean_fair_quanta > 0 ? fixed(u.mean_held_quanta / u.mean_fair_quanta, 2) : "-";
+    const std::string ratio =
+        u.mean_fair_quanta > 0 ? fixed(u.mean_held_quanta / u.mean_fair_quanta, 2) : "-";
     const std::string first = u.first_process_mean_s ? fixed(*u.first_process_mean_s, 1) : "-";
-    std::snprintf(line, sizeof line, "  %-15s %4zu %4zu %10.1f %10.1f %10s %10.1f %11.1f %12llu %11.1f %10llu %15s\n",
-                  u.user.c_str(), u.jobs, u.jobs_completed, u.mean_held_quanta, u.mean_fair_quanta, ratio.c_str(),
-                  u.mean_rm_fair_quanta, u.mean_held_processes,
-                  static_cast<unsigned long long>(u.final_processes), u.final_fair_quanta,
-                  static_cast<unsigned long long>(u.max_processes), first.c_str());
+    std::snprintf(
+        line, sizeof line, "  %-15s %4zu %4zu %10.1f %10.1f %10s %10.1f %11.1f %12llu %11.1f %10llu %15s\n",
+        u.user.c_str(), u.jobs, u.jobs_completed, u.mean_held_quanta, u.mean_fair_quanta, ratio.c_str(),
+        u.mean_rm_fair_quanta, u.mean_held_processes, static_cast<unsigned long long>(u.final_processes),
+        u.final_fair_quanta, static_cast<unsigned long long>(u.max_processes), first.c_str());
     o << line;
   }
 
-  o << "\nPreemptions: " << r.preempted_shares << " shares (" << r.preempt_events << " preempt events); evictions: "
-    << r.evicted_shares << " shares (" << r.evict_events << " evict events)\n";
+  o << "\nPreemptions: " << r.preempted_shares << " shares (" << r.preempt_events
+    << " preempt events); evictions: " << r.evicted_shares << " shares (" << r.evict_events
+    << " evict events)\n";
   o << "Jobs: " << r.jobs_completed << " of " << r.jobs_total << " completed";
   if (r.jobs_refused > 0) o << ", " << r.jobs_refused << " refused";
   if (r.other_work > 0) o << "; " << r.other_work << " services / APs / reservations";
   o << "\n";
   o << "Time from submission to first process: ";
-  if (r.first_process_count == 0) o << "no process started";
+  if (r.first_process_count == 0)
+    o << "no process started";
   else
-    o << "mean " << fixed(r.first_process_mean_s, 1) << " s, median " << fixed(r.first_process_p50_s, 1) << " s, p90 "
-      << fixed(r.first_process_p90_s, 1) << " s, max " << fixed(r.first_process_max_s, 1) << " s (" << r.first_process_count
-      << " jobs)";
+    o << "mean " << fixed(r.first_process_mean_s, 1) << " s, median " << fixed(r.first_process_p50_s, 1)
+      << " s, p90 " << fixed(r.first_process_p90_s, 1) << " s, max " << fixed(r.first_process_max_s, 1)
+      << " s (" << r.first_process_count << " jobs)";
   if (r.never_started > 0) o << "; " << r.never_started << " never started";
   o << "\n";
   o << "Makespan (first submission to last completion): "
-    << (r.makespan_s ? fixed(*r.makespan_s, 1) + " s" : std::string("not reached (work left when the run ended)")) << "\n";
-  o << "Double booking: " << (r.double_booked_samples == 0 ? std::string("none seen") : std::to_string(r.double_booked_samples) + " samples") << "\n";
+    << (r.makespan_s ? fixed(*r.makespan_s, 1) + " s"
+                     : std::string("not reached (work left when the run ended)"))
+    << "\n";
+  o << "Double booking: "
+    << (r.double_booked_samples == 0 ? std::string("none seen")
+                                     : std::to_string(r.double_booked_samples) + " samples")
+    << "\n";
 
   o << "\nFigures\n";
   auto fig = [&](const std::string& k, const std::string& v) { o << k << " = " << v << "\n"; };
@@ -280,17 +315,20 @@ std::string render_report(const report_figures& r) {
 
 std::string render_csv(const recorder& rec) {
   std::ostringstream o;
-  o << "t_s,nodes_up,total_quanta,used_quanta,utilization,fixed_quanta,pending_jobs,preemptions,evictions,double_booked";
+  o << "t_s,nodes_up,total_quanta,used_quanta,utilization,fixed_quanta,pending_jobs,preemptions,evictions,"
+       "double_booked";
   for (const auto& u : rec.users())
     o << "," << u << "_quanta," << u << "_processes," << u << "_fair_quanta," << u << "_rm_fair_quanta";
   o << "\n";
   for (const auto& s : rec.samples()) {
-    const double util = s.total_quanta > 0 ? static_cast<double>(s.used_quanta) / static_cast<double>(s.total_quanta) : 0.0;
-    o << fixed(static_cast<double>(s.t_ms) / 1000.0, 3) << "," << s.nodes_up << "," << s.total_quanta << "," << s.used_quanta
-      << "," << fixed(util, 4) << "," << s.fixed_quanta << "," << s.pending_jobs << "," << s.preemptions << "," << s.evictions
-      << "," << (s.double_booked ? 1 : 0);
+    const double util =
+        s.total_quanta > 0 ? static_cast<double>(s.used_quanta) / static_cast<double>(s.total_quanta) : 0.0;
+    o << fixed(static_cast<double>(s.t_ms) / 1000.0, 3) << "," << s.nodes_up << "," << s.total_quanta << ","
+      << s.used_quanta << "," << fixed(util, 4) << "," << s.fixed_quanta << "," << s.pending_jobs << ","
+      << s.preemptions << "," << s.evictions << "," << (s.double_booked ? 1 : 0);
     for (const auto& u : s.users)
-      o << "," << u.held_quanta << "," << u.held_processes << "," << fixed(u.fair_quanta, 2) << "," << u.rm_fair_quanta;
+      o << "," << u.held_quanta << "," << u.held_processes << "," << fixed(u.fair_quanta, 2) << ","
+        << u.rm_fair_quanta;
     o << "\n";
   }
   return o.str();
@@ -301,14 +339,18 @@ std::string progress_line(const sample& s, const std::vector<std::string>& users
   std::ostringstream o;
   char head[64];
   std::snprintf(head, sizeof head, "[%8.1f s] ", static_cast<double>(s.t_ms) / 1000.0);
-  o << head << "nodes " << s.nodes_up << "/" << total_nodes << " up | quanta " << s.used_quanta << "/" << s.total_quanta;
-  if (s.total_quanta > 0) o << " (" << fixed(100.0 * static_cast<double>(s.used_quanta) / static_cast<double>(s.total_quanta), 0) << "%)";
+  o << head << "nodes " << s.nodes_up << "/" << total_nodes << " up | quanta " << s.used_quanta << "/"
+    << s.total_quanta;
+  if (s.total_quanta > 0)
+    o << " (" << fixed(100.0 * static_cast<double>(s.used_quanta) / static_cast<double>(s.total_quanta), 0)
+      << "%)";
   o << " | procs";
   const std::size_t shown = std::min<std::size_t>(users.size(), 8);
-  for (std::size_t u = 0; u < shown && u < s.users.size(); ++u) o << " " << users[u] << "=" << s.users[u].held_processes;
+  for (std::size_t u = 0; u < shown && u < s.users.size(); ++u)
+    o << " " << users[u] << "=" << s.users[u].held_processes;
   if (users.size() > shown) o << " +" << users.size() - shown << " users";
-  o << " | pending " << s.pending_jobs << " | done " << jobs_done << "/" << jobs_total << " | preempted " << s.preemptions
-    << " evicted " << s.evictions;
+  o << " | pending " << s.pending_jobs << " | done " << jobs_done << "/" << jobs_total << " | preempted "
+    << s.preemptions << " evicted " << s.evictions;
   return o.str();
 }
 

@@ -39,10 +39,10 @@ struct user_figures {
   std::string user;
   std::size_t jobs = 0;
   std::size_t jobs_completed = 0;
-  double mean_held_quanta = 0;      // fair-share work, while the user had demand
+  double mean_held_quanta = 0;  // fair-share work, while the user had demand
   double mean_fair_quanta = 0;
-  double mean_rm_fair_quanta = 0;   // the RM's own fair share (rm.state fair_share), same samples
-  double mean_held_processes = 0;   // all its work, while it had unfinished work of any class
+  double mean_rm_fair_quanta = 0;     // the RM's own fair share (rm.state fair_share), same samples
+  double mean_held_processes = 0;     // all its work, while it had unfinished work of any class
   std::uint64_t final_processes = 0;  // at the user's last contended sample (see above)
   double final_fair_quanta = 0;
   std::uint64_t final_held_quanta = 0;
@@ -52,9 +52,9 @@ struct user_figures {
 
 struct timeline_row {
   double from_s = 0, to_s = 0;
-  double utilization = 0;   // time-weighted mean in the row, 0..1
-  std::size_t nodes_up = 0; // fewest in the row
-  std::size_t pending = 0;  // most in the row
+  double utilization = 0;              // time-weighted mean in the row, 0..1
+  std::size_t nodes_up = 0;            // fewest in the row
+  std::size_t pending = 0;             // most in the row
   std::vector<double> user_processes;  // mean processes held per user
 };
 
@@ -68,7 +68,7 @@ struct report_figures {
   std::vector<user_figures> users;
   std::uint64_t preempted_shares = 0, evicted_shares = 0, preempt_events = 0, evict_events = 0;
   std::size_t jobs_total = 0, jobs_completed = 0, jobs_refused = 0;  // kind "job" only
-  std::size_t other_work = 0;  // services, APs, reservations
+  std::size_t other_work = 0;                                        // services, APs, reservations
   std::optional<double> makespan_s;
   std::size_t first_process_count = 0;
   double first_process_mean_s = 0, first_process_p50_s = 0, first_process_p90_s = 0, first_process_max_s = 0;

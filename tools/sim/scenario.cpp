@@ -1,5 +1,7 @@
 #include "tools/sim/scenario.hpp"
 
+#include <toml++/toml.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -10,15 +12,16 @@
 #include <sstream>
 #include <tuple>
 
-#include <toml++/toml.h>
-
 namespace rmbus::sim {
 
 std::string_view to_string(class_policy p) {
   switch (p) {
-    case class_policy::fair_share: return "FAIR_SHARE";
-    case class_policy::fixed_share: return "FIXED_SHARE";
-    case class_policy::reserve: return "RESERVE";
+    case class_policy::fair_share:
+      return "FAIR_SHARE";
+    case class_policy::fixed_share:
+      return "FIXED_SHARE";
+    case class_policy::reserve:
+      return "RESERVE";
   }
   return "?";
 }
@@ -49,9 +52,10 @@ const class_spec* class_of(const std::vector<class_spec>& classes, std::string_v
   }
   // rmbus's rule (actors/workmap_diff.cpp): jobs go to the default FAIR_SHARE class; every other kind to
   // the default RESERVE class, else the default FIXED_SHARE class.
-  const std::vector<class_policy> prefs = kind == messages::work_kind::job
-                                              ? std::vector<class_policy>{class_policy::fair_share}
-                                              : std::vector<class_policy>{class_policy::reserve, class_policy::fixed_share};
+  const std::vector<class_policy> prefs =
+      kind == messages::work_kind::job
+          ? std::vector<class_policy>{class_policy::fair_share}
+          : std::vector<class_policy>{class_policy::reserve, class_policy::fixed_share};
   for (auto p : prefs)
     for (const auto& c : classes)
       if (c.is_default && c.policy == p) return &c;
@@ -87,16 +91,26 @@ bool valid_name(std::string_view s) {
 
 std::string type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a decimal number";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    case toml::node_type::date: return "a date";
-    case toml::node_type::time: return "a time";
-    case toml::node_type::date_time: return "a date-time";
-    default: return "nothing";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a decimal number";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::date:
+      return "a date";
+    case toml::node_type::time:
+      return "a time";
+    case toml::node_type::date_time:
+      return "a date-time";
+    default:
+      return "nothing";
   }
 }
 
@@ -119,7 +133,8 @@ class reader {
   }
   const std::vector<std::string>& problems() const { return problems_; }
 
-  void only_keys(const toml::table& t, const std::string& where, std::initializer_list<std::string_view> allowed) {
+  void only_keys(const toml::table& t, const std::string& where,
+                 std::initializer_list<std::string_view> allowed) {
     for (const auto& [key, value] : t) {
       if (std::find(allowed.begin(), allowed.end(), key.str()) != allowed.end()) continue;
       std::string list;
@@ -196,16 +211,19 @@ class reader {
       return std::nullopt;
     }
     double s = 0;
-    if (n->is_integer()) s = static_cast<double>(n->as_integer()->get());
-    else if (n->is_floating_point()) s = n->as_floating_point()->get();
+    if (n->is_integer())
+      s = static_cast<double>(n->as_integer()->get());
+    else if (n->is_floating_point())
+      s = n->as_floating_point()->get();
     else {
       add(n, path(where, key) + ": expected a number of seconds, got " + type_name(*n));
       return std::nullopt;
     }
-    if (!std::isfinite(s) || s * 1000.0 < static_cast<double>(min_ms) || s * 1000.0 > static_cast<double>(max_ms)) {
+    if (!std::isfinite(s) || s * 1000.0 < static_cast<double>(min_ms) ||
+        s * 1000.0 > static_cast<double>(max_ms)) {
       std::ostringstream o;
-      o << path(where, key) << ": " << s << " s is out of range [" << static_cast<double>(min_ms) / 1000.0 << ", "
-        << static_cast<double>(max_ms) / 1000.0 << "] s";
+      o << path(where, key) << ": " << s << " s is out of range [" << static_cast<double>(min_ms) / 1000.0
+        << ", " << static_cast<double>(max_ms) / 1000.0 << "] s";
       add(n, o.str());
       return std::nullopt;
     }
@@ -236,7 +254,8 @@ class reader {
                  "' is not a size (expected e.g. \"4G\" or \"512M\", or an integer number of MB)");
       return std::nullopt;
     }
-    add(n, path(where, key) + ": expected a size like \"4G\" or an integer number of MB, got " + type_name(*n));
+    add(n,
+        path(where, key) + ": expected a size like \"4G\" or an integer number of MB, got " + type_name(*n));
     return std::nullopt;
   }
 
@@ -258,7 +277,8 @@ std::optional<class_policy> parse_policy(std::string_view s) {
 void read_cluster(reader& r, const toml::table& root, scenario& sc) {
   const toml::table* t = r.table(root, "cluster", "cluster");
   if (t == nullptr) {
-    if (root.get("cluster") == nullptr) r.add(&root, "missing the [cluster] table (it needs at least `nodes`)");
+    if (root.get("cluster") == nullptr)
+      r.add(&root, "missing the [cluster] table (it needs at least `nodes`)");
     return;
   }
   r.only_keys(*t, "[cluster]", {"nodes", "heartbeat_ms", "jitter_ms", "quantum"});
@@ -272,8 +292,11 @@ void read_cluster(reader& r, const toml::table& root, scenario& sc) {
   }
   if (auto v = r.integer(*t, "heartbeat_ms", "cluster", 10, 60000)) sc.cluster.heartbeat_ms = *v;
   if (auto v = r.integer(*t, "jitter_ms", "cluster", 0, 60000)) {
-    if (*v >= sc.cluster.heartbeat_ms) r.add(t->get("jitter_ms"), "cluster.jitter_ms: must be below cluster.heartbeat_ms (" + std::to_string(sc.cluster.heartbeat_ms) + ")");
-    else sc.cluster.jitter_ms = *v;
+    if (*v >= sc.cluster.heartbeat_ms)
+      r.add(t->get("jitter_ms"), "cluster.jitter_ms: must be below cluster.heartbeat_ms (" +
+                                     std::to_string(sc.cluster.heartbeat_ms) + ")");
+    else
+      sc.cluster.jitter_ms = *v;
   } else if (sc.cluster.jitter_ms >= sc.cluster.heartbeat_ms) {
     sc.cluster.jitter_ms = sc.cluster.heartbeat_ms / 4;  // the default jitter must fit a short period
   }
@@ -283,7 +306,8 @@ void read_cluster(reader& r, const toml::table& root, scenario& sc) {
 void read_orchestrator(reader& r, const toml::table& root, scenario& sc) {
   const toml::table* t = r.table(root, "orchestrator", "orchestrator");
   if (t == nullptr) return;
-  r.only_keys(*t, "[orchestrator]", {"publish_ms", "start_ms", "init_ms", "preempt_exit_ms", "evict_exit_ms"});
+  r.only_keys(*t, "[orchestrator]",
+              {"publish_ms", "start_ms", "init_ms", "preempt_exit_ms", "evict_exit_ms"});
   auto& o = sc.orchestrator;
   if (auto v = r.integer(*t, "publish_ms", "orchestrator", 10, 60000)) o.publish_ms = *v;
   if (auto v = r.integer(*t, "start_ms", "orchestrator", 0, max_period_ms)) o.start_ms = *v;
@@ -309,17 +333,23 @@ void read_classes(reader& r, const toml::table& root, scenario& sc) {
     }
     const auto& ct = *node.as_table();
     r.only_keys(ct, "[" + where + "]", {"policy", "weight", "priority", "default"});
-    auto it = std::find_if(sc.classes.begin(), sc.classes.end(), [&](const auto& c) { return c.name == name; });
+    auto it =
+        std::find_if(sc.classes.begin(), sc.classes.end(), [&](const auto& c) { return c.name == name; });
     class_spec c = it != sc.classes.end() ? *it : class_spec{name};
     if (auto p = r.string(ct, "policy", where)) {
-      if (auto pol = parse_policy(*p)) c.policy = *pol;
-      else r.add(ct.get("policy"), where + ".policy: unknown value '" + p->substr(0, 64) + "' (expected FAIR_SHARE, FIXED_SHARE or RESERVE)");
+      if (auto pol = parse_policy(*p))
+        c.policy = *pol;
+      else
+        r.add(ct.get("policy"), where + ".policy: unknown value '" + p->substr(0, 64) +
+                                    "' (expected FAIR_SHARE, FIXED_SHARE or RESERVE)");
     }
     if (auto v = r.integer(ct, "weight", where, 1, 1000000)) c.weight = static_cast<int>(*v);
     if (auto v = r.integer(ct, "priority", where, -1000000, 1000000)) c.priority = static_cast<int>(*v);
     if (auto v = r.boolean(ct, "default", where)) c.is_default = *v;
-    if (it != sc.classes.end()) *it = c;
-    else sc.classes.push_back(c);
+    if (it != sc.classes.end())
+      *it = c;
+    else
+      sc.classes.push_back(c);
   }
 }
 
@@ -327,7 +357,8 @@ struct job_source {
   std::uint32_t line = 0, column = 0;
 };
 
-void read_jobs(reader& r, const toml::table& root, scenario& sc, std::map<std::string, job_source>& where_of) {
+void read_jobs(reader& r, const toml::table& root, scenario& sc,
+               std::map<std::string, job_source>& where_of) {
   const toml::node* n = root.get("job");
   if (n == nullptr) return;
   if (!n->is_array_of_tables()) {
@@ -339,22 +370,28 @@ void read_jobs(reader& r, const toml::table& root, scenario& sc, std::map<std::s
   for (const auto& e : *n->as_array()) {
     const auto& t = *e.as_table();
     const std::string where = "job[" + std::to_string(index++) + "]";
-    r.only_keys(t, where, {"at_s", "id", "user", "class", "kind", "memory", "items", "threads", "item_ms", "init_ms",
-                           "max_processes", "count", "every_s", "end_s"});
+    r.only_keys(t, where,
+                {"at_s", "id", "user", "class", "kind", "memory", "items", "threads", "item_ms", "init_ms",
+                 "max_processes", "count", "every_s", "end_s"});
     const std::size_t before = r.problems().size();
     job_spec j;
     j.init_ms = sc.orchestrator.init_ms;
     if (auto v = r.seconds(t, "at_s", where, 0, max_scenario_ms)) j.at_ms = *v;
     if (auto v = r.string(t, "user", where, true)) {
-      if (valid_name(*v)) j.user = *v;
-      else r.add(t.get("user"), where + ".user: '" + v->substr(0, 64) + "' must be 1-128 letters, digits, '-', '_', '.' or '@'");
+      if (valid_name(*v))
+        j.user = *v;
+      else
+        r.add(t.get("user"), where + ".user: '" + v->substr(0, 64) +
+                                 "' must be 1-128 letters, digits, '-', '_', '.' or '@'");
     }
     bool kind_known = true;  // with an unknown kind, the rules that depend on the kind are not applied
     if (auto v = r.string(t, "kind", where)) {
-      if (auto k = messages::parse_work_kind(*v)) j.kind = *k;
+      if (auto k = messages::parse_work_kind(*v))
+        j.kind = *k;
       else {
         kind_known = false;
-        r.add(t.get("kind"), where + ".kind: unknown value '" + v->substr(0, 64) + "' (expected job, service, ap or reservation)");
+        r.add(t.get("kind"), where + ".kind: unknown value '" + v->substr(0, 64) +
+                                 "' (expected job, service, ap or reservation)");
       }
     } else if (t.get("kind") != nullptr) {
       kind_known = false;
@@ -364,8 +401,9 @@ void read_jobs(reader& r, const toml::table& root, scenario& sc, std::map<std::s
       if (class_of(sc.classes, j.class_name, j.kind) == nullptr) {
         std::vector<std::string> names;
         for (const auto& c : sc.classes) names.push_back(c.name);
-        r.add(t.get("class"), where + ".class: unknown class '" + v->substr(0, 64) + "' (known: " + join(names, ", ") +
-                                  "; add a [class." + v->substr(0, 64) + "] table for a class of your RM's configuration)");
+        r.add(t.get("class"), where + ".class: unknown class '" + v->substr(0, 64) +
+                                  "' (known: " + join(names, ", ") + "; add a [class." + v->substr(0, 64) +
+                                  "] table for a class of your RM's configuration)");
       }
     }
     if (auto v = r.size_mb(t, "memory", where, true)) j.memory_mb = *v;
@@ -373,9 +411,12 @@ void read_jobs(reader& r, const toml::table& root, scenario& sc, std::map<std::s
     if (!kind_known) {
       // nothing: the kind is wrong, so whether items or end_s belong here cannot be told
     } else if (is_job) {
-      if (auto v = r.integer(t, "items", where, 1, 1000000000, true)) j.items = static_cast<std::uint64_t>(*v);
+      if (auto v = r.integer(t, "items", where, 1, 1000000000, true))
+        j.items = static_cast<std::uint64_t>(*v);
       if (t.get("end_s") != nullptr)
-        r.add(t.get("end_s"), where + ".end_s: only services, APs and reservations have an end time; a job ends when its items are done");
+        r.add(t.get("end_s"), where +
+                                  ".end_s: only services, APs and reservations have an end time; a job ends "
+                                  "when its items are done");
     } else {
       if (t.get("items") != nullptr)
         r.add(t.get("items"), where + ".items: only jobs (kind = \"job\") have work items");
@@ -386,13 +427,15 @@ void read_jobs(reader& r, const toml::table& root, scenario& sc, std::map<std::s
     // A reservation is a bare allocation: nothing initializes in it unless the scenario says so.
     if (j.kind == messages::work_kind::reservation) j.init_ms = 0;
     if (auto v = r.integer(t, "init_ms", where, 0, max_period_ms)) j.init_ms = *v;
-    if (auto v = r.integer(t, "max_processes", where, 0, 100000)) j.max_processes = static_cast<std::uint64_t>(*v);
+    if (auto v = r.integer(t, "max_processes", where, 0, 100000))
+      j.max_processes = static_cast<std::uint64_t>(*v);
     std::int64_t count = 1, every_ms = 0;
     if (auto v = r.integer(t, "count", where, 1, 10000)) count = *v;
     if (auto v = r.seconds(t, "every_s", where, 0, max_scenario_ms)) every_ms = *v;
     std::optional<std::string> id = r.string(t, "id", where);
     if (id && !valid_name(*id)) {
-      r.add(t.get("id"), where + ".id: '" + id->substr(0, 64) + "' must be 1-128 letters, digits, '-', '_', '.' or '@'");
+      r.add(t.get("id"),
+            where + ".id: '" + id->substr(0, 64) + "' must be 1-128 letters, digits, '-', '_', '.' or '@'");
       id.reset();
     }
     if (r.problems().size() != before) continue;  // a broken entry is not expanded (its errors are enough)
@@ -403,20 +446,24 @@ void read_jobs(reader& r, const toml::table& root, scenario& sc, std::map<std::s
     for (std::int64_t k = 0; k < count; ++k) {
       job_spec copy = j;
       copy.at_ms = j.at_ms + k * every_ms;
-      if (id) copy.id = count == 1 ? *id : *id + "-" + std::to_string(k + 1);
-      else copy.id = j.user + "-" + std::to_string(++per_user[j.user]);
+      if (id)
+        copy.id = count == 1 ? *id : *id + "-" + std::to_string(k + 1);
+      else
+        copy.id = j.user + "-" + std::to_string(++per_user[j.user]);
       if (copy.at_ms > max_scenario_ms) {
         r.add(t.get("every_s"), where + ": copy " + std::to_string(k + 1) + " would arrive after 30 days");
         break;
       }
       if (copy.end_ms && *copy.end_ms <= copy.at_ms) {
-        r.add(t.get("end_s"), where + ".end_s: must be after the arrival (at_s) of copy " + std::to_string(k + 1));
+        r.add(t.get("end_s"),
+              where + ".end_s: must be after the arrival (at_s) of copy " + std::to_string(k + 1));
         break;
       }
       const job_source src{t.source().begin.line, t.source().begin.column};
       if (auto [it, fresh] = where_of.emplace(copy.id, src); !fresh) {
-        r.add_at(src.line, src.column, where + ": job id '" + copy.id + "' is already used by the job at line " +
-                                           std::to_string(it->second.line));
+        r.add_at(src.line, src.column,
+                 where + ": job id '" + copy.id + "' is already used by the job at line " +
+                     std::to_string(it->second.line));
         break;
       }
       sc.jobs.push_back(std::move(copy));
@@ -444,7 +491,8 @@ void read_failures(reader& r, const toml::table& root, scenario& sc) {
       f.node = *v;
       if (!names.empty() && names.count(*v) == 0) {
         std::string example = sc.cluster.nodes.front().name + " .. " + sc.cluster.nodes.back().name;
-        r.add(t.get("node"), where + ".node: no node '" + v->substr(0, 64) + "' in the cluster (its nodes are " + example + ")");
+        r.add(t.get("node"), where + ".node: no node '" + v->substr(0, 64) +
+                                 "' in the cluster (its nodes are " + example + ")");
       }
     }
     if (auto v = r.seconds(t, "down_at_s", where, 0, max_scenario_ms, true)) f.down_at_ms = *v;
@@ -466,15 +514,18 @@ scenario parse_scenario(std::string_view text, std::string_view source_name, std
     root = toml::parse(text, std::string_view(file));
   } catch (const toml::parse_error& e) {
     throw scenario_error({file + ":" + std::to_string(e.source().begin.line) + ":" +
-                          std::to_string(e.source().begin.column) + ": TOML syntax: " + std::string(e.description())});
+                          std::to_string(e.source().begin.column) +
+                          ": TOML syntax: " + std::string(e.description())});
   }
   reader r{file};
   scenario sc;
-  r.only_keys(root, "the top level",
-              {"name", "description", "seed", "duration_s", "cluster", "orchestrator", "class", "job", "failure"});
+  r.only_keys(
+      root, "the top level",
+      {"name", "description", "seed", "duration_s", "cluster", "orchestrator", "class", "job", "failure"});
   if (auto v = r.string(root, "name", "")) sc.name = *v;
   if (auto v = r.string(root, "description", "")) sc.description = *v;
-  if (auto v = r.integer(root, "seed", "", 0, std::numeric_limits<std::int64_t>::max())) sc.seed = static_cast<std::uint64_t>(*v);
+  if (auto v = r.integer(root, "seed", "", 0, std::numeric_limits<std::int64_t>::max()))
+    sc.seed = static_cast<std::uint64_t>(*v);
   sc.duration_ms = r.seconds(root, "duration_s", "", 1, max_scenario_ms);
   read_cluster(r, root, sc);
   read_orchestrator(r, root, sc);  // before jobs: a job's init_ms defaults to the orchestrator's
@@ -485,8 +536,9 @@ scenario parse_scenario(std::string_view text, std::string_view source_name, std
   if (root.get("job") == nullptr)
     r.add(&root, "no [[job]] entries: a scenario needs at least one piece of work");
   if (!r.problems().empty()) throw scenario_error(r.problems());
-  std::stable_sort(sc.jobs.begin(), sc.jobs.end(),
-                   [](const job_spec& a, const job_spec& b) { return std::tie(a.at_ms, a.id) < std::tie(b.at_ms, b.id); });
+  std::stable_sort(sc.jobs.begin(), sc.jobs.end(), [](const job_spec& a, const job_spec& b) {
+    return std::tie(a.at_ms, a.id) < std::tie(b.at_ms, b.id);
+  });
   if (sc.name.empty()) sc.name = std::string(default_name.substr(0, 128));
   return sc;
 }
@@ -501,7 +553,8 @@ scenario load_scenario_file(const std::string& path) {
     text.append(buf, static_cast<std::size_t>(in.gcount()));
     if (text.size() > max_bytes) throw scenario_error({path + ": larger than 16 MiB: not a scenario file"});
   }
-  std::string stem = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  std::string stem =
+      path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
   if (const auto dot = stem.rfind('.'); dot != std::string::npos && dot > 0) stem.resize(dot);
   return parse_scenario(text, path, stem.empty() ? "scenario" : stem);
 }

@@ -35,8 +35,8 @@ struct class_spec {
   std::string name;
   class_policy policy = class_policy::fair_share;
   int weight = 100;
-  int priority = 10;       // lower is better, as in DUCC
-  bool is_default = false; // the default class of its policy (work naming no class goes there)
+  int priority = 10;        // lower is better, as in DUCC
+  bool is_default = false;  // the default class of its policy (work naming no class goes there)
 
   friend bool operator==(const class_spec&, const class_spec&) = default;
 };
@@ -45,8 +45,8 @@ struct class_spec {
 std::vector<class_spec> embedded_default_classes();
 
 struct cluster_spec {
-  std::string nodes_description;  // as written, e.g. "4x32G"
-  std::vector<node_def> nodes;    // expanded
+  std::string nodes_description;    // as written, e.g. "4x32G"
+  std::vector<node_def> nodes;      // expanded
   std::int64_t heartbeat_ms = 200;  // wall clock; each node's own schedule
   std::int64_t jitter_ms = 50;      // each interval is heartbeat_ms +- up to jitter_ms
   std::uint64_t quantum_mb = 1024;  // the report's fallback until rm.state reveals the RM's quantum
@@ -55,11 +55,11 @@ struct cluster_spec {
 };
 
 struct orchestrator_spec {
-  std::int64_t publish_ms = 250;       // wall clock: work map period
-  std::int64_t start_ms = 500;         // a new process is "starting" this long
-  std::int64_t init_ms = 5000;         // then "initializing" this long (default for every job)
-  std::int64_t preempt_exit_ms = 1000; // a preempted process ends this long after the RM said preempt
-  std::int64_t evict_exit_ms = 0;      // an evicted process ends this long after the RM said evict
+  std::int64_t publish_ms = 250;        // wall clock: work map period
+  std::int64_t start_ms = 500;          // a new process is "starting" this long
+  std::int64_t init_ms = 5000;          // then "initializing" this long (default for every job)
+  std::int64_t preempt_exit_ms = 1000;  // a preempted process ends this long after the RM said preempt
+  std::int64_t evict_exit_ms = 0;       // an evicted process ends this long after the RM said evict
 
   friend bool operator==(const orchestrator_spec&, const orchestrator_spec&) = default;
 };
@@ -71,12 +71,12 @@ struct job_spec {
   std::string user;
   std::string class_name;  // empty: the default class for its kind
   messages::work_kind kind = messages::work_kind::job;
-  std::uint64_t memory_mb = 0;      // per process
-  std::uint64_t items = 0;          // work items (jobs); 0 for services, APs, reservations
-  std::uint64_t threads = 1;        // per process
-  std::int64_t item_ms = 1000;      // time one thread takes for one work item
-  std::int64_t init_ms = 0;         // initialization time of each process
-  std::uint64_t max_processes = 0;  // 0 = no limit
+  std::uint64_t memory_mb = 0;         // per process
+  std::uint64_t items = 0;             // work items (jobs); 0 for services, APs, reservations
+  std::uint64_t threads = 1;           // per process
+  std::int64_t item_ms = 1000;         // time one thread takes for one work item
+  std::int64_t init_ms = 0;            // initialization time of each process
+  std::uint64_t max_processes = 0;     // 0 = no limit
   std::optional<std::int64_t> end_ms;  // services, APs, reservations: withdrawn then (absent: never)
 
   friend bool operator==(const job_spec&, const job_spec&) = default;
@@ -123,7 +123,8 @@ inline constexpr std::int64_t max_scenario_ms = 30LL * 24 * 3600 * 1000;  // 30 
 
 // Throws scenario_error on any problem. `source_name` is used in error messages; `default_name` is the
 // scenario's name when the text gives none.
-scenario parse_scenario(std::string_view text, std::string_view source_name, std::string_view default_name = "scenario");
+scenario parse_scenario(std::string_view text, std::string_view source_name,
+                        std::string_view default_name = "scenario");
 // Reads the file (bounded to 16 MiB) and parses it, named after the file (its stem) unless it names itself; a
 // file that cannot be read is a scenario_error too.
 scenario load_scenario_file(const std::string& path);

@@ -2,7 +2,6 @@
 // node's own), and scripted failures (down, back up, flapping, overlapping).
 
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <set>
 
@@ -122,7 +121,8 @@ TEST_CASE("agents: flapping without an end goes on for ever") {
   // The first step [0, 0] already reports the failure at time 0.
   CHECK(m.advance(0).transitions == std::vector<node_transition>{{0, 0, false}});
   const auto step = m.advance(4500);
-  CHECK(step.transitions == std::vector<node_transition>{{1000, 0, true}, {2000, 0, false}, {3000, 0, true}, {4000, 0, false}});
+  CHECK(step.transitions ==
+        std::vector<node_transition>{{1000, 0, true}, {2000, 0, false}, {3000, 0, true}, {4000, 0, false}});
   CHECK(m.next_due_ms() <= 4600);  // the next heartbeat (due in 100 ms) comes before the next change at 5000
 }
 
@@ -136,7 +136,8 @@ TEST_CASE("agents: overlapping failures of one node combine") {
 TEST_CASE("agents: next_due_ms is the earliest heartbeat or change") {
   agent_model m{nodes(1), {{"n0", 50, std::nullopt, std::nullopt}}, {1000, 0}, 1};
   m.advance(0);
-  // The first beat falls somewhere in [0, 1000); the failure at 50 is the next thing unless the beat is first.
+  // The first beat falls somewhere in [0, 1000); the failure at 50 is the next thing unless the beat is
+  // first.
   CHECK(m.next_due_ms() <= 1000);
   m.advance(60);
   CHECK(m.next_due_ms() >= 61);

@@ -57,23 +57,36 @@ TEST_CASE("node description: errors name the bad group and what is wrong") {
     }
     return std::string("no error");
   };
-  CHECK(message("4x32Q") == "node description \"4x32Q\": group \"4x32Q\": size \"32Q\" needs a G or M suffix");
-  CHECK(message("4x32G,0x8G") == "node description \"4x32G,0x8G\": group \"0x8G\": count \"0\" must be a whole number of at least 1");
-  CHECK(message("4x32G,,2x8G") ==
-        "node description \"4x32G,,2x8G\": group \"\": empty group (two commas in a row, or a trailing comma)");
-  CHECK(message("4x32G,") == "node description \"4x32G,\": group \"\": empty group (two commas in a row, or a trailing comma)");
-  CHECK(message("ax4G") == "node description \"ax4G\": group \"ax4G\": count \"a\" must be a whole number of at least 1");
-  CHECK(message("4x") == "node description \"4x\": group \"4x\": missing the memory size (expected e.g. 64G or 512M)");
-  CHECK(message("4x0G") == "node description \"4x0G\": group \"4x0G\": size \"0G\" must be a whole number above 0 and at most 65536G");
+  CHECK(message("4x32Q") ==
+        "node description \"4x32Q\": group \"4x32Q\": size \"32Q\" needs a G or M suffix");
+  CHECK(message("4x32G,0x8G") ==
+        "node description \"4x32G,0x8G\": group \"0x8G\": count \"0\" must be a whole number of at least 1");
+  CHECK(
+      message("4x32G,,2x8G") ==
+      "node description \"4x32G,,2x8G\": group \"\": empty group (two commas in a row, or a trailing comma)");
+  CHECK(message("4x32G,") ==
+        "node description \"4x32G,\": group \"\": empty group (two commas in a row, or a trailing comma)");
+  CHECK(message("ax4G") ==
+        "node description \"ax4G\": group \"ax4G\": count \"a\" must be a whole number of at least 1");
+  CHECK(message("4x") ==
+        "node description \"4x\": group \"4x\": missing the memory size (expected e.g. 64G or 512M)");
+  CHECK(message("4x0G") ==
+        "node description \"4x0G\": group \"4x0G\": size \"0G\" must be a whole number above 0 and at most "
+        "65536G");
   CHECK(message("4x8G@bad pool") ==
-        "node description \"4x8G@bad pool\": group \"4x8G@bad pool\": pool \"bad pool\" must be 1-64 letters, digits, '-', '_' or '.'");
-  CHECK(message("4x8G:") == "node description \"4x8G:\": group \"4x8G:\": name prefix \"\" must be 1-64 letters, digits, '-', '_' or '.'");
+        "node description \"4x8G@bad pool\": group \"4x8G@bad pool\": pool \"bad pool\" must be 1-64 "
+        "letters, digits, '-', '_' or '.'");
+  CHECK(message("4x8G:") ==
+        "node description \"4x8G:\": group \"4x8G:\": name prefix \"\" must be 1-64 letters, digits, '-', "
+        "'_' or '.'");
   CHECK(message("") == "node description is empty (expected e.g. \"4x32G\")");
   // 6000 + 6000 > 10000: the group that crosses the bound is named.
-  CHECK(message("6000x1G,6000x1G") == "node description \"6000x1G,6000x1G\": group \"6000x1G\": more than 10000 nodes in total");
+  CHECK(message("6000x1G,6000x1G") ==
+        "node description \"6000x1G,6000x1G\": group \"6000x1G\": more than 10000 nodes in total");
   // A count with 13 digits would overflow arithmetic on the way to the bound: refused as a count.
   CHECK(message("1234567890123x1G") ==
-        "node description \"1234567890123x1G\": group \"1234567890123x1G\": count \"1234567890123\" must be a whole number of at least 1");
+        "node description \"1234567890123x1G\": group \"1234567890123x1G\": count \"1234567890123\" must be "
+        "a whole number of at least 1");
 }
 
 TEST_CASE("sizes: parse and format are inverse") {
@@ -88,5 +101,5 @@ TEST_CASE("sizes: parse and format are inverse") {
   CHECK_FALSE(parse_size_mb("-4G", mb));
   CHECK_FALSE(parse_size_mb("4.5G", mb));
   CHECK_FALSE(parse_size_mb("99999999G", mb));  // above 64 TB
-  CHECK(mb == 1536);  // untouched by the failures
+  CHECK(mb == 1536);                            // untouched by the failures
 }

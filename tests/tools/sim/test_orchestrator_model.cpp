@@ -13,8 +13,8 @@ namespace {
 
 constexpr std::int64_t epoch = 1'700'000'000'000;
 
-job_spec job(std::string id, std::uint64_t items, std::uint64_t threads, std::int64_t item_ms, std::int64_t init_ms,
-             std::int64_t at_ms = 0) {
+job_spec job(std::string id, std::uint64_t items, std::uint64_t threads, std::int64_t item_ms,
+             std::int64_t init_ms, std::int64_t at_ms = 0) {
   job_spec j;
   j.id = std::move(id);
   j.user = "alice";
@@ -28,7 +28,8 @@ job_spec job(std::string id, std::uint64_t items, std::uint64_t threads, std::in
   return j;
 }
 
-orchestrator_spec timing(std::int64_t start_ms, std::int64_t preempt_exit_ms = 1000, std::int64_t evict_exit_ms = 0) {
+orchestrator_spec timing(std::int64_t start_ms, std::int64_t preempt_exit_ms = 1000,
+                         std::int64_t evict_exit_ms = 0) {
   orchestrator_spec t;
   t.start_ms = start_ms;
   t.preempt_exit_ms = preempt_exit_ms;
@@ -60,7 +61,8 @@ const msg::work_item* item(const msg::workmap& wm, const std::string& id) {
   return nullptr;
 }
 
-const msg::work_process* process(const msg::workmap& wm, const std::string& job_id, const std::string& share) {
+const msg::work_process* process(const msg::workmap& wm, const std::string& job_id,
+                                 const std::string& share) {
   if (const auto* w = item(wm, job_id))
     for (const auto& p : w->processes)
       if (p.id == share) return &p;
@@ -69,7 +71,8 @@ const msg::work_process* process(const msg::workmap& wm, const std::string& job_
 
 }  // namespace
 
-TEST_CASE("orchestrator: a new share becomes a process that starts, initializes, runs and completes the job") {
+TEST_CASE(
+    "orchestrator: a new share becomes a process that starts, initializes, runs and completes the job") {
   // 8 items, 2 threads, 1000 ms per item, 3000 ms initialization, 500 ms starting.
   orchestrator_model m{{job("j", 8, 2, 1000, 3000)}, timing(500), epoch, {{"n1", 32768}}};
   auto wm = m.workmap(0);
@@ -140,7 +143,8 @@ TEST_CASE("orchestrator: items progress at threads / item_ms per running process
   // No start or init time: processes run as soon as they exist. 4 threads, 500 ms per item.
   orchestrator_model m{{job("j", 1000, 4, 500, 0)}, timing(0), epoch};
   m.on_state(state("j", {{"a", "n1", msg::share_status::new_}}), 0);
-  m.on_state(state("j", {{"a", "n1", msg::share_status::running}, {"b", "n2", msg::share_status::new_}}), 250);
+  m.on_state(state("j", {{"a", "n1", msg::share_status::running}, {"b", "n2", msg::share_status::new_}}),
+             250);
   // By 1999: a finished batches at 500, 1000, 1500 (12 items); b at 750, 1250, 1750 (12 items).
   m.advance(1999);
   CHECK(m.job("j")->items_done == 24);
@@ -158,7 +162,8 @@ TEST_CASE("orchestrator: a preempted process stops at once and ends after the ex
   orchestrator_model m{{job("j", 1000, 1, 100, 0)}, timing(0, 1000), epoch};
   m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}, {"p2", "n2", msg::share_status::new_}}), 0);
   // At 250 each has finished 2 items (at 100 and 200) and holds one since 200: 4 done.
-  m.on_state(state("j", {{"p1", "n1", msg::share_status::running}, {"p2", "n2", msg::share_status::preempt}}), 250);
+  m.on_state(state("j", {{"p1", "n1", msg::share_status::running}, {"p2", "n2", msg::share_status::preempt}}),
+             250);
   CHECK(m.job("j")->items_done == 4);
   CHECK(m.job("j")->preempted == 1);
   CHECK(m.job("j")->processes == 1);  // p2 is stopping
@@ -175,7 +180,8 @@ TEST_CASE("orchestrator: a preempted process stops at once and ends after the ex
   CHECK(process(wm, "j", "p2") == nullptr);
   CHECK(process(wm, "j", "p1") != nullptr);
   // Preempt repeated in later schedules (the RM lists it until the process is gone) counts once.
-  m.on_state(state("j", {{"p1", "n1", msg::share_status::running}, {"p2", "n2", msg::share_status::preempt}}), 1300);
+  m.on_state(state("j", {{"p1", "n1", msg::share_status::running}, {"p2", "n2", msg::share_status::preempt}}),
+             1300);
   CHECK(m.job("j")->preempted == 1);
 }
 
@@ -219,7 +225,8 @@ TEST_CASE("orchestrator: shares are started once, and not for work with nothing 
   CHECK(item(m.workmap(10), "j")->processes.size() == 1);
   // Both items are in flight (completing): a further share would idle, so it is not started.
   CHECK(item(m.workmap(20), "j")->state == msg::work_state::completing);
-  m.on_state(state("j", {{"p1", "n1", msg::share_status::running}, {"p2", "n2", msg::share_status::new_}}), 20);
+  m.on_state(state("j", {{"p1", "n1", msg::share_status::running}, {"p2", "n2", msg::share_status::new_}}),
+             20);
   CHECK(item(m.workmap(30), "j")->processes.size() == 1);
 }
 
@@ -329,7 +336,8 @@ TEST_CASE("orchestrator: items lost by a preempted process are done by another")
   // returned, the job could never complete.
   orchestrator_model m{{job("j", 3, 2, 1000, 0)}, timing(0, 1000), epoch};
   m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}, {"p2", "n2", msg::share_status::new_}}), 0);
-  m.on_state(state("j", {{"p1", "n1", msg::share_status::running}, {"p2", "n2", msg::share_status::preempt}}), 500);
+  m.on_state(state("j", {{"p1", "n1", msg::share_status::running}, {"p2", "n2", msg::share_status::preempt}}),
+             500);
   // p1 finishes its 2 at 1000 and takes the returned one; done at 2000.
   m.advance(10000);
   CHECK(m.job("j")->completed_ms == 2000);
@@ -344,7 +352,8 @@ TEST_CASE("orchestrator: a big job is replayed exactly and quickly") {
   msg::job_schedule js;
   js.id = "big";
   js.status = msg::job_status::scheduled;
-  for (int i = 0; i < 2000; ++i) js.shares.push_back({"s" + std::to_string(i), "n" + std::to_string(i % 50), 4, msg::share_status::new_});
+  for (int i = 0; i < 2000; ++i)
+    js.shares.push_back({"s" + std::to_string(i), "n" + std::to_string(i % 50), 4, msg::share_status::new_});
   s.jobs.push_back(js);
   m.on_state(s, 0);
   m.advance(499999);

@@ -81,18 +81,21 @@ TEST_CASE("water fill: proportional to weights, never above demand, leftovers sh
 TEST_CASE("fair shares: classes by weight, users equally within a class, priorities in order") {
   // 128 quanta. Class normal (100) has alice and bob; class high (200) has carol; all want plenty.
   // Classes: high 128 x 200/300 = 85.33, normal 42.67; normal's users 21.33 each.
-  auto f = fair_shares(128, {{"normal", 100, 10, {{"alice", 1000}, {"bob", 1000}}}, {"high", 200, 10, {{"carol", 1000}}}});
+  auto f = fair_shares(
+      128, {{"normal", 100, 10, {{"alice", 1000}, {"bob", 1000}}}, {"high", 200, 10, {{"carol", 1000}}}});
   CHECK(f["carol"] == Approx(256.0 / 3));
   CHECK(f["alice"] == Approx(128.0 / 6));
   CHECK(f["bob"] == Approx(128.0 / 6));
 
   // carol wants only 20: she gets 20 and normal gets the other 108, 54 each.
-  f = fair_shares(128, {{"normal", 100, 10, {{"alice", 1000}, {"bob", 1000}}}, {"high", 200, 10, {{"carol", 20}}}});
+  f = fair_shares(
+      128, {{"normal", 100, 10, {{"alice", 1000}, {"bob", 1000}}}, {"high", 200, 10, {{"carol", 20}}}});
   CHECK(f["carol"] == Approx(20));
   CHECK(f["alice"] == Approx(54));
 
   // A better priority (5) is served first: dave takes his 100 of 128, priority 10 shares the other 28.
-  f = fair_shares(128, {{"first", 100, 5, {{"dave", 100}}}, {"normal", 100, 10, {{"alice", 1000}, {"bob", 1000}}}});
+  f = fair_shares(
+      128, {{"first", 100, 5, {{"dave", 100}}}, {"normal", 100, 10, {{"alice", 1000}, {"bob", 1000}}}});
   CHECK(f["dave"] == Approx(100));
   CHECK(f["alice"] == Approx(14));
 
@@ -106,7 +109,8 @@ TEST_CASE("recorder: holdings per user, utilization from rm.nodes, fair shares")
   // Two 32-quanta nodes. alice holds 3 processes of 4 quanta (one new, so still held), bob 1; a preempted
   // share of bob still occupies its node but is not held.
   msg::rm_state st;
-  st.jobs.push_back(js("a1", {share("s1", "n1", 4), share("s2", "n1", 4), share("s3", "n2", 4, msg::share_status::new_)}, 8));
+  st.jobs.push_back(js(
+      "a1", {share("s1", "n1", 4), share("s2", "n1", 4), share("s3", "n2", 4, msg::share_status::new_)}, 8));
   st.jobs.push_back(js("b1", {share("s4", "n2", 4), share("s5", "n2", 4, msg::share_status::preempt)}, 8));
   rec.observe_state(st);
   // Free quanta as the RM would report: n1 32 - 8 = 24, n2 32 - 12 = 20.
@@ -167,7 +171,8 @@ TEST_CASE("recorder: fixed-share holdings come off the top; double booking is se
 TEST_CASE("recorder: preemptions and evictions are distinct shares; events counted apart") {
   recorder rec{{"alice"}, embedded_default_classes(), 1024};
   msg::rm_state st;
-  st.jobs.push_back(js("a1", {share("s1", "n1", 4, msg::share_status::preempt), share("s2", "n1", 4, msg::share_status::evict)}));
+  st.jobs.push_back(js("a1", {share("s1", "n1", 4, msg::share_status::preempt),
+                              share("s2", "n1", 4, msg::share_status::evict)}));
   rec.observe_state(st);
   rec.observe_state(st);  // listed again until gone: counted once
   st.jobs[0].shares.push_back(share("s3", "n2", 4, msg::share_status::preempt));
@@ -183,7 +188,8 @@ TEST_CASE("recorder: preemptions and evictions are distinct shares; events count
 
 TEST_CASE("recorder: very long runs are thinned by halves") {
   recorder rec{{"alice"}, embedded_default_classes(), 1024};
-  for (std::int64_t t = 0; t < static_cast<std::int64_t>(recorder::max_samples); ++t) rec.sample_now(t, {}, nullptr, nullptr, 0);
+  for (std::int64_t t = 0; t < static_cast<std::int64_t>(recorder::max_samples); ++t)
+    rec.sample_now(t, {}, nullptr, nullptr, 0);
   // At max_samples the even-indexed half is kept; from then on every second sample offered is taken.
   CHECK(rec.samples().size() == recorder::max_samples / 2);
   CHECK(rec.samples()[1].t_ms == 2);
@@ -204,10 +210,12 @@ recorder sample_run() {
     // alice fills n1 first (8 processes of 4 quanta), then n2; bob is on n2 (never more than 8 with alice's).
     for (std::uint64_t i = 0; i < alice_procs; ++i)
       a.push_back(share("a" + std::to_string(t) + "-" + std::to_string(i), i < 8 ? "n1" : "n2", 4));
-    for (std::uint64_t i = 0; i < bob_procs; ++i) b.push_back(share("b" + std::to_string(t) + "-" + std::to_string(i), "n2", 4));
+    for (std::uint64_t i = 0; i < bob_procs; ++i)
+      b.push_back(share("b" + std::to_string(t) + "-" + std::to_string(i), "n2", 4));
     st.jobs.push_back(js("a1", a));
     st.jobs.push_back(js("b1", b));
-    std::vector<job_view> jobs = {jv("a1", "alice", "normal", 100), jv("b1", "bob", "normal", bob_wants ? 100 : 0)};
+    std::vector<job_view> jobs = {jv("a1", "alice", "normal", 100),
+                                  jv("b1", "bob", "normal", bob_wants ? 100 : 0)};
     jobs[0].processes = alice_procs;
     jobs[1].processes = bob_procs;
     if (!bob_wants) jobs[1].state = msg::work_state::completed;
@@ -269,7 +277,8 @@ TEST_CASE("report: time-weighted means, final values under contention") {
 
 TEST_CASE("report: no makespan while a job is unfinished; refused jobs do not count") {
   const recorder rec = sample_run();
-  std::vector<job_view> jobs = {jv("a1", "alice", "normal", 0, 5000), jv("b1", "bob", "normal", 10), jv("c1", "carol", "nope", 0)};
+  std::vector<job_view> jobs = {jv("a1", "alice", "normal", 0, 5000), jv("b1", "bob", "normal", 10),
+                                jv("c1", "carol", "nope", 0)};
   jobs[0].completed_ms = 30000;
   jobs[2].refused = true;
   jobs[2].completed_ms = 100;
@@ -310,8 +319,10 @@ TEST_CASE("report: text with a figures block, CSV, SVG, progress line") {
   const std::string csv = render_csv(rec);
   const auto first_line = csv.substr(0, csv.find('\n'));
   CHECK(first_line ==
-        "t_s,nodes_up,total_quanta,used_quanta,utilization,fixed_quanta,pending_jobs,preemptions,evictions,double_booked,"
-        "alice_quanta,alice_processes,alice_fair_quanta,alice_rm_fair_quanta,bob_quanta,bob_processes,bob_fair_quanta,"
+        "t_s,nodes_up,total_quanta,used_quanta,utilization,fixed_quanta,pending_jobs,preemptions,evictions,"
+        "double_booked,"
+        "alice_quanta,alice_processes,alice_fair_quanta,alice_rm_fair_quanta,bob_quanta,bob_processes,bob_"
+        "fair_quanta,"
         "bob_rm_fair_quanta");
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 5);  // header + 4 samples
   CHECK(csv.find("\n10.000,2,64,64,1.0000,0,0,0,0,0,32,8,32.00,0,24,6,32.00,0\n") != std::string::npos);
@@ -321,10 +332,12 @@ TEST_CASE("report: text with a figures block, CSV, SVG, progress line") {
   CHECK(svg.find("a &lt;b&gt; &amp; &apos;c&apos;") != std::string::npos);
   // One polyline for the quanta up, two per user (held, fair), one for utilization.
   std::size_t polylines = 0;
-  for (auto at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++polylines;
+  for (auto at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1))
+    ++polylines;
   CHECK(polylines == 1 + 2 * 2 + 1);
   CHECK(svg.rfind("</svg>\n") == svg.size() - 7);
 
   CHECK(progress_line(rec.samples()[1], rec.users(), 2, 0, 2) ==
-        "[    10.0 s] nodes 2/2 up | quanta 64/64 (100%) | procs alice=8 bob=6 | pending 0 | done 0/2 | preempted 0 evicted 0");
+        "[    10.0 s] nodes 2/2 up | quanta 64/64 (100%) | procs alice=8 bob=6 | pending 0 | done 0/2 | "
+        "preempted 0 evicted 0");
 }

@@ -3,14 +3,13 @@
 // built-in class table matches rmbus's embedded default, tools/sim/rmbus-sim.toml differs from the embedded
 // default only in timing, and the random generator is deterministic.
 
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <set>
-
-#include <unistd.h>
 
 #include "config/embedded_default.hpp"
 #include "config/loader.hpp"
@@ -135,11 +134,13 @@ flap_s = 5
   CHECK(sc.cluster.jitter_ms == 10);
   CHECK(sc.cluster.quantum_mb == 2048);
   CHECK(sc.orchestrator == orchestrator_spec{500, 200, 3000, 700, 50});
-  const auto gold = std::find_if(sc.classes.begin(), sc.classes.end(), [](const auto& c) { return c.name == "gold"; });
+  const auto gold =
+      std::find_if(sc.classes.begin(), sc.classes.end(), [](const auto& c) { return c.name == "gold"; });
   REQUIRE(gold != sc.classes.end());
   CHECK(*gold == class_spec{"gold", class_policy::fair_share, 300, 8, false});
   // [class.normal] overrides only the weight of the built-in class: still the default, priority 10.
-  const auto normal = std::find_if(sc.classes.begin(), sc.classes.end(), [](const auto& c) { return c.name == "normal"; });
+  const auto normal =
+      std::find_if(sc.classes.begin(), sc.classes.end(), [](const auto& c) { return c.name == "normal"; });
   CHECK(*normal == class_spec{"normal", class_policy::fair_share, 120, 10, true});
 
   // count = 3, every_s = 10: ids big-1..3 at 1.25 s, 11.25 s, 21.25 s; sorted by time with carol's at 2 s.
@@ -191,18 +192,23 @@ memory = "4X"
   // speed at 12; the second (its header on line 14) has class at 16, memory at 17 and no items. Columns are
   // where the value starts.
   const std::vector<std::string> expected = {
-      "s.toml:2:10: the top level: unknown key 'colour' (allowed: name, description, seed, duration_s, cluster, "
+      "s.toml:2:10: the top level: unknown key 'colour' (allowed: name, description, seed, duration_s, "
+      "cluster, "
       "orchestrator, class, job, failure)",
       "s.toml:6:16: cluster.heartbeat_ms: 5 is out of range [10, 60000]",
-      "s.toml:12:9: job[0]: unknown key 'speed' (allowed: at_s, id, user, class, kind, memory, items, threads, "
+      "s.toml:12:9: job[0]: unknown key 'speed' (allowed: at_s, id, user, class, kind, memory, items, "
+      "threads, "
       "item_ms, init_ms, max_processes, count, every_s, end_s)",
       "s.toml:10:10: job[0].memory: expected a size like \"4G\" or an integer number of MB, got a boolean",
       "s.toml:11:9: job[0].items: 0 is out of range [1, 1000000000]",
   };
   REQUIRE(p.size() == 8);
   for (std::size_t i = 0; i < expected.size(); ++i) CHECK(p[i] == expected[i]);
-  CHECK(p[5].rfind("s.toml:16:9: job[1].class: unknown class 'gold' (known: background, low, normal,", 0) == 0);
-  CHECK(p[6] == "s.toml:17:10: job[1].memory: '4X' is not a size (expected e.g. \"4G\" or \"512M\", or an integer number of MB)");
+  CHECK(p[5].rfind("s.toml:16:9: job[1].class: unknown class 'gold' (known: background, low, normal,", 0) ==
+        0);
+  CHECK(p[6] ==
+        "s.toml:17:10: job[1].memory: '4X' is not a size (expected e.g. \"4G\" or \"512M\", or an integer "
+        "number of MB)");
   CHECK(p[7] == "s.toml:14:1: job[1]: missing required key 'items'");
 }
 
@@ -215,8 +221,10 @@ TEST_CASE("scenario: TOML syntax errors name the line") {
 
 TEST_CASE("scenario: missing pieces are named") {
   // An empty document: its root table starts at 1:1.
-  CHECK(problems_of("") == std::vector<std::string>{"s.toml:1:1: missing the [cluster] table (it needs at least `nodes`)",
-                                                    "s.toml:1:1: no [[job]] entries: a scenario needs at least one piece of work"});
+  CHECK(problems_of("") ==
+        std::vector<std::string>{
+            "s.toml:1:1: missing the [cluster] table (it needs at least `nodes`)",
+            "s.toml:1:1: no [[job]] entries: a scenario needs at least one piece of work"});
   const auto p = problems_of("[cluster]\nnodes = \"2x16G\"\n\n[[job]]\nmemory = \"4G\"\n");
   // A missing key is blamed on its table (the [[job]] header on line 4).
   REQUIRE(p.size() == 2);
@@ -228,39 +236,49 @@ TEST_CASE("scenario: rules between keys") {
   const std::string cluster = "[cluster]\nnodes = \"2x16G\"\n";
   // Line numbers below count from the cluster's two lines.
   CHECK(problems_of(cluster + "[[job]]\nuser = \"a\"\nmemory = \"4G\"\nitems = 5\nend_s = 9\n") ==
-        std::vector<std::string>{"s.toml:7:9: job[0].end_s: only services, APs and reservations have an end time; a job "
-                                 "ends when its items are done"});
+        std::vector<std::string>{
+            "s.toml:7:9: job[0].end_s: only services, APs and reservations have an end time; a job "
+            "ends when its items are done"});
   CHECK(problems_of(cluster + "[[job]]\nuser = \"a\"\nkind = \"service\"\nmemory = \"4G\"\nitems = 5\n") ==
         std::vector<std::string>{"s.toml:7:9: job[0].items: only jobs (kind = \"job\") have work items"});
   CHECK(problems_of(cluster + "[[job]]\nuser = \"a\"\nkind = \"daemon\"\nmemory = \"4G\"\n") ==
-        std::vector<std::string>{"s.toml:5:8: job[0].kind: unknown value 'daemon' (expected job, service, ap or reservation)"});
-  CHECK(problems_of(cluster + "[[job]]\nat_s = 10\nend_s = 5\nuser = \"a\"\nkind = \"ap\"\nmemory = \"4G\"\n") ==
+        std::vector<std::string>{
+            "s.toml:5:8: job[0].kind: unknown value 'daemon' (expected job, service, ap or reservation)"});
+  CHECK(problems_of(cluster +
+                    "[[job]]\nat_s = 10\nend_s = 5\nuser = \"a\"\nkind = \"ap\"\nmemory = \"4G\"\n") ==
         std::vector<std::string>{"s.toml:5:9: job[0].end_s: must be after the arrival (at_s) of copy 1"});
-  CHECK(problems_of(cluster + "[[job]]\nid = \"x\"\nuser = \"a\"\nmemory = \"4G\"\nitems = 1\n[[job]]\nid = \"x\"\nuser = \"b\"\nmemory = \"4G\"\nitems = 1\n") ==
+  CHECK(problems_of(cluster + "[[job]]\nid = \"x\"\nuser = \"a\"\nmemory = \"4G\"\nitems = 1\n[[job]]\nid = "
+                              "\"x\"\nuser = \"b\"\nmemory = \"4G\"\nitems = 1\n") ==
         std::vector<std::string>{"s.toml:8:1: job[1]: job id 'x' is already used by the job at line 3"});
-  CHECK(problems_of("[cluster]\nnodes = \"2x16G\"\nheartbeat_ms = 100\njitter_ms = 100\n[[job]]\nuser = \"a\"\nmemory = 1\nitems = 1\n") ==
+  CHECK(problems_of("[cluster]\nnodes = \"2x16G\"\nheartbeat_ms = 100\njitter_ms = 100\n[[job]]\nuser = "
+                    "\"a\"\nmemory = 1\nitems = 1\n") ==
         std::vector<std::string>{"s.toml:4:13: cluster.jitter_ms: must be below cluster.heartbeat_ms (100)"});
   CHECK(problems_of("[cluster]\nnodes = \"2x16Q\"\n[[job]]\nuser = \"a\"\nmemory = 1\nitems = 1\n") ==
-        std::vector<std::string>{"s.toml:2:9: cluster.nodes: node description \"2x16Q\": group \"2x16Q\": size \"16Q\" needs a G or M suffix"});
+        std::vector<std::string>{"s.toml:2:9: cluster.nodes: node description \"2x16Q\": group \"2x16Q\": "
+                                 "size \"16Q\" needs a G or M suffix"});
 }
 
 TEST_CASE("scenario: failures must name a node of the cluster and be ordered in time") {
   const std::string head = "[cluster]\nnodes = \"2x16G\"\n[[job]]\nuser = \"a\"\nmemory = 1\nitems = 1\n";
   CHECK(problems_of(head + "[[failure]]\nnode = \"node-009\"\ndown_at_s = 1\n") ==
-        std::vector<std::string>{"s.toml:8:8: failure[0].node: no node 'node-009' in the cluster (its nodes are node-001 .. node-002)"});
+        std::vector<std::string>{"s.toml:8:8: failure[0].node: no node 'node-009' in the cluster (its nodes "
+                                 "are node-001 .. node-002)"});
   CHECK(problems_of(head + "[[failure]]\nnode = \"node-001\"\ndown_at_s = 5\nup_at_s = 5\n") ==
         std::vector<std::string>{"s.toml:10:11: failure[0].up_at_s: must be after down_at_s"});
-  CHECK(problems_of(head + "[[failure]]\nnode = \"node-001\"\ndown_at_s = 5\nflap_s = 0.05\n") ==
-        std::vector<std::string>{"s.toml:10:10: failure[0].flap_s: 0.05 s is out of range [0.1, 2.592e+06] s"});
+  CHECK(
+      problems_of(head + "[[failure]]\nnode = \"node-001\"\ndown_at_s = 5\nflap_s = 0.05\n") ==
+      std::vector<std::string>{"s.toml:10:10: failure[0].flap_s: 0.05 s is out of range [0.1, 2.592e+06] s"});
 }
 
 TEST_CASE("scenario: class tables are checked") {
   const std::string tail = "[cluster]\nnodes = \"2x16G\"\n[[job]]\nuser = \"a\"\nmemory = 1\nitems = 1\n";
   CHECK(problems_of("[class.gold]\npolicy = \"FAIRSHARE\"\n" + tail) ==
-        std::vector<std::string>{"s.toml:2:10: class.gold.policy: unknown value 'FAIRSHARE' (expected FAIR_SHARE, FIXED_SHARE or RESERVE)"});
+        std::vector<std::string>{"s.toml:2:10: class.gold.policy: unknown value 'FAIRSHARE' (expected "
+                                 "FAIR_SHARE, FIXED_SHARE or RESERVE)"});
   CHECK(problems_of("[class.gold]\nweight = 0\nshare = 1\n" + tail) ==
-        std::vector<std::string>{"s.toml:3:9: [class.gold]: unknown key 'share' (allowed: policy, weight, priority, default)",
-                                 "s.toml:2:10: class.gold.weight: 0 is out of range [1, 1000000]"});
+        std::vector<std::string>{
+            "s.toml:3:9: [class.gold]: unknown key 'share' (allowed: policy, weight, priority, default)",
+            "s.toml:2:10: class.gold.weight: 0 is out of range [1, 1000000]"});
 }
 
 TEST_CASE("scenario: the default class for a kind follows rmbus's rule") {
@@ -318,8 +336,8 @@ TEST_CASE("scenario: every shipped scenario parses and fits the embedded default
     // The built-in classes only: the scenarios must run against rmbus's embedded default as it is.
     CHECK(sc.classes == embedded_default_classes());
   }
-  CHECK(seen == std::set<std::string>{"two-users", "weighted-classes", "priorities", "reservation", "fragmentation",
-                                      "node-failure", "mixed"});
+  CHECK(seen == std::set<std::string>{"two-users", "weighted-classes", "priorities", "reservation",
+                                      "fragmentation", "node-failure", "mixed"});
 }
 
 TEST_CASE("scenario: a file that does not name itself is named after the file") {
@@ -368,7 +386,8 @@ TEST_CASE("random scenario: the same seed gives the same scenario, another seed 
   }
   CHECK(ids.size() == 50);  // unique ids
   CHECK(users.size() <= 4);
-  CHECK(std::is_sorted(a.jobs.begin(), a.jobs.end(), [](const auto& x, const auto& y) { return x.at_ms < y.at_ms; }));
+  CHECK(std::is_sorted(a.jobs.begin(), a.jobs.end(),
+                       [](const auto& x, const auto& y) { return x.at_ms < y.at_ms; }));
 }
 
 TEST_CASE("random scenario: the first draws of seed 1 are pinned") {

@@ -1,22 +1,21 @@
-// End to end: the real rmbus and the real rmbus-sim as child processes on private loopback ports, talking only
-// over the bus. The two-users scenario must come out as the scenario implies: both users get processes and end
-// within one process of each other, nothing is double booked, nothing is evicted, both jobs complete. Also the
-// exit statuses for an unreachable RM (3) and a bad scenario or argument (2).
+// End to end: the real rmbus and the real rmbus-sim as child processes on private loopback ports, talking
+// only over the bus. The two-users scenario must come out as the scenario implies: both users get processes
+// and end within one process of each other, nothing is double booked, nothing is evicted, both jobs complete.
+// Also the exit statuses for an unreachable RM (3) and a bad scenario or argument (2).
 //
 // rmbus runs on tools/sim/rmbus-sim.toml: the embedded default's nodepools and classes with short timings
 // (test_sim_scenario checks that they are the same). On the embedded default itself the RM would schedule
 // only after 2 x 30 s of start-up gating, which is too long for a test.
 
-#include <catch2/catch.hpp>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <unistd.h>
 
 #include "tests/support/child_process.hpp"
 
@@ -85,8 +84,11 @@ struct running_rm {
   std::unique_ptr<ts::child_process> proc;
 
   explicit running_rm(const std::string& log) {
-    std::vector<std::string> args{"--config", std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml", "--bus-pub", pub,
-                                  "--bus-sub", sub, "--admin", admin, "--log-level", "warn"};
+    std::vector<std::string> args{"--config",    std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml",
+                                  "--bus-pub",   pub,
+                                  "--bus-sub",   sub,
+                                  "--admin",     admin,
+                                  "--log-level", "warn"};
     // The metrics endpoint (default 127.0.0.1:9464) would collide between tests running at once: off.
     // (Only passed when this rmbus has the option, so the test also runs against an rmbus without it.)
     const auto help = ts::run_to_end(RMBUS_BIN, {"--help"}, std::chrono::seconds(10));
@@ -110,10 +112,26 @@ TEST_CASE("e2e: two users sharing a class end within one process of each other")
   const std::string report_file = dir.path + "/report.txt", csv_file = dir.path + "/series.csv";
   // Scenario time runs 20 times faster: about 210 s of scenario in about 11 s. --seconds bounds the run.
   const auto run = ts::run_to_end(RMBUS_SIM_BIN,
-                                  {"--bus-pub", rm.pub, "--bus-sub", rm.sub, "--scenario",
-                                   std::string(RMBUS_SIM_DIR) + "/scenarios/two-users.toml", "--speed", "20",
-                                   "--seconds", "45", "--ready-timeout-s", "20", "--summary-every-ms", "2000",
-                                   "--report", report_file, "--csv", csv_file, "--plot", dir.path + "/plot.svg"},
+                                  {"--bus-pub",
+                                   rm.pub,
+                                   "--bus-sub",
+                                   rm.sub,
+                                   "--scenario",
+                                   std::string(RMBUS_SIM_DIR) + "/scenarios/two-users.toml",
+                                   "--speed",
+                                   "20",
+                                   "--seconds",
+                                   "45",
+                                   "--ready-timeout-s",
+                                   "20",
+                                   "--summary-every-ms",
+                                   "2000",
+                                   "--report",
+                                   report_file,
+                                   "--csv",
+                                   csv_file,
+                                   "--plot",
+                                   dir.path + "/plot.svg"},
                                   std::chrono::seconds(90));
   INFO(run.output);
   INFO(slurp(dir.path + "/rmbus.log"));
@@ -126,7 +144,8 @@ TEST_CASE("e2e: two users sharing a class end within one process of each other")
   CHECK(f.at("jobs_completed") == "2");
   CHECK(std::stoi(f.at("states_received")) > 10);
   // Both users got processes, and at their last contended sample they are within one process of each other.
-  const int alice = std::stoi(f.at("user.alice.final_processes")), bob = std::stoi(f.at("user.bob.final_processes"));
+  const int alice = std::stoi(f.at("user.alice.final_processes")),
+            bob = std::stoi(f.at("user.bob.final_processes"));
   CHECK(alice >= 1);
   CHECK(bob >= 1);
   CHECK(std::abs(alice - bob) <= 1);
@@ -135,7 +154,8 @@ TEST_CASE("e2e: two users sharing a class end within one process of each other")
   CHECK(std::stoi(f.at("user.alice.max_processes")) <= 32);
   CHECK(f.at("quantum_mb") == "1024");
   // Equal users, equal work: their time-weighted holdings are close too (ramp-ups are alike).
-  const double mean_a = std::stod(f.at("user.alice.mean_held_quanta")), mean_b = std::stod(f.at("user.bob.mean_held_quanta"));
+  const double mean_a = std::stod(f.at("user.alice.mean_held_quanta")),
+               mean_b = std::stod(f.at("user.bob.mean_held_quanta"));
   CHECK(std::abs(mean_a - mean_b) <= 4.0);  // one process = 4 quanta
   // No failures in the scenario: nothing evicted; never double booked.
   CHECK(f.at("evicted_shares") == "0");
@@ -151,7 +171,8 @@ TEST_CASE("e2e: two users sharing a class end within one process of each other")
   CHECK(makespan >= 187.5);
   CHECK(makespan <= 900.0);
 
-  // The time series agrees: at no sample do the two hold more than the cluster, nor is anything double booked.
+  // The time series agrees: at no sample do the two hold more than the cluster, nor is anything double
+  // booked.
   const auto rows = csv_rows(slurp(csv_file));
   REQUIRE(rows.size() >= 10);
   for (const auto& row : rows) {
@@ -163,9 +184,9 @@ TEST_CASE("e2e: two users sharing a class end within one process of each other")
 
 TEST_CASE("e2e: no RM on the endpoints is exit status 3, naming them") {
   const std::string pub = ts::loopback(ts::free_port()), sub = ts::loopback(ts::free_port());
-  const auto run = ts::run_to_end(RMBUS_SIM_BIN,
-                                  {"--bus-pub", pub, "--bus-sub", sub, "--random", "1", "--ready-timeout-s", "1"},
-                                  std::chrono::seconds(30));
+  const auto run = ts::run_to_end(
+      RMBUS_SIM_BIN, {"--bus-pub", pub, "--bus-sub", sub, "--random", "1", "--ready-timeout-s", "1"},
+      std::chrono::seconds(30));
   INFO(run.output);
   CHECK(run.status == 3);
   CHECK(run.output.find("no rm.state from the RM within 1 s") != std::string::npos);
@@ -176,7 +197,8 @@ TEST_CASE("e2e: no RM on the endpoints is exit status 3, naming them") {
 TEST_CASE("e2e: a bad scenario or argument is exit status 2 with the problem named") {
   temp_dir dir;
   const std::string bad = dir.path + "/bad.toml";
-  std::ofstream{bad} << "[cluster]\nnodes = \"4x32Q\"\n\n[[job]]\nuser = \"a\"\nmemory = \"4G\"\nitems = 10\nspeed = 2\n";
+  std::ofstream{bad}
+      << "[cluster]\nnodes = \"4x32Q\"\n\n[[job]]\nuser = \"a\"\nmemory = \"4G\"\nitems = 10\nspeed = 2\n";
   auto run = ts::run_to_end(RMBUS_SIM_BIN, {"--scenario", bad}, std::chrono::seconds(30));
   INFO(run.output);
   CHECK(run.status == 2);
@@ -185,7 +207,8 @@ TEST_CASE("e2e: a bad scenario or argument is exit status 2 with the problem nam
 
   run = ts::run_to_end(RMBUS_SIM_BIN, {"--random", "1", "--speed", "0"}, std::chrono::seconds(30));
   CHECK(run.status == 2);
-  run = ts::run_to_end(RMBUS_SIM_BIN, {"--nodes", "4x32G"}, std::chrono::seconds(30));  // --nodes needs --random
+  run = ts::run_to_end(RMBUS_SIM_BIN, {"--nodes", "4x32G"},
+                       std::chrono::seconds(30));  // --nodes needs --random
   CHECK(run.status == 2);
   run = ts::run_to_end(RMBUS_SIM_BIN, {}, std::chrono::seconds(30));
   CHECK(run.status == 2);
