@@ -240,20 +240,22 @@ void apportion_qshares(std::vector<apportion_entity>& es, free_blocks& v) {
   // Final bonus loop: rounding leftovers go to whoever can use a free block of exactly its order.
   // Each entity's slots largest order first, sorted once (the orders never change, so every iteration
   // would sort them the same way).
-  std::vector<std::vector<std::size_t>> slots_by_order(n);
+  // Entity e's slots are slots[first_slot[e] .. first_slot[e + 1]).
+  std::vector<std::size_t> first_slot(n + 1, 0), slots;
   for (std::size_t e = 0; e < n; ++e) {
-    auto& slots = slots_by_order[e];
-    slots.resize(es[e].wanted.size());
-    for (std::size_t s = 0; s < slots.size(); ++s) slots[s] = s;
-    std::sort(slots.begin(), slots.end(),
+    first_slot[e] = slots.size();
+    for (std::size_t s = 0; s < es[e].wanted.size(); ++s) slots.push_back(s);
+    std::sort(slots.begin() + static_cast<std::ptrdiff_t>(first_slot[e]), slots.end(),
               [&](std::size_t a, std::size_t b) { return es[e].wanted[a].first > es[e].wanted[b].first; });
   }
+  first_slot[n] = slots.size();
   bool gave = true;
   while (gave && v.total_qshares() > 0) {
     gave = false;
     for (std::size_t e = 0; e < n; ++e) {
       auto& ent = es[e];
-      for (auto s : slots_by_order[e]) {
+      for (std::size_t k = first_slot[e]; k < first_slot[e + 1]; ++k) {
+        const std::size_t s = slots[k];
         const int o = ent.wanted[s].first;
         if (ent.wanted[s].second > 0 && v.blocks(o) > 0) {
           ent.given[s] += 1;

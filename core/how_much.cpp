@@ -38,6 +38,7 @@ struct counter {
   std::vector<int> counted_q;               // per machine: quanta of fixed processes counted on it now
   std::vector<std::vector<int>> pool_machines;  // per pool: its schedulable machines
   std::vector<int> rank;                    // per machine: position by name
+  std::vector<apportion_entity> job_entities;  // split_class's scratch
 
   void index_orders() {
     max_local.assign(m.pools.size(), 0);
@@ -510,10 +511,13 @@ struct counter {
     const std::string& cname = m.classes[static_cast<std::size_t>(c)].def.name;
     for (const auto& [u, js] : by_user) {
       free_blocks user_blocks = blocks_of(user_orders[ui], users[ui].given);
-      std::vector<apportion_entity> jes(js.size());
+      // One entity per job, reused from user to user (their vectors keep their capacity).
+      auto& jes = job_entities;
+      jes.resize(js.size());
       for (std::size_t k = 0; k < js.size(); ++k) {
         const auto& j = m.jobs[static_cast<std::size_t>(js[k])];
-        jes[k].wanted = {{j.order, j.cap.cap}};
+        jes[k].weight = 1;
+        jes[k].wanted.assign(1, {j.order, j.cap.cap});
       }
       apportion_qshares(jes, user_blocks);
       const std::int64_t job_pfs = user_pfs / static_cast<std::int64_t>(js.size());

@@ -254,20 +254,27 @@ int nodepool_scheduler::own_share_near(int ji, const share_id& id, std::size_t& 
 
 void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
   // The process list the last reconcile of this job saw, if every process in it was one of the job's
-  // own live shares (no recovery, nothing ended or foreign). When the list is the same again and none of
-  // the job's shares changed since (shares_version), reconciling would change nothing: every share is
-  // already marked seen with these numbers, and the shares the list leaves out were kept last time for
-  // reasons that still hold. This is what makes an unchanged work map cheap.
+  // own live shares (no recovery, nothing ended or foreign) and that reconcile changed nothing. When the
+  // list is the same again and none of the job's shares changed since (shares_version), reconciling would
+  // change nothing: every share is already marked seen with these numbers, and the shares the list leaves
+  // out were kept last time for reasons that still hold. This is what makes an unchanged map cheap (from
+  // its second repetition on; the first one reconciles and records).
   if (reconciled_.size() < model_.jobs.size()) reconciled_.resize(model_.jobs.size());
   auto& last = reconciled_[static_cast<std::size_t>(ji)];
   if (last.all_own && last.version == model_.jobs[static_cast<std::size_t>(ji)].shares_version &&
       last.processes == item.processes)
     return;
+  // Every change a reconcile makes marks the scheduler dirty; see whether this one made any.
+  const bool was_dirty = dirty_;
+  dirty_ = false;
   const bool all_own = reconcile_all(ji, item);
+  const bool changed = dirty_;
+  dirty_ = was_dirty || changed;
+  // Kept only when the list changed nothing: a list that did (timings advancing every round) will most
+  // likely differ next time too, and copying it would only cost.
   last.version = model_.jobs[static_cast<std::size_t>(ji)].shares_version;
-  last.all_own = all_own;
-  if (all_own) last.processes = item.processes;
-  else last.processes.clear();
+  last.all_own = all_own && !changed;
+  if (last.all_own) last.processes = item.processes;
 }
 
 // Returns true when every process listed was matched to a live share of this job.

@@ -119,7 +119,7 @@ class nodepool_scheduler {
   std::vector<share_list> share_lists_;  // per job slot: its plan's share list, kept between rounds
   struct reconciled {
     std::uint64_t version = 0;  // the job's shares_version after that reconcile
-    bool all_own = false;       // every process listed was one of the job's own shares
+    bool all_own = false;       // every process listed was one of the job's own shares, nothing changed
     std::vector<process_report> processes;
   };
   std::vector<reconciled> reconciled_;  // per job slot: what its last reconcile saw

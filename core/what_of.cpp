@@ -186,15 +186,36 @@ void what_of(cluster_model& m) {
       k.order = j.order;
       k.age = m.job_rank[static_cast<std::size_t>(ji)];
     }
-    std::sort(js.begin(), js.end(), [&](int a, int b) {
-      const auto& x = keys[static_cast<std::size_t>(a)];
-      const auto& y = keys[static_cast<std::size_t>(b)];
-      if (x.fair) {
-        if (x.walk != y.walk) return x.walk < y.walk;
-        if (x.order != y.order) return x.order > y.order;
+    bool all_fair = true, none_fair = true;
+    for (int ji : js) {
+      all_fair = all_fair && keys[static_cast<std::size_t>(ji)].fair;
+      none_fair = none_fair && !keys[static_cast<std::size_t>(ji)].fair;
+    }
+    if (all_fair || none_fair) {
+      // One policy in the group (the usual case): the order is a total order on a unique key (age is
+      // unique), packed into one integer so that the sort compares integers.
+      std::vector<std::pair<std::uint64_t, int>> packed;
+      packed.reserve(js.size());
+      for (int ji : js) {
+        const auto& k = keys[static_cast<std::size_t>(ji)];
+        std::uint64_t key = static_cast<std::uint32_t>(k.age);
+        if (all_fair)
+          key |= static_cast<std::uint64_t>(k.walk) << 48 | static_cast<std::uint64_t>(0x1FFFF - k.order) << 31;
+        packed.emplace_back(key, ji);
       }
-      return x.age < y.age;
-    });
+      std::sort(packed.begin(), packed.end());
+      for (std::size_t i = 0; i < packed.size(); ++i) js[i] = packed[i].second;
+    } else {
+      std::sort(js.begin(), js.end(), [&](int a, int b) {
+        const auto& x = keys[static_cast<std::size_t>(a)];
+        const auto& y = keys[static_cast<std::size_t>(b)];
+        if (x.fair) {
+          if (x.walk != y.walk) return x.walk < y.walk;
+          if (x.order != y.order) return x.order > y.order;
+        }
+        return x.age < y.age;
+      });
+    }
     for (int ji : js) p.place(ji);
   }
 
