@@ -111,6 +111,7 @@ std::map<std::string, messages::job_schedule> jobs_of_round(const publication_st
     s.id = str_of(*m, "id");
     s.status = messages::job_status::refused;
     s.reason = str_of(*m, "reason");
+    s.user = str_of(*m, "user");
     jobs[s.id] = std::move(s);
   }
   return jobs;

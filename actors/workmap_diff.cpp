@@ -108,6 +108,7 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
       if (w.state == messages::work_state::completed) continue;
       value::map r;
       r["id"] = value{id};
+      r["user"] = value{w.user};
       r["reason"] = value{w.class_name.empty() ? std::string{"No scheduling class defined and no default class configured."}
                                                : "Cannot find class " + w.class_name + " for the work"};
       refused.emplace_back(std::move(r));

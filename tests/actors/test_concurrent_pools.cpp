@@ -277,3 +277,45 @@ TEST_CASE("work maps arriving before a round can run are coalesced: one round, t
   REQUIRE(states[0].jobs.size() == 3);
   CHECK(states[0].jobs[2].id == "j3");
 }
+
+TEST_CASE("rm.state tells monitors each job's user, class and numbers, also for work refused before a pool") {
+  system_under_test t;
+  caf::scoped_actor self{t.sys};
+  caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_state}, caf::actor{self});
+  for (const char* n : {"a1", "a2"}) t.heartbeat(n, 8192);
+  msg::work_item job = fixed_job("fair-1", "normal", 1);
+  job.items_total = 40;
+  job.threads = 4;  // 40 items / 4 threads: 10 processes of work
+  job.max_processes = 0;
+  msg::work_item lost = fixed_job("lost-1", "no-such-class", 2);
+  lost.user = "bob";
+  msg::workmap wm;
+  wm.work = {job, lost};
+  t.workmap(t.encode(wm));
+  std::optional<msg::rm_state> state;
+  self->receive(
+      [&](atoms::deliver, const std::string& topic, const std::string& body) {
+        auto s = msg::decode_rm_state(topic, body);
+        REQUIRE(s.ok());
+        state = s.value();
+      },
+      caf::after(std::chrono::seconds(20)) >> [] {});
+  REQUIRE(state);
+  const msg::job_schedule* fair = nullptr;
+  const msg::job_schedule* refused = nullptr;
+  for (const auto& j : state->jobs) (j.id == "fair-1" ? fair : refused) = &j;
+  REQUIRE(fair != nullptr);
+  REQUIRE(refused != nullptr);
+  CHECK(fair->user == "alice");
+  CHECK(fair->class_name == "normal");
+  CHECK(fair->demand == 10);
+  // Alone in its pool's 2 x 8 = 16 order-1 quanta, it is entitled to all of them (the fair share is an
+  // entitlement, not capped by what it asks); the initialization cap (1, the shipped default) is what How
+  // Much gives it in its first round.
+  CHECK(fair->fair_share == 16);
+  CHECK(fair->given == 1);
+  CHECK(refused->id == "lost-1");
+  CHECK(refused->status == msg::job_status::refused);
+  CHECK(refused->user == "bob");
+  CHECK(refused->class_name.empty());
+}

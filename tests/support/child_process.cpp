@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,9 +23,14 @@ pid_t spawn(const std::string& path, const std::vector<std::string>& args, int o
   std::vector<char*> argv;
   for (auto& a : all) argv.push_back(a.data());
   argv.push_back(nullptr);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw std::runtime_error("fork failed");
   if (pid == 0) {
+    // A test killed before its destructors run must not leave RMs behind holding ports: the child dies
+    // with the thread that forked it (and at once if that is already gone).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);
     // The child: unblock every signal (the parent may have blocked some), redirect output, exec.
     sigset_t none;
     sigemptyset(&none);
