@@ -61,6 +61,7 @@ void on_bus_message(inbox& in, bus::bus_message&& msg) {
       return;
     }
     in.nodes = std::move(n.value());
+    in.cv.notify_all();
   } else if (msg.topic == messages::topics::rm_events) {
     auto e = messages::decode_rm_event(msg.topic, msg.body);
     std::lock_guard<std::mutex> lock(in.mu);
@@ -113,7 +114,18 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   const auto hb_period = std::chrono::milliseconds(sc.cluster.heartbeat_ms);
   const auto publish_period = std::chrono::milliseconds(sc.orchestrator.publish_ms);
 
-  // ---- warm-up: make the nodes known and wait for the RM's first schedule.
+  // ---- warm-up: make the nodes known and wait for the RM's first schedule, with every node of the scenario
+  // up in its view. (An RM that ran an earlier simulation still counts that run's nodes for a while; they
+  // are not waited for: shares placed on them fail to launch, see orchestrator_model.)
+  std::set<std::string> our_nodes;
+  for (const auto& n : nodes) our_nodes.insert(n.name);
+  const auto nodes_up_in_rm = [&]() {  // REQUIRES: in.mu held
+    std::size_t up = 0;
+    if (in.nodes)
+      for (const auto& n : in.nodes->nodes)
+        if (n.state == messages::node_state::up && our_nodes.count(n.node) != 0) ++up;
+    return up;
+  };
   const auto warm_start = steady::now();
   const auto ready_deadline = warm_start + options.ready_timeout;
   progress << "rmbus-sim: " << sc.name << ": " << nodes.size() << " nodes (" << sc.cluster.nodes_description
@@ -127,7 +139,7 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
       const auto now = steady::now();
       {
         std::lock_guard<std::mutex> lock(in.mu);
-        if (in.state) break;
+        if (in.state && nodes_up_in_rm() == nodes.size()) break;
       }
       if (now >= ready_deadline || interrupted()) break;
       if (now >= next_beat) {
@@ -140,12 +152,14 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
       }
       std::unique_lock<std::mutex> lock(in.mu);
       in.cv.wait_until(lock, std::min({next_beat, next_map, ready_deadline}),
-                       [&] { return in.state.has_value(); });
+                       [&] { return in.state.has_value() && nodes_up_in_rm() == nodes.size(); });
     }
   }
+  std::size_t up_at_start = 0;
   {
     std::lock_guard<std::mutex> lock(in.mu);
     out.ready = in.state.has_value();
+    up_at_start = nodes_up_in_rm();
     in.fresh_state = false;  // the warm-up schedule knows none of our work
     in.state.reset();
     in.events.clear();
@@ -156,8 +170,12 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   }
   progress << "rmbus-sim: the RM answered after "
            << std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - warm_start).count()
-           << " ms; scenario time starts now (speed " << options.speed << ")\n"
+           << " ms with " << up_at_start << " of " << nodes.size()
+           << " nodes up; scenario time starts now (speed " << options.speed << ")\n"
            << std::flush;
+  if (up_at_start < nodes.size())
+    spdlog::warn("only {} of the scenario's {} nodes were up in the RM's view when the ready timeout ended",
+                 up_at_start, nodes.size());
 
   // ---- the scenario.
   const auto t0 = steady::now();
@@ -182,7 +200,9 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   for (const auto& n : nodes) node_memory[n.name] = n.memory_mb;
   const auto epoch_ms = static_cast<std::int64_t>(bus::wall_clock_ms());
   orchestrator_model orch{sc.jobs, sc.orchestrator, epoch_ms, node_memory};
-  recorder rec{users_of(sc), sc.classes, sc.cluster.quantum_mb};
+  std::set<std::string> job_ids;
+  for (const auto& j : sc.jobs) job_ids.insert(j.id);
+  recorder rec{users_of(sc), sc.classes, sc.cluster.quantum_mb, job_ids};
 
   std::optional<messages::rm_state> state;
   std::optional<messages::rm_nodes> rm_nodes;
@@ -231,7 +251,14 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
       events.assign(in.events.begin(), in.events.end());
       in.events.clear();
     }
-    for (const auto& e : events) rec.observe_event(e);
+    for (const auto& e : events) {
+      rec.observe_event(e);
+      if (spdlog::should_log(spdlog::level::debug)) {
+        std::string detail;
+        for (const auto& [k, v] : e.detail) detail += " " + k + "=" + v;
+        spdlog::debug("[{:.1f} s] rm.events {}:{}", static_cast<double>(now) / 1000.0, e.kind, detail);
+      }
+    }
     if (fresh) {
       rec.observe_state(*state);
       orch.on_state(*state, now);

@@ -159,6 +159,16 @@ void orchestrator_model::on_state(const messages::rm_state& state, std::int64_t 
         np.init_ms = j.spec.init_ms;
         np.running_at_ms = now_ + timing_.start_ms + j.spec.init_ms;
         j.used_share_ids.insert(sh.id);
+        if (!node_memory_mb_.empty() && node_memory_mb_.count(sh.node) == 0) {
+          // No agent of ours runs there (a node the RM still remembers from elsewhere): the launch fails
+          // and the process is reported ended at once, as DUCC reports LaunchFailed.
+          np.stopped_ms = now_;
+          np.ended = true;
+          ++j.launch_failures;
+          by_id.emplace(sh.id, j.procs.size());
+          j.procs.push_back(std::move(np));
+          continue;
+        }
         by_id.emplace(sh.id, j.procs.size());
         j.procs.push_back(std::move(np));
         if (!j.first_process_ms) j.first_process_ms = now_;
@@ -274,6 +284,7 @@ job_view orchestrator_model::view(const job_run& j) const {
   v.completed_ms = j.completed_ms;
   v.preempted = j.preempted;
   v.evicted = j.evicted;
+  v.launch_failures = j.launch_failures;
   return v;
 }
 

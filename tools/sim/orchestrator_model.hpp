@@ -13,6 +13,7 @@
 //   all items done          -> the job is published "completed" once (its processes "ended"), then left out;
 //   rm.state says refused   -> the work is withdrawn the same way (DUCC moves it to Completed);
 //   services, APs, reservations hold their processes until their end time (or for ever).
+// A share on a node that is not one of the scenario's fails to launch: its process is "ended" at once.
 // A node that dies takes its processes with it: they stop working at once but stay listed as they were
 // (the orchestrator does not know yet) until the RM evicts them, or the node returns and its agent reports
 // them gone (then they end at once).
@@ -59,8 +60,9 @@ struct job_view {
                              // max_processes; other work: 1 until it ends); 0 once completed
   std::optional<std::int64_t> first_process_ms;  // first process started (share "new" carried out)
   std::optional<std::int64_t> completed_ms;
-  std::uint64_t preempted = 0;  // its processes stopped because the RM said preempt
-  std::uint64_t evicted = 0;    // ... evict
+  std::uint64_t preempted = 0;        // its processes stopped because the RM said preempt
+  std::uint64_t evicted = 0;          // ... evict
+  std::uint64_t launch_failures = 0;  // shares on nodes that are not the scenario's (see on_state)
 };
 
 class orchestrator_model {
@@ -72,7 +74,9 @@ class orchestrator_model {
 
   // Moves the model to `now_ms`: arrivals, process phases, work items, exits, end times.
   void advance(std::int64_t now_ms);
-  // Carries out a schedule (advances to now_ms first). Jobs and shares it does not know are ignored.
+  // Carries out a schedule (advances to now_ms first). Jobs and shares it does not know are ignored. A new
+  // share on a node missing from `node_memory_mb` (when that map is given) cannot be launched: its process is
+  // published "ended" at once (DUCC's LaunchFailed) and counted in launch_failures.
   void on_state(const messages::rm_state& state, std::int64_t now_ms);
   // A node died / came back (the agent model's transitions).
   void node_down(const std::string& node, std::int64_t now_ms);
@@ -117,6 +121,7 @@ class orchestrator_model {
     std::optional<std::int64_t> completed_ms;
     std::uint64_t preempted = 0;
     std::uint64_t evicted = 0;
+    std::uint64_t launch_failures = 0;
     std::vector<process_run> procs;
     std::set<std::string> used_share_ids;  // never start a share twice
   };

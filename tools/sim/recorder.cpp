@@ -19,14 +19,17 @@ constexpr std::size_t max_tracked_shares = 1000000;
 
 }  // namespace
 
-recorder::recorder(std::vector<std::string> users, std::vector<class_spec> classes, std::uint64_t quantum_mb)
+recorder::recorder(std::vector<std::string> users, std::vector<class_spec> classes, std::uint64_t quantum_mb,
+                   std::set<std::string> job_ids)
     : users_(std::move(users)),
       classes_(std::move(classes)),
-      quantum_mb_(std::max<std::uint64_t>(1, quantum_mb)) {}
+      quantum_mb_(std::max<std::uint64_t>(1, quantum_mb)),
+      job_ids_(std::move(job_ids)) {}
 
 void recorder::observe_state(const messages::rm_state& state) {
   ++states_;
   for (const auto& j : state.jobs) {
+    if (!job_ids_.empty() && job_ids_.count(j.id) == 0) continue;
     for (const auto& sh : j.shares) {
       if (sh.status == messages::share_status::preempt && preempted_.size() < max_tracked_shares)
         preempted_.insert(sh.id);
@@ -41,6 +44,10 @@ void recorder::observe_state(const messages::rm_state& state) {
 }
 
 void recorder::observe_event(const messages::rm_event& event) {
+  if (!job_ids_.empty()) {
+    const auto job = event.detail.find("job");
+    if (job == event.detail.end() || job_ids_.count(job->second) == 0) return;
+  }
   if (event.kind == messages::event_kinds::preempt) ++preempt_events_;
   if (event.kind == messages::event_kinds::evict) ++evict_events_;
 }

@@ -11,7 +11,8 @@
 //
 // Preemptions and evictions are counted as distinct share ids seen with status preempt / evict in rm.state
 // (a share stays listed so until its process is gone, so no snapshot in between is needed to see it), and
-// separately as rm.events of those kinds.
+// separately as rm.events of those kinds; only for the scenario's own jobs (the RM may still list work of an
+// earlier run or of another orchestrator on the bus).
 //
 // Pure: fed values, no I/O, no clock. Thread-safety: none (one owner).
 
@@ -61,8 +62,10 @@ class recorder {
   static constexpr std::size_t max_samples = 20000;
 
   // `users`: the scenario's users (one column each, in this order); `classes`: the class table for fair
-  // shares; `quantum_mb`: used until an rm.state reveals the RM's quantum (memory_mb / quanta of a share).
-  recorder(std::vector<std::string> users, std::vector<class_spec> classes, std::uint64_t quantum_mb);
+  // shares; `quantum_mb`: used until an rm.state reveals the RM's quantum (memory_mb / quanta of a share);
+  // `job_ids`: the jobs whose preemptions and evictions count (empty: every job).
+  recorder(std::vector<std::string> users, std::vector<class_spec> classes, std::uint64_t quantum_mb,
+           std::set<std::string> job_ids = {});
 
   void observe_state(const messages::rm_state& state);
   void observe_event(const messages::rm_event& event);
@@ -86,6 +89,7 @@ class recorder {
   std::vector<sample> samples_;
   std::size_t stride_ = 1;  // keep every stride_-th sample offered (doubles when thinning)
   std::size_t offered_ = 0;
+  std::set<std::string> job_ids_;
   std::set<std::string> preempted_, evicted_;
   std::uint64_t preempt_events_ = 0, evict_events_ = 0, states_ = 0;
 };

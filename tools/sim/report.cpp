@@ -133,6 +133,7 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
   std::size_t unfinished = 0;
   std::vector<double> first_process;
   for (const auto& j : jobs) {
+    r.launch_failures += j.launch_failures;
     if (j.first_process_ms)
       first_process.push_back(static_cast<double>(*j.first_process_ms - j.at_ms) / 1000.0);
     else if (j.arrived && !j.refused)
@@ -268,6 +269,9 @@ std::string render_report(const report_figures& r) {
       << " s (" << r.first_process_count << " jobs)";
   if (r.never_started > 0) o << "; " << r.never_started << " never started";
   o << "\n";
+  if (r.launch_failures > 0)
+    o << "Launch failures: " << r.launch_failures
+      << " shares on nodes that are not the scenario's (the RM still counted nodes of an earlier run)\n";
   o << "Makespan (first submission to last completion): "
     << (r.makespan_s ? fixed(*r.makespan_s, 1) + " s"
                      : std::string("not reached (work left when the run ended)"))
@@ -298,6 +302,7 @@ std::string render_report(const report_figures& r) {
   fig("first_process_mean_s", fixed(r.first_process_mean_s, 3));
   fig("first_process_max_s", fixed(r.first_process_max_s, 3));
   fig("never_started", std::to_string(r.never_started));
+  fig("launch_failures", std::to_string(r.launch_failures));
   fig("double_booked_samples", std::to_string(r.double_booked_samples));
   for (const auto& u : r.users) {
     const std::string k = "user." + u.user + ".";

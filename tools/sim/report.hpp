@@ -72,7 +72,8 @@ struct report_figures {
   std::optional<double> makespan_s;
   std::size_t first_process_count = 0;
   double first_process_mean_s = 0, first_process_p50_s = 0, first_process_p90_s = 0, first_process_max_s = 0;
-  std::size_t never_started = 0;  // arrived jobs that never got a process
+  std::size_t never_started = 0;      // arrived jobs that never got a process
+  std::uint64_t launch_failures = 0;  // shares on nodes that are not the scenario's (see orchestrator_model)
   std::size_t double_booked_samples = 0;
 };
 

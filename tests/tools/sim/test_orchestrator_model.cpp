@@ -361,3 +361,20 @@ TEST_CASE("orchestrator: a big job is replayed exactly and quickly") {
   m.advance(600000);
   CHECK(m.job("big")->completed_ms == 500000);
 }
+
+TEST_CASE("orchestrator: a share on a node that is not the scenario's fails to launch") {
+  // The scenario has n1 only; the RM still remembers n9 from an earlier run and places a share there.
+  orchestrator_model m{{job("j", 100, 1, 100, 0)}, timing(0), epoch, {{"n1", 32768}}};
+  m.on_state(state("j", {{"ok", "n1", msg::share_status::new_}, {"ghost", "n9", msg::share_status::new_}}),
+             0);
+  auto wm = m.workmap(0);
+  CHECK(process(wm, "j", "ok")->state == msg::process_state::running);
+  CHECK(process(wm, "j", "ghost")->state == msg::process_state::ended);  // published ended once ...
+  CHECK(process(m.workmap(10), "j", "ghost") == nullptr);                // ... then gone
+  CHECK(m.job("j")->launch_failures == 1);
+  CHECK(m.job("j")->processes == 1);
+  // The RM repeating the share "new" does not start it again.
+  m.on_state(state("j", {{"ok", "n1", msg::share_status::running}, {"ghost", "n9", msg::share_status::new_}}),
+             20);
+  CHECK(m.job("j")->launch_failures == 1);
+}

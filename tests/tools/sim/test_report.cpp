@@ -184,6 +184,17 @@ TEST_CASE("recorder: preemptions and evictions are distinct shares; events count
   rec.observe_event({"node_down", {{"node", "n1"}}});
   CHECK(rec.preempt_events() == 1);
   CHECK(rec.evict_events() == 0);
+
+  // Restricted to the scenario's jobs, another job's shares and events are not counted.
+  recorder ours{{"alice"}, embedded_default_classes(), 1024, {"a1"}};
+  msg::rm_state mixed = st;
+  mixed.jobs.push_back(js("old", {share("x1", "n1", 4, msg::share_status::evict)}));
+  ours.observe_state(mixed);
+  CHECK(ours.preempted_shares() == 2);
+  CHECK(ours.evicted_shares() == 1);  // s2 only; x1 belongs to "old"
+  ours.observe_event({"evict", {{"job", "old"}}});
+  ours.observe_event({"evict", {{"job", "a1"}}});
+  CHECK(ours.evict_events() == 1);
 }
 
 TEST_CASE("recorder: very long runs are thinned by halves") {
