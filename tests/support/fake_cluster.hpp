@@ -1,7 +1,7 @@
 #pragma once
 // A fake cluster on the bus: node agents that heartbeat, an orchestrator that publishes its full work map and
 // carries out the RM's schedule, and an observer of what the RM publishes. Used by the end-to-end tests and
-// by rmbus-demo-feed (and meant for the simulator later).
+// by the tools' tests (rmbus-sim has its own, richer orchestrator model: tools/sim).
 //
 // Everything travels the real bus (ZeroMQ through the forwarder's two endpoints): the harness knows nothing
 // of the RM's internals. Every `period` the driver thread publishes one heartbeat per live node and one work
