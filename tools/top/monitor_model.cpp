@@ -1,56 +1,160 @@
 #include "tools/top/monitor_model.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <set>
+#include <string_view>
 
 namespace rmbus::top {
 
 namespace {
 
-bool holds(messages::share_status s) {
-  return s == messages::share_status::running || s == messages::share_status::new_;
+using messages::job_status;
+using messages::share_status;
+
+// Counts off the bus may be anything up to 2^64-1; a sum of them sticks at the top instead of wrapping to a
+// small, believable number.
+std::uint64_t add_capped(std::uint64_t a, std::uint64_t b) {
+  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max()
+                                                           : a + b;
+}
+
+bool holds(share_status s) { return s == share_status::running || s == share_status::new_; }
+
+void add_job(user_summary& u, const messages::job_schedule& j) {
+  ++u.jobs;
+  u.given = add_capped(u.given, j.given);
+  u.demand = add_capped(u.demand, j.demand);
+  u.fair_share = add_capped(u.fair_share, j.fair_share);
+  for (const auto& s : j.shares) {
+    if (!holds(s.status)) continue;
+    ++u.active;
+    u.quanta = add_capped(u.quanta, s.quanta);
+  }
+}
+
+int attention_rank(job_status s) {
+  switch (s) {
+    case job_status::pending:
+      return 0;
+    case job_status::refused:
+      return 1;
+    case job_status::scheduled:
+      return 2;
+  }
+  return 3;
+}
+
+std::string cut_bytes(std::string s, std::size_t n) {
+  if (s.size() > n) s.resize(n);
+  return s;
 }
 
 }  // namespace
 
-monitor_model::monitor_model(std::size_t max_events) : max_events_(std::max<std::size_t>(1, max_events)) {}
+std::uint64_t pool_summary::count(messages::node_state s) const {
+  const auto it = nodes_by_state.find(s);
+  return it == nodes_by_state.end() ? 0 : it->second;
+}
 
-void monitor_model::on_state(messages::rm_state state, std::int64_t now_ms) {
+bool user_summary::below_fair_share() const { return given < std::min(demand, fair_share); }
+
+monitor_model::monitor_model(model_limits limits) : limits_(limits) {
+  limits_.max_events = std::max<std::size_t>(1, limits_.max_events);
+}
+
+void monitor_model::on_state(messages::rm_state state, millis now_ms, std::string src) {
+  if (state_) previous_state_at_ms_ = state_at_ms_;
   state_ = std::move(state);
+  state_src_ = std::move(src);
   state_at_ms_ = now_ms;
+  state_arrival_ = ++arrivals_;
+  // Losses are remembered only for jobs the RM still lists.
+  if (losses_.empty()) return;
+  std::set<std::string_view> ids;
+  for (const auto& j : state_->jobs) ids.insert(j.id);
+  for (auto it = losses_.begin(); it != losses_.end();)
+    it = ids.count(it->first) ? std::next(it) : losses_.erase(it);
 }
 
-void monitor_model::on_nodes(messages::rm_nodes nodes, std::int64_t) { nodes_ = std::move(nodes); }
+void monitor_model::on_nodes(messages::rm_nodes nodes, millis) {
+  nodes_ = std::move(nodes);
+  nodes_arrival_ = ++arrivals_;
+}
 
-void monitor_model::on_cycle(messages::rm_cycle cycle) {
-  // Bounded: a pool name off the bus must not grow the table without end.
-  constexpr std::size_t max_pools = 256;
-  if (cycles_.size() >= max_pools && !cycles_.count(cycle.pool)) return;
+void monitor_model::on_cycle(messages::rm_cycle cycle, millis now_ms) {
+  if (cycles_.size() >= limits_.max_pools && !cycles_.count(cycle.pool)) return;
   auto pool = cycle.pool;
-  cycles_[pool] = std::move(cycle);
+  cycles_[pool] = {std::move(cycle), now_ms};
 }
 
-void monitor_model::on_event(const messages::rm_event& event, std::int64_t now_ms) {
+void monitor_model::on_event(const messages::rm_event& event, millis now_ms) {
   std::string text;
-  for (const auto& [k, v] : event.detail) {
+  for (const auto& [key, value] : event.detail) {
+    if (text.size() >= limits_.max_event_text) break;
     if (!text.empty()) text += ' ';
-    text += k + "=" + v;
+    text += key;
+    text += '=';
+    text += value;
   }
-  events_.push_front({now_ms, event.kind, std::move(text)});
-  if (events_.size() > max_events_) events_.pop_back();
+  // Kinds are an open set: counted up to a bound, then only listed.
+  const auto kind = cut_bytes(event.kind, 64);
+  if (events_by_kind_.count(kind) || events_by_kind_.size() < limits_.max_event_kinds)
+    ++events_by_kind_[kind];
+  remember_loss(event, now_ms);
+  remember_event(now_ms, kind, cut_bytes(std::move(text), limits_.max_event_text));
 }
 
-void monitor_model::on_bad_message(const std::string& what, std::int64_t now_ms, bool counted_by_bus) {
+void monitor_model::remember_loss(const messages::rm_event& event, millis now_ms) {
+  const bool preempt = event.kind == messages::event_kinds::preempt;
+  if (!preempt && event.kind != messages::event_kinds::evict) return;
+  const auto job = event.detail.find("job");
+  if (job == event.detail.end()) return;
+  if (!losses_.count(job->second) && losses_.size() >= limits_.max_job_records) return;
+  auto& l = losses_[job->second];
+  ++(preempt ? l.preempted : l.evicted);
+  l.last_at_ms = now_ms;
+}
+
+void monitor_model::on_bad_message(const std::string& what, millis now_ms, bool counted_by_bus) {
   if (!counted_by_bus) ++undecodable_;
-  events_.push_front({now_ms, "bad_message", what});
-  if (events_.size() > max_events_) events_.pop_back();
+  remember_event(now_ms, "bad_message", cut_bytes("received here: " + what, limits_.max_event_text));
 }
 
-void monitor_model::set_bus(const bus_health& health) { bus_ = health; }
+void monitor_model::remember_event(millis now_ms, std::string kind, std::string text) {
+  events_.push_front({now_ms, std::move(kind), std::move(text)});
+  while (events_.size() > limits_.max_events) events_.pop_back();
+}
+
+void monitor_model::set_bus(bus_health health) { bus_ = std::move(health); }
 
 bus_health monitor_model::bus() const {
-  bus_health b = bus_;
-  b.bad_messages += undecodable_;
+  auto b = bus_;
+  b.bad_messages = add_capped(b.bad_messages, undecodable_);
   return b;
+}
+
+bool monitor_model::complete() const { return state_ && nodes_; }
+
+bool monitor_model::round_complete() const {
+  if (!complete() || nodes_arrival_ < state_arrival_) return false;
+  for (const auto& n : nodes_->nodes) {
+    const auto c = cycles_.find(n.pool);
+    if (c == cycles_.end() || c->second.cycle.cycle != state_->cycle) return false;
+  }
+  return true;
+}
+
+std::optional<millis> monitor_model::round_interval() const {
+  if (!state_ || !previous_state_at_ms_) return std::nullopt;
+  return std::max<millis>(0, state_at_ms_ - *previous_state_at_ms_);
+}
+
+bool monitor_model::stale(millis now_ms) const {
+  const auto interval = round_interval();
+  if (!interval) return false;
+  const millis age = now_ms - state_at_ms_;
+  return age > 2000 && age > 3 * *interval;
 }
 
 std::vector<pool_summary> monitor_model::pools() const {
@@ -61,37 +165,69 @@ std::vector<pool_summary> monitor_model::pools() const {
       p.pool = n.pool;
       ++p.nodes;
       ++p.nodes_by_state[n.state];
+      // Only nodes up take work: a missing node's quanta are not there to be had.
       if (n.state == messages::node_state::up) {
-        p.quanta += n.quanta;
-        p.free_quanta += n.free_quanta;
+        p.quanta = add_capped(p.quanta, n.quanta);
+        p.free_quanta = add_capped(p.free_quanta, n.free_quanta);
       }
     }
   }
   std::vector<pool_summary> out;
+  out.reserve(by_pool.size());
   for (auto& [name, p] : by_pool) out.push_back(std::move(p));
   return out;
 }
 
-std::vector<user_summary> monitor_model::users() const {
-  std::map<std::pair<std::string, std::string>, user_summary> by_user;
-  if (state_) {
+std::vector<class_summary> monitor_model::classes() const {
+  std::map<std::string, std::map<std::string, user_summary>> by_class;
+  if (state_)
     for (const auto& j : state_->jobs) {
-      auto& u = by_user[{j.class_name, j.user}];
-      u.class_name = j.class_name;
+      auto& u = by_class[j.class_name][j.user];
       u.user = j.user;
-      ++u.jobs;
-      u.given += j.given;
-      u.demand += j.demand;
-      u.fair_share += j.fair_share;
-      for (const auto& s : j.shares) {
-        if (!holds(s.status)) continue;
-        ++u.processes;
-        u.quanta += s.quanta;
-      }
+      add_job(u, j);
     }
+  std::vector<class_summary> out;
+  out.reserve(by_class.size());
+  for (auto& [name, users] : by_class) {
+    class_summary c;
+    c.class_name = name;
+    for (auto& [user, u] : users) {
+      c.total.jobs = add_capped(c.total.jobs, u.jobs);
+      c.total.active = add_capped(c.total.active, u.active);
+      c.total.quanta = add_capped(c.total.quanta, u.quanta);
+      c.total.given = add_capped(c.total.given, u.given);
+      c.total.demand = add_capped(c.total.demand, u.demand);
+      c.total.fair_share = add_capped(c.total.fair_share, u.fair_share);
+      c.users.push_back(std::move(u));
+    }
+    out.push_back(std::move(c));
   }
-  std::vector<user_summary> out;
-  for (auto& [key, u] : by_user) out.push_back(std::move(u));
+  return out;
+}
+
+std::vector<job_row> monitor_model::jobs() const {
+  std::vector<job_row> out;
+  if (!state_) return out;
+  out.reserve(state_->jobs.size());
+  for (const auto& j : state_->jobs) {
+    job_row r;
+    r.id = j.id;
+    r.user = j.user;
+    r.class_name = j.class_name;
+    r.status = j.status;
+    r.reason = j.reason;
+    r.memory_mb = j.memory_mb;
+    for (const auto& s : j.shares) ++(holds(s.status) ? r.active : r.leaving);
+    r.given = j.given;
+    r.demand = j.demand;
+    r.fair_share = j.fair_share;
+    if (const auto l = losses_.find(j.id); l != losses_.end()) r.losses = l->second;
+    out.push_back(std::move(r));
+  }
+  std::sort(out.begin(), out.end(), [](const job_row& a, const job_row& b) {
+    const int ra = attention_rank(a.status), rb = attention_rank(b.status);
+    return ra != rb ? ra < rb : a.id < b.id;
+  });
   return out;
 }
 

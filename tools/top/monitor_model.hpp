@@ -1,13 +1,19 @@
 #pragma once
-// What rmbus-top knows of a running RM, folded from what the RM publishes for monitors.
+// What rmbus-top knows of a running RM: the messages the RM publishes for monitors, folded into one picture.
 //
-// rm.state and rm.nodes are complete snapshots, so each one REPLACES the last (a monitor started after the
-// RM is whole after one round); rm.cycle is kept per pool (the last one); rm.events and bad messages go to a
-// bounded ring of recent events. Bus health (sequence gaps, restarts, bad messages) comes from the monitor's
-// own subscriber. Everything derived (per pool node counts, per class and user totals) is computed from
-// those snapshots on demand, so nothing can drift.
+// rm.state and rm.nodes are complete snapshots, so each one REPLACES the last: a monitor started after the RM
+// (or one that missed messages) is whole again after the next round, and nothing can drift by accumulation.
+// rm.cycle is kept per top-level nodepool (the last one each). rm.events, and the bodies the monitor itself
+// could not decode, go to a bounded ring of recent events; preemptions and evictions are also remembered per
+// job (while the job is in rm.state) so the job list can say which jobs lost processes lately. Bus health
+// (sequence gaps, publisher restarts, bad messages) is the monitor's own subscriber's, set by the shell.
 //
-// Times are milliseconds of a clock the caller passes in; the model reads none. Not thread-safe: one owner.
+// Everything derived (nodes by state per pool, totals per class and user, the ordered job list) is computed
+// from the snapshots on demand. Every table fed from the bus is bounded (model_limits), because a hostile or
+// broken publisher must not make the monitor grow without end.
+//
+// Times are milliseconds on a clock the caller passes in; the model reads no clock, so tests are exact.
+// Thread-safety: none; one owner (the executable guards it with a mutex).
 
 #include <cstdint>
 #include <deque>
@@ -23,70 +29,147 @@
 
 namespace rmbus::top {
 
-struct recent_event {
-  std::int64_t at_ms = 0;
-  std::string kind;
-  std::string text;  // the event's details, "key=value" in key order
+using millis = std::int64_t;  // a point in time (or a duration) on the caller's clock
+
+struct model_limits {
+  std::size_t max_events = 100;          // recent events kept
+  std::size_t max_event_text = 512;      // bytes of one event's details kept
+  std::size_t max_event_kinds = 64;      // distinct rm.events kinds counted (an open set on the wire)
+  std::size_t max_pools = 256;           // rm.cycle pools remembered
+  std::size_t max_job_records = 100000;  // jobs with preemptions or evictions remembered
 };
 
+struct recent_event {
+  millis at_ms = 0;
+  std::string kind;
+  std::string text;  // the event's details, "key=value" in key order, cut to max_event_text
+};
+
+// The monitor's own subscriber, plus the bodies the monitor could not decode (counted in bad_messages).
 struct bus_health {
   std::uint64_t received = 0;
   std::uint64_t gaps = 0;
   std::uint64_t missing = 0;  // messages skipped over by the gaps
   std::uint64_t restarts = 0;
-  std::uint64_t bad_messages = 0;  // rejected by the subscriber or by the monitor's decoders
+  std::uint64_t bad_messages = 0;
+  std::map<std::string, std::uint64_t> by_topic;
 };
 
 struct pool_summary {
   std::string pool;
   std::map<messages::node_state, std::uint64_t> nodes_by_state;
   std::uint64_t nodes = 0;
-  std::uint64_t quanta = 0;       // of nodes that are up
-  std::uint64_t free_quanta = 0;  // of nodes that are up
+  std::uint64_t quanta = 0;       // of the nodes up: what the pool can schedule on
+  std::uint64_t free_quanta = 0;  // of the nodes up
+
+  std::uint64_t count(messages::node_state s) const;
 };
 
-// One user in one class: sums over its jobs. Processes are shares running or new (held, not being removed).
+// One user in one class (or, as a class's total, every user of it), summed over its jobs. Counts are in
+// processes; `active` are shares running or new (held and not being removed), `quanta` what those hold.
 struct user_summary {
-  std::string class_name;
   std::string user;
   std::uint64_t jobs = 0;
-  std::uint64_t processes = 0;
+  std::uint64_t active = 0;
   std::uint64_t quanta = 0;
+  std::uint64_t given = 0;       // the How Much count
+  std::uint64_t demand = 0;      // what the remaining work could use
+  std::uint64_t fair_share = 0;  // pure weighted fair share, before bonus shares
+
+  // Wants more than it got and got less than its fair share: the row a person looks at first.
+  bool below_fair_share() const;
+};
+
+struct class_summary {
+  std::string class_name;           // "" for work refused before it reached a class
+  user_summary total;               // total.user is ""
+  std::vector<user_summary> users;  // by user name
+};
+
+// Preemptions and evictions rm.events reported for one job since the monitor started (or since the job
+// appeared), forgotten when the job leaves rm.state.
+struct job_losses {
+  std::uint64_t preempted = 0;
+  std::uint64_t evicted = 0;
+  millis last_at_ms = 0;
+};
+
+struct job_row {
+  std::string id;
+  std::string user;
+  std::string class_name;
+  messages::job_status status = messages::job_status::pending;
+  std::string reason;
+  std::uint64_t memory_mb = 0;  // per process
+  std::uint64_t active = 0;     // shares running or new
+  std::uint64_t leaving = 0;    // shares being preempted or evicted
   std::uint64_t given = 0;
   std::uint64_t demand = 0;
   std::uint64_t fair_share = 0;
+  job_losses losses;
+};
+
+struct pool_cycle {
+  messages::rm_cycle cycle;
+  millis at_ms = 0;
 };
 
 class monitor_model {
  public:
-  explicit monitor_model(std::size_t max_events = 64);
+  explicit monitor_model(model_limits limits = {});
 
-  void on_state(messages::rm_state state, std::int64_t now_ms);
-  void on_nodes(messages::rm_nodes nodes, std::int64_t now_ms);
-  void on_cycle(messages::rm_cycle cycle);
-  void on_event(const messages::rm_event& event, std::int64_t now_ms);
-  // A message the monitor could not decode, listed as an event and counted; one the bus subscriber
-  // rejected is listed only (the subscriber's own count arrives through set_bus).
-  void on_bad_message(const std::string& what, std::int64_t now_ms, bool counted_by_bus = false);
-  void set_bus(const bus_health& health);
+  // `src` is the publisher's envelope name (shown in the header; the RM's instance name).
+  void on_state(messages::rm_state state, millis now_ms, std::string src = {});
+  void on_nodes(messages::rm_nodes nodes, millis now_ms);
+  void on_cycle(messages::rm_cycle cycle, millis now_ms);
+  void on_event(const messages::rm_event& event, millis now_ms);
+  // A body the monitor could not decode is listed and counted here; one the subscriber already rejected
+  // (counted_by_bus) is only listed, since the subscriber's count arrives through set_bus.
+  void on_bad_message(const std::string& what, millis now_ms, bool counted_by_bus);
+  void set_bus(bus_health health);
 
   const std::optional<messages::rm_state>& state() const { return state_; }
+  const std::string& state_src() const { return state_src_; }
+  millis state_at_ms() const { return state_at_ms_; }
   const std::optional<messages::rm_nodes>& nodes() const { return nodes_; }
-  std::int64_t state_at_ms() const { return state_at_ms_; }
-  const std::map<std::string, messages::rm_cycle>& cycles() const { return cycles_; }
+  const std::map<std::string, pool_cycle>& cycles() const { return cycles_; }
   const std::deque<recent_event>& events() const { return events_; }  // newest first
+  const std::map<std::string, std::uint64_t>& events_by_kind() const { return events_by_kind_; }
   bus_health bus() const;
 
-  std::vector<pool_summary> pools() const;    // by pool name
-  std::vector<user_summary> users() const;    // by class, then user
+  // Both snapshots have arrived: enough to show the whole picture.
+  bool complete() const;
+  // The last rm.state's round in full: rm.nodes arrived after it and every pool in rm.nodes has that
+  // round's rm.cycle (the RM publishes state, cycles, nodes, events in that order each round).
+  bool round_complete() const;
+  // Time between the last two rm.state arrivals: the observed round period.
+  std::optional<millis> round_interval() const;
+  // No rm.state for more than three observed round periods (and at least 2 s, so jitter never flags it).
+  bool stale(millis now_ms) const;
+
+  std::vector<pool_summary> pools() const;     // by pool name
+  std::vector<class_summary> classes() const;  // by class name
+  // Pending first (they wait for something), then refused, then scheduled; by id within each.
+  std::vector<job_row> jobs() const;
 
  private:
-  std::size_t max_events_;
+  void remember_event(millis now_ms, std::string kind, std::string text);
+  void remember_loss(const messages::rm_event& event, millis now_ms);
+
+  model_limits limits_;
   std::optional<messages::rm_state> state_;
-  std::int64_t state_at_ms_ = 0;
+  std::string state_src_;
+  millis state_at_ms_ = 0;
+  std::optional<millis> previous_state_at_ms_;
   std::optional<messages::rm_nodes> nodes_;
-  std::map<std::string, messages::rm_cycle> cycles_;
+  // Arrival order of the snapshots, to tell a round's rm.nodes from an earlier one.
+  std::uint64_t arrivals_ = 0;
+  std::uint64_t state_arrival_ = 0;
+  std::uint64_t nodes_arrival_ = 0;
+  std::map<std::string, pool_cycle> cycles_;
   std::deque<recent_event> events_;
+  std::map<std::string, std::uint64_t> events_by_kind_;
+  std::map<std::string, job_losses> losses_;
   bus_health bus_;
   std::uint64_t undecodable_ = 0;
 };

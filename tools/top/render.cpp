@@ -1,159 +1,333 @@
 #include "tools/top/render.hpp"
 
 #include <algorithm>
-#include <cstdarg>
 #include <cstdio>
+#include <string_view>
 
 namespace rmbus::top {
 
 namespace {
 
-std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-std::string format(const char* fmt, ...) {
-  char buf[512];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  return buf;
+using messages::node_state;
+
+// One '?' per character a terminal could misread: control bytes, and whole UTF-8 sequences (which would
+// also be counted wrong for the column widths). The decoders pass only valid UTF-8, so a continuation byte
+// always belongs to the lead byte already replaced.
+std::string terminal_safe(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x80 && c < 0xc0) continue;
+    out += (c < 0x20 || c >= 0x7f) ? '?' : ch;
+  }
+  return out;
 }
 
-// Names off the bus are cut so that one long name cannot push every column of its line out of view.
-std::string cut(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n - 1) + "~"; }
+// A bus string in a column of `width`: made safe, cut with '~' when longer, padded to the width.
+std::string text_col(std::string_view s, std::size_t width) {
+  auto out = terminal_safe(s);
+  if (out.size() > width) {
+    out.resize(width > 0 ? width - 1 : 0);
+    if (width > 0) out += '~';
+  }
+  out.resize(width, ' ');
+  return out;
+}
 
-// Bytes a terminal would misread (control characters) are shown as '?'.
-std::string printable(std::string s) {
-  for (auto& c : s)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+std::string name_or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string num_col(std::uint64_t n, std::size_t width) {
+  auto s = std::to_string(n);
+  if (s.size() < width) s.insert(0, width - s.size(), ' ');
   return s;
 }
 
-std::uint64_t count_status(const messages::job_schedule& j, messages::share_status st) {
-  return static_cast<std::uint64_t>(
-      std::count_if(j.shares.begin(), j.shares.end(), [st](const auto& s) { return s.status == st; }));
+// Column headings: text right-aligned over numbers.
+std::string right(std::string_view s, std::size_t width) {
+  std::string out(s);
+  if (out.size() < width) out.insert(0, width - out.size(), ' ');
+  return out;
 }
 
-void header(const monitor_model& m, const render_options& o, std::vector<std::string>& out) {
-  const auto b = m.bus();
+std::string join(std::initializer_list<std::string> cols) {
+  std::string line;
+  for (const auto& c : cols) {
+    if (!line.empty()) line += ' ';
+    line += c;
+  }
+  return line;
+}
+
+struct section {
+  std::vector<std::string> head;  // a blank line and the title: shown together or not at all
+  std::vector<std::string> rows;
+  std::size_t min_rows = 4;  // rows it gets before later sections get any
+  bool is_jobs = false;      // scrolls, and says which rows are shown
+};
+
+// ---- header
+
+std::vector<std::string> header(const monitor_model& m, const render_options& o) {
   std::string line = "rmbus-top";
-  if (m.state()) {
-    const double age_s = static_cast<double>(std::max<std::int64_t>(0, o.now_ms - m.state_at_ms())) / 1000.0;
-    line += format("  cycle %llu  (rm.state %.1f s ago)  jobs %zu",
-                   static_cast<unsigned long long>(m.state()->cycle), age_s, m.state()->jobs.size());
+  if (!o.endpoint.empty()) line += "  " + terminal_safe(o.endpoint);
+  if (const auto& s = m.state()) {
+    line += "  cycle " + std::to_string(s->cycle);
+    if (!m.state_src().empty()) line += " from " + terminal_safe(m.state_src());
+    line += "  rm.state " + format_age(o.now_ms - m.state_at_ms()) + " ago";
+    line += "  jobs " + std::to_string(s->jobs.size());
+  } else {
+    line += "  no rm.state yet";
   }
-  if (m.nodes()) line += format("  nodes %zu", m.nodes()->nodes.size());
-  out.push_back(line);
-  out.push_back(format("bus: %llu messages, %llu gaps (%llu missing), %llu publisher restarts, %llu bad messages",
-                       static_cast<unsigned long long>(b.received), static_cast<unsigned long long>(b.gaps),
-                       static_cast<unsigned long long>(b.missing), static_cast<unsigned long long>(b.restarts),
-                       static_cast<unsigned long long>(b.bad_messages)));
+  if (const auto& n = m.nodes()) line += "  nodes " + std::to_string(n->nodes.size());
+  if (m.stale(o.now_ms)) line += "  STALE: rounds came every " + format_age(*m.round_interval());
+
+  const auto b = m.bus();
+  std::string bus = "bus: " + std::to_string(b.received) + " messages, " + std::to_string(b.gaps) +
+                    " gaps (" + std::to_string(b.missing) + " missing), " + std::to_string(b.restarts) +
+                    " publisher restarts, " + std::to_string(b.bad_messages) + " bad messages";
+  std::string topics = "topics:";
+  if (b.by_topic.empty()) topics += " none yet";
+  bool first = true;
+  for (const auto& [topic, n] : b.by_topic) {
+    topics += (first ? " " : ", ") + terminal_safe(topic) + " " + std::to_string(n);
+    first = false;
+  }
+  return {line, bus, topics};
 }
 
-void pools(const monitor_model& m, std::vector<std::string>& out) {
-  out.emplace_back();
-  out.push_back(format("%-20s %6s %5s %7s %5s %5s %8s %11s %8s %8s", "NODEPOOL", "nodes", "up", "missing", "down",
-                       "off", "quiesced", "blacklisted", "quanta", "free"));
+// ---- sections
+
+section pools_section(const monitor_model& m) {
+  section s;
+  s.min_rows = 8;
+  // Quanta and free quanta come first after the counts of nodes: on a narrow terminal they stay in view.
+  s.head = {"", join({text_col("NODEPOOL", 20), right("nodes", 6), right("up", 5), right("quanta", 8),
+                      right("free", 8), right("missing", 7), right("down", 5), right("off", 5),
+                      right("quiesced", 8), right("blacklisted", 11)})};
   if (!m.nodes()) {
-    out.emplace_back("  (no rm.nodes yet)");
-    return;
+    s.rows.emplace_back("  (waiting for rm.nodes)");
+    return s;
   }
-  using st = messages::node_state;
-  for (const auto& p : m.pools()) {
-    const auto n = [&](st s) {
-      auto it = p.nodes_by_state.find(s);
-      return static_cast<unsigned long long>(it == p.nodes_by_state.end() ? 0 : it->second);
-    };
-    out.push_back(format("%-20s %6llu %5llu %7llu %5llu %5llu %8llu %11llu %8llu %8llu",
-                         cut(printable(p.pool), 20).c_str(), static_cast<unsigned long long>(p.nodes), n(st::up),
-                         n(st::missing), n(st::down), n(st::varied_off), n(st::quiesced), n(st::blacklisted),
-                         static_cast<unsigned long long>(p.quanta), static_cast<unsigned long long>(p.free_quanta)));
+  for (const auto& p : m.pools())
+    s.rows.push_back(
+        join({text_col(p.pool, 20), num_col(p.nodes, 6), num_col(p.count(node_state::up), 5),
+              num_col(p.quanta, 8), num_col(p.free_quanta, 8), num_col(p.count(node_state::missing), 7),
+              num_col(p.count(node_state::down), 5), num_col(p.count(node_state::varied_off), 5),
+              num_col(p.count(node_state::quiesced), 8), num_col(p.count(node_state::blacklisted), 11)}));
+  if (s.rows.empty()) s.rows.emplace_back("  (no nodes)");
+  return s;
+}
+
+std::string user_line(const std::string& name, const user_summary& u) {
+  auto line = join({text_col(name, 20), num_col(u.jobs, 5), num_col(u.active, 6), num_col(u.quanta, 7),
+                    num_col(u.given, 6), num_col(u.demand, 6), num_col(u.fair_share, 6)});
+  if (u.below_fair_share()) line += "  below fair share";
+  return line;
+}
+
+section classes_section(const monitor_model& m) {
+  section s;
+  s.head = {"", join({text_col("CLASS / USER", 20), right("jobs", 5), right("active", 6), right("quanta", 7),
+                      right("given", 6), right("demand", 6), right("fair", 6)})};
+  for (const auto& c : m.classes()) {
+    s.rows.push_back(user_line(name_or_dash(c.class_name), c.total));
+    for (const auto& u : c.users) s.rows.push_back(user_line("  " + text_col(name_or_dash(u.user), 18), u));
   }
+  if (s.rows.empty()) s.rows.emplace_back("  (no jobs)");
+  return s;
 }
 
-void users(const monitor_model& m, std::vector<std::string>& out) {
-  out.emplace_back();
-  out.push_back(format("%-16s %-16s %5s %6s %7s %6s %7s %6s", "CLASS", "USER", "jobs", "procs", "quanta", "given",
-                       "demand", "fair"));
-  for (const auto& u : m.users())
-    out.push_back(format("%-16s %-16s %5llu %6llu %7llu %6llu %7llu %6llu",
-                         cut(printable(u.class_name.empty() ? "-" : u.class_name), 16).c_str(),
-                         cut(printable(u.user.empty() ? "-" : u.user), 16).c_str(),
-                         static_cast<unsigned long long>(u.jobs), static_cast<unsigned long long>(u.processes),
-                         static_cast<unsigned long long>(u.quanta), static_cast<unsigned long long>(u.given),
-                         static_cast<unsigned long long>(u.demand), static_cast<unsigned long long>(u.fair_share)));
+std::string losses_note(const job_losses& l, millis now_ms) {
+  if (l.preempted == 0 && l.evicted == 0) return {};
+  std::string note;
+  if (l.preempted > 0) note += "preempted " + std::to_string(l.preempted);
+  if (l.evicted > 0) note += std::string{note.empty() ? "" : ", "} + "evicted " + std::to_string(l.evicted);
+  return note + ", last " + format_age(now_ms - l.last_at_ms) + " ago";
 }
 
-void jobs(const monitor_model& m, std::vector<std::string>& out) {
-  out.emplace_back();
-  out.push_back(format("%-24s %-12s %-12s %-9s %6s %7s %6s  %s", "JOB", "USER", "CLASS", "STATUS", "procs",
-                       "preempt", "evict", "REASON"));
-  std::vector<const messages::job_schedule*> js;
-  for (const auto& j : m.state()->jobs) js.push_back(&j);
-  // What needs attention first: refused, then pending, then scheduled; by id within each.
-  const auto rank = [](messages::job_status s) {
-    return s == messages::job_status::refused ? 0 : s == messages::job_status::pending ? 1 : 2;
-  };
-  std::sort(js.begin(), js.end(), [&](const auto* a, const auto* b) {
-    if (rank(a->status) != rank(b->status)) return rank(a->status) < rank(b->status);
-    return a->id < b->id;
-  });
-  using ss = messages::share_status;
-  for (const auto* j : js) {
-    const auto held = count_status(*j, ss::running) + count_status(*j, ss::new_);
-    out.push_back(format("%-24s %-12s %-12s %-9s %6llu %7llu %6llu  %s", cut(printable(j->id), 24).c_str(),
-                         cut(printable(j->user.empty() ? "-" : j->user), 12).c_str(),
-                         cut(printable(j->class_name.empty() ? "-" : j->class_name), 12).c_str(),
-                         std::string{messages::to_string(j->status)}.c_str(), static_cast<unsigned long long>(held),
-                         static_cast<unsigned long long>(count_status(*j, ss::preempt)),
-                         static_cast<unsigned long long>(count_status(*j, ss::evict)),
-                         printable(j->reason).c_str()));
+section jobs_section(const monitor_model& m, const render_options& o) {
+  section s;
+  s.min_rows = 6;
+  s.is_jobs = true;
+  s.head = {"", join({text_col("JOB", 20), text_col("USER", 10), text_col("CLASS", 10), text_col("STATUS", 9),
+                      right("MB/proc", 7), right("active", 6), right("leaving", 7), right("given", 5),
+                      right("demand", 6)}) +
+                    "  NOTE"};
+  for (const auto& j : m.jobs()) {
+    // The note: why it waits (pending or refused), and what it lost lately; cut early so that one
+    // enormous reason off the bus costs nothing.
+    std::string note = j.reason.substr(0, o.width);
+    const auto lost = losses_note(j.losses, o.now_ms);
+    if (!lost.empty()) note += (note.empty() ? "" : "; ") + lost;
+    auto line = join({text_col(j.id, 20), text_col(name_or_dash(j.user), 10),
+                      text_col(name_or_dash(j.class_name), 10), text_col(messages::to_string(j.status), 9),
+                      num_col(j.memory_mb, 7), num_col(j.active, 6), num_col(j.leaving, 7),
+                      num_col(j.given, 5), num_col(j.demand, 6)});
+    if (!note.empty()) line += "  " + terminal_safe(note);
+    s.rows.push_back(std::move(line));
   }
+  if (s.rows.empty()) s.rows.emplace_back("  (no jobs)");
+  return s;
 }
 
-void cycles(const monitor_model& m, std::vector<std::string>& out) {
-  if (m.cycles().empty()) return;
-  out.emplace_back();
-  out.push_back(format("%-20s %7s %6s %6s %6s %9s %7s %9s %8s %8s %7s %8s", "LAST CYCLE", "cycle", "jobs", "nodes",
-                       "given", "preempted", "evicted", "how_much", "what_of", "preempt", "defrag", "total us"));
-  for (const auto& [pool, c] : m.cycles())
-    out.push_back(format("%-20s %7llu %6llu %6llu %6llu %9llu %7llu %9llu %8llu %8llu %7llu %8llu",
-                         cut(printable(pool), 20).c_str(), static_cast<unsigned long long>(c.cycle),
-                         static_cast<unsigned long long>(c.jobs), static_cast<unsigned long long>(c.nodes),
-                         static_cast<unsigned long long>(c.given), static_cast<unsigned long long>(c.preempted),
-                         static_cast<unsigned long long>(c.evicted), static_cast<unsigned long long>(c.how_much_us),
-                         static_cast<unsigned long long>(c.what_of_us), static_cast<unsigned long long>(c.preempt_us),
-                         static_cast<unsigned long long>(c.defrag_us), static_cast<unsigned long long>(c.total_us)));
-}
-
-void events(const monitor_model& m, const render_options& o, std::vector<std::string>& out) {
-  out.emplace_back();
-  out.emplace_back("RECENT EVENTS (newest first)");
-  if (m.events().empty()) out.emplace_back("  (none)");
-  std::size_t shown = 0;
+section events_section(const monitor_model& m, const render_options& o) {
+  section s;
+  std::string title = "RECENT EVENTS, newest first";
+  if (!m.events_by_kind().empty()) {
+    title += " (rm.events seen:";
+    bool first = true;
+    for (const auto& [kind, n] : m.events_by_kind()) {
+      title += (first ? " " : ", ") + terminal_safe(kind) + " " + std::to_string(n);
+      first = false;
+    }
+    title += ")";
+  }
+  s.head = {"", title};
+  const std::size_t limit = o.height == 0 ? o.max_events : m.events().size();
   for (const auto& e : m.events()) {
-    if (shown++ == o.max_events) break;
-    const double ago_s = static_cast<double>(std::max<std::int64_t>(0, o.now_ms - e.at_ms)) / 1000.0;
-    out.push_back(format("%7.1f s ago  %-12s %s", ago_s, cut(printable(e.kind), 12).c_str(), printable(e.text).c_str()));
+    if (s.rows.size() == limit) break;
+    s.rows.push_back(right(format_age(o.now_ms - e.at_ms) + " ago", 12) + "  " + text_col(e.kind, 13) + "  " +
+                     terminal_safe(e.text.substr(0, o.width)));
+  }
+  if (s.rows.empty()) s.rows.emplace_back("  (none yet)");
+  return s;
+}
+
+section cycles_section(const monitor_model& m) {
+  section s;
+  s.head = {"", join({text_col("LAST CYCLE", 16), right("cycle", 6), right("jobs", 5), right("nodes", 5),
+                      right("given", 5), right("preempted", 9), right("evicted", 7), right("how_much_us", 11),
+                      right("what_of_us", 10), right("preempt_us", 10), right("defrag_us", 9),
+                      right("total_us", 8)})};
+  for (const auto& [pool, pc] : m.cycles()) {
+    const auto& c = pc.cycle;
+    auto line = join({text_col(pool, 16), num_col(c.cycle, 6), num_col(c.jobs, 5), num_col(c.nodes, 5),
+                      num_col(c.given, 5), num_col(c.preempted, 9), num_col(c.evicted, 7),
+                      num_col(c.how_much_us, 11), num_col(c.what_of_us, 10), num_col(c.preempt_us, 10),
+                      num_col(c.defrag_us, 9), num_col(c.total_us, 8)});
+    // A pool that did not answer the last round (round_timeout) keeps an older rm.cycle: say so.
+    if (m.state() && c.cycle < m.state()->cycle) line += "  behind";
+    s.rows.push_back(std::move(line));
+  }
+  if (s.rows.empty()) s.rows.emplace_back("  (no rm.cycle yet)");
+  return s;
+}
+
+// ---- layout
+
+void lay_out(std::vector<section>& sections, const render_options& o, screen& out) {
+  const bool limited = o.height > 0;
+  std::size_t budget = limited ? o.height - std::min(o.height, out.lines.size()) : 0;
+  std::vector<bool> shown(sections.size(), !limited);
+  std::vector<std::size_t> granted(sections.size(), 0);
+  if (limited) {
+    // First each section's heading and first rows, by importance (a section that cannot have them all takes
+    // what is left, so a less important one never shows in its place); then the rest, by importance.
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+      const auto& s = sections[i];
+      const bool any_row = !s.rows.empty();
+      if (s.head.size() + (any_row ? 1 : 0) > budget) continue;
+      const auto rows = std::min({s.rows.size(), s.min_rows, budget - s.head.size()});
+      shown[i] = true;
+      granted[i] = rows;
+      budget -= s.head.size() + rows;
+    }
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+      if (!shown[i]) continue;
+      const auto more = std::min(sections[i].rows.size() - granted[i], budget);
+      granted[i] += more;
+      budget -= more;
+    }
+  }
+  for (std::size_t i = 0; i < sections.size(); ++i) {
+    if (!shown[i]) continue;
+    auto& s = sections[i];
+    for (auto& h : s.head) out.lines.push_back(std::move(h));
+    const std::size_t total = s.rows.size();
+    const bool whole = !limited || granted[i] == total;
+    // Cut short, the last line granted says what is not shown.
+    const std::size_t visible = whole ? total : granted[i] - (granted[i] > 0 ? 1 : 0);
+    std::size_t first = 0;
+    if (s.is_jobs) {
+      first = whole ? 0 : std::min(o.jobs_offset, total - visible);
+      out.jobs_first = first;
+      out.jobs_shown = visible;
+    }
+    for (std::size_t r = first; r < first + visible; ++r) out.lines.push_back(std::move(s.rows[r]));
+    if (whole || granted[i] == 0) continue;
+    if (s.is_jobs && visible > 0)
+      out.lines.push_back("  -- jobs " + std::to_string(first + 1) + "-" + std::to_string(first + visible) +
+                          " of " + std::to_string(total) + " (Up/Down, PgUp/PgDn, Home/End scroll) --");
+    else if (s.is_jobs)
+      out.lines.push_back("  -- " + std::to_string(total) + " jobs: make the window taller to see them --");
+    else
+      out.lines.push_back("  ... " + std::to_string(total - visible) + " more");
   }
 }
 
 }  // namespace
 
-std::vector<std::string> render(const monitor_model& m, const render_options& o) {
-  std::vector<std::string> out;
-  header(m, o, out);
+std::string format_age(millis ms) {
+  ms = std::max<millis>(0, ms);
+  char buf[48];
+  if (ms < 60'000) {
+    std::snprintf(buf, sizeof buf, "%lld.%llds", static_cast<long long>(ms / 1000),
+                  static_cast<long long>(ms % 1000 / 100));
+  } else if (ms < 3'600'000) {
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", static_cast<long long>(ms / 60'000),
+                  static_cast<long long>(ms % 60'000 / 1000));
+  } else {
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(ms / 3'600'000),
+                  static_cast<long long>(ms % 3'600'000 / 60'000));
+  }
+  return buf;
+}
+
+std::size_t scroll_jobs(std::size_t offset, scroll_step step, std::size_t page, std::size_t total) {
+  if (total == 0) return 0;
+  page = std::max<std::size_t>(1, page);
+  const std::size_t last = total - 1;
+  offset = std::min(offset, last);
+  switch (step) {
+    case scroll_step::line_up:
+      return offset > 0 ? offset - 1 : 0;
+    case scroll_step::line_down:
+      return std::min(offset + 1, last);
+    case scroll_step::page_up:
+      return offset > page ? offset - page : 0;
+    case scroll_step::page_down:
+      return std::min(offset + page, last);
+    case scroll_step::first:
+      return 0;
+    case scroll_step::last:
+      return last;
+  }
+  return offset;
+}
+
+screen render(const monitor_model& m, const render_options& o) {
+  screen out;
+  out.lines = header(m, o);
+  if (o.height > 0 && out.lines.size() > o.height) out.lines.resize(o.height);
+  std::vector<section> sections;
   if (!m.state()) {
-    out.emplace_back();
-    out.push_back("waiting for the RM's first rm.state" + (o.endpoint.empty() ? std::string{} : " on " + o.endpoint));
+    section waiting;
+    waiting.head = {"", "waiting for the RM's first rm.state" +
+                            (o.endpoint.empty() ? std::string{} : " on " + terminal_safe(o.endpoint))};
+    waiting.min_rows = 0;
+    sections.push_back(std::move(waiting));
   }
-  pools(m, out);
+  sections.push_back(pools_section(m));
   if (m.state()) {
-    users(m, out);
-    jobs(m, out);
+    sections.push_back(classes_section(m));
+    sections.push_back(jobs_section(m, o));
+    out.jobs_total = m.state()->jobs.size();
   }
-  cycles(m, out);
-  events(m, o, out);
-  for (auto& line : out) {
+  sections.push_back(events_section(m, o));
+  sections.push_back(cycles_section(m));
+  lay_out(sections, o, out);
+  for (auto& line : out.lines) {
     if (line.size() > o.width) line.resize(o.width);
     while (!line.empty() && line.back() == ' ') line.pop_back();
   }

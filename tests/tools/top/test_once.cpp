@@ -1,11 +1,12 @@
-// The real rmbus-top executable with --once, against messages published on a real loopback bus: a forwarder
-// bound on ephemeral ports, a publisher playing the RM. It must print the picture those messages describe,
-// and say clearly (exit 3) when nothing arrives.
-#include <catch2/catch.hpp>
-
+// The real rmbus-top executable with --once against a real loopback bus: a forwarder bound on ephemeral ports
+// and a publisher playing the RM. It must print the picture those messages describe (and nothing of the RM's
+// private rm.internal.* traffic), count what it could not decode, and say clearly, with exit status 3, when
+// no picture arrives.
 #include <atomic>
+#include <catch2/catch.hpp>
+#include <functional>
+#include <regex>
 #include <thread>
-
 #include <zmq.hpp>
 
 #include "bus/forwarder.hpp"
@@ -19,6 +20,7 @@
 
 namespace msg = rmbus::messages;
 namespace ts = rmbus::test_support;
+namespace topics = rmbus::messages::topics;
 
 namespace {
 
@@ -55,19 +57,7 @@ msg::rm_nodes nodes() {
   return n;
 }
 
-}  // namespace
-
-TEST_CASE("rmbus-top --once prints the picture the RM published") {
-  zmq::context_t ctx;
-  rmbus::bus::forwarder_options fo;
-  fo.pub_endpoint = "tcp://127.0.0.1:0";
-  fo.sub_endpoint = "tcp://127.0.0.1:0";
-  rmbus::bus::forwarder fwd{ctx, fo};
-  fwd.start();
-  rmbus::bus::publisher_options po;
-  po.name = "fake-rm";
-  po.endpoint = fwd.pub_endpoint();
-  rmbus::bus::publisher pub{ctx, po};
+msg::rm_cycle cycle() {
   msg::rm_cycle c;
   c.pool = "default";
   c.cycle = 7;
@@ -79,46 +69,127 @@ TEST_CASE("rmbus-top --once prints the picture the RM published") {
   c.preempt_us = 33;
   c.defrag_us = 44;
   c.total_us = 150;
+  return c;
+}
 
-  // The RM's publications repeat every 100 ms (as rounds do) until the monitor has its picture: a
-  // subscriber that joins late must be filled in by the next round.
-  std::atomic<bool> done{false};
-  std::thread rm([&] {
-    for (int i = 0; i < 300 && !done; ++i) {
-      pub.publish(msg::topics::rm_state, state());
-      pub.publish(msg::topics::rm_cycle, c);
-      pub.publish(msg::topics::rm_nodes, nodes());
-      pub.publish(msg::topics::rm_events, msg::rm_event{"node_down", {{"node", "n3"}}});
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  });
-  const auto r = ts::run_to_end(RMBUS_TOP_BIN, {"--once", "--bus-sub", fwd.sub_endpoint(), "--timeout-ms", "15000", "--width", "200"},
-                                std::chrono::seconds(30));
-  done = true;
-  rm.join();
+// A fake RM on a loopback forwarder: `round` publishes one round every 50 ms (as an RM does every round, so a
+// monitor that joins late is filled in by the next one) until the test is done with it.
+class fake_rm {
+ public:
+  explicit fake_rm(std::function<void(rmbus::bus::publisher&)> round) : fwd_(ctx_, loopback_forwarder()) {
+    fwd_.start();
+    rmbus::bus::publisher_options po;
+    po.name = "fake-rm";
+    po.endpoint = fwd_.pub_endpoint();
+    thread_ = std::thread([this, round = std::move(round), po] {
+      rmbus::bus::publisher pub{ctx_, po};
+      for (int i = 0; i < 1200 && !done_; ++i) {
+        round(pub);
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+    });
+  }
+  ~fake_rm() {
+    done_ = true;
+    thread_.join();
+    fwd_.stop();
+  }
+  const std::string& endpoint() const { return fwd_.sub_endpoint(); }
+
+ private:
+  static rmbus::bus::forwarder_options loopback_forwarder() {
+    rmbus::bus::forwarder_options fo;
+    fo.pub_endpoint = "tcp://127.0.0.1:0";
+    fo.sub_endpoint = "tcp://127.0.0.1:0";
+    return fo;
+  }
+
+  zmq::context_t ctx_;
+  rmbus::bus::forwarder fwd_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+bool has_line(const std::string& output, const std::string& line) {
+  return output.find("\n" + line + "\n") != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("rmbus-top --once prints the picture the RM published") {
+  // Each round: the state, an event, a body on rm.state that is not an rm.state (well formed envelope, so
+  // only the monitor's decoder can refuse it), the cycle, the nodes, and RM-private traffic. Wherever the
+  // monitor joins, it sees an event and the bad body before its first whole round (state ... nodes).
+  fake_rm rm{[](rmbus::bus::publisher& pub) {
+    pub.publish(topics::rm_state, state());
+    pub.publish(topics::rm_events, msg::rm_event{"node_down", {{"node", "n3"}}});
+    pub.publish(topics::rm_state, nodes());
+    pub.publish(topics::rm_cycle, cycle());
+    pub.publish(topics::rm_nodes, nodes());
+    pub.publish("rm.internal.plan", cycle());
+  }};
+  const auto r = ts::run_to_end(
+      RMBUS_TOP_BIN, {"--once", "--bus-sub", rm.endpoint(), "--timeout-ms", "15000", "--width", "200"},
+      std::chrono::seconds(30));
   INFO(r.output);
-  REQUIRE(r.status == 0);
-  CHECK(r.output.find("rmbus-top  cycle 7  (rm.state ") != std::string::npos);
-  CHECK(r.output.find("jobs 2  nodes 3\n") != std::string::npos);
-  CHECK(r.output.find("\ndefault                   3     2       0     1     0        0           0       32       24\n") !=
-        std::string::npos);
-  CHECK(r.output.find("\nnormal           alice                1      2       8      2       9      3\n") != std::string::npos);
-  CHECK(r.output.find("\nbob-1                    bob          normal       pending        0       0      0  no machine of "
-                      "order 64 in pool default\n") != std::string::npos);
-  CHECK(r.output.find("\ndefault                    7      2      2      1         0       0        11       22       33      "
-                      "44      150\n") != std::string::npos);
-  CHECK(r.output.find("node_down    node=n3") != std::string::npos);
-  CHECK(r.output.find("0 gaps (0 missing)") != std::string::npos);
-  fwd.stop();
+  REQUIRE(r.status == std::optional<int>{0});
+  CHECK(r.output.rfind("rmbus-top  " + rm.endpoint() + "  cycle 7 from fake-rm  rm.state ", 0) == 0);
+  CHECK(r.output.find(" ago  jobs 2  nodes 3\n") != std::string::npos);
+  // n1 and n2 up: 16 + 16 quanta, 12 + 12 free; n3 down
+  CHECK(has_line(
+      r.output,
+      "default                   3     2       32       24       0     1     0        0           0"));
+  // alice: running + new of 4 quanta; given 2 < min(demand 9, fair share 3); bob adds a pending job, demand 1
+  CHECK(
+      has_line(r.output, "normal                   2      2       8      2     10      3  below fair share"));
+  CHECK(
+      has_line(r.output, "  alice                  1      2       8      2      9      3  below fair share"));
+  CHECK(has_line(r.output, "  bob                    1      0       0      0      1      0"));
+  CHECK(has_line(r.output,
+                 "bob-1                bob        normal     pending     65536      0       0     0      1  "
+                 "no machine of order 64 in pool default"));
+  CHECK(has_line(r.output,
+                 "alice-1              alice      normal     scheduled    4096      2       0     2      9"));
+  CHECK(has_line(r.output,
+                 "default               7     2     2     1         0       0          11         22         "
+                 "33        44      150"));
+  CHECK(r.output.find("  node_down      node=n3\n") != std::string::npos);
+  CHECK(r.output.find("  bad_message    received here: rm.state: ") != std::string::npos);
+  // the bad bodies are counted; the forwarder loses nothing on loopback; rm.internal.* never arrives
+  std::smatch bus;
+  REQUIRE(std::regex_search(r.output, bus,
+                            std::regex{"\nbus: (\\d+) messages, 0 gaps \\(0 missing\\), 0 publisher "
+                                       "restarts, (\\d+) bad messages\n"}));
+  CHECK(std::stoul(bus[1]) >= 4);
+  CHECK(std::stoul(bus[2]) >= 1);
+  std::smatch topics_line;
+  REQUIRE(std::regex_search(r.output, topics_line, std::regex{"\ntopics: ([^\n]*)\n"}));
+  CHECK(std::regex_match(std::string{topics_line[1]},
+                         std::regex{"rm\\.cycle \\d+, rm\\.events \\d+, rm\\.nodes \\d+, rm\\.state \\d+"}));
 }
 
 TEST_CASE("rmbus-top --once says which endpoint stayed silent, and exits 3") {
-  const int port = ts::free_port();
-  const std::string ep = "tcp://127.0.0.1:" + std::to_string(port);
-  const auto r = ts::run_to_end(RMBUS_TOP_BIN, {"--once", "--bus-sub", ep, "--timeout-ms", "500"}, std::chrono::seconds(20));
+  const auto ep = ts::loopback(ts::free_port());
+  const auto r = ts::run_to_end(RMBUS_TOP_BIN, {"--once", "--bus-sub", ep, "--timeout-ms", "500"},
+                                std::chrono::seconds(20));
   INFO(r.output);
   CHECK(r.status == std::optional<int>{3});
-  CHECK(r.output.find("no rm.state and rm.nodes arrived from " + ep + " within 500 ms") != std::string::npos);
+  CHECK(r.output.find("rmbus-top: no rm.state and rm.nodes from " + ep +
+                      " within 500 ms (nothing arrived)") != std::string::npos);
+}
+
+TEST_CASE("rmbus-top --once does not take a body it cannot decode for the RM's state") {
+  // rm.nodes arrive, but every rm.state body is an rm.nodes one: no picture, and the message says what came
+  fake_rm rm{[](rmbus::bus::publisher& pub) {
+    pub.publish(topics::rm_state, nodes());
+    pub.publish(topics::rm_nodes, nodes());
+  }};
+  const auto r = ts::run_to_end(RMBUS_TOP_BIN, {"--once", "--bus-sub", rm.endpoint(), "--timeout-ms", "1500"},
+                                std::chrono::seconds(20));
+  INFO(r.output);
+  CHECK(r.status == std::optional<int>{3});
+  CHECK(std::regex_search(r.output,
+                          std::regex{"within 1500 ms \\(\\d+ messages arrived but no rm\\.state\\)"}));
 }
 
 TEST_CASE("rmbus-top refuses a bad argument and a full screen without a terminal") {
@@ -126,7 +197,18 @@ TEST_CASE("rmbus-top refuses a bad argument and a full screen without a terminal
   INFO(r.output);
   CHECK(r.status == std::optional<int>{2});
   CHECK(r.output.find("--width") != std::string::npos);
+  r = ts::run_to_end(RMBUS_TOP_BIN, {"--once", "--log-level", "loud"}, std::chrono::seconds(20));
+  CHECK(r.status == std::optional<int>{2});
+  CHECK(r.output.find("unknown level 'loud'") != std::string::npos);
+  r = ts::run_to_end(RMBUS_TOP_BIN, {"--once", "--bus-sub", "not-an-endpoint"}, std::chrono::seconds(20));
+  CHECK(r.status == std::optional<int>{2});
+  CHECK(r.output.find("cannot connect to not-an-endpoint") != std::string::npos);
+  // the test's pipes are not a terminal
   r = ts::run_to_end(RMBUS_TOP_BIN, {"--bus-sub", "tcp://127.0.0.1:1"}, std::chrono::seconds(20));
   CHECK(r.status == std::optional<int>{2});
-  CHECK(r.output.find("needs a terminal; use --once") != std::string::npos);
+  CHECK(r.output.find("the full screen needs a terminal on stdin and stdout; use --once") !=
+        std::string::npos);
+  r = ts::run_to_end(RMBUS_TOP_BIN, {"--help"}, std::chrono::seconds(20));
+  CHECK(r.status == std::optional<int>{0});
+  CHECK(r.output.find("--refresh-ms") != std::string::npos);
 }
