@@ -69,18 +69,19 @@ struct section {
 // ---- header
 
 std::vector<std::string> header(const monitor_model& m, const render_options& o) {
+  // Most telling first, so a narrow terminal cuts only where the data comes from.
   std::string line = "rmbus-top";
-  if (!o.endpoint.empty()) line += "  " + terminal_safe(o.endpoint);
   if (const auto& s = m.state()) {
     line += "  cycle " + std::to_string(s->cycle);
-    if (!m.state_src().empty()) line += " from " + terminal_safe(m.state_src());
     line += "  rm.state " + format_age(o.now_ms - m.state_at_ms()) + " ago";
+    if (m.stale(o.now_ms)) line += "  STALE: rounds came every " + format_age(*m.round_interval());
     line += "  jobs " + std::to_string(s->jobs.size());
   } else {
     line += "  no rm.state yet";
   }
   if (const auto& n = m.nodes()) line += "  nodes " + std::to_string(n->nodes.size());
-  if (m.stale(o.now_ms)) line += "  STALE: rounds came every " + format_age(*m.round_interval());
+  if (!o.endpoint.empty()) line += "  " + terminal_safe(o.endpoint);
+  if (m.state() && !m.state_src().empty()) line += "  from " + terminal_safe(m.state_src());
 
   const auto b = m.bus();
   std::string bus = "bus: " + std::to_string(b.received) + " messages, " + std::to_string(b.gaps) +

@@ -51,7 +51,7 @@ TEST_CASE("the whole picture, as --once prints it") {
   // bob 4 = 4 is not. Jobs: pending, refused, then scheduled by id; alice's preemption at 9.0 s (3.5 s ago),
   // carol's eviction at 9.8 s (2.7 s ago). Events newest first. beta's rm.cycle is of round 41: behind.
   const std::string expected =
-      R"(rmbus-top  tcp://rm-host:5561  cycle 42 from rmbus.77.1  rm.state 2.5s ago  jobs 5  nodes 6
+      R"(rmbus-top  cycle 42  rm.state 2.5s ago  jobs 5  nodes 6  tcp://rm-host:5561  from rmbus.77.1
 bus: 120 messages, 2 gaps (5 missing), 1 publisher restarts, 1 bad messages
 topics: rm.cycle 40, rm.events 20, rm.nodes 30, rm.state 30
 
@@ -103,7 +103,7 @@ TEST_CASE("a short screen keeps the most important sections: each its first rows
   // Jobs: 2 + all 5 (fewer than its 6) -> 4. Events: 2 + the 2 rows left -> 0, one event and "... 3 more".
   // Cycle timings, the least important, do not fit.
   const std::string expected =
-      R"(rmbus-top  tcp://rm-host:5561  cycle 42 from rmbus.77.1  rm.state 2.5s ago  jobs 5  nodes 6
+      R"(rmbus-top  cycle 42  rm.state 2.5s ago  jobs 5  nodes 6  tcp://rm-host:5561  from rmbus.77.1
 bus: 120 messages, 2 gaps (5 missing), 1 publisher restarts, 1 bad messages
 topics: rm.cycle 40, rm.events 20, rm.nodes 30, rm.state 30
 
@@ -205,7 +205,7 @@ TEST_CASE("started before the RM it says what it waits for, and fills in as the 
   monitor_model m;
   render_options o;
   o.endpoint = "tcp://127.0.0.1:5561";
-  const std::string waiting = R"(rmbus-top  tcp://127.0.0.1:5561  no rm.state yet
+  const std::string waiting = R"(rmbus-top  no rm.state yet  tcp://127.0.0.1:5561
 bus: 0 messages, 0 gaps (0 missing), 0 publisher restarts, 0 bad messages
 topics: none yet
 
@@ -227,7 +227,7 @@ LAST CYCLE        cycle  jobs nodes given preempted evicted how_much_us what_of_
   s.jobs = {schedule().jobs[0]};
   m.on_state(s, 0);
   auto lines = render(m, o).lines;
-  CHECK(lines[0] == "rmbus-top  tcp://127.0.0.1:5561  cycle 3  rm.state 0.0s ago  jobs 1");
+  CHECK(lines[0] == "rmbus-top  cycle 3  rm.state 0.0s ago  jobs 1  tcp://127.0.0.1:5561");
   CHECK(lines[3].empty());
   CHECK(lines[4].rfind("NODEPOOL", 0) == 0);
   CHECK(lines[5] == "  (waiting for rm.nodes)");
@@ -236,7 +236,7 @@ LAST CYCLE        cycle  jobs nodes given preempted evicted how_much_us what_of_
   // then rm.nodes
   m.on_nodes(two_pools(), 0);
   lines = render(m, o).lines;
-  CHECK(lines[0] == "rmbus-top  tcp://127.0.0.1:5561  cycle 3  rm.state 0.0s ago  jobs 1  nodes 6");
+  CHECK(lines[0] == "rmbus-top  cycle 3  rm.state 0.0s ago  jobs 1  nodes 6  tcp://127.0.0.1:5561");
   CHECK(lines[5] ==
         "alpha                     3     2       16        2       1     0     0        0           0");
   // an RM with no work and no nodes yet is shown as such, not as waiting
@@ -256,8 +256,8 @@ TEST_CASE("a silent RM is flagged stale in the header") {
   // rounds came 1 s apart; 3.1 s after the last one is more than three of them
   o.now_ms = 13'100;
   CHECK(render(m, o).lines[0] ==
-        "rmbus-top  cycle 42 from rmbus.77.1  rm.state 3.1s ago  jobs 5  nodes 6  STALE: rounds came every "
-        "1.0s");
+        "rmbus-top  cycle 42  rm.state 3.1s ago  STALE: rounds came every 1.0s  jobs 5  nodes 6  from "
+        "rmbus.77.1");
 }
 
 TEST_CASE("narrow screens cut every line, names are cut to their column and made safe for a terminal") {
