@@ -108,7 +108,7 @@ void on_work(scheduler_actor* self, const std::string& topic, const value::map& 
 
   const auto t0 = std::chrono::steady_clock::now();
   st.sched->apply_work(snapshot);
-  const auto plan = st.sched->schedule(in);
+  const auto& plan = st.sched->schedule(in);
   const auto total_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
 

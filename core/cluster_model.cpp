@@ -115,6 +115,7 @@ void cluster_model::index_job(int slot) {
   jobs_by_age.emplace(j.item.submitted_ms, j.item.id, slot);
   jobs_by_id[j.item.id] = slot;
   ranks_stale = true;
+  ++job_set_changes;
 }
 
 void cluster_model::unindex_job(int slot) {
@@ -122,6 +123,7 @@ void cluster_model::unindex_job(int slot) {
   jobs_by_age.erase({j.item.submitted_ms, j.item.id, slot});
   jobs_by_id.erase(j.item.id);
   ranks_stale = true;
+  ++job_set_changes;
 }
 
 void cluster_model::refresh_ranks() {

@@ -147,6 +147,7 @@ struct cluster_model {
   std::set<std::tuple<std::int64_t, job_id, int>> jobs_by_age;  // (submitted_ms, id, slot) of live jobs
   std::map<job_id, int> jobs_by_id;                              // live jobs, the plan's order
   bool ranks_stale = true;
+  std::uint64_t job_set_changes = 0;  // counts index_job / unindex_job: the plan re-merges its entries then
   std::uint64_t share_changes = 0;  // source of job_rec::shares_version
   void shares_changed(int job) { jobs[static_cast<std::size_t>(job)].shares_version = ++share_changes; }
 

@@ -496,16 +496,13 @@ void nodepool_scheduler::apply_work(const work_map& snapshot) {
 
 // ---- the cycle ----------------------------------------------------------------------------------
 
-schedule_plan nodepool_scheduler::schedule(const round_input& in) {
+const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   // Nothing changed since a round that changed nothing: the cycle is a pure function of this state, so
-  // it would give the same plan again. Skip it (an unchanged round costs a plan copy).
+  // it would give the same plan again. Skip it.
   timings_ = {};
   if (!dirty_ && in.other_pools_nonpreemptable_mb == last_input_.other_pools_nonpreemptable_mb) {
     last_input_ = in;
-    schedule_plan plan = cached_;
-    plan.now_ms = in.now_ms;
-    plan.counts.given = plan.counts.preempted = plan.counts.evicted = 0;
-    return plan;
+    return plan_.unchanged(in.now_ms);
   }
   last_input_ = in;
   std::vector<std::pair<bool, int>> needy_before;
@@ -530,80 +527,22 @@ schedule_plan nodepool_scheduler::schedule(const round_input& in) {
   defragment(model_);
   lap(timings_.defrag_us);
 
-  schedule_plan plan;
-  plan.pool = model_.top_pool;
-  plan.now_ms = in.now_ms;
-  plan.quantum_mb = model_.quantum_mb;
   model_.refresh_ranks();  // a hand-edited model gets its id order here
-  plan.jobs.reserve(model_.jobs_by_id.size());
-  for (const auto& [id, ji] : model_.jobs_by_id) plan.jobs.push_back(plan_of(ji));
-  auto& c = plan.counts;
-  c.jobs = static_cast<int>(plan.jobs.size());
-  c.nodes = static_cast<int>(model_.machines.size());
-  for (const auto& mc : model_.machines) c.schedulable_nodes += mc.schedulable() ? 1 : 0;
-  c.given = model_.round_given;
-  c.preempted = model_.round_preempted;
-  c.evicted = model_.round_evicted;
-  for (const auto& j : plan.jobs) {
-    if (j.status == job_status::refused) ++c.refused_jobs;
-    else if (j.reason != reason_code::none) ++c.pending_jobs;
-  }
+  const schedule_plan& plan = plan_.update(model_, in.now_ms);
   for (auto& s : model_.shares)
     if (s.live) s.published = true;
   bool needy_changed = needy_before.size() != model_.jobs.size();
   for (std::size_t i = 0; i < model_.jobs.size() && !needy_changed; ++i)
     needy_changed = needy_before[i] != std::make_pair(model_.jobs[i].needy, model_.jobs[i].needy_machine);
+  // Only a quiet round's plan can be returned again.
   dirty_ = model_.round_given > 0 || model_.round_preempted > 0 || model_.round_evicted > 0 || needy_changed;
   model_.round_given = model_.round_preempted = model_.round_evicted = 0;
-  if (!dirty_) cached_ = plan;  // only a quiet round's plan can be returned again
   return plan;
-}
-
-job_plan nodepool_scheduler::plan_of(int ji) {
-  const auto& j = model_.jobs[static_cast<std::size_t>(ji)];
-  job_plan p;
-  p.id = j.item.id;
-  p.order = j.order;
-  p.given = j.given;
-  p.user = j.item.user;
-  if (const auto* rc = model_.class_of(j)) p.class_name = rc->name;
-  p.demand = j.demand;
-  p.fair_share = j.order > 0 ? j.pfs_qshares / j.order : 0;
-  // The share list, rebuilt only when a share of the job changed since it was last built.
-  if (share_lists_.size() < model_.jobs.size()) share_lists_.resize(model_.jobs.size());
-  auto& cached = share_lists_[static_cast<std::size_t>(ji)];
-  if (cached.version != j.shares_version || j.shares_version == 0) {
-    std::vector<const share_rec*> ss;
-    ss.reserve(j.shares.size());
-    for (int s : j.shares) ss.push_back(&model_.shares[static_cast<std::size_t>(s)]);
-    std::sort(ss.begin(), ss.end(), [](const share_rec* a, const share_rec* b) {
-      if (a->seq != b->seq) return a->seq < b->seq;
-      return a->id < b->id;
-    });
-    cached.shares.clear();
-    cached.shares.reserve(ss.size());
-    for (const auto* s : ss)
-      cached.shares.push_back({s->id, model_.machines[static_cast<std::size_t>(s->machine)].name, s->order, s->status});
-    cached.version = j.shares_version;
-  }
-  p.shares = cached.shares;
-  if (!p.shares.empty()) p.order = p.shares.back().quanta;  // a reservation's order is its machine's
-  p.memory_mb_per_process = static_cast<std::uint64_t>(p.order) * model_.quantum_mb;
-  if (j.refused) {
-    p.status = job_status::refused;
-    p.reason = j.refusal;
-    p.reason_text = j.refusal_text;
-    return p;
-  }
-  p.status = model_.current(j) > 0 ? job_status::scheduled : job_status::pending;
-  p.reason = j.reason;
-  p.reason_text = j.reason_text;
-  return p;
 }
 
 void nodepool_scheduler::drop_caches() {
   model_.drop_indexes();
-  share_lists_.clear();
+  plan_.forget();
   listed_.clear();
   reconciled_.clear();
   id_order_.clear();
@@ -636,7 +575,7 @@ job_explanation nodepool_scheduler::explain(const job_id& id) const {
 whatif_result nodepool_scheduler::whatif(const work_item& item) const {
   nodepool_scheduler copy = *this;
   if (item.state != work_state::completed) copy.apply_one(item);
-  const auto plan = copy.schedule(last_input_);
+  const auto& plan = copy.schedule(last_input_);
   whatif_result r;
   if (const auto* p = plan.find(item.id)) r.plan = *p;
   r.explanation = copy.explain(item.id);

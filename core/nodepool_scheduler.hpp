@@ -21,6 +21,7 @@
 
 #include "core/cluster_model.hpp"
 #include "core/ids.hpp"
+#include "core/plan_keeper.hpp"
 #include "core/policy.hpp"
 #include "core/schedule_plan.hpp"
 #include "core/work.hpp"
@@ -67,7 +68,9 @@ class nodepool_scheduler {
   void apply_work(const work_map& snapshot);
 
   // ---- the cycle ------------------------------------------------------------------------------
-  schedule_plan schedule(const round_input& in);
+  // The plan is kept by the scheduler and brought up to date in place (plan_keeper): the reference
+  // stays valid, and its contents are those of the last round, until the next call of schedule().
+  const schedule_plan& schedule(const round_input& in);
 
   // Stage durations are measured with this clock (microseconds, monotonic), which the caller supplies so
   // that the core reads no clock of its own; the readings never influence a decision.
@@ -75,7 +78,7 @@ class nodepool_scheduler {
   const stage_timings& last_stage_timings() const { return timings_; }
 
   // Forgets every index and cache kept between rounds (the tie-break orders of machines, jobs and users,
-  // the plan's per-job share lists); the next call rebuilds them from the model. They never decide
+  // the plan's entries); the next call rebuilds them from the model. They never decide
   // anything, which tests/core/test_incremental.cpp checks by scheduling with and without this call.
   void drop_caches();
 
@@ -93,7 +96,6 @@ class nodepool_scheduler {
   const cluster_model& model() const { return model_; }
 
  private:
-  job_plan plan_of(int job);
   void evict_where(int machine, bool (*evictable)(const cluster_model&, const share_rec&));
   void arrive(const work_item& item);
   void refuse(job_rec& j, reason_code code, std::string text);
@@ -110,13 +112,8 @@ class nodepool_scheduler {
   std::vector<nodepool_def> pool_defs_;  // for node membership (lists and patterns)
   std::vector<class_load> last_loads_;   // the last round's How Much, for view()
   bool dirty_ = true;                    // some input changed since the last round, or that round changed state
-  schedule_plan cached_;                 // the last plan, returned again for an unchanged round
+  plan_keeper plan_;                     // the last round's plan, returned again for an unchanged round
   round_input last_input_;
-  struct share_list {
-    std::uint64_t version = 0;  // the job's shares_version it was built from
-    std::vector<planned_share> shares;
-  };
-  std::vector<share_list> share_lists_;  // per job slot: its plan's share list, kept between rounds
   struct reconciled {
     std::uint64_t version = 0;  // the job's shares_version after that reconcile
     bool all_own = false;       // every process listed was one of the job's own shares, nothing changed

@@ -1,0 +1,117 @@
+#include "core/plan_keeper.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace rmbus::core {
+
+namespace {
+// Assigns only when the value differs, so that an unchanged string keeps its buffer and costs a compare.
+template <class T>
+void assign_if_changed(T& dst, const T& src) {
+  if (dst != src) dst = src;
+}
+}  // namespace
+
+const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t now_ms) {
+  if (rebuild_ || m.job_set_changes != job_set_seen_ || sources_.size() != m.jobs_by_id.size()) merge_jobs(m);
+  for (std::size_t k = 0; k < plan_.jobs.size(); ++k) fill(m, k);
+
+  plan_.pool = m.top_pool;
+  plan_.now_ms = now_ms;
+  plan_.quantum_mb = m.quantum_mb;
+  auto& c = plan_.counts;
+  c = schedule_counts{};
+  c.jobs = static_cast<int>(plan_.jobs.size());
+  c.nodes = static_cast<int>(m.machines.size());
+  for (const auto& mc : m.machines) c.schedulable_nodes += mc.schedulable() ? 1 : 0;
+  c.given = m.round_given;
+  c.preempted = m.round_preempted;
+  c.evicted = m.round_evicted;
+  for (const auto& j : plan_.jobs) {
+    if (j.status == job_status::refused) ++c.refused_jobs;
+    else if (j.reason != reason_code::none) ++c.pending_jobs;
+  }
+  return plan_;
+}
+
+const schedule_plan& plan_keeper::unchanged(std::int64_t now_ms) {
+  plan_.now_ms = now_ms;
+  plan_.counts.given = plan_.counts.preempted = plan_.counts.evicted = 0;
+  return plan_;
+}
+
+// The entries in the model's id order: kept entries are moved over (both lists are sorted by id, so one
+// walk pairs them), new jobs get an empty entry that fill() builds.
+void plan_keeper::merge_jobs(const cluster_model& m) {
+  std::vector<job_plan> jobs;
+  std::vector<source> sources;
+  jobs.reserve(m.jobs_by_id.size());
+  sources.reserve(m.jobs_by_id.size());
+  std::size_t old = rebuild_ ? plan_.jobs.size() : 0;
+  for (const auto& [id, slot] : m.jobs_by_id) {
+    while (old < plan_.jobs.size() && plan_.jobs[old].id < id) ++old;
+    if (old < plan_.jobs.size() && plan_.jobs[old].id == id && sources_[old].slot == slot) {
+      jobs.push_back(std::move(plan_.jobs[old]));
+      sources.push_back(sources_[old]);
+      ++old;
+    } else {
+      jobs.emplace_back().id = id;
+      sources.push_back({slot});
+    }
+  }
+  plan_.jobs = std::move(jobs);
+  sources_ = std::move(sources);
+  job_set_seen_ = m.job_set_changes;
+  rebuild_ = false;
+}
+
+void plan_keeper::fill(const cluster_model& m, std::size_t k) {
+  auto& src = sources_[k];
+  const auto& j = m.jobs[static_cast<std::size_t>(src.slot)];
+  job_plan& p = plan_.jobs[k];
+  p.given = j.given;
+  // The user changes only with a resubmission under the same id, which re-interns it (user_slot).
+  if (src.user_slot != j.user_slot || j.user_slot < 0) {
+    p.user = j.item.user;
+    src.user_slot = j.user_slot;
+  }
+  if (src.cls != j.cls) {
+    const auto* rc = m.class_of(j);
+    p.class_name = rc != nullptr ? rc->name : std::string{};
+    src.cls = j.cls;
+  }
+  p.demand = j.demand;
+  p.fair_share = j.order > 0 ? j.pfs_qshares / j.order : 0;
+  // The share list, rebuilt only when a share of the job changed since it was last built. Versions are
+  // unique over the model's life (cluster_model::shares_changed), so a kept entry never matches the
+  // version of another job; 0 is a job that never recorded one (a model built by hand).
+  if (src.version != j.shares_version || j.shares_version == 0) {
+    std::vector<const share_rec*> ss;
+    ss.reserve(j.shares.size());
+    for (int s : j.shares) ss.push_back(&m.shares[static_cast<std::size_t>(s)]);
+    std::sort(ss.begin(), ss.end(), [](const share_rec* a, const share_rec* b) {
+      if (a->seq != b->seq) return a->seq < b->seq;
+      return a->id < b->id;
+    });
+    p.shares.clear();
+    p.shares.reserve(ss.size());
+    for (const auto* s : ss)
+      p.shares.push_back({s->id, m.machines[static_cast<std::size_t>(s->machine)].name, s->order, s->status});
+    src.version = j.shares_version;
+  }
+  // A reservation's order is that of its machine.
+  p.order = p.shares.empty() ? j.order : p.shares.back().quanta;
+  p.memory_mb_per_process = static_cast<std::uint64_t>(p.order) * m.quantum_mb;
+  if (j.refused) {
+    p.status = job_status::refused;
+    p.reason = j.refusal;
+    assign_if_changed(p.reason_text, j.refusal_text);
+    return;
+  }
+  p.status = m.current(j) > 0 ? job_status::scheduled : job_status::pending;
+  p.reason = j.reason;
+  assign_if_changed(p.reason_text, j.reason_text);
+}
+
+}  // namespace rmbus::core

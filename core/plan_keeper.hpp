@@ -1,0 +1,55 @@
+#pragma once
+// The schedule_plan a nodepool scheduler publishes, kept between rounds and brought up to date in place.
+//
+// A plan lists every job with all of its shares (schedule_plan.hpp). Built afresh every round it cost a
+// copy of every job's id, user, class, reason and share list, tens of thousands of allocations at 10,000
+// nodes, also when almost nothing changed. Kept instead, a round rewrites only what differs: a job's share
+// list is rebuilt when its shares_version moved, its other fields are compared and assigned, and the
+// entries are re-merged by id only when the set of jobs changed (cluster_model::job_set_changes).
+//
+// The result is exactly the plan a fresh build gives: tests/core/test_incremental.cpp checks it against a
+// scheduler that calls forget() before every round.
+// Not thread-safe; one owner.
+
+#include <cstdint>
+#include <vector>
+
+#include "core/cluster_model.hpp"
+#include "core/schedule_plan.hpp"
+
+namespace rmbus::core {
+
+class plan_keeper {
+ public:
+  // Brings the plan up to date with `m` after a round: every live job of `m` in id order, with its
+  // shares, count, reason and numbers. The round counts (given, preempted, evicted) come from `m`.
+  // REQUIRES: m.refresh_ranks() since the model's last change of jobs (jobs_by_id is the job order).
+  const schedule_plan& update(const cluster_model& m, std::int64_t now_ms);
+
+  // The plan as last brought up to date.
+  const schedule_plan& plan() const { return plan_; }
+  // The plan of a round that changed nothing: the last one, at a new time, with no changes counted.
+  const schedule_plan& unchanged(std::int64_t now_ms);
+
+  // The next update() builds every entry anew instead of reusing what it kept (nodepool_scheduler's
+  // drop_caches). The plan itself stays until then.
+  void forget() { rebuild_ = true; }
+
+ private:
+  void merge_jobs(const cluster_model& m);
+  void fill(const cluster_model& m, std::size_t entry);
+
+  schedule_plan plan_;
+  // Per plan entry: what it was built from, so that unchanged parts are recognised by an integer compare.
+  struct source {
+    int slot = -1;              // the job's slot in the model
+    std::uint64_t version = 0;  // the job's shares_version its share list was built from (0: never)
+    int user_slot = -1;         // its user (cluster_model::users) when the user name was copied
+    int cls = -2;               // its class when the class name was copied (-1: none)
+  };
+  std::vector<source> sources_;
+  std::uint64_t job_set_seen_ = 0;       // cluster_model::job_set_changes at the last merge
+  bool rebuild_ = true;
+};
+
+}  // namespace rmbus::core
