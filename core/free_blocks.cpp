@@ -14,10 +14,6 @@ namespace rmbus::core {
 // first query after a change. How Much alternates "take at order o" with "query nshares(o - 1)", so the
 // lazy per-order fill matters: the full table is rarely needed between two changes.
 
-namespace {
-constexpr std::int64_t not_computed = -1;
-}
-
 free_blocks::free_blocks(int max_order) {
   if (max_order < 0) throw std::invalid_argument("free_blocks: negative max_order " + std::to_string(max_order));
   grow(max_order);
@@ -57,12 +53,17 @@ std::int64_t free_blocks::blocks(int size) const {
 }
 
 void free_blocks::rebuild_nshares() const {
-  // prefix_[s] = number of blocks with size <= s.
-  prefix_.assign(static_cast<std::size_t>(max_order_) + 1, 0);
-  for (int s = 1; s <= max_order_; ++s) {
-    prefix_[static_cast<std::size_t>(s)] = prefix_[static_cast<std::size_t>(s) - 1] + blocks_[static_cast<std::size_t>(s)];
+  // prefix_[s] = number of blocks with size <= s. Every entry is rewritten, and the per-order values are
+  // invalidated by moving to a new epoch, so nothing is cleared first (How Much rebuilds after every take).
+  const auto width = static_cast<std::size_t>(max_order_) + 1;
+  if (prefix_.size() != width) {
+    prefix_.assign(width, 0);
+    nshares_.assign(width, 0);
+    computed_at_.assign(width, 0);
   }
-  nshares_.assign(static_cast<std::size_t>(max_order_) + 1, not_computed);
+  prefix_[0] = 0;
+  for (std::size_t s = 1; s < width; ++s) prefix_[s] = prefix_[s - 1] + blocks_[s];
+  ++epoch_;
   dirty_ = false;
 }
 
@@ -70,7 +71,8 @@ std::int64_t free_blocks::nshares(int order) const {
   if (order < 1 || order > max_order_) return 0;
   if (dirty_) rebuild_nshares();
   std::int64_t& cached = nshares_[static_cast<std::size_t>(order)];
-  if (cached != not_computed) return cached;
+  if (computed_at_[static_cast<std::size_t>(order)] == epoch_) return cached;
+  computed_at_[static_cast<std::size_t>(order)] = epoch_;
   std::int64_t sum = 0;
   for (std::int64_t k = 1; k * order <= max_order_; ++k) {
     const auto lo = static_cast<std::size_t>(k * order);

@@ -51,7 +51,9 @@ class free_blocks {
   int max_order_ = 0;
   std::vector<std::int64_t> blocks_;           // index = size, [0] unused
   mutable std::vector<std::int64_t> prefix_;   // cache: blocks with size <= s, index = s
-  mutable std::vector<std::int64_t> nshares_;  // cache, index = order, -1 = not computed since the change
+  mutable std::vector<std::int64_t> nshares_;  // cache, index = order; valid where computed_at_ == epoch_
+  mutable std::vector<std::uint64_t> computed_at_;
+  mutable std::uint64_t epoch_ = 1;            // advanced by every change after which prefix_ was rebuilt
   mutable bool dirty_ = true;
 };
 
