@@ -9,6 +9,7 @@
 #include "core/apportion.hpp"
 #include "core/free_blocks.hpp"
 #include "core/quanta.hpp"
+#include "core/reason_text.hpp"
 #include "core/what_of.hpp"
 
 namespace rmbus::core {
@@ -39,6 +40,7 @@ struct counter {
   std::vector<std::vector<int>> pool_machines;  // per pool: its schedulable machines
   std::vector<int> rank;                    // per machine: position by name
   std::vector<apportion_entity> job_entities;  // split_class's scratch
+  std::vector<std::pair<std::uint64_t, int>> job_keys;  // split_class's scratch: (user rank, job rank), job
 
   void index_orders() {
     max_local.assign(m.pools.size(), 0);
@@ -59,29 +61,26 @@ struct counter {
     return m.settings.global_allotment_mb;
   }
 
-  std::string pool_name(int p) const { return m.pools[static_cast<std::size_t>(p)].name; }
+  const std::string& pool_name(int p) const { return m.pools[static_cast<std::size_t>(p)].name; }
 
-  void set_reason(job_rec& j, reason_code c, std::string text) {
-    j.reason = c;
-    j.reason_text = std::move(text);
-  }
-
-  std::string allotment_text(const job_rec& j, std::uint64_t limit) const {
+  void allotment_reason(job_rec& j, std::uint64_t limit) const {
     const auto it = np_mb.find(j.item.user);
     const std::uint64_t held = it == np_mb.end() ? 0 : it->second;
-    return "user " + j.item.user.str() + " at allotment " + std::to_string(held / m.quantum_mb) + " of " +
-           std::to_string(limit / m.quantum_mb) + " quanta (a process needs " + std::to_string(j.order) + ")";
+    set_reason(j, reason_code::allotment_exceeded, "user ", j.item.user.str(), " at allotment ", held / m.quantum_mb,
+               " of ", limit / m.quantum_mb, " quanta (a process needs ", j.order, ")");
   }
 
-  void no_space_reason(job_rec& j, int pool, bool subtree) {
+  void no_machine_reason(job_rec& j, int pool) const {
+    set_reason(j, reason_code::no_machine_of_order, "no machine of order ", j.order, " in pool ", pool_name(pool));
+  }
+
+  void no_space_reason(job_rec& j, int pool, bool subtree) const {
     const auto& mx = subtree ? max_subtree : max_local;
     if (mx[static_cast<std::size_t>(pool)] < j.order)
-      set_reason(j, reason_code::no_machine_of_order,
-                 "no machine of order " + std::to_string(j.order) + " in pool " + pool_name(pool));
+      no_machine_reason(j, pool);
     else
-      set_reason(j, reason_code::resources_exhausted,
-                 "no free space of order " + std::to_string(j.order) + " in pool " + pool_name(pool) +
-                     ": held by non-preemptable work");
+      set_reason(j, reason_code::resources_exhausted, "no free space of order ", j.order, " in pool ", pool_name(pool),
+                 ": held by non-preemptable work");
   }
 
   // A non-preemptable process is counted on a definite machine: the one What Of will use. Counting it
@@ -262,7 +261,7 @@ struct counter {
     const std::int64_t wanted = j.item.kind == work_kind::job ? j.cap.cap : 1;
     if (given < wanted) {
       if (allot_limited && given == target)
-        set_reason(j, reason_code::allotment_exceeded, allotment_text(j, *limit));
+        allotment_reason(j, *limit);
       else
         no_space_reason(j, pool, false);
     }
@@ -338,9 +337,12 @@ struct counter {
     if (!fixed_size && j.item.kind == work_kind::reservation && m.settings.reserve_overage_mb > 0)
       hi = order_for_request(j.item.memory_mb + m.settings.reserve_overage_mb, m.quantum_mb);
     if (machines_of_order(pool, lo, hi) == 0) {
-      set_reason(j, reason_code::no_machine_of_order,
-                 "no machine of order " + std::to_string(lo) + (hi > lo ? " to " + std::to_string(hi) : "") +
-                     " in pool " + pool_name(pool) + " (reservations are never promoted to a larger machine)");
+      const std::string_view never = " (reservations are never promoted to a larger machine)";
+      if (hi > lo)
+        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " to ", hi, " in pool ",
+                   pool_name(pool), never);
+      else
+        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " in pool ", pool_name(pool), never);
       j.given = cur;
       return;
     }
@@ -363,7 +365,7 @@ struct counter {
           auto& mc = m.machines[static_cast<std::size_t>(c)];
           const std::uint64_t mb = static_cast<std::uint64_t>(mc.order) * m.quantum_mb;
           if (limit && np_mb[j.item.user] + mb > *limit) {
-            set_reason(j, reason_code::allotment_exceeded, allotment_text(j, *limit));
+            allotment_reason(j, *limit);
             stop = true;
             break;
           }
@@ -380,9 +382,8 @@ struct counter {
     }
     j.given = given;
     if (given < want && j.reason == reason_code::none)
-      set_reason(j, reason_code::resources_exhausted,
-                 "every machine of order " + std::to_string(lo) + " in pool " + pool_name(pool) +
-                     " is reserved or holds non-preemptable work");
+      set_reason(j, reason_code::resources_exhausted, "every machine of order ", lo, " in pool ", pool_name(pool),
+                 " is reserved or holds non-preemptable work");
   }
 
   // Take n order-o nshares out of pool p's tables: its own first, then its children's.
@@ -476,69 +477,78 @@ struct counter {
 
   void split_class(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
                    std::int64_t class_pfs, const std::vector<int>& jobs) {
-    // Users by name, each with the jobs of this class, oldest first (integer ranks: no string compares).
-    std::vector<int> sorted = jobs;
-    std::sort(sorted.begin(), sorted.end(), [&](int a, int b) {
-      const auto& x = m.jobs[static_cast<std::size_t>(a)];
-      const auto& y = m.jobs[static_cast<std::size_t>(b)];
-      const int ux = m.user_rank[static_cast<std::size_t>(x.user_slot)];
-      const int uy = m.user_rank[static_cast<std::size_t>(y.user_slot)];
-      if (ux != uy) return ux < uy;
-      return m.job_rank[static_cast<std::size_t>(a)] < m.job_rank[static_cast<std::size_t>(b)];
-    });
-    std::vector<std::pair<user_id, std::vector<int>>> by_user;
-    for (int ji : sorted) {
-      const int us = m.jobs[static_cast<std::size_t>(ji)].user_slot;
-      if (by_user.empty() || by_user.back().first != m.users[static_cast<std::size_t>(us)])
-        by_user.emplace_back(m.users[static_cast<std::size_t>(us)], std::vector<int>{});
-      by_user.back().second.push_back(ji);
+    // Users by name, each with the jobs of this class, oldest first: the order of (user rank, job rank),
+    // packed into one integer per job so that the sort compares integers (both ranks are unique).
+    auto& keyed = job_keys;
+    keyed.clear();
+    for (int ji : jobs) {
+      const auto& j = m.jobs[static_cast<std::size_t>(ji)];
+      const auto user = static_cast<std::uint64_t>(m.user_rank[static_cast<std::size_t>(j.user_slot)]);
+      keyed.emplace_back(user << 32 | static_cast<std::uint32_t>(m.job_rank[static_cast<std::size_t>(ji)]), ji);
+    }
+    std::sort(keyed.begin(), keyed.end());
+    struct user_jobs {
+      int user_slot;
+      std::size_t begin, end;  // its jobs: keyed[begin, end)
+    };
+    std::vector<user_jobs> by_user;
+    for (std::size_t k = 0; k < keyed.size(); ++k) {
+      const int us = m.jobs[static_cast<std::size_t>(keyed[k].second)].user_slot;
+      if (by_user.empty() || by_user.back().user_slot != us) by_user.push_back({us, k, k});
+      by_user.back().end = k + 1;
     }
     free_blocks class_blocks = blocks_of(orders, cls.given);
-    std::vector<apportion_entity> users;
-    users.reserve(by_user.size());
-    for (const auto& [u, js] : by_user) {
-      std::map<int, std::int64_t> w;
-      for (int ji : js) w[m.jobs[static_cast<std::size_t>(ji)].order] += m.jobs[static_cast<std::size_t>(ji)].cap.cap;
-      apportion_entity e;
-      e.wanted.assign(w.begin(), w.end());
-      users.push_back(std::move(e));
+    // Each user wants, per order (ascending), the sum of its jobs' caps.
+    std::vector<apportion_entity> users(by_user.size());
+    std::vector<std::pair<int, std::int64_t>> caps;
+    for (std::size_t i = 0; i < by_user.size(); ++i) {
+      caps.clear();
+      for (std::size_t k = by_user[i].begin; k < by_user[i].end; ++k) {
+        const auto& j = m.jobs[static_cast<std::size_t>(keyed[k].second)];
+        caps.emplace_back(j.order, j.cap.cap);
+      }
+      std::sort(caps.begin(), caps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      auto& wanted = users[i].wanted;
+      for (const auto& [order, cap] : caps) {
+        if (!wanted.empty() && wanted.back().first == order) wanted.back().second += cap;
+        else wanted.emplace_back(order, cap);
+      }
     }
     std::vector<std::vector<std::pair<int, std::int64_t>>> user_orders(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) user_orders[i] = users[i].wanted;
     apportion_qshares(users, class_blocks);
     const std::int64_t user_pfs = by_user.empty() ? 0 : class_pfs / static_cast<std::int64_t>(by_user.size());
-    std::size_t ui = 0;
     const std::string& cname = m.classes[static_cast<std::size_t>(c)].def.name;
-    for (const auto& [u, js] : by_user) {
+    const std::int64_t class_qshares = cls.given_qshares();
+    for (std::size_t ui = 0; ui < by_user.size(); ++ui) {
+      const auto& span = by_user[ui];
+      const std::size_t njobs = span.end - span.begin;
       free_blocks user_blocks = blocks_of(user_orders[ui], users[ui].given);
       // One entity per job, reused from user to user (their vectors keep their capacity).
       auto& jes = job_entities;
-      jes.resize(js.size());
-      for (std::size_t k = 0; k < js.size(); ++k) {
-        const auto& j = m.jobs[static_cast<std::size_t>(js[k])];
+      jes.resize(njobs);
+      for (std::size_t k = 0; k < njobs; ++k) {
+        const auto& j = m.jobs[static_cast<std::size_t>(keyed[span.begin + k].second)];
         jes[k].weight = 1;
         jes[k].wanted.assign(1, {j.order, j.cap.cap});
       }
       apportion_qshares(jes, user_blocks);
-      const std::int64_t job_pfs = user_pfs / static_cast<std::int64_t>(js.size());
-      for (std::size_t k = 0; k < js.size(); ++k) {
-        auto& j = m.jobs[static_cast<std::size_t>(js[k])];
+      const std::int64_t job_pfs = user_pfs / static_cast<std::int64_t>(njobs);
+      const std::int64_t user_qshares = users[ui].given_qshares();
+      for (std::size_t k = 0; k < njobs; ++k) {
+        auto& j = m.jobs[static_cast<std::size_t>(keyed[span.begin + k].second)];
         j.given = static_cast<int>(jes[k].given_total());
         j.pfs_qshares = job_pfs;
         if (j.given == 0 && j.cap.cap > 0) {
           const int pool = m.class_pool(j);
           if (max_subtree[static_cast<std::size_t>(pool)] < j.order)
-            set_reason(j, reason_code::no_machine_of_order,
-                       "no machine of order " + std::to_string(j.order) + " in pool " + pool_name(pool));
+            no_machine_reason(j, pool);
           else
-            set_reason(j, reason_code::no_share_counted,
-                       "fair share counted nothing: class " + cname + " got " +
-                           std::to_string(cls.given_qshares()) + " quanta, user " + u.str() + " " +
-                           std::to_string(users[ui].given_qshares()) + " quanta, a process needs " +
-                           std::to_string(j.order));
+            set_reason(j, reason_code::no_share_counted, "fair share counted nothing: class ", cname, " got ",
+                       class_qshares, " quanta, user ", m.users[static_cast<std::size_t>(span.user_slot)].str(), " ",
+                       user_qshares, " quanta, a process needs ", j.order);
         }
       }
-      ++ui;
     }
   }
 };
@@ -597,16 +607,15 @@ how_much_result how_much(cluster_model& m, const round_input& in) {
     if (pol == policy::fair_share) {
       // Fair share: jobs with nothing to want take no part.
       std::vector<std::vector<int>> wanting(m.classes.size());
-      for (int cl : classes)
-        for (int ji : jobs_of_class[static_cast<std::size_t>(cl)])
-          if (m.jobs[static_cast<std::size_t>(ji)].order >
-              c.max_subtree[static_cast<std::size_t>(m.classes[static_cast<std::size_t>(cl)].pool)])
-            c.set_reason(m.jobs[static_cast<std::size_t>(ji)], reason_code::no_machine_of_order,
-                         "no machine of order " + std::to_string(m.jobs[static_cast<std::size_t>(ji)].order) +
-                             " in pool " + c.pool_name(m.classes[static_cast<std::size_t>(cl)].pool));
-          else if (m.jobs[static_cast<std::size_t>(ji)].cap.cap > 0) wanting[static_cast<std::size_t>(cl)].push_back(ji);
-          else if (m.current(m.jobs[static_cast<std::size_t>(ji)]) == 0)
-            c.set_reason(m.jobs[static_cast<std::size_t>(ji)], reason_code::completed, "no work left to give processes to");
+      for (int cl : classes) {
+        const int pool = m.classes[static_cast<std::size_t>(cl)].pool;
+        for (int ji : jobs_of_class[static_cast<std::size_t>(cl)]) {
+          auto& j = m.jobs[static_cast<std::size_t>(ji)];
+          if (j.order > c.max_subtree[static_cast<std::size_t>(pool)]) c.no_machine_reason(j, pool);
+          else if (j.cap.cap > 0) wanting[static_cast<std::size_t>(cl)].push_back(ji);
+          else if (m.current(j) == 0) set_reason(j, reason_code::completed, "no work left to give processes to");
+        }
+      }
       c.count_fair_group(classes, wanting);
       continue;
     }

@@ -1,0 +1,37 @@
+#pragma once
+// Writing a job's reason text in place.
+//
+// How Much gives every waiting job a text with the numbers behind its count, every round: some 10,000
+// texts at 10,000 nodes. Built by string concatenation each cost several allocations; written into the
+// job's own string, whose capacity stays from round to round, they cost none once the text has been long
+// enough before.
+
+#include <charconv>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "core/cluster_model.hpp"
+#include "core/schedule_plan.hpp"
+
+namespace rmbus::core {
+
+namespace detail {
+inline void append_part(std::string& out, std::string_view text) { out.append(text); }
+template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+void append_part(std::string& out, Int n) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  out.append(digits, end);
+}
+}  // namespace detail
+
+// j.reason = code, and j.reason_text = the parts (texts and integers) one after the other.
+template <class... Parts>
+void set_reason(job_rec& j, reason_code code, const Parts&... parts) {
+  j.reason = code;
+  j.reason_text.clear();
+  (detail::append_part(j.reason_text, parts), ...);
+}
+
+}  // namespace rmbus::core
