@@ -60,6 +60,7 @@ int cluster_model::add_share(int job, int machine, int order, share_id id, std::
   auto& s = shares[static_cast<std::size_t>(slot)];
   s = share_rec{};
   s.live = true;
+  created_shares.push_back(slot);
   s.id = std::move(id);
   s.seq = seq;
   s.job = job;

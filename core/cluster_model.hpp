@@ -160,6 +160,8 @@ struct cluster_model {
   int round_given = 0;
   int round_preempted = 0;
   int round_evicted = 0;
+  int round_needy_changes = 0;      // a job's needy flag or needy machine changed (defragment)
+  std::vector<int> created_shares;  // share slots added since the last round was published
 
   const resource_class* class_of(const job_rec& j) const {
     return j.cls >= 0 ? &classes[static_cast<std::size_t>(j.cls)].def : nullptr;

@@ -112,6 +112,7 @@ class rich_taker {
     }
     const int made = hole_of(m_, m_.machines[static_cast<std::size_t>(mi)]) / j.order;
     if (made > 0) {
+      if (j.needy_machine != mi) ++m_.round_needy_changes;
       j.needy_machine = mi;
       earmark_[static_cast<std::size_t>(mi)] = ji;
     }
@@ -146,9 +147,12 @@ void defragment(cluster_model& m) {
       const std::int64_t pfs_processes = j.order > 0 ? j.pfs_qshares / j.order : 0;
       if (cur >= threshold || cur >= pfs_processes) potentially = false;
     }
-    if (j.needy_machine >= 0 && !m.machines[static_cast<std::size_t>(j.needy_machine)].schedulable())
+    if (j.needy_machine >= 0 && !m.machines[static_cast<std::size_t>(j.needy_machine)].schedulable()) {
       j.needy_machine = -1;  // the machine kept for it went away: find another
+      ++m.round_needy_changes;
+    }
     if (!potentially) {
+      if (j.needy || j.needy_machine >= 0) ++m.round_needy_changes;
       j.needy = false;
       j.needy_machine = -1;
       continue;
@@ -180,6 +184,7 @@ void defragment(cluster_model& m) {
   rich_taker taker(m, earmark);
   for (int ji : cands) {
     auto& j = m.jobs[static_cast<std::size_t>(ji)];
+    if (!j.needy) ++m.round_needy_changes;
     j.needy = true;
     const int need = std::min(j.given - m.current(j), std::max(1, threshold));
     int pool = m.class_pool(j);

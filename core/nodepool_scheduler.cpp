@@ -505,9 +505,6 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
     return plan_.unchanged(in.now_ms);
   }
   last_input_ = in;
-  std::vector<std::pair<bool, int>> needy_before;
-  needy_before.reserve(model_.jobs.size());
-  for (const auto& j : model_.jobs) needy_before.emplace_back(j.needy, j.needy_machine);
   // Each stage's duration is the clock's advance across it (no clock: every reading is 0).
   const auto clock = [this] { return stage_clock_ ? stage_clock_() : std::int64_t{0}; };
   std::int64_t mark = clock();
@@ -529,14 +526,13 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
 
   model_.refresh_ranks();  // a hand-edited model gets its id order here
   const schedule_plan& plan = plan_.update(model_, in.now_ms);
-  for (auto& s : model_.shares)
-    if (s.live) s.published = true;
-  bool needy_changed = needy_before.size() != model_.jobs.size();
-  for (std::size_t i = 0; i < model_.jobs.size() && !needy_changed; ++i)
-    needy_changed = needy_before[i] != std::make_pair(model_.jobs[i].needy, model_.jobs[i].needy_machine);
+  for (int s : model_.created_shares)
+    if (model_.shares[static_cast<std::size_t>(s)].live) model_.shares[static_cast<std::size_t>(s)].published = true;
+  model_.created_shares.clear();
   // Only a quiet round's plan can be returned again.
-  dirty_ = model_.round_given > 0 || model_.round_preempted > 0 || model_.round_evicted > 0 || needy_changed;
-  model_.round_given = model_.round_preempted = model_.round_evicted = 0;
+  dirty_ = model_.round_given > 0 || model_.round_preempted > 0 || model_.round_evicted > 0 ||
+           model_.round_needy_changes > 0;
+  model_.round_given = model_.round_preempted = model_.round_evicted = model_.round_needy_changes = 0;
   return plan;
 }
 
