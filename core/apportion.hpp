@@ -20,6 +20,7 @@
 // Pure: its only effects are on its arguments.
 
 #include <cstdint>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -39,8 +40,26 @@ struct apportion_entity {
   std::int64_t given_at(int order) const;
 };
 
+// Working memory of apportion_qshares. A caller that apportions many times (How Much does so some 500 times a
+// round) keeps one and passes it to every call, which then reuses its arrays instead of allocating them.
+// Holds nothing between calls that could change a result. Not thread-safe.
+class apportion_workspace {
+ public:
+  apportion_workspace();
+  ~apportion_workspace();
+  apportion_workspace(apportion_workspace&&) noexcept;
+  apportion_workspace& operator=(apportion_workspace&&) noexcept;
+
+ private:
+  friend void apportion_qshares(std::vector<apportion_entity>&, free_blocks&, apportion_workspace&);
+  class state;
+  std::unique_ptr<state> state_;
+};
+
 // REQUIRES: entities in the caller's tie-break order (classes: weight desc then name; users: name; jobs:
 // submission time then id). Consumes `vshares` (the free-space model left afterwards).
+void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vshares, apportion_workspace& workspace);
+// The same with a workspace of its own.
 void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vshares);
 
 }  // namespace rmbus::core

@@ -10,8 +10,8 @@ namespace rmbus::core {
 // which is the DUCC formula sum over p >= o of floor(p/o) * blocks(p) grouped by the quotient k. With a
 // prefix sum over block counts each group is one subtraction, so nshares(o) costs O(max_order / o) and the
 // whole table O(max_order * (1 + 1/2 + ... )) = O(max_order log max_order). A change only marks the prefix
-// sums stale; they are rebuilt (O(max_order)) at the next query, and each order's value is computed on its
-// first query after a change. How Much alternates "take at order o" with "query nshares(o - 1)", so the
+// sums stale from the smallest size changed; they are rebuilt from there (O(max_order) at most) at the next
+// query, and each order's value is computed on its first query after a change. How Much alternates "take at order o" with "query nshares(o - 1)", so the
 // lazy per-order fill matters: the full table is rarely needed between two changes.
 
 free_blocks::free_blocks(int max_order) {
@@ -23,7 +23,7 @@ void free_blocks::grow(int max_order) {
   if (max_order <= max_order_) return;
   max_order_ = max_order;
   blocks_.resize(static_cast<std::size_t>(max_order_) + 1, 0);
-  dirty_ = true;
+  stale_from_ = 1;  // the cache is resized at the next rebuild
 }
 
 void free_blocks::add(int size, std::int64_t count) {
@@ -34,7 +34,8 @@ void free_blocks::add(int size, std::int64_t count) {
   if (size == 0 || count == 0) return;  // an empty block is no space
   if (size > max_order_) grow(size);
   blocks_[static_cast<std::size_t>(size)] += count;
-  dirty_ = true;
+  total_q_ += count * size;
+  changed_at(size);
 }
 
 void free_blocks::remove(int size, std::int64_t count) {
@@ -44,7 +45,8 @@ void free_blocks::remove(int size, std::int64_t count) {
                            std::to_string(size) + " requested, " + std::to_string(blocks(size)) + " present");
   }
   blocks_[static_cast<std::size_t>(size)] -= count;
-  dirty_ = true;
+  total_q_ -= count * size;
+  changed_at(size);
 }
 
 std::int64_t free_blocks::blocks(int size) const {
@@ -60,16 +62,16 @@ void free_blocks::rebuild_nshares() const {
     prefix_.assign(width, 0);
     nshares_.assign(width, 0);
     computed_at_.assign(width, 0);
+    stale_from_ = 1;
   }
-  prefix_[0] = 0;
-  for (std::size_t s = 1; s < width; ++s) prefix_[s] = prefix_[s - 1] + blocks_[s];
+  for (auto s = static_cast<std::size_t>(std::max(1, stale_from_)); s < width; ++s) prefix_[s] = prefix_[s - 1] + blocks_[s];
   ++epoch_;
-  dirty_ = false;
+  stale_from_ = max_order_ + 1;
 }
 
 std::int64_t free_blocks::nshares(int order) const {
   if (order < 1 || order > max_order_) return 0;
-  if (dirty_) rebuild_nshares();
+  if (stale_from_ <= max_order_ || prefix_.size() != blocks_.size()) rebuild_nshares();
   std::int64_t& cached = nshares_[static_cast<std::size_t>(order)];
   if (computed_at_[static_cast<std::size_t>(order)] == epoch_) return cached;
   computed_at_[static_cast<std::size_t>(order)] = epoch_;
@@ -83,7 +85,7 @@ std::int64_t free_blocks::nshares(int order) const {
   return sum;
 }
 
-std::int64_t free_blocks::total_qshares() const { return nshares(1); }
+std::int64_t free_blocks::total_qshares() const { return total_q_; }
 
 void free_blocks::take_shares(int order, std::int64_t count) {
   if (count == 0) return;
@@ -92,14 +94,18 @@ void free_blocks::take_shares(int order, std::int64_t count) {
                            std::to_string(order) + " requested, " + std::to_string(nshares(order)) +
                            " available");
   }
-  const auto at = [this](std::int64_t size) -> std::int64_t& { return blocks_[static_cast<std::size_t>(size)]; };
+  const auto at = [this](std::int64_t size) -> std::int64_t& {
+    changed_at(size);  // every size touched below changes
+    return blocks_[static_cast<std::size_t>(size)];
+  };
+  total_q_ -= count * order;  // every nshare taken is exactly `order` quanta
 
   // 1. Blocks whose size is an exact multiple f*order: a block of size f*order yields f nshares with no
   //    waste. What is left of the bucket (`rest` nshares) is written back as whole blocks of size f*order
   //    plus one residual block holding the remainder, as DUCC does.
   for (std::int64_t f = 1; f * order <= max_order_ && count > 0; ++f) {
     const std::int64_t fo = f * order;
-    if (at(fo) == 0) continue;
+    if (blocks_[static_cast<std::size_t>(fo)] == 0) continue;
     const std::int64_t available = at(fo) * f;  // nshares of `order` in this bucket
     const std::int64_t given = std::min(count, available);
     const std::int64_t rest = available - given;
@@ -113,7 +119,7 @@ void free_blocks::take_shares(int order, std::int64_t count) {
   //    floor(s / order) nshares and leaves s mod order; when only part of it is needed it leaves
   //    s - count * order.
   for (std::int64_t s = order; s <= max_order_ && count > 0; ++s) {
-    if (at(s) == 0) continue;
+    if (blocks_[static_cast<std::size_t>(s)] == 0) continue;
     const std::int64_t yield = s / order;
     // Whole blocks first, in one step (a bucket may hold thousands of machines).
     const std::int64_t whole = std::min(at(s), count / yield);
@@ -129,13 +135,13 @@ void free_blocks::take_shares(int order, std::int64_t count) {
       count = 0;
     }
   }
-  dirty_ = true;
 }
 
 free_blocks& free_blocks::operator+=(const free_blocks& other) {
   grow(other.max_order_);
   for (int s = 1; s <= other.max_order_; ++s) blocks_[static_cast<std::size_t>(s)] += other.blocks(s);
-  dirty_ = true;
+  total_q_ += other.total_q_;
+  stale_from_ = 1;
   return *this;
 }
 

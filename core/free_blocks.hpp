@@ -8,12 +8,14 @@
 // i.e. how many order-o processes could be carved out of all free space.
 // Example (DUCC internals): blocks [_ 3 2 1 4] give nshares [_ 26 11 5 4].
 //
-// Cost: add/remove are O(1); nshares() is cached and rebuilt lazily after a change: prefix sums over the
-// block counts in O(max_order), then nshares(o) in O(max_order / o) on its first query, so the whole table
-// costs O(max_order log max_order) (DUCC rebuilt it in O(max_order^2) after every single share, its dominant
-// cost at a 1 GB quantum). take_shares is O(max_order).
+// Cost: add/remove are O(1), total_qshares() is O(1) (a running count); nshares() is cached and rebuilt
+// lazily after a change: the prefix sums over the block counts from the smallest size changed upward, then
+// nshares(o) in O(max_order / o) on its first query, so the whole table costs O(max_order log max_order)
+// (DUCC rebuilt it in O(max_order^2) after every single share, its dominant cost at a 1 GB quantum).
+// take_shares is O(max_order).
 // Not thread-safe; a value type (copy it to make a scratch table).
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -47,14 +49,16 @@ class free_blocks {
 
  private:
   void rebuild_nshares() const;
+  void changed_at(std::int64_t size) { stale_from_ = std::min(stale_from_, static_cast<int>(size)); }
 
   int max_order_ = 0;
   std::vector<std::int64_t> blocks_;           // index = size, [0] unused
+  std::int64_t total_q_ = 0;                   // sum of size * blocks
   mutable std::vector<std::int64_t> prefix_;   // cache: blocks with size <= s, index = s
   mutable std::vector<std::int64_t> nshares_;  // cache, index = order; valid where computed_at_ == epoch_
   mutable std::vector<std::uint64_t> computed_at_;
-  mutable std::uint64_t epoch_ = 1;            // advanced by every change after which prefix_ was rebuilt
-  mutable bool dirty_ = true;
+  mutable std::uint64_t epoch_ = 1;            // advanced by every rebuild of prefix_
+  mutable int stale_from_ = 1;                 // prefix_ is stale from this size up (> max_order_: none)
 };
 
 }  // namespace rmbus::core

@@ -40,6 +40,7 @@ struct counter {
   std::vector<std::vector<int>> pool_machines;  // per pool: its schedulable machines
   std::vector<int> rank;                    // per machine: position by name
   std::vector<apportion_entity> job_entities;  // split_class's scratch
+  apportion_workspace apportion_ws;            // reused by every apportion_qshares of the round
 
   void index_orders() {
     max_local.assign(m.pools.size(), 0);
@@ -101,6 +102,7 @@ struct counter {
   std::vector<fixed_index> fixed_idx;  // per pool, built on the first pick of the round
   std::vector<int> machine_of_rank;
   std::map<std::uint64_t, std::vector<int>> service_jobs;  // service id -> live jobs (built with the index)
+  std::vector<int> conflict_scratch;                        // pick_fixed_machine's
   bool service_jobs_built = false;
 
   int free_now(int mi) const {
@@ -161,7 +163,8 @@ struct counter {
     if (!fixed_idx[static_cast<std::size_t>(pool)].built) build_fixed_index(pool);
     const auto& ix = fixed_idx[static_cast<std::size_t>(pool)];
     // Machines in conflict: holding a share of this job or of its service, or counted for it already.
-    std::vector<int> conflicts(j.fixed_machines);
+    auto& conflicts = conflict_scratch;
+    conflicts.assign(j.fixed_machines.begin(), j.fixed_machines.end());
     for (int s : j.shares) conflicts.push_back(m.shares[static_cast<std::size_t>(s)].machine);
     if (j.item.service_id != 0) {
       auto it = service_jobs.find(j.item.service_id);
@@ -444,7 +447,7 @@ struct counter {
       }
       std::vector<std::vector<std::pair<int, std::int64_t>>> class_wanted(here.size());
       for (std::size_t i = 0; i < here.size(); ++i) class_wanted[i] = ents[i].wanted;
-      apportion_qshares(ents, vs);
+      apportion_qshares(ents, vs, apportion_ws);
       for (std::size_t i = 0; i < here.size(); ++i) {
         const int c = here[i];
         const std::int64_t class_pfs = total_q * ents[i].weight / w_sum;
@@ -528,7 +531,7 @@ struct counter {
     }
     std::vector<std::vector<std::pair<int, std::int64_t>>> user_orders(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) user_orders[i] = users[i].wanted;
-    apportion_qshares(users, class_blocks);
+    apportion_qshares(users, class_blocks, apportion_ws);
     std::vector<std::int64_t> user_qshares(users.size());
     for (std::size_t ui = 0; ui < by_user.size(); ++ui) {
       const auto& span = by_user[ui];
@@ -541,7 +544,7 @@ struct counter {
         jes[k].weight = 1;
         jes[k].wanted.assign(1, {cj[span.begin + k].order, cj[span.begin + k].cap});
       }
-      apportion_qshares(jes, user_blocks);
+      apportion_qshares(jes, user_blocks, apportion_ws);
       for (std::size_t k = 0; k < jes.size(); ++k) cj[span.begin + k].given = jes[k].given_total();
     }
 
