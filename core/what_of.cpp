@@ -1,6 +1,8 @@
 #include "core/what_of.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -33,6 +35,7 @@ class placer {
         earmark_[static_cast<std::size_t>(j.needy_machine)] = static_cast<int>(ji);
     }
     buckets_.assign(m.pools.size(), std::vector<std::set<std::pair<int, int>>>(static_cast<std::size_t>(m.max_order) + 1));
+    nonempty_.assign(m.pools.size(), std::vector<std::uint64_t>(static_cast<std::size_t>(m.max_order) / 64 + 1, 0));
     for (std::size_t i = 0; i < m.machines.size(); ++i) index(static_cast<int>(i));
   }
 
@@ -77,17 +80,40 @@ class placer {
   }
 
  private:
-  void index(int mc) {
+  // The buckets hold the machines find() may fill. A machine earmarked for one job is left out: find() can
+  // give it to no other job, and its own job (a needy job, or a reservation) is served there directly by
+  // place() under the same conditions before find() runs, so that a visit from find() could add nothing.
+  bool indexed(int mc) const {
     const auto& mach = m_.machines[static_cast<std::size_t>(mc)];
-    if (!mach.schedulable() || mach.free() <= 0) return;
-    buckets_[static_cast<std::size_t>(mach.pool)][static_cast<std::size_t>(std::min(mach.free(), m_.max_order))].insert(
-        {rank_[static_cast<std::size_t>(mc)], mc});
+    return mach.schedulable() && mach.free() > 0 && earmark_[static_cast<std::size_t>(mc)] < 0;
+  }
+  void index(int mc) {
+    if (!indexed(mc)) return;
+    const auto& mach = m_.machines[static_cast<std::size_t>(mc)];
+    const auto b = static_cast<std::size_t>(std::min(mach.free(), m_.max_order));
+    buckets_[static_cast<std::size_t>(mach.pool)][b].insert({rank_[static_cast<std::size_t>(mc)], mc});
+    nonempty_[static_cast<std::size_t>(mach.pool)][b / 64] |= std::uint64_t{1} << (b % 64);
   }
   void unindex(int mc) {
+    if (!indexed(mc)) return;
     const auto& mach = m_.machines[static_cast<std::size_t>(mc)];
-    if (mach.free() <= 0) return;
-    buckets_[static_cast<std::size_t>(mach.pool)][static_cast<std::size_t>(std::min(mach.free(), m_.max_order))].erase(
-        {rank_[static_cast<std::size_t>(mc)], mc});
+    const auto b = static_cast<std::size_t>(std::min(mach.free(), m_.max_order));
+    auto& bucket = buckets_[static_cast<std::size_t>(mach.pool)][b];
+    bucket.erase({rank_[static_cast<std::size_t>(mc)], mc});
+    if (bucket.empty()) nonempty_[static_cast<std::size_t>(mach.pool)][b / 64] &= ~(std::uint64_t{1} << (b % 64));
+  }
+  // The smallest non-empty bucket of `pool` at `from` or above; max_order + 1 when there is none. Most
+  // buckets are empty at a 1 GB quantum (257 of them), and a job that waits for preemptions scans them all.
+  int next_bucket(int pool, int from) const {
+    const auto& bits = nonempty_[static_cast<std::size_t>(pool)];
+    auto word = static_cast<std::size_t>(from) / 64;
+    if (word >= bits.size()) return m_.max_order + 1;
+    std::uint64_t w = bits[word] & (~std::uint64_t{0} << (static_cast<std::size_t>(from) % 64));
+    while (w == 0) {
+      if (++word == bits.size()) return m_.max_order + 1;
+      w = bits[word];
+    }
+    return static_cast<int>(word * 64 + static_cast<std::size_t>(std::countr_zero(w)));
   }
 
   bool spread_conflict(const job_rec& j, int ji, const machine_rec& mach) const {
@@ -123,7 +149,7 @@ class placer {
   void find(int ji, int pool, int& needed, bool recurse, bool spread) {
     const int order = m_.jobs[static_cast<std::size_t>(ji)].order;
     auto& pb = buckets_[static_cast<std::size_t>(pool)];
-    for (int f = order; f <= m_.max_order && needed > 0; ++f) {
+    for (int f = next_bucket(pool, order); f <= m_.max_order && needed > 0; f = next_bucket(pool, f + 1)) {
       auto& bucket = pb[static_cast<std::size_t>(f)];
       for (auto it = bucket.begin(); it != bucket.end() && needed > 0;) {
         const int mc = (it++)->second;  // fill() may move mc to a smaller bucket
@@ -138,6 +164,7 @@ class placer {
   std::vector<int> rank_;
   std::vector<int> earmark_;  // per machine: the only job that may use it, -1 = anyone
   std::vector<std::vector<std::set<std::pair<int, int>>>> buckets_;  // [pool][free] -> (rank, machine)
+  std::vector<std::vector<std::uint64_t>> nonempty_;                  // [pool]: bit f set = buckets_[pool][f] non-empty
 };
 
 }  // namespace
