@@ -455,23 +455,25 @@ void nodepool_scheduler::apply_one(const work_item& item) {
 
 void nodepool_scheduler::apply_work(const work_map& snapshot) {
   // Which jobs the map still lists, and their slots. The map is ordered by id, and so is id_order_ (the
-  // jobs after the last call), so both are walked together: mostly one short string compare per item
-  // instead of hashing its id; an id not found that way is looked up in job_index.
+  // jobs after the last call, their ids kept alongside in id_order_ids_), so both are walked together:
+  // mostly one short string compare per item on contiguous memory, instead of hashing its id or reading
+  // its job record; an id not found that way is looked up in job_index.
   const std::uint64_t epoch = ++apply_epoch_;
   if (listed_.size() < model_.jobs.size()) listed_.resize(model_.jobs.size(), 0);
+  // id_order_ lists every live job when nothing but apply_work added or dropped one since (whatif's
+  // apply_one works on a copy; drop_caches empties it).
+  const bool order_complete = id_order_.size() == model_.job_index.size();
   std::vector<int> slots;
   slots.reserve(snapshot.size());
   std::size_t walk = 0;
   for (const auto& [id, item] : snapshot) {
     int ji = -1;
     while (walk < id_order_.size()) {
-      const int cand = id_order_[walk];
-      const auto& cj = model_.jobs[static_cast<std::size_t>(cand)];
-      const int c = cj.live ? cj.item.id.str().compare(id.str()) : -1;
+      const int c = id_order_ids_[walk].str().compare(id.str());
       if (c > 0) break;
       ++walk;
       if (c == 0) {
-        ji = cand;
+        ji = id_order_[walk - 1];
         break;
       }
     }
@@ -483,14 +485,21 @@ void nodepool_scheduler::apply_work(const work_map& snapshot) {
     if (ji >= 0 && item.state != work_state::completed) listed_[static_cast<std::size_t>(ji)] = epoch;
   }
   // Work gone from the map, or completed: free everything it holds at once.
-  for (std::size_t i = 0; i < model_.jobs.size(); ++i)
-    if (model_.jobs[i].live && listed_[i] != epoch) drop_job(static_cast<int>(i));
+  if (order_complete) {
+    for (int ji : id_order_)
+      if (listed_[static_cast<std::size_t>(ji)] != epoch) drop_job(ji);
+  } else {
+    for (std::size_t i = 0; i < model_.jobs.size(); ++i)
+      if (model_.jobs[i].live && listed_[i] != epoch) drop_job(static_cast<int>(i));
+  }
   id_order_.clear();
+  id_order_ids_.clear();
   std::size_t k = 0;
   for (const auto& [id, item] : snapshot) {
     const int ji = slots[k++];
     if (item.state == work_state::completed) continue;
     id_order_.push_back(apply_one(item, ji));
+    id_order_ids_.push_back(id);
   }
 }
 
@@ -525,7 +534,8 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   lap(timings_.defrag_us);
 
   model_.refresh_ranks();  // a hand-edited model gets its id order here
-  const schedule_plan& plan = plan_.update(model_, in.now_ms);
+  // id_order_ lists the live jobs unless something besides apply_work added one (the keeper checks).
+  const schedule_plan& plan = plan_.update(model_, in.now_ms, {&id_order_, &id_order_ids_});
   for (int s : model_.created_shares)
     if (model_.shares[static_cast<std::size_t>(s)].live) model_.shares[static_cast<std::size_t>(s)].published = true;
   model_.created_shares.clear();
@@ -542,6 +552,7 @@ void nodepool_scheduler::drop_caches() {
   listed_.clear();
   reconciled_.clear();
   id_order_.clear();
+  id_order_ids_.clear();
 }
 
 job_explanation nodepool_scheduler::explain(const job_id& id) const {

@@ -121,6 +121,7 @@ class nodepool_scheduler {
   };
   std::vector<reconciled> reconciled_;  // per job slot: what its last reconcile saw
   std::vector<int> id_order_;           // job slots in id order after the last apply_work
+  std::vector<job_id> id_order_ids_;    // their ids, contiguous (no job record read to match a map's id)
   std::vector<std::uint64_t> listed_;  // per job slot: the apply_work call that last listed it
   std::uint64_t apply_epoch_ = 0;
   std::function<std::int64_t()> stage_clock_;

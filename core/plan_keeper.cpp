@@ -13,8 +13,8 @@ void assign_if_changed(T& dst, const T& src) {
 }
 }  // namespace
 
-const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t now_ms) {
-  if (rebuild_ || m.job_set_changes != job_set_seen_ || sources_.size() != m.jobs_by_id.size()) merge_jobs(m);
+const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t now_ms, jobs_in_id_order order) {
+  if (rebuild_ || m.job_set_changes != job_set_seen_ || sources_.size() != m.jobs_by_id.size()) merge_jobs(m, order);
   for (std::size_t k = 0; k < plan_.jobs.size(); ++k) fill(m, k);
 
   plan_.pool = m.top_pool;
@@ -43,27 +43,35 @@ const schedule_plan& plan_keeper::unchanged(std::int64_t now_ms) {
 
 // The entries in the model's id order: kept entries are moved over (both lists are sorted by id, so one
 // walk pairs them), new jobs get an empty entry that fill() builds.
-void plan_keeper::merge_jobs(const cluster_model& m) {
+void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
   std::vector<job_plan> jobs;
   std::vector<source> sources;
   jobs.reserve(m.jobs_by_id.size());
   sources.reserve(m.jobs_by_id.size());
   std::size_t old = rebuild_ ? plan_.jobs.size() : 0;
-  for (const auto& [id, slot] : m.jobs_by_id) {
-    while (old < plan_.jobs.size() && plan_.jobs[old].id < id) ++old;
-    if (old < plan_.jobs.size() && plan_.jobs[old].id == id && sources_[old].slot == slot) {
-      jobs.push_back(std::move(plan_.jobs[old]));
-      sources.push_back(sources_[old]);
-      ++old;
-    } else {
-      jobs.emplace_back().id = id;
-      sources.push_back({slot});
-    }
+  if (order.slots != nullptr && order.ids != nullptr && order.slots->size() == m.jobs_by_id.size() &&
+      order.ids->size() == order.slots->size()) {
+    for (std::size_t k = 0; k < order.slots->size(); ++k) take_entry((*order.ids)[k], (*order.slots)[k], old, jobs, sources);
+  } else {
+    for (const auto& [id, slot] : m.jobs_by_id) take_entry(id, slot, old, jobs, sources);
   }
   plan_.jobs = std::move(jobs);
   sources_ = std::move(sources);
   job_set_seen_ = m.job_set_changes;
   rebuild_ = false;
+}
+
+void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs,
+                             std::vector<source>& sources) {
+  while (old < plan_.jobs.size() && plan_.jobs[old].id < id) ++old;
+  if (old < plan_.jobs.size() && plan_.jobs[old].id == id && sources_[old].slot == slot) {
+    jobs.push_back(std::move(plan_.jobs[old]));
+    sources.push_back(sources_[old]);
+    ++old;
+  } else {
+    jobs.emplace_back().id = id;
+    sources.push_back({slot});
+  }
 }
 
 void plan_keeper::fill(const cluster_model& m, std::size_t k) {

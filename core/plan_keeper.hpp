@@ -19,12 +19,20 @@
 
 namespace rmbus::core {
 
+// The live jobs in id order when the caller already has them (nodepool_scheduler after apply_work): their
+// slots and their ids side by side. Walking these beats walking the model's jobs_by_id tree.
+struct jobs_in_id_order {
+  const std::vector<int>* slots = nullptr;
+  const std::vector<job_id>* ids = nullptr;
+};
+
 class plan_keeper {
  public:
   // Brings the plan up to date with `m` after a round: every live job of `m` in id order, with its
   // shares, count, reason and numbers. The round counts (given, preempted, evicted) come from `m`.
-  // REQUIRES: m.refresh_ranks() since the model's last change of jobs (jobs_by_id is the job order).
-  const schedule_plan& update(const cluster_model& m, std::int64_t now_ms);
+  // `order` is used when it lists exactly the live jobs; otherwise m.jobs_by_id gives the order.
+  // REQUIRES: m.refresh_ranks() since the model's last change of jobs.
+  const schedule_plan& update(const cluster_model& m, std::int64_t now_ms, jobs_in_id_order order = {});
 
   // The plan as last brought up to date.
   const schedule_plan& plan() const { return plan_; }
@@ -36,10 +44,6 @@ class plan_keeper {
   void forget() { rebuild_ = true; }
 
  private:
-  void merge_jobs(const cluster_model& m);
-  void fill(const cluster_model& m, std::size_t entry);
-
-  schedule_plan plan_;
   // Per plan entry: what it was built from, so that unchanged parts are recognised by an integer compare.
   struct source {
     int slot = -1;              // the job's slot in the model
@@ -47,8 +51,16 @@ class plan_keeper {
     int user_slot = -1;         // its user (cluster_model::users) when the user name was copied
     int cls = -2;               // its class when the class name was copied (-1: none)
   };
+
+  void merge_jobs(const cluster_model& m, jobs_in_id_order order);
+  // Appends the entry of job `slot` (id `id`) to `jobs`/`sources`: the kept one when the old entries, read
+  // from `old` on in id order, hold it; a new empty one otherwise.
+  void take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs, std::vector<source>& sources);
+  void fill(const cluster_model& m, std::size_t entry);
+
+  schedule_plan plan_;
   std::vector<source> sources_;
-  std::uint64_t job_set_seen_ = 0;       // cluster_model::job_set_changes at the last merge
+  std::uint64_t job_set_seen_ = 0;  // cluster_model::job_set_changes at the last merge
   bool rebuild_ = true;
 };
 
