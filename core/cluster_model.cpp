@@ -1,6 +1,7 @@
 #include "core/cluster_model.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 namespace rmbus::core {
@@ -16,29 +17,36 @@ bool cluster_model::in_subtree(int p, int ancestor) const {
 namespace {
 int held_by(const share_rec& s) { return !s.removing() && !s.blacklisted ? 1 : 0; }
 int running_by(const share_rec& s) { return s.status == share_status::running && !s.blacklisted ? 1 : 0; }
+
+// Adds (sign 1) or takes away (sign -1) share s's part of its job's counts.
+void tally(job_rec& j, const share_rec& s, int sign) {
+  j.held += sign * held_by(s);
+  j.running += sign * running_by(s);
+  if (s.initialized) {
+    j.initialized += sign;
+    if (s.init_ms > 0) {
+      j.timed_init += sign;
+      j.init_ms_sum += sign * s.init_ms;
+    }
+  }
+}
 }  // namespace
 
 void cluster_model::uncount_share(int slot) {
   const auto& s = shares[static_cast<std::size_t>(slot)];
-  auto& j = jobs[static_cast<std::size_t>(s.job)];
-  j.held -= held_by(s);
-  j.running -= running_by(s);
+  tally(jobs[static_cast<std::size_t>(s.job)], s, -1);
 }
 
 void cluster_model::count_share(int slot) {
   const auto& s = shares[static_cast<std::size_t>(slot)];
-  auto& j = jobs[static_cast<std::size_t>(s.job)];
-  j.held += held_by(s);
-  j.running += running_by(s);
+  tally(jobs[static_cast<std::size_t>(s.job)], s, 1);
 }
 
 void cluster_model::recount_jobs() {
   for (auto& j : jobs) {
-    j.held = j.running = 0;
-    for (int s : j.shares) {
-      j.held += held_by(shares[static_cast<std::size_t>(s)]);
-      j.running += running_by(shares[static_cast<std::size_t>(s)]);
-    }
+    j.held = j.running = j.initialized = j.timed_init = 0;
+    j.init_ms_sum = 0;
+    for (int s : j.shares) tally(j, shares[static_cast<std::size_t>(s)], 1);
   }
 }
 
@@ -113,7 +121,7 @@ void cluster_model::index_job(int slot) {
   auto [it, fresh] = user_index.try_emplace(j.item.user, static_cast<int>(users.size()));
   if (fresh) users.push_back(j.item.user);
   j.user_slot = it->second;
-  jobs_by_age.emplace(j.item.submitted_ms, j.item.id, slot);
+  age_added.emplace_back(j.item.submitted_ms, j.item.id, slot);
   jobs_by_id[j.item.id] = slot;
   ranks_stale = true;
   ++job_set_changes;
@@ -121,7 +129,7 @@ void cluster_model::index_job(int slot) {
 
 void cluster_model::unindex_job(int slot) {
   const auto& j = jobs[static_cast<std::size_t>(slot)];
-  jobs_by_age.erase({j.item.submitted_ms, j.item.id, slot});
+  age_removed.emplace_back(j.item.submitted_ms, j.item.id, slot);
   jobs_by_id.erase(j.item.id);
   ranks_stale = true;
   ++job_set_changes;
@@ -138,16 +146,22 @@ void cluster_model::refresh_ranks() {
     machine_rank.assign(machines.size(), 0);
     for (std::size_t r = 0; r < by_name.size(); ++r) machine_rank[static_cast<std::size_t>(by_name[r])] = static_cast<int>(r);
   }
-  std::size_t live = 0;
-  for (const auto& j : jobs) live += j.live ? 1 : 0;
-  if (live != jobs_by_age.size() || live != jobs_by_id.size()) {
-    // Not kept through index_job (a model built by hand): index every live job now.
-    jobs_by_age.clear();
-    jobs_by_id.clear();
-    for (std::size_t i = 0; i < jobs.size(); ++i)
-      if (jobs[i].live) index_job(static_cast<int>(i));
+  // The scheduler keeps job_index and jobs_by_id in step; a model built by hand (or after drop_indexes)
+  // has not indexed its jobs: count them, and index every live job now if they are not all there.
+  if (jobs_by_id.empty() || jobs_by_id.size() != job_index.size()) {
+    std::size_t live = 0;
+    for (const auto& j : jobs) live += j.live ? 1 : 0;
+    if (live != jobs_by_id.size()) {
+      jobs_by_age.clear();
+      age_added.clear();
+      age_removed.clear();
+      jobs_by_id.clear();
+      for (std::size_t i = 0; i < jobs.size(); ++i)
+        if (jobs[i].live) index_job(static_cast<int>(i));
+    }
   }
   if (!ranks_stale && job_rank.size() == jobs.size()) return;
+  merge_age_changes();
   job_rank.assign(jobs.size(), -1);
   int r = 0;
   for (const auto& [submitted, id, slot] : jobs_by_age) job_rank[static_cast<std::size_t>(slot)] = r++;
@@ -160,6 +174,33 @@ void cluster_model::refresh_ranks() {
   ranks_stale = false;
 }
 
+// The age order as a sorted vector, brought up to date once per round with the arrivals and departures
+// since the last call (a tree of 20,000 nodes cost a cache miss per node to walk every round). A key may
+// come and go within one batch (work that arrived and left, or changed its user): additions and removals
+// are matched as multisets.
+void cluster_model::merge_age_changes() {
+  if (age_added.empty() && age_removed.empty()) return;
+  std::sort(age_added.begin(), age_added.end());
+  std::sort(age_removed.begin(), age_removed.end());
+  std::vector<age_key> merged;
+  merged.reserve(jobs_by_age.size() + age_added.size());
+  std::merge(std::make_move_iterator(jobs_by_age.begin()), std::make_move_iterator(jobs_by_age.end()),
+             std::make_move_iterator(age_added.begin()), std::make_move_iterator(age_added.end()),
+             std::back_inserter(merged));
+  jobs_by_age.clear();
+  auto gone = age_removed.begin();
+  for (auto& key : merged) {
+    while (gone != age_removed.end() && *gone < key) ++gone;
+    if (gone != age_removed.end() && *gone == key) {
+      ++gone;  // one removal cancels one occurrence
+      continue;
+    }
+    jobs_by_age.push_back(std::move(key));
+  }
+  age_added.clear();
+  age_removed.clear();
+}
+
 void cluster_model::drop_indexes() {
   machine_rank.clear();
   job_rank.clear();
@@ -167,6 +208,8 @@ void cluster_model::drop_indexes() {
   users.clear();
   user_index.clear();
   jobs_by_age.clear();
+  age_added.clear();
+  age_removed.clear();
   jobs_by_id.clear();
   for (auto& j : jobs) j.user_slot = -1;
   ranks_stale = true;

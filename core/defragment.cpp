@@ -40,9 +40,7 @@ class rich_taker {
       if (dp < 0 || !(m_.in_subtree(dp, np) || m_.in_subtree(np, dp))) continue;
       const int cur = m_.current(dj);
       if (cur < threshold) continue;
-      bool init = false;
-      for (int s : dj.shares) init = init || m_.shares[static_cast<std::size_t>(s)].initialized;
-      if (!init) continue;
+      if (dj.initialized == 0) continue;
       donor_cur_[d] = cur;
       wealth[dj.item.user] += static_cast<std::int64_t>(cur) * dj.order;
     }

@@ -39,21 +39,10 @@ void compute_job_caps(cluster_model& m) {
     in.threads = j.item.threads > 0 ? j.item.threads : std::max(1, m.settings.default_threads);
     in.max_processes = effective_max_processes(m, j);
     in.current = m.confirmed(j);
-    bool any_init = false;
-    std::int64_t init_sum = 0, init_n = 0;
-    for (int s : j.shares) {
-      const auto& sh = m.shares[static_cast<std::size_t>(s)];
-      if (sh.initialized) {
-        any_init = true;
-        if (sh.init_ms > 0) {
-          init_sum += sh.init_ms;
-          ++init_n;
-        }
-      }
-    }
-    in.initialized = j.item.state == work_state::running || any_init;
+    // The initialization counts are kept by the share bookkeeping (cluster_model::count_share).
+    in.initialized = j.item.state == work_state::running || j.initialized > 0;
     in.item_ms = j.item.item_ms;
-    in.avg_init_ms = init_n > 0 ? init_sum / init_n : 0;
+    in.avg_init_ms = j.timed_init > 0 ? j.init_ms_sum / j.timed_init : 0;
     in.initialization_cap = rc->initialization_cap;
     in.expand_by_doubling = rc->expand_by_doubling;
     in.use_prediction = rc->use_prediction;

@@ -384,15 +384,16 @@ void nodepool_scheduler::mark_seen(int slot, const process_report& p) {
       sh.status == share_status::new_share)
     dirty_ = true;
   sh.seen = true;
-  sh.init_ms = p.init_ms;
   sh.run_ms = p.run_ms;
+  const bool recount = sh.init_ms != p.init_ms || sh.initialized != initialized || sh.status == share_status::new_share;
+  if (recount) model_.uncount_share(slot);
+  sh.init_ms = p.init_ms;
   sh.initialized = initialized;
   if (sh.status == share_status::new_share) {
-    model_.uncount_share(slot);
     sh.status = share_status::running;
-    model_.count_share(slot);
     model_.shares_changed(sh.job);
   }
+  if (recount) model_.count_share(slot);
 }
 
 void nodepool_scheduler::drop_job(int ji) {
