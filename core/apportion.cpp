@@ -110,12 +110,15 @@ class apportioner {
       if (slot_order_[a] != slot_order_[b]) return slot_order_[a] > slot_order_[b];
       return a < b;
     });
+    slot_span_.assign(slot_entity_.size(), 0);
     for (std::size_t k = 0; k < refs_.size(); ++k) {
       const int o = slot_order_[refs_[k]];
       if (spans_.empty() || spans_.back().order != o) spans_.push_back({o, k, k, 0});
       spans_.back().end = k + 1;
       spans_.back().max_weight = std::max(spans_.back().max_weight, weight_[slot_entity_[refs_[k]]]);
+      slot_span_[refs_[k]] = spans_.size() - 1;
     }
+    span_usable_.assign(spans_.size(), 0);
   }
 
   // One pass; returns whether it gave anything (the pass loop stops when a pass gives nothing).
@@ -308,13 +311,20 @@ class apportioner {
     return taken;
   }
 
-  // Drop entities that want nothing more, and spectators (nothing they want is available).
+  // Drop entities that want nothing more, and spectators (nothing they want is available). A slot that
+  // still wants something wanted it from the start, so it has a span; each span's order is asked once.
   void drop_spectators() {
+    for (std::size_t sp = 0; sp < spans_.size(); ++sp) span_usable_[sp] = -1;
+    const auto usable = [&](std::size_t s) {
+      auto& u = span_usable_[slot_span_[s]];
+      if (u < 0) u = v_->nshares(slot_order_[s]) > 0 ? 1 : 0;
+      return u == 1;
+    };
     std::size_t still = 0;
     for (std::size_t e : alive_) {
       bool can_use = false;
       for (std::size_t s = first_[e]; s < first_[e + 1] && !can_use; ++s)
-        can_use = slot_want_[s] > 0 && v_->nshares(slot_order_[s]) > 0;
+        can_use = slot_want_[s] > 0 && slot_order_[s] > 0 && usable(s);
       if (can_use) alive_[still++] = e;
       else working_[e] = 0;
     }
@@ -373,6 +383,8 @@ class apportioner {
   // Per order.
   std::vector<std::size_t> refs_;  // slots wanting something, grouped by order
   std::vector<order_span> spans_;
+  std::vector<std::size_t> slot_span_;  // per slot in refs_: its span
+  std::vector<signed char> span_usable_;  // drop_spectators' memo: the span's order has nshares (-1: not asked)
   struct part {
     std::size_t slot;
     std::int64_t whole;

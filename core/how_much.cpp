@@ -434,16 +434,22 @@ struct counter {
       free_blocks vs = subtree_table(p);
       const std::int64_t total_q = vs.total_qshares();
       std::vector<apportion_entity> ents(here.size());
+      std::vector<std::vector<class_job>> gathered(here.size());
       std::int64_t w_sum = 0;
       for (std::size_t i = 0; i < here.size(); ++i) {
         ents[i].weight = std::max(1, m.classes[static_cast<std::size_t>(here[i])].def.weight);
         w_sum += ents[i].weight;
-        std::map<int, std::int64_t> w;
-        for (int ji : jobs_of_class[static_cast<std::size_t>(here[i])]) {
-          const auto& j = m.jobs[static_cast<std::size_t>(ji)];
-          w[j.order] += j.cap.cap;
+        gathered[i] = gather(jobs_of_class[static_cast<std::size_t>(here[i])]);
+        // The class wants, per order (ascending), the sum of its jobs' caps.
+        by_order_scratch.assign(static_cast<std::size_t>(m.max_order) + 2, 0);
+        std::vector<char> seen(by_order_scratch.size(), 0);
+        for (const auto& x : gathered[i]) {
+          const auto o = static_cast<std::size_t>(std::min(x.order, m.max_order + 1));
+          by_order_scratch[o] += x.cap;
+          seen[o] = 1;
         }
-        ents[i].wanted.assign(w.begin(), w.end());
+        for (std::size_t o = 0; o < by_order_scratch.size(); ++o)
+          if (seen[o]) ents[i].wanted.emplace_back(static_cast<int>(o), by_order_scratch[o]);
       }
       std::vector<std::vector<std::pair<int, std::int64_t>>> class_wanted(here.size());
       for (std::size_t i = 0; i < here.size(); ++i) class_wanted[i] = ents[i].wanted;
@@ -462,7 +468,7 @@ struct counter {
           if (ents[i].given[s] > 0) count_out(p, class_wanted[i][s].first, ents[i].given[s]);
         }
         out.classes.push_back(load);
-        split_class(c, ents[i], class_wanted[i], class_pfs, jobs_of_class[static_cast<std::size_t>(c)]);
+        split_class(c, ents[i], class_wanted[i], class_pfs, gathered[i]);
       }
     }
   }
@@ -487,18 +493,23 @@ struct counter {
     int user;           // index into split_class's users
     std::int64_t given;
   };
-  std::vector<class_job> class_jobs;  // split_class's scratch
+  std::vector<std::int64_t> by_order_scratch;  // count_fair_group's
 
-  void split_class(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
-                   std::int64_t class_pfs, const std::vector<int>& jobs) {
-    auto& cj = class_jobs;
-    cj.clear();
-    for (int ji : jobs) {  // slot order: the job records are read front to back
+  // The class's jobs as split_class needs them; `jobs` in slot order, so the records are read front to back.
+  std::vector<class_job> gather(const std::vector<int>& jobs) const {
+    std::vector<class_job> cj;
+    cj.reserve(jobs.size());
+    for (int ji : jobs) {
       const auto& j = m.jobs[static_cast<std::size_t>(ji)];
       const auto user = static_cast<std::uint64_t>(m.user_rank[static_cast<std::size_t>(j.user_slot)]);
       cj.push_back({user << 32 | static_cast<std::uint32_t>(m.job_rank[static_cast<std::size_t>(ji)]), ji, j.order,
                     j.cap.cap, 0, 0});
     }
+    return cj;
+  }
+
+  void split_class(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
+                   std::int64_t class_pfs, std::vector<class_job>& cj) {
     // Both ranks are unique, so the keys are a total order.
     std::sort(cj.begin(), cj.end(), [](const class_job& a, const class_job& b) { return a.key < b.key; });
     struct user_jobs {
@@ -554,19 +565,25 @@ struct counter {
     const std::string& cname = m.classes[static_cast<std::size_t>(c)].def.name;
     const int pool = m.classes[static_cast<std::size_t>(c)].pool;
     const std::int64_t class_qshares = cls.given_qshares();
+    // The text for a job that got nothing is the same for all of a user's jobs but for the order: each
+    // user's part is written once.
+    std::vector<std::string> nothing_for(by_user.size());
     for (const auto& x : cj) {
       auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
       const auto& u = by_user[static_cast<std::size_t>(x.user)];
       j.given = static_cast<int>(x.given);
       j.pfs_qshares = user_pfs / static_cast<std::int64_t>(u.end - u.begin);
-      if (j.given == 0 && j.cap.cap > 0) {
-        if (max_subtree[static_cast<std::size_t>(pool)] < j.order)
-          no_machine_reason(j, pool);
-        else
-          set_reason(j, reason_code::no_share_counted, "fair share counted nothing: class ", cname, " got ",
-                     class_qshares, " quanta, user ", m.users[static_cast<std::size_t>(u.user_slot)].str(), " ",
-                     user_qshares[static_cast<std::size_t>(x.user)], " quanta, a process needs ", j.order);
+      if (x.given != 0 || x.cap <= 0) continue;
+      if (max_subtree[static_cast<std::size_t>(pool)] < x.order) {
+        no_machine_reason(j, pool);
+        continue;
       }
+      auto& text = nothing_for[static_cast<std::size_t>(x.user)];
+      if (text.empty())
+        write_text(text, "fair share counted nothing: class ", cname, " got ", class_qshares, " quanta, user ",
+                   m.users[static_cast<std::size_t>(u.user_slot)].str(), " ", user_qshares[static_cast<std::size_t>(x.user)],
+                   " quanta, a process needs ");
+      set_reason(j, reason_code::no_share_counted, text, x.order);
     }
   }
 };

@@ -26,12 +26,18 @@ void append_part(std::string& out, Int n) {
 }
 }  // namespace detail
 
-// j.reason = code, and j.reason_text = the parts (texts and integers) one after the other.
+// out = the parts (texts and integers) one after the other, in out's own buffer.
+template <class... Parts>
+void write_text(std::string& out, const Parts&... parts) {
+  out.clear();
+  (detail::append_part(out, parts), ...);
+}
+
+// j.reason = code, and j.reason_text = the parts.
 template <class... Parts>
 void set_reason(job_rec& j, reason_code code, const Parts&... parts) {
   j.reason = code;
-  j.reason_text.clear();
-  (detail::append_part(j.reason_text, parts), ...);
+  write_text(j.reason_text, parts...);
 }
 
 }  // namespace rmbus::core
