@@ -66,6 +66,7 @@ class apportioner {
   void build() {
     equal_weights_ = true;
     alive_.clear();
+    w_alive_ = 0;
     slot_entity_.clear();
     slot_order_.clear();
     slot_want_.clear();
@@ -87,7 +88,10 @@ class apportioner {
         demand_q_[e] += count * order;
       }
       working_[e] = wanted > 0 && weight_[e] > 0;
-      if (working_[e]) alive_.push_back(e);
+      if (working_[e]) {
+        alive_.push_back(e);
+        w_alive_ += weight_[e];
+      }
       equal_weights_ = equal_weights_ && weight_[e] == weight_[0];
     }
     first_[n_] = slot_entity_.size();
@@ -95,7 +99,8 @@ class apportioner {
     deserved_.assign(n_, 0);
     pass_given_.assign(n_, 0);
     rem_.assign(n_, 0);
-    capped_.assign(n_, 0);
+    capped_at_.assign(n_, 0);
+    pass_no_ = 0;
     out_of_w_.assign(n_, 0);
     by_need_ = alive_;
 
@@ -123,8 +128,7 @@ class apportioner {
 
   // One pass; returns whether it gave anything (the pass loop stops when a pass gives nothing).
   bool pass() {
-    std::int64_t w_sum = 0;
-    for (std::size_t e : alive_) w_sum += weight_[e];
+    const std::int64_t w_sum = w_alive_;
     const std::int64_t total = v_->total_qshares();
     if (w_sum <= 0 || total <= 0) return false;
     for (auto& sp : spans_) {
@@ -145,7 +149,7 @@ class apportioner {
   // (DUCC: floor(total * w / W) and later passes, which drift); then the floors, and the leftover qshares
   // one each by largest remainder (ties: entity order; DUCC: entity order).
   void deserve(std::int64_t total, std::int64_t w_sum) {
-    for (std::size_t e : alive_) capped_[e] = 0;
+    ++pass_no_;
     std::int64_t rest = total, w_rest = w_sum;
     // One sweep in order of demand per weight: once an entity's demand exceeds the current level, so do
     // all after it (removing a capped entity only raises the level). The last pass's order is the
@@ -163,12 +167,14 @@ class apportioner {
       return a < b;
     };
     if (!std::is_sorted(by_need_.begin(), by_need_.end(), less_need)) std::sort(by_need_.begin(), by_need_.end(), less_need);
+    zero_deserved_.clear();
     for (std::size_t e : by_need_) {
       if (w_rest <= 0) break;
       // demand_q <= rest * w / w_rest ?
       if (static_cast<__int128>(demand_q_[e]) * w_rest > static_cast<__int128>(rest) * weight_[e]) break;
-      capped_[e] = 1;
+      capped_at_[e] = pass_no_;
       deserved_[e] = demand_q_[e];
+      if (deserved_[e] <= 0) zero_deserved_.push_back(e);
       rest -= demand_q_[e];
       w_rest -= weight_[e];
     }
@@ -176,20 +182,24 @@ class apportioner {
     std::int64_t handed = 0;
     by_rem_.clear();
     for (std::size_t e : alive_) {
-      if (!capped_[e]) {
+      if (capped_at_[e] != pass_no_) {
         deserved_[e] = w_rest > 0 ? rest * weight_[e] / w_rest : 0;
-        rem_[e] = w_rest > 0 ? (rest * weight_[e]) % w_rest : 0;
+        if (!equal_weights_) rem_[e] = w_rest > 0 ? (rest * weight_[e]) % w_rest : 0;
         by_rem_.push_back(e);
+        if (deserved_[e] <= 0) zero_deserved_.push_back(e);
       }
       handed += deserved_[e];
       pass_given_[e] = 0;
       out_of_w_[e] = 0;
     }
-    const auto larger_rem = [&](std::size_t a, std::size_t b) {
-      if (rem_[a] != rem_[b]) return rem_[a] > rem_[b];
-      return a < b;  // ties in entity order
-    };
-    if (!std::is_sorted(by_rem_.begin(), by_rem_.end(), larger_rem)) std::sort(by_rem_.begin(), by_rem_.end(), larger_rem);
+    // Equal weights leave equal remainders, so by_rem_ (entity order) is already in order.
+    if (!equal_weights_) {
+      const auto larger_rem = [&](std::size_t a, std::size_t b) {
+        if (rem_[a] != rem_[b]) return rem_[a] > rem_[b];
+        return a < b;  // ties in entity order
+      };
+      if (!std::is_sorted(by_rem_.begin(), by_rem_.end(), larger_rem)) std::sort(by_rem_.begin(), by_rem_.end(), larger_rem);
+    }
     for (std::size_t e : by_rem_) {
       if (handed >= total) break;
       ++deserved_[e];
@@ -227,13 +237,14 @@ class apportioner {
         v_->take_shares(o, taken);
         gave = true;
       }
-      // After the first order only the entities served at this order can have changed, and only if it gave.
+      // At the first order only the entities deserving nothing and those served here can be satisfied
+      // (nobody else has been given anything yet); after it only the entities served at an order that gave.
       if (!first_order_done) {
-        for (std::size_t e : alive_) retire(e);
+        for (std::size_t e : zero_deserved_) retire(e);
         first_order_done = true;
-      } else if (taken > 0) {
-        for (auto it = first; it != last; ++it) retire(slot_entity_[*it]);
       }
+      if (taken > 0)
+        for (auto it = first; it != last; ++it) retire(slot_entity_[*it]);
       if (w_cur <= 0) break;
     }
     return gave;
@@ -325,8 +336,12 @@ class apportioner {
       bool can_use = false;
       for (std::size_t s = first_[e]; s < first_[e + 1] && !can_use; ++s)
         can_use = slot_want_[s] > 0 && slot_order_[s] > 0 && usable(s);
-      if (can_use) alive_[still++] = e;
-      else working_[e] = 0;
+      if (can_use) {
+        alive_[still++] = e;
+      } else {
+        working_[e] = 0;
+        w_alive_ -= weight_[e];
+      }
     }
     alive_.resize(still);
   }
@@ -371,7 +386,11 @@ class apportioner {
   bool equal_weights_ = true;
   // Per entity.
   std::vector<std::int64_t> weight_, demand_q_, deserved_, pass_given_, rem_;
-  std::vector<char> working_, capped_, out_of_w_;
+  std::vector<char> working_, out_of_w_;
+  std::vector<std::uint64_t> capped_at_;  // the pass in which the water-fill last capped the entity
+  std::uint64_t pass_no_ = 0;
+  std::int64_t w_alive_ = 0;              // total weight of the working entities
+  std::vector<std::size_t> zero_deserved_;  // working entities deserving nothing this pass
   std::vector<std::size_t> first_;   // entity e's slots are [first_[e], first_[e + 1])
   std::vector<std::size_t> alive_;   // the working entities, in entity order
   std::vector<std::size_t> by_need_;  // the working entities by demand per weight (the last pass's order)
