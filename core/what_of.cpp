@@ -23,17 +23,8 @@ namespace {
 
 class placer {
  public:
-  explicit placer(cluster_model& m) : m_(m) {
-    m.refresh_ranks();
-    rank_ = m.machine_rank;
-    earmark_.assign(m.machines.size(), -1);
-    for (std::size_t ji = 0; ji < m.jobs.size(); ++ji) {
-      const auto& j = m.jobs[ji];
-      if (!j.live) continue;
-      for (int mc : j.reserve_machines) earmark_[static_cast<std::size_t>(mc)] = static_cast<int>(ji);
-      if (j.needy && j.needy_machine >= 0 && earmark_[static_cast<std::size_t>(j.needy_machine)] < 0)
-        earmark_[static_cast<std::size_t>(j.needy_machine)] = static_cast<int>(ji);
-    }
+  // `earmark`: per machine, the only job that may use it (-1: anyone). REQUIRES: m.refresh_ranks().
+  placer(cluster_model& m, std::vector<int> earmark) : m_(m), rank_(m.machine_rank), earmark_(std::move(earmark)) {
     buckets_.assign(m.pools.size(), std::vector<std::set<std::pair<int, int>>>(static_cast<std::size_t>(m.max_order) + 1));
     nonempty_.assign(m.pools.size(), std::vector<std::uint64_t>(static_cast<std::size_t>(m.max_order) / 64 + 1, 0));
     for (std::size_t i = 0; i < m.machines.size(); ++i) index(static_cast<int>(i));
@@ -170,85 +161,91 @@ class placer {
 }  // namespace
 
 void what_of(cluster_model& m) {
-  placer p(m);  // refreshes the ranks
-  // Submission time, then id.
-  auto older = [&](int a, int b) {
-    return m.job_rank[static_cast<std::size_t>(a)] < m.job_rank[static_cast<std::size_t>(b)];
-  };
-  std::vector<int> needy;
-  std::map<int, std::vector<int>> groups;  // priority -> jobs
-  for (std::size_t i = 0; i < m.jobs.size(); ++i) {
-    const auto& j = m.jobs[i];
-    if (!j.live || j.refused || j.cls < 0 || m.class_pool(j) < 0) continue;
-    if (j.needy) needy.push_back(static_cast<int>(i));
-    groups[m.priority_of(j)].push_back(static_cast<int>(i));
-  }
-  std::sort(needy.begin(), needy.end(), [&](int a, int b) {
-    const int pa = m.priority_of(m.jobs[static_cast<std::size_t>(a)]);
-    const int pb = m.priority_of(m.jobs[static_cast<std::size_t>(b)]);
-    if (pa != pb) return pa < pb;
-    return older(a, b);
-  });
-  for (int ji : needy) p.place(ji);
-
+  m.refresh_ranks();
   // Position of each pool in the children-first walk.
   std::vector<int> walk_pos(m.pools.size(), 0);
   for (std::size_t k = 0; k < m.pool_postorder.size(); ++k)
     walk_pos[static_cast<std::size_t>(m.pool_postorder[k])] = static_cast<int>(k);
-  // The sort keys gathered once per job (the comparator runs n log n times): fair-share work by pool in
+  // The sort keys, gathered once per job (the comparator runs n log n times): fair-share work by pool in
   // the children-first walk, larger order first, then age; other work by age.
   struct place_key {
     bool fair = false;
     int walk = 0;
     int order = 0;
     int age = 0;
+    int job = -1;
+    bool is_short = false;  // holds fewer shares than its count
   };
-  std::vector<place_key> keys(m.jobs.size());
-  for (auto& [prio, js] : groups) {
-    for (int ji : js) {
-      const auto& j = m.jobs[static_cast<std::size_t>(ji)];
-      auto& k = keys[static_cast<std::size_t>(ji)];
-      k.fair = m.policy_of(j) == policy::fair_share;
-      k.walk = walk_pos[static_cast<std::size_t>(m.class_pool(j))];
-      k.order = j.order;
-      k.age = m.job_rank[static_cast<std::size_t>(ji)];
-    }
+
+  // One sweep over the jobs, in slot order, gathers everything the placement needs: the machines earmarked
+  // for one job (a reservation's; the one cleared for a needy job unless a reservation has it), the needy
+  // list, and the jobs of each priority with their keys. Placing only ever adds shares, so a job that is
+  // not short of its count now will not be short later in this round: placing it would do nothing.
+  std::vector<int> earmark(m.machines.size(), -1);
+  std::vector<int> needy, short_jobs;
+  std::map<int, std::vector<place_key>> groups;  // priority -> jobs
+  for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+    const auto& j = m.jobs[i];
+    if (!j.live) continue;
+    const int ji = static_cast<int>(i);
+    for (int mc : j.reserve_machines) earmark[static_cast<std::size_t>(mc)] = ji;
+    if (j.needy && j.needy_machine >= 0 && earmark[static_cast<std::size_t>(j.needy_machine)] < 0)
+      earmark[static_cast<std::size_t>(j.needy_machine)] = ji;
+    if (j.refused || j.cls < 0) continue;
+    const bool is_short = m.current(j) < j.given;
+    if (is_short) short_jobs.push_back(ji);
+    const int pool = m.class_pool(j);
+    if (pool < 0) continue;
+    if (j.needy && is_short) needy.push_back(ji);
+    groups[m.priority_of(j)].push_back({m.policy_of(j) == policy::fair_share, walk_pos[static_cast<std::size_t>(pool)],
+                                        j.order, m.job_rank[i], ji, is_short});
+  }
+  placer p(m, std::move(earmark));
+  // Needy jobs first: best priority, then submission time and id.
+  std::sort(needy.begin(), needy.end(), [&](int a, int b) {
+    const int pa = m.priority_of(m.jobs[static_cast<std::size_t>(a)]);
+    const int pb = m.priority_of(m.jobs[static_cast<std::size_t>(b)]);
+    if (pa != pb) return pa < pb;
+    return m.job_rank[static_cast<std::size_t>(a)] < m.job_rank[static_cast<std::size_t>(b)];
+  });
+  for (int ji : needy) p.place(ji);
+
+  for (auto& [prio, keys] : groups) {
     bool all_fair = true, none_fair = true;
-    for (int ji : js) {
-      all_fair = all_fair && keys[static_cast<std::size_t>(ji)].fair;
-      none_fair = none_fair && !keys[static_cast<std::size_t>(ji)].fair;
+    for (const auto& k : keys) {
+      all_fair = all_fair && k.fair;
+      none_fair = none_fair && !k.fair;
     }
     if (all_fair || none_fair) {
       // One policy in the group (the usual case): the order is a total order on a unique key (age is
-      // unique), packed into one integer so that the sort compares integers.
+      // unique), packed into one integer so that the sort compares integers; the jobs that are not short
+      // are left out (their place in a total order does not matter).
       std::vector<std::pair<std::uint64_t, int>> packed;
-      packed.reserve(js.size());
-      for (int ji : js) {
-        const auto& k = keys[static_cast<std::size_t>(ji)];
+      packed.reserve(keys.size());
+      for (const auto& k : keys) {
+        if (!k.is_short) continue;
         std::uint64_t key = static_cast<std::uint32_t>(k.age);
         if (all_fair)
           key |= static_cast<std::uint64_t>(k.walk) << 48 | static_cast<std::uint64_t>(0x1FFFF - k.order) << 31;
-        packed.emplace_back(key, ji);
+        packed.emplace_back(key, k.job);
       }
       std::sort(packed.begin(), packed.end());
-      for (std::size_t i = 0; i < packed.size(); ++i) js[i] = packed[i].second;
+      for (const auto& [key, ji] : packed) p.place(ji);
     } else {
-      std::sort(js.begin(), js.end(), [&](int a, int b) {
-        const auto& x = keys[static_cast<std::size_t>(a)];
-        const auto& y = keys[static_cast<std::size_t>(b)];
+      std::sort(keys.begin(), keys.end(), [](const place_key& x, const place_key& y) {
         if (x.fair) {
           if (x.walk != y.walk) return x.walk < y.walk;
           if (x.order != y.order) return x.order > y.order;
         }
         return x.age < y.age;
       });
+      for (const auto& k : keys) p.place(k.job);
     }
-    for (int ji : js) p.place(ji);
   }
 
   // Jobs still short: the space is being freed (defragmentation may refine the reason).
-  for (auto& j : m.jobs) {
-    if (!j.live || j.refused || j.cls < 0) continue;
+  for (int ji : short_jobs) {
+    auto& j = m.jobs[static_cast<std::size_t>(ji)];
     if (m.current(j) < j.given && (j.reason == reason_code::none)) {
       bool any_host = j.item.hosts.empty();
       if (!any_host)
