@@ -126,17 +126,15 @@ class rich_taker {
 
 void defragment(cluster_model& m) {
   const int threshold = m.settings.fragmentation_threshold;
+  // One sweep over the jobs: reservations earmark their machines, and the potentially needy jobs are found
+  // (best priority first, then oldest, once sorted below). A needy job's own machine is earmarked for it
+  // afterwards, unless a reservation has it (whichever comes first in the sweep).
   std::vector<int> earmark(m.machines.size(), -1);
-  for (std::size_t ji = 0; ji < m.jobs.size(); ++ji) {
-    const auto& j = m.jobs[ji];
-    if (!j.live) continue;
-    for (int mc : j.reserve_machines) earmark[static_cast<std::size_t>(mc)] = static_cast<int>(ji);
-  }
-  // Potentially needy jobs, best priority first, then oldest.
   std::vector<int> cands;
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     auto& j = m.jobs[i];
     if (!j.live) continue;
+    for (int mc : j.reserve_machines) earmark[static_cast<std::size_t>(mc)] = static_cast<int>(i);
     const int cur = m.current(j);
     const int needed = j.given - cur;
     bool potentially = !j.refused && j.cls >= 0 && m.class_pool(j) >= 0 && needed > 0 &&
@@ -155,9 +153,11 @@ void defragment(cluster_model& m) {
       j.needy_machine = -1;
       continue;
     }
-    if (j.needy_machine >= 0 && earmark[static_cast<std::size_t>(j.needy_machine)] < 0)
-      earmark[static_cast<std::size_t>(j.needy_machine)] = static_cast<int>(i);
     cands.push_back(static_cast<int>(i));
+  }
+  for (int i : cands) {
+    const int mc = m.jobs[static_cast<std::size_t>(i)].needy_machine;
+    if (mc >= 0 && earmark[static_cast<std::size_t>(mc)] < 0) earmark[static_cast<std::size_t>(mc)] = i;
   }
   if (cands.empty()) return;
   m.refresh_ranks();

@@ -27,15 +27,25 @@ bool investment_less(const cluster_model& m, const share_rec& a, const share_rec
 }
 
 void plan_preemptions(cluster_model& m) {
+  // One sweep over the jobs (slot order) finds the few the three steps below look at. A fair-share job
+  // that holds no more than its count now cannot come to hold more: the steps only take shares away.
+  std::vector<int> reserving, fixed, surplus;
+  for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+    const auto& j = m.jobs[i];
+    if (!j.live) continue;
+    if (!j.reserve_machines.empty()) reserving.push_back(static_cast<int>(i));
+    if (!j.fixed_machines.empty()) fixed.push_back(static_cast<int>(i));
+    if (m.current(j) > j.given && m.policy_of(j) == policy::fair_share) surplus.push_back(static_cast<int>(i));
+  }
   // First, machines earmarked for a reservation are cleared of preemptable work (the reservation's class
   // has the better priority; what is cleared there counts toward the owners' surplus below).
-  for (auto& j : m.jobs) {
-    if (!j.live) continue;
+  for (int ji : reserving) {
+    auto& j = m.jobs[static_cast<std::size_t>(ji)];
     for (int mc : j.reserve_machines) {
       const auto slots = m.machines[static_cast<std::size_t>(mc)].shares;
       for (int s : slots) {
         auto& sh = m.shares[static_cast<std::size_t>(s)];
-        if (sh.job == &j - m.jobs.data() || sh.fixed || sh.removing()) continue;
+        if (sh.job == ji || sh.fixed || sh.removing()) continue;
         if (!sh.published) m.remove_share(s);
         else m.mark_removing(s, share_status::preempt);
       }
@@ -46,9 +56,8 @@ void plan_preemptions(cluster_model& m) {
     }
   }
   // Machines a non-preemptable process was counted on get just enough fair-share work preempted.
-  for (auto& j : m.jobs) {
-    if (!j.live || j.fixed_machines.empty()) continue;
-    const int ji = static_cast<int>(&j - m.jobs.data());
+  for (int ji : fixed) {
+    auto& j = m.jobs[static_cast<std::size_t>(ji)];
     for (int mc : j.fixed_machines) {
       auto& mach = m.machines[static_cast<std::size_t>(mc)];
       int placed_here = 0;
@@ -79,16 +88,16 @@ void plan_preemptions(cluster_model& m) {
   }
   // Then every job above its count sheds the surplus, least investment first.
   std::vector<int> cands;
-  for (auto& j : m.jobs) {
-    if (!j.live || m.policy_of(j) != policy::fair_share) continue;
-    const int surplus = m.current(j) - j.given;
-    if (surplus <= 0) continue;
+  for (int ji : surplus) {
+    const auto& j = m.jobs[static_cast<std::size_t>(ji)];
+    const int excess = m.current(j) - j.given;
+    if (excess <= 0) continue;
     cands.clear();
     for (int s : j.shares) {
       const auto& sh = m.shares[static_cast<std::size_t>(s)];
       if (!sh.removing() && !sh.fixed && !sh.blacklisted) cands.push_back(s);
     }
-    const auto k = static_cast<std::size_t>(std::min<int>(surplus, static_cast<int>(cands.size())));
+    const auto k = static_cast<std::size_t>(std::min<int>(excess, static_cast<int>(cands.size())));
     std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(k), cands.end(), [&](int a, int b) {
       return investment_less(m, m.shares[static_cast<std::size_t>(a)], m.shares[static_cast<std::size_t>(b)]);
     });
