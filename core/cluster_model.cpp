@@ -84,6 +84,7 @@ int cluster_model::add_share(int job, int machine, int order, share_id id, std::
   auto& m = machines[static_cast<std::size_t>(machine)];
   m.shares.push_back(slot);
   m.used += order;
+  if (s.removing()) m.removing += order;
   if (s.fixed) m.nonpreemptable_used += order;
   share_index[s.id] = slot;
   return slot;
@@ -106,6 +107,7 @@ void cluster_model::remove_share(int slot) {
   uncount_share(slot);
   auto& m = machines[static_cast<std::size_t>(s.machine)];
   m.used -= s.order;
+  if (s.removing()) m.removing -= s.order;
   if (s.fixed) m.nonpreemptable_used -= s.order;
   if (s.blacklisted) --m.blacklisted_shares;
   erase_value(m.shares, slot);
@@ -234,6 +236,7 @@ void cluster_model::mark_removing(int slot, share_status status) {
   s.status = status;
   count_share(slot);
   shares_changed(s.job);
+  machines[static_cast<std::size_t>(s.machine)].removing += s.order;
   if (status == share_status::preempt) ++round_preempted;
   if (status == share_status::evict) ++round_evicted;
 }

@@ -8,7 +8,8 @@
 //
 // Invariants (checked by the tests and the random property tests):
 //   machine.used == sum of the orders of the live shares on it (a share holds its space until the
-//   orchestrator confirms the process gone, also while being preempted or evicted);
+//   orchestrator confirms the process gone, also while being preempted or evicted), and machine.removing
+//   the same over those being preempted or evicted;
 //   a live share is listed exactly once in its job's and its machine's share lists.
 
 #include <cstdint>
@@ -51,6 +52,7 @@ struct machine_rec {
   bool quiesced = false;
   bool admin_blacklisted = false;
   int used = 0;                  // quanta held by live shares (including those being removed)
+  int removing = 0;              // of which by shares being preempted or evicted
   int blacklisted_shares = 0;    // live shares of refused (reconfigured away) work on it
   int nonpreemptable_used = 0;   // quanta held by fixed (non-preemptable) shares
   std::vector<int> shares;       // live share slots

@@ -10,14 +10,8 @@ namespace rmbus::core {
 
 namespace {
 
-int hole_of(const cluster_model& m, const machine_rec& mc) {
-  int h = mc.free();
-  for (int s : mc.shares) {
-    const auto& sh = m.shares[static_cast<std::size_t>(s)];
-    if (sh.removing()) h += sh.order;
-  }
-  return std::max(0, h);
-}
+// Free space plus the space of shares being removed (kept by the share bookkeeping: machine_rec::removing).
+int hole_of(const machine_rec& mc) { return std::max(0, mc.free() + mc.removing); }
 
 class rich_taker {
  public:
@@ -51,7 +45,7 @@ class rich_taker {
         const auto& mc = m_.machines[i];
         if (!mc.schedulable() || !m_.in_subtree(mc.pool, np) || mc.order < j.order) continue;
         if (earmark_[i] >= 0 && earmark_[i] != ji) continue;
-        int avail = hole_of(m_, mc);
+        int avail = hole_of(mc);
         if (avail >= j.order) continue;  // already a hole; counted by detection
         std::int64_t w = -1;
         for (int s : mc.shares) {
@@ -94,7 +88,7 @@ class rich_taker {
     });
     int handed = 0;
     for (int s : cands) {
-      if (hole_of(m_, m_.machines[static_cast<std::size_t>(mi)]) >= j.order) break;
+      if (hole_of(m_.machines[static_cast<std::size_t>(mi)]) >= j.order) break;
       auto& sh = m_.shares[static_cast<std::size_t>(s)];
       const auto d = static_cast<std::size_t>(sh.job);
       if (donor_cur_[d] < threshold) continue;  // re-checked at every take
@@ -108,7 +102,7 @@ class rich_taker {
       if (!sh.published) m_.remove_share(s);
       else m_.mark_removing(s, share_status::preempt);
     }
-    const int made = hole_of(m_, m_.machines[static_cast<std::size_t>(mi)]) / j.order;
+    const int made = hole_of(m_.machines[static_cast<std::size_t>(mi)]) / j.order;
     if (made > 0) {
       if (j.needy_machine != mi) ++m_.round_needy_changes;
       j.needy_machine = mi;
@@ -174,7 +168,7 @@ void defragment(cluster_model& m) {
     const auto& mc = m.machines[i];
     if (!mc.schedulable()) continue;
     if (earmark[i] >= 0) continue;  // earmarked space is spoken for
-    const int h = hole_of(m, mc);
+    const int h = hole_of(mc);
     if (h <= 0) continue;
     for (int p = mc.pool; p >= 0; p = m.pools[static_cast<std::size_t>(p)].parent) holes[static_cast<std::size_t>(p)].add(h);
   }
@@ -188,7 +182,7 @@ void defragment(cluster_model& m) {
     int pool = m.class_pool(j);
     // Its own earmarked machine's hole counts for it first.
     int have = 0;
-    if (j.needy_machine >= 0) have = hole_of(m, m.machines[static_cast<std::size_t>(j.needy_machine)]) / j.order;
+    if (j.needy_machine >= 0) have = hole_of(m.machines[static_cast<std::size_t>(j.needy_machine)]) / j.order;
     const std::int64_t avail = holes[static_cast<std::size_t>(pool)].nshares(j.order);
     const std::int64_t use = std::min<std::int64_t>(avail, std::max(0, need - have));
     for (int p = pool; p >= 0 && use > 0; p = m.pools[static_cast<std::size_t>(p)].parent) {

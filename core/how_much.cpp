@@ -293,9 +293,7 @@ struct counter {
     for (std::size_t i = 0; i < m.machines.size(); ++i) {
       const auto& mc = m.machines[i];
       if (!mc.schedulable() || !reserve_candidate(static_cast<int>(i))) continue;
-      int live_used = 0;
-      for (int s : mc.shares)
-        if (!m.shares[static_cast<std::size_t>(s)].removing()) live_used += m.shares[static_cast<std::size_t>(s)].order;
+      const int live_used = mc.used - mc.removing;
       const int state = mc.used == 0 ? 0 : live_used == 0 ? 1 : 2;
       sort_key[i] = static_cast<std::int64_t>(live_used) * static_cast<std::int64_t>(m.machines.size()) + rank[i];
       reserve_lists[static_cast<std::size_t>(mc.pool)][static_cast<std::size_t>(mc.order)][static_cast<std::size_t>(state)]

@@ -63,8 +63,7 @@ void plan_preemptions(cluster_model& m) {
       int placed_here = 0;
       for (int s : mach.shares) placed_here += m.shares[static_cast<std::size_t>(s)].job == ji && !m.shares[static_cast<std::size_t>(s)].published;
       if (placed_here > 0) continue;  // placed this round
-      int freeing = mach.free();
-      for (int s : mach.shares) freeing += m.shares[static_cast<std::size_t>(s)].removing() ? m.shares[static_cast<std::size_t>(s)].order : 0;
+      int freeing = mach.free() + mach.removing;
       if (freeing >= j.order) continue;
       std::vector<int> cands;
       for (int s : mach.shares) {

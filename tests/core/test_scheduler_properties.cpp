@@ -4,6 +4,9 @@
 //
 // Checked every round:
 //   capacity       no machine holds more quanta than its order;
+//   bookkeeping    the counts the model keeps as shares come and go (per machine: used, removing; per
+//                  job: held, running, initialized and the initialization times) equal the same sums
+//                  taken over the shares;
 //   non-preemptable  shares of FIXED_SHARE and RESERVE work are never preempted;
 //   caps           no job is counted past its cap, nor holds more active processes than its cap;
 //   determinism    a copy of the scheduler scheduling the same round gives the identical plan, and a
@@ -68,9 +71,47 @@ std::string describe(const bench::workload_spec& s) {
 
 bool nonpreemptable(const work_item& w) { return w.kind == work_kind::service || w.kind == work_kind::reservation; }
 
+// The counts kept incrementally by the share bookkeeping, against the sums over the shares.
+int check_bookkeeping(const cluster_model& m) {
+  int checks = 0;
+  for (const auto& mc : m.machines) {
+    int used = 0, removing = 0;
+    for (int s : mc.shares) {
+      const auto& sh = m.shares[static_cast<std::size_t>(s)];
+      used += sh.order;
+      removing += sh.removing() ? sh.order : 0;
+    }
+    INFO("machine " << mc.name);
+    REQUIRE(mc.used == used);
+    REQUIRE(mc.removing == removing);
+    ++checks;
+  }
+  for (const auto& j : m.jobs) {
+    if (!j.live) continue;
+    int held = 0, running = 0, initialized = 0, timed = 0;
+    std::int64_t init_sum = 0;
+    for (int s : j.shares) {
+      const auto& sh = m.shares[static_cast<std::size_t>(s)];
+      held += !sh.removing() && !sh.blacklisted;
+      running += sh.status == share_status::running && !sh.blacklisted;
+      initialized += sh.initialized;
+      timed += sh.initialized && sh.init_ms > 0;
+      init_sum += sh.initialized && sh.init_ms > 0 ? sh.init_ms : 0;
+    }
+    INFO("job " << j.item.id);
+    REQUIRE(j.held == held);
+    REQUIRE(j.running == running);
+    REQUIRE(j.initialized == initialized);
+    REQUIRE(j.timed_init == timed);
+    REQUIRE(j.init_ms_sum == init_sum);
+    ++checks;
+  }
+  return checks;
+}
+
 // The per-round checks. Returns the number of checks made (so a test can assert it looked at something).
 int check_round(const nodepool_scheduler& s, const schedule_plan& plan, const work_map& map) {
-  int checks = 0;
+  int checks = check_bookkeeping(s.model());
   // Capacity.
   for (const auto& mv : s.view().machines) {
     int held = 0;
@@ -181,7 +222,7 @@ TEST_CASE("water_fill (the test's own reference) on hand examples") {
   CHECK(r[2] == Approx(5));
 }
 
-TEST_CASE("properties over random clusters: capacity, non-preemptable, caps, determinism") {
+TEST_CASE("properties over random clusters: capacity, bookkeeping, non-preemptable, caps, determinism") {
   int total_checks = 0;
   long total_shares = 0;
   for (std::uint32_t seed = 1; seed <= 200; ++seed) {
