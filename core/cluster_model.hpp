@@ -116,10 +116,10 @@ struct alignas(64) job_rec {
   std::vector<int> shares;            // live share slots
   std::vector<int> reserve_machines;  // RESERVE: machines earmarked for it this round
   std::vector<int> fixed_machines;    // FIXED_SHARE: the machine of each process counted but not placed
-  std::string reason_text;
-
-  work_item item;
+  std::string reason_text;  // counts only while reason != none (How Much resets the code, not the text)
   std::string refusal_text;
+
+  work_item item;  // its scalar fields first: caps and apply_work read them every round
 };
 
 struct cluster_model {

@@ -608,16 +608,10 @@ how_much_result how_much(cluster_model& m, const round_input& in) {
     if (size > 0) c.local[static_cast<std::size_t>(mc.pool)].add(size);
   }
   for (const auto& [u, mb] : in.other_pools_nonpreemptable_mb) c.np_mb[u] += mb;
-  for (const auto& j : m.jobs) {
-    if (!j.live || m.policy_of(j) == policy::fair_share || j.cls < 0) continue;
-    for (int s : j.shares) {
-      const auto& sh = m.shares[static_cast<std::size_t>(s)];
-      if (!sh.removing() && !sh.blacklisted)
-        c.np_mb[j.item.user] += static_cast<std::uint64_t>(sh.order) * m.quantum_mb;
-    }
-  }
 
-  // Live, schedulable jobs of classes in this tree, grouped by class.
+  // One sweep over the jobs: each one's counts of the last round are reset (the reason text is left: it
+  // counts only with a reason, and its buffer serves the next one), non-preemptable holdings are summed
+  // per user, and the live, schedulable jobs of classes in this tree are grouped by class.
   std::vector<std::vector<int>> jobs_of_class(m.classes.size());
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     auto& j = m.jobs[i];
@@ -625,9 +619,15 @@ how_much_result how_much(cluster_model& m, const round_input& in) {
     j.given = 0;
     j.pfs_qshares = 0;
     j.reason = reason_code::none;
-    j.reason_text.clear();
-    j.reserve_machines.clear();
-    j.fixed_machines.clear();
+    if (!j.reserve_machines.empty()) j.reserve_machines.clear();
+    if (!j.fixed_machines.empty()) j.fixed_machines.clear();
+    if (j.cls >= 0 && m.policy_of(j) != policy::fair_share) {
+      for (int s : j.shares) {
+        const auto& sh = m.shares[static_cast<std::size_t>(s)];
+        if (!sh.removing() && !sh.blacklisted)
+          c.np_mb[j.item.user] += static_cast<std::uint64_t>(sh.order) * m.quantum_mb;
+      }
+    }
     if (j.refused || j.cls < 0 || m.classes[static_cast<std::size_t>(j.cls)].pool < 0) continue;
     jobs_of_class[static_cast<std::size_t>(j.cls)].push_back(static_cast<int>(i));
   }

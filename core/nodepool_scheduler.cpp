@@ -465,9 +465,13 @@ void nodepool_scheduler::apply_work(const work_map& snapshot) {
   // apply_one works on a copy; drop_caches empties it).
   const bool order_complete = id_order_.size() == model_.job_index.size();
   std::vector<int> slots;
+  std::vector<const work_map::value_type*> entries;  // the second walk goes through these, not the tree
   slots.reserve(snapshot.size());
+  entries.reserve(snapshot.size());
   std::size_t walk = 0;
-  for (const auto& [id, item] : snapshot) {
+  for (const auto& entry : snapshot) {
+    entries.push_back(&entry);
+    const auto& [id, item] = entry;
     int ji = -1;
     while (walk < id_order_.size()) {
       const int c = id_order_ids_[walk].str().compare(id.str());
@@ -495,11 +499,10 @@ void nodepool_scheduler::apply_work(const work_map& snapshot) {
   }
   id_order_.clear();
   id_order_ids_.clear();
-  std::size_t k = 0;
-  for (const auto& [id, item] : snapshot) {
-    const int ji = slots[k++];
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const auto& [id, item] = *entries[k];
     if (item.state == work_state::completed) continue;
-    id_order_.push_back(apply_one(item, ji));
+    id_order_.push_back(apply_one(item, slots[k]));
     id_order_ids_.push_back(id);
   }
 }
@@ -576,7 +579,8 @@ job_explanation nodepool_scheduler::explain(const job_id& id) const {
   e.placed = model_.current(j);
   for (int s : j.shares) e.preempting += model_.shares[static_cast<std::size_t>(s)].removing() ? 1 : 0;
   e.reason = j.refused ? j.refusal : j.reason;
-  e.blocked = j.refused ? j.refusal_text : j.reason_text;
+  if (j.refused) e.blocked = j.refusal_text;
+  else if (j.reason != reason_code::none) e.blocked = j.reason_text;
   return e;
 }
 

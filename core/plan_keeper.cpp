@@ -119,7 +119,8 @@ void plan_keeper::fill(const cluster_model& m, std::size_t k) {
   }
   p.status = m.current(j) > 0 ? job_status::scheduled : job_status::pending;
   p.reason = j.reason;
-  assign_if_changed(p.reason_text, j.reason_text);
+  if (j.reason == reason_code::none) p.reason_text.clear();  // the job's text counts only with a reason
+  else assign_if_changed(p.reason_text, j.reason_text);
 }
 
 }  // namespace rmbus::core

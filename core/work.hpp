@@ -30,21 +30,22 @@ struct process_report {
   bool operator==(const process_report&) const = default;
 };
 
+// The scalar fields come first, together: the scheduler compares and reads them for every item every round.
 struct work_item {
-  job_id id;
   work_kind kind = work_kind::job;
-  user_id user;
-  std::string class_name;           // empty: the default class for its kind
-  std::uint64_t memory_mb = 0;      // per process
-  std::int64_t submitted_ms = 0;    // submission time: the "oldest first" order
   work_state state = work_state::waiting;
   int max_processes = 0;            // 0 = no limit
   int threads = 1;                  // threads per process
+  std::uint64_t memory_mb = 0;      // per process
+  std::int64_t submitted_ms = 0;    // submission time: the "oldest first" order
   std::int64_t items_total = 0;
   std::int64_t items_done = 0;
   std::int64_t item_ms = 0;         // mean ms per work item, 0 = unknown
-  std::vector<process_report> processes;
   std::uint64_t service_id = 0;     // spreads instances of one service over machines
+  job_id id;
+  user_id user;
+  std::string class_name;           // empty: the default class for its kind
+  std::vector<process_report> processes;
   std::vector<std::string> hosts;   // the user's machine list; empty = any machine
 
   bool operator==(const work_item&) const = default;
