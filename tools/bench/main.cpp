@@ -117,7 +117,7 @@ long peak_rss_kb() {
   return ru.ru_maxrss;
 }
 
-run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, std::uint64_t seed) {
+run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, std::uint64_t seed, bool unchanged) {
   bench::workload_spec spec;
   spec.nodes = sz.nodes;
   spec.jobs = sz.jobs;
@@ -175,6 +175,17 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
     if (round + 1 < rounds) orch.observe(*plan);
   }
 
+  r.max_order = sched.model().max_order;
+  r.completed = orch.completed_jobs();
+  if (!unchanged) {
+    r.digest = digest.h;
+    for (const auto& j : plan->jobs) {
+      r.shares_at_end += static_cast<long>(j.shares.size());
+      r.pending_at_end += j.reason != core::reason_code::none ? 1 : 0;
+    }
+    return r;
+  }
+
   // An unchanged round: the same map again, nothing confirmed or ended in between. A job still ramping up
   // (doubling) legitimately grows on an unchanged map, so the map is first repeated until the plan is a
   // fixed point (at most 20 times); the round timed is the one after that, and it must change nothing.
@@ -200,12 +211,10 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
   digest.plan(again);
   r.digest = digest.h;
 
-  r.max_order = sched.model().max_order;
   for (const auto& j : again.jobs) {
     r.shares_at_end += static_cast<long>(j.shares.size());
     r.pending_at_end += j.reason != core::reason_code::none ? 1 : 0;
   }
-  r.completed = orch.completed_jobs();
   return r;
 }
 
@@ -241,12 +250,15 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 1;
   int repeat = 1;
   bool no_phases = false;
+  bool no_unchanged = false;
   app.add_option("--sizes", sizes_text, "NODES/JOBS[/USERS],... (users default 100)");
   app.add_option("--quantum", quanta, "quantum sizes in GB (comma-separated)")->delimiter(',')->check(CLI::Range(1, 1024));
   app.add_option("--rounds", rounds, "scheduling rounds per run (>= 6 for the 5-20 median)")->check(CLI::Range(1, 1000));
   app.add_option("--seed", seed, "workload seed");
   app.add_option("--repeat", repeat, "runs per size; figures are medians over runs")->check(CLI::Range(1, 100));
   app.add_flag("--no-phases", no_phases, "print the round totals without the per-phase breakdown");
+  app.add_flag("--no-unchanged", no_unchanged,
+               "skip the unchanged round (its repeats of the last map), e.g. to count a run's instructions");
   std::vector<size_spec> sizes;
   try {
     app.parse(argc, argv);
@@ -267,7 +279,7 @@ int main(int argc, char** argv) {
       for (int k = 0; k < repeat; ++k) {
         std::fprintf(stderr, "run %d/%d: %d nodes, %d jobs, %d users, quantum %d GB\n", k + 1, repeat, sz.nodes,
                      sz.jobs, sz.users, q);
-        last = run_once(sz, static_cast<std::uint64_t>(q), rounds, seed);
+        last = run_once(sz, static_cast<std::uint64_t>(q), rounds, seed, !no_unchanged);
         for (int ph = 0; ph < n_phases; ++ph) {
           first[ph].push_back(last.ms[0][ph]);
           std::vector<double> later;
@@ -287,13 +299,15 @@ int main(int argc, char** argv) {
         if (no_phases && ph >= p_caps && ph <= p_plan) continue;
         std::printf("%-18s %12.2f %14.2f\n", phase_names[ph], median(first[ph]), median(med[ph]));
       }
-      std::printf("%-18s %12s %14.2f  (at the fixed point reached after %d repeat(s); plan identical: %s)\n",
-                  "unchanged round", "", median(unchanged), last.repeats_to_fixed_point,
-                  last.unchanged_stable ? "yes" : "NO");
-      std::printf("%-18s %12s %14.2f  (apply_work; the rest is schedule() finding nothing to do)\n",
-                  "  of which apply", "", median(unchanged_apply));
-      std::printf("%-18s %12s %14.2f  (diff of the unchanged map: what detecting \"nothing changed\" costs)\n",
-                  "  of which needed", "", median(unchanged_diff));
+      if (!no_unchanged) {
+        std::printf("%-18s %12s %14.2f  (at the fixed point reached after %d repeat(s); plan identical: %s)\n",
+                    "unchanged round", "", median(unchanged), last.repeats_to_fixed_point,
+                    last.unchanged_stable ? "yes" : "NO");
+        std::printf("%-18s %12s %14.2f  (apply_work; the rest is schedule() finding nothing to do)\n",
+                    "  of which apply", "", median(unchanged_apply));
+        std::printf("%-18s %12s %14.2f  (diff of the unchanged map: what detecting \"nothing changed\" costs)\n",
+                    "  of which needed", "", median(unchanged_diff));
+      }
       const double m = median(med[p_round]);
       if (prev_median > 0) {
         const double n_ratio = static_cast<double>(sz.nodes) / prev_nodes;
