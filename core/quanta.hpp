@@ -7,6 +7,10 @@
 
 namespace rmbus::core {
 
+// The largest machine order accepted (65536 quanta: 64 TB at a 1 GB quantum): a bogus report cannot make
+// the tables sized by the largest order explode. Job orders are clamped one above it (never placed).
+constexpr std::uint64_t max_machine_order = 65536;
+
 // Number of quanta one process of `memory_mb` needs. REQUIRES: quantum_mb > 0.
 constexpr int order_for_request(std::uint64_t memory_mb, std::uint64_t quantum_mb) {
   return static_cast<int>((memory_mb + quantum_mb - 1) / quantum_mb);

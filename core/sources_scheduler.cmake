@@ -7,6 +7,7 @@ set(RMBUS_CORE_SCHEDULER_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/job_caps.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/nodepool_scheduler.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/nodepool_tree.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/nodepool_work.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/plan_keeper.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/preemption.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/schedule_plan.cpp

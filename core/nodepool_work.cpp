@@ -1,0 +1,346 @@
+// nodepool_scheduler, continued: the orchestrator's work map taken in (apply_work). New work arrives and
+// is refused here if it can never run; work gone or completed frees what it holds; each job's process list
+// is reconciled with its shares (a process seen confirms its share, an ended or vanished one frees it, an
+// unknown one is recovered). See nodepool_scheduler.hpp for the contract.
+
+#include <algorithm>
+
+#include "core/nodepool_scheduler.hpp"
+#include "core/quanta.hpp"
+
+namespace rmbus::core {
+
+void nodepool_scheduler::refuse(job_rec& j, reason_code code, std::string text) {
+  dirty_ = true;
+  j.refused = true;
+  j.refusal = code;
+  j.refusal_text = std::move(text);
+}
+
+void nodepool_scheduler::arrive(const work_item& item) {
+  int ji;
+  if (!model_.free_job_slots.empty()) {
+    ji = model_.free_job_slots.back();
+    model_.free_job_slots.pop_back();
+  } else {
+    ji = static_cast<int>(model_.jobs.size());
+    model_.jobs.emplace_back();
+  }
+  auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+  j = job_rec{};
+  j.live = true;
+  j.item = item;
+  model_.job_index[item.id] = ji;
+  model_.index_job(ji);
+  model_.shares_changed(ji);  // a fresh version: nothing cached for a former job of this slot applies
+  dirty_ = true;
+  const std::uint64_t mem = item.memory_mb > 0 ? item.memory_mb : model_.settings.default_memory_mb;
+  // Rounded up, bounded like machine orders (a job larger than every machine is simply never placed);
+  // job orders do not grow the order tables, only machines do.
+  const std::uint64_t raw_order = mem / model_.quantum_mb + (mem % model_.quantum_mb != 0 ? 1 : 0);
+  j.order = static_cast<int>(std::clamp<std::uint64_t>(raw_order, 1, max_machine_order + 1));
+
+  // Resolve the class: named, or the default for its kind (jobs: FAIR_SHARE; other work: RESERVE, then
+  // FIXED_SHARE, as DUCC does).
+  int cls = -1;
+  for (std::size_t c = 0; c < model_.classes.size(); ++c)
+    if (!item.class_name.empty() && model_.classes[c].def.name == item.class_name) cls = static_cast<int>(c);
+  if (item.class_name.empty()) {
+    const std::vector<policy> prefs = item.kind == work_kind::job ? std::vector<policy>{policy::fair_share}
+                                                                   : std::vector<policy>{policy::reserve, policy::fixed_share};
+    for (policy p : prefs) {
+      for (std::size_t c = 0; c < model_.classes.size() && cls < 0; ++c)
+        if (model_.classes[c].def.is_default && model_.classes[c].def.policy == p) cls = static_cast<int>(c);
+    }
+  }
+  if (cls < 0) {
+    refuse(j, reason_code::unknown_class,
+           item.class_name.empty() ? "No scheduling class defined and no default class configured."
+                                   : "Cannot find class " + item.class_name + " for the work");
+    return;
+  }
+  j.cls = cls;
+  const auto& rc = model_.classes[static_cast<std::size_t>(cls)];
+  if (rc.pool < 0) {
+    refuse(j, reason_code::class_not_in_pool,
+           "class " + rc.def.name + " schedules in pool " + rc.def.nodepool + ", not in " + model_.top_pool);
+  } else if (!rc.def.users.empty() &&
+             std::find(rc.def.users.begin(), rc.def.users.end(), item.user.str()) == rc.def.users.end()) {
+    refuse(j, reason_code::user_not_allowed, "User '" + item.user.str() + "' not authorized to use class '" + rc.def.name + "'");
+  } else if (rc.def.policy == policy::fair_share && item.kind == work_kind::reservation) {
+    refuse(j, reason_code::reservation_in_fair_share, "Reservations are not allowed in FAIR_SHARE class " + rc.def.name);
+  } else if (rc.def.policy == policy::fair_share && item.kind != work_kind::job) {
+    refuse(j, reason_code::service_in_fair_share, "Services and managed reservations are not allowed to be FAIR_SHARE");
+  }
+}
+
+// The share slot of process `p` if it is one of job ji's, looked for near `cursor` first: the map lists a
+// job's processes in about the order the job's shares were created, so this mostly avoids hashing the id.
+// -1: not among the few looked at (the caller then asks share_index, which gives the same answer).
+int nodepool_scheduler::own_share_near(int ji, const share_id& id, std::size_t& cursor) const {
+  const auto& slots = model_.jobs[static_cast<std::size_t>(ji)].shares;
+  for (std::size_t k = cursor, n = 0; k < slots.size() && n < 4; ++k, ++n) {
+    if (model_.shares[static_cast<std::size_t>(slots[k])].id == id) {
+      cursor = k + 1;
+      return slots[k];
+    }
+  }
+  return -1;
+}
+
+void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
+  // The process list the last reconcile of this job saw, if every process in it was one of the job's
+  // own live shares (no recovery, nothing ended or foreign) and that reconcile changed nothing. When the
+  // list is the same again and none of the job's shares changed since (shares_version), reconciling would
+  // change nothing: every share is already marked seen with these numbers, and the shares the list leaves
+  // out were kept last time for reasons that still hold. This is what makes an unchanged map cheap (from
+  // its second repetition on; the first one reconciles and records).
+  if (reconciled_.size() < model_.jobs.size()) reconciled_.resize(model_.jobs.size());
+  auto& last = reconciled_[static_cast<std::size_t>(ji)];
+  if (last.all_own && last.version == model_.jobs[static_cast<std::size_t>(ji)].shares_version &&
+      last.processes == item.processes)
+    return;
+  // Every change a reconcile makes marks the scheduler dirty; see whether this one made any.
+  const bool was_dirty = dirty_;
+  dirty_ = false;
+  const bool all_own = reconcile_all(ji, item);
+  const bool changed = dirty_;
+  dirty_ = was_dirty || changed;
+  // Kept only when the list changed nothing: a list that did (timings advancing every round) will most
+  // likely differ next time too, and copying it would only cost.
+  last.version = model_.jobs[static_cast<std::size_t>(ji)].shares_version;
+  last.all_own = all_own && !changed;
+  if (last.all_own) last.processes = item.processes;
+}
+
+// Returns true when every process listed was matched to a live share of this job.
+bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
+  const std::uint64_t epoch = ++model_.reconcile_epoch;
+  std::size_t cursor = 0;
+  bool all_own = true;
+  for (const auto& p : item.processes) {
+    auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+    if (p.state != process_state::ended) {
+      const int near = own_share_near(ji, p.id, cursor);
+      if (near >= 0) {
+        mark_seen(near, p);
+        continue;
+      }
+    }
+    auto it = model_.share_index.find(p.id);
+    if (p.state == process_state::ended) {
+      all_own = false;
+      if (it != model_.share_index.end() && model_.shares[static_cast<std::size_t>(it->second)].job == ji) {
+        model_.remove_share(it->second);
+        dirty_ = true;
+        if (j.item.kind != work_kind::job) j.done = true;
+      }
+      continue;
+    }
+    int slot;
+    if (it != model_.share_index.end()) {
+      slot = it->second;
+      if (model_.shares[static_cast<std::size_t>(slot)].job != ji) {
+        all_own = false;
+        continue;  // another job's id: ignore
+      }
+    } else {
+      all_own = false;
+      // Recovery: a live process the RM does not know (restart, reconfiguration).
+      auto mit = model_.machine_index.find(p.node);
+      if (mit == model_.machine_index.end() && p.node_memory_mb > 0) {
+        // Register the node from the orchestrator's record, but only if it belongs to this pool tree.
+        scheduler_config cfg;
+        cfg.nodepools = pool_defs_;
+        if (top_level_of(cfg, find_nodepool(cfg, p.node.str(), "")) == model_.top_pool || pool_defs_.empty()) {
+          update_machine({p.node, "", p.node_memory_mb, false});
+          mit = model_.machine_index.find(p.node);
+        }
+      }
+      if (mit == model_.machine_index.end()) {
+        if (!j.refused) refuse(j, reason_code::unknown_node, "Cannot restore work because node " + p.node.str() + " is unknown.");
+        continue;
+      }
+      const int mi = mit->second;
+      const int order = model_.policy_of(j) == policy::reserve && !j.refused
+                            ? model_.machines[static_cast<std::size_t>(mi)].order
+                            : j.order;
+      slot = model_.add_share(ji, mi, std::max(1, order), p.id, 0, share_status::running);
+      dirty_ = true;
+      auto& sh = model_.shares[static_cast<std::size_t>(slot)];
+      sh.published = true;
+      const int cp = model_.class_pool(j);
+      const int mp = model_.machines[static_cast<std::size_t>(mi)].pool;
+      const bool fair = model_.policy_of(j) == policy::fair_share;
+      if (!j.refused && cp >= 0 && (fair ? !model_.in_subtree(mp, cp) : mp != cp) &&
+          (fair || j.item.kind == work_kind::service)) {
+        // Recovered into a pool its class may not use (the configuration changed): fair-share work and
+        // services are evicted (they are re-placed or restarted); other non-preemptable work stays.
+        model_.mark_removing(slot, share_status::evict);
+        if (!fair) j.done = true;
+      }
+      if (j.refused) {
+        // Work the configuration no longer allows: account its space, evict what can be evicted.
+        model_.uncount_share(slot);
+        sh.blacklisted = true;
+        model_.count_share(slot);
+        ++model_.machines[static_cast<std::size_t>(mi)].blacklisted_shares;
+        if (j.item.kind == work_kind::job || j.item.kind == work_kind::service) model_.mark_removing(slot, share_status::evict);
+      }
+    }
+    mark_seen(slot, p);
+  }
+  // Shares the map no longer shows: the process is gone. Shares never shown yet stay (still starting),
+  // unless their removal was already published.
+  bool any_gone = false;
+  for (int s : model_.jobs[static_cast<std::size_t>(ji)].shares) {
+    const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+    any_gone = any_gone || (sh.mark != epoch && (sh.seen || (sh.removing() && sh.published)));
+  }
+  if (!any_gone) return all_own;
+  const auto slots = model_.jobs[static_cast<std::size_t>(ji)].shares;
+  for (int s : slots) {
+    const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+    if (sh.mark == epoch) continue;
+    if (sh.seen || (sh.removing() && sh.published)) {
+      dirty_ = true;
+      model_.remove_share(s);
+      auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+      if (j.item.kind != work_kind::job && sh.seen) j.done = true;
+    }
+  }
+  return all_own;
+}
+
+void nodepool_scheduler::mark_seen(int slot, const process_report& p) {
+  auto& sh = model_.shares[static_cast<std::size_t>(slot)];
+  sh.mark = model_.reconcile_epoch;
+  const bool initialized = p.state == process_state::running;
+  if (!sh.seen || sh.init_ms != p.init_ms || sh.run_ms != p.run_ms || sh.initialized != initialized ||
+      sh.status == share_status::new_share)
+    dirty_ = true;
+  sh.seen = true;
+  sh.run_ms = p.run_ms;
+  const bool recount = sh.init_ms != p.init_ms || sh.initialized != initialized || sh.status == share_status::new_share;
+  if (recount) model_.uncount_share(slot);
+  sh.init_ms = p.init_ms;
+  sh.initialized = initialized;
+  if (sh.status == share_status::new_share) {
+    sh.status = share_status::running;
+    model_.shares_changed(sh.job);
+  }
+  if (recount) model_.count_share(slot);
+}
+
+void nodepool_scheduler::drop_job(int ji) {
+  dirty_ = true;
+  auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+  const auto slots = j.shares;
+  for (int s : slots) model_.remove_share(s);
+  model_.unindex_job(ji);
+  model_.job_index.erase(j.item.id);
+  j = job_rec{};
+  model_.free_job_slots.push_back(ji);
+}
+
+namespace {
+// The work item without its process list (the processes live on as shares).
+void assign_fields(work_item& dst, const work_item& src) {
+  dst.id = src.id;
+  dst.kind = src.kind;
+  dst.user = src.user;
+  dst.submitted_ms = src.submitted_ms;
+  dst.state = src.state;
+  dst.max_processes = src.max_processes;
+  dst.threads = src.threads;
+  dst.items_total = src.items_total;
+  dst.items_done = src.items_done;
+  dst.item_ms = src.item_ms;
+  dst.service_id = src.service_id;
+  dst.hosts = src.hosts;
+  dst.processes.clear();
+}
+}  // namespace
+
+int nodepool_scheduler::apply_one(const work_item& item, int ji) {
+  if (ji < 0) {
+    arrive(item);
+    ji = model_.job_index.at(item.id);
+    model_.jobs[static_cast<std::size_t>(ji)].item.processes.clear();
+  } else {
+    // The class and size were fixed at arrival; the rest is refreshed (copied only when it changed).
+    auto& cur = model_.jobs[static_cast<std::size_t>(ji)].item;
+    if (cur.kind != item.kind || cur.user != item.user || cur.submitted_ms != item.submitted_ms ||
+        cur.state != item.state || cur.max_processes != item.max_processes || cur.threads != item.threads ||
+        cur.items_total != item.items_total || cur.items_done != item.items_done || cur.item_ms != item.item_ms ||
+        cur.service_id != item.service_id || cur.hosts != item.hosts) {
+      dirty_ = true;
+      const bool reindex = cur.submitted_ms != item.submitted_ms || cur.user != item.user;
+      if (reindex) model_.unindex_job(ji);
+      assign_fields(cur, item);
+      if (reindex) model_.index_job(ji);
+    }
+  }
+  reconcile_processes(ji, item);
+  return ji;
+}
+
+void nodepool_scheduler::apply_one(const work_item& item) {
+  auto it = model_.job_index.find(item.id);
+  apply_one(item, it == model_.job_index.end() ? -1 : it->second);
+}
+
+void nodepool_scheduler::apply_work(const work_map& snapshot) {
+  // Which jobs the map still lists, and their slots. The map is ordered by id, and so is id_order_ (the
+  // jobs after the last call, their ids kept alongside in id_order_ids_), so both are walked together:
+  // mostly one short string compare per item on contiguous memory, instead of hashing its id or reading
+  // its job record; an id not found that way is looked up in job_index.
+  const std::uint64_t epoch = ++apply_epoch_;
+  if (listed_.size() < model_.jobs.size()) listed_.resize(model_.jobs.size(), 0);
+  // id_order_ lists every live job when nothing but apply_work added or dropped one since (whatif's
+  // apply_one works on a copy; drop_caches empties it).
+  const bool order_complete = id_order_.size() == model_.job_index.size();
+  std::vector<int> slots;
+  std::vector<const work_map::value_type*> entries;  // the second walk goes through these, not the tree
+  slots.reserve(snapshot.size());
+  entries.reserve(snapshot.size());
+  std::size_t walk = 0;
+  for (const auto& entry : snapshot) {
+    entries.push_back(&entry);
+    const auto& [id, item] = entry;
+    int ji = -1;
+    while (walk < id_order_.size()) {
+      const int c = id_order_ids_[walk].str().compare(id.str());
+      if (c > 0) break;
+      ++walk;
+      if (c == 0) {
+        ji = id_order_[walk - 1];
+        break;
+      }
+    }
+    if (ji < 0) {
+      auto it = model_.job_index.find(id);
+      if (it != model_.job_index.end()) ji = it->second;
+    }
+    slots.push_back(ji);
+    if (ji >= 0 && item.state != work_state::completed) listed_[static_cast<std::size_t>(ji)] = epoch;
+  }
+  // Work gone from the map, or completed: free everything it holds at once.
+  if (order_complete) {
+    for (int ji : id_order_)
+      if (listed_[static_cast<std::size_t>(ji)] != epoch) drop_job(ji);
+  } else {
+    for (std::size_t i = 0; i < model_.jobs.size(); ++i)
+      if (model_.jobs[i].live && listed_[i] != epoch) drop_job(static_cast<int>(i));
+  }
+  id_order_.clear();
+  id_order_ids_.clear();
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const auto& [id, item] = *entries[k];
+    if (item.state == work_state::completed) continue;
+    id_order_.push_back(apply_one(item, slots[k]));
+    id_order_ids_.push_back(id);
+  }
+}
+
+}  // namespace rmbus::core
