@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/nodepool_scheduler.hpp"
+#include "tests/core/random_spec.hpp"
 #include "tools/bench/workload.hpp"
 
 using namespace rmbus;
@@ -25,29 +26,18 @@ using namespace rmbus::core;
 
 namespace {
 
+// The scenarios: small clusters, or larger ones (more ties in every order).
 bench::workload_spec random_spec(std::uint32_t seed, bool larger) {
-  std::mt19937 rng(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  bench::workload_spec s;
-  s.seed = seed;
-  s.nodes = larger ? pick(100, 200) : pick(3, 30);
-  s.jobs = larger ? pick(200, 400) : pick(4, 60);
-  s.users = pick(1, 8);
-  const int quanta_gb[] = {1, 2, 4, 8, 15};
-  s.quantum_mb = static_cast<std::uint64_t>(quanta_gb[pick(0, 4)]) * 1024;
-  s.node_mix = {{16, pick(0, 3)}, {32, pick(0, 3)}, {48, pick(1, 3)}, {64, pick(0, 3)}};
-  s.min_process_gb = pick(1, 8);
-  s.max_process_gb = pick(s.min_process_gb, 40);
-  s.fixed_percent = pick(0, 20);
-  s.reserve_percent = pick(0, 10);
-  s.last_arrival_round = pick(1, 6);
-  s.min_items = 4;
-  s.max_items = pick(20, 400);
-  s.min_item_ms = 1000;
-  s.max_item_ms = 20000;
-  s.min_init_ms = 0;
-  s.max_init_ms = 30000;
-  return s;
+  test::spec_ranges r;
+  r.min_nodes = larger ? 100 : 3;
+  r.max_nodes = larger ? 200 : 30;
+  r.min_jobs = larger ? 200 : 4;
+  r.max_jobs = larger ? 400 : 60;
+  r.max_users = 8;
+  r.max_fixed_percent = 20;
+  r.max_reserve_percent = 10;
+  r.max_last_arrival_round = 6;
+  return test::random_spec(seed, r);
 }
 
 // Both schedulers get exactly the same calls; `scratch` forgets its caches before each one.

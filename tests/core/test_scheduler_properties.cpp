@@ -30,37 +30,13 @@
 #include <vector>
 
 #include "core/nodepool_scheduler.hpp"
+#include "tests/core/random_spec.hpp"
 #include "tools/bench/workload.hpp"
 
 using namespace rmbus;
 using namespace rmbus::core;
 
 namespace {
-
-bench::workload_spec random_spec(std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  bench::workload_spec s;
-  s.seed = seed;
-  s.nodes = pick(3, 24);
-  s.jobs = pick(4, 50);
-  s.users = pick(1, 6);
-  const int quanta_gb[] = {1, 2, 4, 8, 15};
-  s.quantum_mb = static_cast<std::uint64_t>(quanta_gb[pick(0, 4)]) * 1024;
-  s.node_mix = {{16, pick(0, 3)}, {32, pick(0, 3)}, {48, pick(1, 3)}, {64, pick(0, 3)}};
-  s.min_process_gb = pick(1, 8);
-  s.max_process_gb = pick(s.min_process_gb, 40);
-  s.fixed_percent = pick(0, 15);
-  s.reserve_percent = pick(0, 8);
-  s.last_arrival_round = pick(1, 5);
-  s.min_items = 4;
-  s.max_items = pick(20, 400);
-  s.min_item_ms = 1000;
-  s.max_item_ms = 20000;
-  s.min_init_ms = 0;
-  s.max_init_ms = 30000;
-  return s;
-}
 
 std::string describe(const bench::workload_spec& s) {
   std::ostringstream os;
@@ -226,7 +202,7 @@ TEST_CASE("properties over random clusters: capacity, bookkeeping, non-preemptab
   int total_checks = 0;
   long total_shares = 0;
   for (std::uint32_t seed = 1; seed <= 200; ++seed) {
-    const auto spec = random_spec(seed);
+    const auto spec = test::random_spec(seed);
     INFO(describe(spec));
     const auto run = run_scenario(spec, 8, true);
     total_checks += run.checks;
@@ -249,7 +225,7 @@ TEST_CASE("properties over random clusters: capacity, bookkeeping, non-preemptab
 TEST_CASE("stability: an unchanged work map reaches a fixed point and then never changes, without churn") {
   int converged_after_ramp = 0;
   for (std::uint32_t seed = 1001; seed <= 1100; ++seed) {
-    const auto spec = random_spec(seed);
+    const auto spec = test::random_spec(seed);
     INFO(describe(spec));
     const auto w = bench::generate_workload(spec);
     nodepool_scheduler s("default", w.config, "p");
@@ -315,7 +291,7 @@ void one_order_scenarios(std::uint32_t first_seed, std::uint32_t last_seed, Visi
   for (std::uint32_t seed = first_seed; seed <= last_seed; ++seed) {
     std::mt19937 rng(seed);
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-    bench::workload_spec spec = random_spec(seed);
+    bench::workload_spec spec = test::random_spec(seed);
     const int q_gb = 1 << pick(0, 3);  // 1, 2, 4 or 8 GB
     const int k = pick(1, 4);          // the one order
     spec.quantum_mb = static_cast<std::uint64_t>(q_gb) * 1024;
