@@ -166,7 +166,7 @@ struct cluster_model {
   void index_job(int slot);    // after arrival, or after a change of its submission time or user
   void unindex_job(int slot);  // before departure, or before such a change
   void refresh_ranks();
-  void merge_age_changes();
+  void merge_age_changes();  // age_added and age_removed into jobs_by_age (by refresh_ranks)
   void drop_indexes();  // forget all of the above (refresh_ranks() then rebuilds them from the jobs)
 
   // Counters of the current round.

@@ -438,16 +438,7 @@ struct counter {
         ents[i].weight = std::max(1, m.classes[static_cast<std::size_t>(here[i])].def.weight);
         w_sum += ents[i].weight;
         gathered[i] = gather(jobs_of_class[static_cast<std::size_t>(here[i])]);
-        // The class wants, per order (ascending), the sum of its jobs' caps.
-        by_order_scratch.assign(static_cast<std::size_t>(m.max_order) + 2, 0);
-        std::vector<char> seen(by_order_scratch.size(), 0);
-        for (const auto& x : gathered[i]) {
-          const auto o = static_cast<std::size_t>(std::min(x.order, m.max_order + 1));
-          by_order_scratch[o] += x.cap;
-          seen[o] = 1;
-        }
-        for (std::size_t o = 0; o < by_order_scratch.size(); ++o)
-          if (seen[o]) ents[i].wanted.emplace_back(static_cast<int>(o), by_order_scratch[o]);
+        ents[i].wanted = wants_by_order(gathered[i].data(), gathered[i].data() + gathered[i].size());
       }
       std::vector<std::vector<std::pair<int, std::int64_t>>> class_wanted(here.size());
       for (std::size_t i = 0; i < here.size(); ++i) class_wanted[i] = ents[i].wanted;
@@ -481,8 +472,8 @@ struct counter {
     return t;
   }
 
-  // What split_class needs of one job, gathered once: job records are large, and visiting them in the
-  // order of users would miss the cache at nearly every job (20,000 jobs a round at 10,000 nodes).
+  // What the fair-share split needs of one job, gathered once from the job records, in slot order (the
+  // records are read front to back), instead of read again at each level in the order of users.
   struct class_job {
     std::uint64_t key;  // (user rank, job rank): users by name, each user's jobs oldest first
     int slot;
@@ -491,7 +482,23 @@ struct counter {
     int user;           // index into split_class's users
     std::int64_t given;
   };
-  std::vector<std::int64_t> by_order_scratch;  // count_fair_group's
+  std::vector<std::int64_t> cap_by_order;  // wants_by_order's scratch, per order
+
+  // What jobs [first, last) want together: per order, ascending, the sum of their caps (orders are small:
+  // How Much leaves out the jobs no machine of the pool can hold).
+  std::vector<std::pair<int, std::int64_t>> wants_by_order(const class_job* first, const class_job* last) {
+    int top = 0;
+    for (const class_job* x = first; x != last; ++x) top = std::max(top, x->order);
+    cap_by_order.assign(static_cast<std::size_t>(top) + 1, -1);  // -1: no job of that order
+    for (const class_job* x = first; x != last; ++x) {
+      auto& sum = cap_by_order[static_cast<std::size_t>(std::max(0, x->order))];
+      sum = std::max<std::int64_t>(sum, 0) + x->cap;
+    }
+    std::vector<std::pair<int, std::int64_t>> wanted;
+    for (std::size_t o = 0; o < cap_by_order.size(); ++o)
+      if (cap_by_order[o] >= 0) wanted.emplace_back(static_cast<int>(o), cap_by_order[o]);
+    return wanted;
+  }
 
   // The class's jobs as split_class needs them; `jobs` in slot order, so the records are read front to back.
   std::vector<class_job> gather(const std::vector<int>& jobs) const {
@@ -525,19 +532,9 @@ struct counter {
       cj[k].user = static_cast<int>(by_user.size()) - 1;
     }
     free_blocks class_blocks = blocks_of(orders, cls.given);
-    // Each user wants, per order (ascending), the sum of its jobs' caps.
     std::vector<apportion_entity> users(by_user.size());
-    std::vector<std::pair<int, std::int64_t>> caps;
-    for (std::size_t i = 0; i < by_user.size(); ++i) {
-      caps.clear();
-      for (std::size_t k = by_user[i].begin; k < by_user[i].end; ++k) caps.emplace_back(cj[k].order, cj[k].cap);
-      std::sort(caps.begin(), caps.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      auto& wanted = users[i].wanted;
-      for (const auto& [order, cap] : caps) {
-        if (!wanted.empty() && wanted.back().first == order) wanted.back().second += cap;
-        else wanted.emplace_back(order, cap);
-      }
-    }
+    for (std::size_t i = 0; i < by_user.size(); ++i)
+      users[i].wanted = wants_by_order(cj.data() + by_user[i].begin, cj.data() + by_user[i].end);
     std::vector<std::vector<std::pair<int, std::int64_t>>> user_orders(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) user_orders[i] = users[i].wanted;
     apportion_qshares(users, class_blocks, apportion_ws);
