@@ -122,7 +122,7 @@ void defragment(cluster_model& m) {
   const int threshold = m.settings.fragmentation_threshold;
   // One sweep over the jobs: reservations earmark their machines, and the potentially needy jobs are found
   // (best priority first, then oldest, once sorted below). A needy job's own machine is earmarked for it
-  // afterwards, unless a reservation has it (whichever comes first in the sweep).
+  // afterwards, unless a reservation or a needy job before it (in slot order) has it.
   std::vector<int> earmark(m.machines.size(), -1);
   std::vector<int> cands;
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {

@@ -95,8 +95,8 @@ void plan_keeper::fill(const cluster_model& m, std::size_t k) {
   // unique over the model's life (cluster_model::shares_changed), so a kept entry never matches the
   // version of another job; 0 is a job that never recorded one (a model built by hand).
   if (src.version != j.shares_version || j.shares_version == 0) {
-    std::vector<const share_rec*> ss;
-    ss.reserve(j.shares.size());
+    auto& ss = by_creation_;
+    ss.clear();
     for (int s : j.shares) ss.push_back(&m.shares[static_cast<std::size_t>(s)]);
     std::sort(ss.begin(), ss.end(), [](const share_rec* a, const share_rec* b) {
       if (a->seq != b->seq) return a->seq < b->seq;

@@ -60,6 +60,7 @@ class plan_keeper {
 
   schedule_plan plan_;
   std::vector<source> sources_;
+  std::vector<const share_rec*> by_creation_;  // fill()'s scratch: a job's shares in plan order
   std::uint64_t job_set_seen_ = 0;  // cluster_model::job_set_changes at the last merge
   bool rebuild_ = true;
 };
