@@ -11,8 +11,9 @@ namespace rmbus::core {
 // prefix sum over block counts each group is one subtraction, so nshares(o) costs O(max_order / o) and the
 // whole table O(max_order * (1 + 1/2 + ... )) = O(max_order log max_order). A change only marks the prefix
 // sums stale from the smallest size changed; they are rebuilt from there (O(max_order) at most) at the next
-// query, and each order's value is computed on its first query after a change. How Much alternates "take at order o" with "query nshares(o - 1)", so the
-// lazy per-order fill matters: the full table is rarely needed between two changes.
+// query, and each order's value is computed on its first query after a change. How Much alternates "take at
+// order o" with "query nshares(o - 1)", so the lazy per-order fill matters: the full table is rarely needed
+// between two changes.
 
 free_blocks::free_blocks(int max_order) {
   if (max_order < 0) throw std::invalid_argument("free_blocks: negative max_order " + std::to_string(max_order));
@@ -71,7 +72,7 @@ void free_blocks::rebuild_nshares() const {
 
 std::int64_t free_blocks::nshares(int order) const {
   if (order < 1 || order > max_order_) return 0;
-  if (stale_from_ <= max_order_ || prefix_.size() != blocks_.size()) rebuild_nshares();
+  if (stale_from_ <= max_order_) rebuild_nshares();  // grow() marks everything stale
   std::int64_t& cached = nshares_[static_cast<std::size_t>(order)];
   if (computed_at_[static_cast<std::size_t>(order)] == epoch_) return cached;
   computed_at_[static_cast<std::size_t>(order)] = epoch_;

@@ -34,8 +34,6 @@ class plan_keeper {
   // REQUIRES: m.refresh_ranks() since the model's last change of jobs.
   const schedule_plan& update(const cluster_model& m, std::int64_t now_ms, jobs_in_id_order order = {});
 
-  // The plan as last brought up to date.
-  const schedule_plan& plan() const { return plan_; }
   // The plan of a round that changed nothing: the last one, at a new time, with no changes counted.
   const schedule_plan& unchanged(std::int64_t now_ms);
 
