@@ -117,6 +117,36 @@ long peak_rss_kb() {
   return ru.ru_maxrss;
 }
 
+// An unchanged round: the same map again, nothing confirmed or ended in between. A job still ramping up
+// (doubling) legitimately grows on an unchanged map, so the map is first repeated until the plan is a
+// fixed point (at most 20 times); the round timed is the one after that, and it must change nothing.
+// Returns the plan of that round.
+const core::schedule_plan& measure_unchanged(core::nodepool_scheduler& sched, const bench::orchestrator_model& orch,
+                                             const core::work_map& last_map, const core::schedule_plan& plan,
+                                             plan_digest& digest, run_result& r) {
+  core::round_input in;
+  in.now_ms = orch.now_ms();
+  std::vector<core::job_plan> last_jobs = plan.jobs;  // a copy: the scheduler rewrites its plan in place
+  for (r.repeats_to_fixed_point = 1; r.repeats_to_fixed_point <= 20; ++r.repeats_to_fixed_point) {
+    sched.apply_work(last_map);
+    const auto& next = sched.schedule(in);
+    const bool same = next.jobs == last_jobs;
+    digest.plan(next);
+    if (same) break;
+    last_jobs = next.jobs;
+  }
+  auto t0 = clock_type::now();
+  r.unchanged_diff_ms = core::diff(last_map, last_map).empty() ? since(t0) : -1;
+  t0 = clock_type::now();
+  sched.apply_work(last_map);
+  r.unchanged_apply_ms = since(t0);
+  const auto& again = sched.schedule(in);
+  r.unchanged_ms = since(t0);
+  r.unchanged_stable = again.jobs == last_jobs;
+  digest.plan(again);
+  return again;
+}
+
 run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, std::uint64_t seed, bool unchanged) {
   bench::workload_spec spec;
   spec.nodes = sz.nodes;
@@ -177,41 +207,9 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
 
   r.max_order = sched.model().max_order;
   r.completed = orch.completed_jobs();
-  if (!unchanged) {
-    r.digest = digest.h;
-    for (const auto& j : plan->jobs) {
-      r.shares_at_end += static_cast<long>(j.shares.size());
-      r.pending_at_end += j.reason != core::reason_code::none ? 1 : 0;
-    }
-    return r;
-  }
-
-  // An unchanged round: the same map again, nothing confirmed or ended in between. A job still ramping up
-  // (doubling) legitimately grows on an unchanged map, so the map is first repeated until the plan is a
-  // fixed point (at most 20 times); the round timed is the one after that, and it must change nothing.
-  core::round_input in;
-  in.now_ms = orch.now_ms();
-  std::vector<core::job_plan> last_jobs = plan->jobs;  // a copy: the scheduler rewrites its plan in place
-  for (r.repeats_to_fixed_point = 1; r.repeats_to_fixed_point <= 20; ++r.repeats_to_fixed_point) {
-    sched.apply_work(last_map);
-    const auto& next = sched.schedule(in);
-    const bool same = next.jobs == last_jobs;
-    digest.plan(next);
-    if (same) break;
-    last_jobs = next.jobs;
-  }
-  auto t0 = clock_type::now();
-  r.unchanged_diff_ms = core::diff(last_map, last_map).empty() ? since(t0) : -1;
-  t0 = clock_type::now();
-  sched.apply_work(last_map);
-  r.unchanged_apply_ms = since(t0);
-  const auto& again = sched.schedule(in);
-  r.unchanged_ms = since(t0);
-  r.unchanged_stable = again.jobs == last_jobs;
-  digest.plan(again);
+  if (unchanged) plan = &measure_unchanged(sched, orch, last_map, *plan, digest, r);
   r.digest = digest.h;
-
-  for (const auto& j : again.jobs) {
+  for (const auto& j : plan->jobs) {
     r.shares_at_end += static_cast<long>(j.shares.size());
     r.pending_at_end += j.reason != core::reason_code::none ? 1 : 0;
   }
