@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, 4> share_keys{"id", "node", "quanta", "st
 // The first five are required; the rest were added later and are optional.
 constexpr std::array<std::string_view, 10> job_keys{"id",    "status", "reason", "memory_mb", "shares",
                                                     "user",  "class",  "given",  "demand",    "fair_share"};
-constexpr std::array<std::string_view, 2> root_keys{"cycle", "jobs"};
+constexpr std::array<std::string_view, 4> root_keys{"cycle", "jobs", "workmap_seq", "workmap_src"};
 
 void read_share(const msgpack::object& o, const detail::path& at, share_schedule& s) {
   detail::read_fields(o, at, share_keys, 0b1111, [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
@@ -57,8 +57,10 @@ std::optional<share_status> parse_share_status(std::string_view s) {
 std::string encode(const envelope& env, const rm_state& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 2);
+  detail::pack_envelope_head(pk, env, 2 + msg.workmap_seq.has_value() + msg.workmap_src.has_value());
   detail::pack_kv_uint(pk, "cycle", msg.cycle);
+  if (msg.workmap_seq) detail::pack_kv_uint(pk, "workmap_seq", *msg.workmap_seq);
+  if (msg.workmap_src) detail::pack_kv_str(pk, "workmap_src", *msg.workmap_src);
   detail::pack_key(pk, "jobs");
   pk.pack_array(static_cast<std::uint32_t>(msg.jobs.size()));
   for (const auto& j : msg.jobs) {
@@ -94,6 +96,8 @@ result<rm_state> decode_rm_state(std::string_view topic, std::string_view body, 
                           switch (k) {
                             case 0: detail::read(v, f, msg.cycle); break;
                             case 1: detail::read_array(v, f, msg.jobs, read_job); break;
+                            case 2: detail::read(v, f, msg.workmap_seq); break;
+                            case 3: detail::read(v, f, msg.workmap_src); break;
                           }
                         });
     return msg;

@@ -62,6 +62,11 @@ struct job_schedule {
 struct rm_state {
   std::uint64_t cycle = 0;  // the scheduling round this schedule came from
   std::vector<job_schedule> jobs;
+  // Optional on the wire: the envelope seq and src of the orchestrator.workmap this round answers (absent
+  // when the round had no work map, e.g. after a reconfiguration). Lets an orchestrator or a benchmark match
+  // a map to the schedule that answers it.
+  std::optional<std::uint64_t> workmap_seq;
+  std::optional<std::string> workmap_src;
 
   friend bool operator==(const rm_state&, const rm_state&) = default;
 };

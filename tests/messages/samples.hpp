@@ -70,6 +70,8 @@ inline workmap full_workmap() {
 inline rm_state full_rm_state() {
   rm_state s;
   s.cycle = 4242;
+  s.workmap_seq = 977;
+  s.workmap_src = "orchestrator-1";
   s.jobs.push_back(job_schedule{"j1", job_status::scheduled, "", 30720,
                                 {share_schedule{"s-1", "n01", 2, share_status::running},
                                  share_schedule{"s-3", "n03", 2, share_status::new_},
