@@ -1,0 +1,45 @@
+#pragma once
+// rm.internal.node.<pool> — heartbeat intake and eviction -> the scheduler of one top-level nodepool.
+//
+// Machine operations, in order. Intake sends an `update` only when a heartbeat changes what a scheduler
+// uses (memory, quiesce, nodepool) or the node comes (back) up; a heartbeat that changes nothing refreshes
+// liveness in the intake and goes no further. Eviction sends `down` when a node died and `vary_off` /
+// `vary_on` for the admin's requests.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "messages/envelope.hpp"
+#include "messages/result.hpp"
+
+namespace rmbus::messages {
+
+enum class node_op_kind { update, down, vary_off, vary_on };  // wire: "update" | "down" | ...
+std::string_view to_string(node_op_kind k);
+
+struct node_op {
+  node_op_kind op = node_op_kind::update;
+  std::string node;
+  // `update` only (encoded for every op, empty / 0 for the others):
+  std::string ip;
+  std::uint64_t memory_mb = 0;
+  bool quiesced = false;
+  std::string nodepool;  // the (possibly nested) nodepool the configuration places the node in
+
+  friend bool operator==(const node_op&, const node_op&) = default;
+};
+
+struct node_ops {
+  std::vector<node_op> ops;
+
+  friend bool operator==(const node_ops&, const node_ops&) = default;
+};
+
+std::string encode(const envelope& env, const node_ops& msg);
+result<node_ops> decode_node_ops(std::string_view topic, std::string_view body, const decode_limits& limits = {},
+                                 envelope* env_out = nullptr);
+
+}  // namespace rmbus::messages
