@@ -203,7 +203,7 @@ TEST_CASE("bad bus endpoints and addresses", "[config][errors]") {
                            "bus.metrics: bad address 'Off': expected HOST:PORT (or \"off\")");
 }
 
-TEST_CASE("an unknown log level; level names are validated, not guessed", "[config][errors]") {
+TEST_CASE("an unknown log level: level names are validated, not guessed", "[config][errors]") {
   RMBUS_CHECK_CONFIG_ERROR(native("[log]\nlevel = \"verbose\"\n" + base_toml), "site.toml", 2,
                            "unknown log level 'verbose'");
   // spdlog::level::from_str would turn both of these into `off`; we accept the first and refuse the second.

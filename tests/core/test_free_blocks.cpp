@@ -111,7 +111,7 @@ TEST_CASE("take_shares of more than there is is a bug, reported, and changes not
   CHECK(f.blocks(2) == 1);
 }
 
-TEST_CASE("grow keeps counts; add beyond max_order grows; remove undoes add") {
+TEST_CASE("grow keeps counts: add beyond max_order grows: remove undoes add") {
   free_blocks f(2);
   f.add(1, 3);
   f.add(2, 1);

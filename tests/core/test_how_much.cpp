@@ -7,7 +7,7 @@
 
 using namespace rmbus::test;
 
-TEST_CASE("15 GB quantum: 14 GB is one quantum, 28 GB two; 20 quanta are 20 or 10 processes") {
+TEST_CASE("15 GB quantum: 14 GB is one quantum, 28 GB two: 20 quanta are 20 or 10 processes") {
   CHECK(order_for_request(14 * 1024, 15 * 1024) == 1);
   CHECK(order_for_request(28 * 1024, 15 * 1024) == 2);
   CHECK(order_of_machine(32505856 / 1024, 15 * 1024) == 2);  // rm_qoccupancy example: 31 GB node
@@ -29,7 +29,7 @@ TEST_CASE("15 GB quantum: 14 GB is one quantum, 28 GB two; 20 quanta are 20 or 1
   CHECK(h.plan("j").memory_mb_per_process == 30 * 1024);
 }
 
-TEST_CASE("equal users split a class equally; a user's jobs split the user's share") {
+TEST_CASE("equal users split a class equally: a user's jobs split the user's share") {
   harness h(one_pool({fair_class("normal")}));
   h.machines("n", 12, 1);  // 12 quanta
   h.job("a1", "alice", "normal", 1);
@@ -205,7 +205,7 @@ TEST_CASE("reservations take a machine of exactly their order, never a larger on
   CHECK(h2.plan("r").reason == reason_code::no_machine_of_order);
 }
 
-TEST_CASE("reservation overage: q 15, R 30, O 20 accepts orders 2 to 4; the machine fixes the size") {
+TEST_CASE("reservation overage: q 15, R 30, O 20 accepts orders 2 to 4: the machine fixes the size") {
   scheduler_config cfg = one_pool({reserve_class("reserve")}, 15);
   cfg.settings.reserve_overage_mb = 20 * 1024;
   harness h(cfg);

@@ -221,7 +221,7 @@ TEST_CASE("prediction never cuts below what the job holds") {
   CHECK(std::string(r.decided_by) == "prediction");
 }
 
-TEST_CASE("initialization cap: bigger than the potential does not raise it; 0 means none") {
+TEST_CASE("initialization cap: bigger than the potential does not raise it: 0 means none") {
   job_cap_input in;
   in.remaining_items = 3;
   in.threads = 1;
@@ -236,7 +236,7 @@ TEST_CASE("initialization cap: bigger than the potential does not raise it; 0 me
   CHECK(r.cap == 40);
 }
 
-TEST_CASE("threads below 1 count as 1; no work and no processes gives 0") {
+TEST_CASE("threads below 1 count as 1: no work and no processes gives 0") {
   job_cap_input in;
   in.remaining_items = 5;
   in.threads = 0;

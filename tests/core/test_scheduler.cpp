@@ -49,7 +49,7 @@ TEST_CASE("initialization cap, then expansion by doubling: 1, then 2, 4, 8, 16, 
   CHECK(counts == std::vector<int>{2, 4, 8, 16, 25, 25});
 }
 
-TEST_CASE("\"new\" stays new, with the same id, until the work map shows the process") {
+TEST_CASE("a new share stays new, with the same id, until the work map shows the process") {
   harness h(one_pool({fair_class("normal")}));
   h.machines("n", 2, 1);
   h.job("a", "u", "normal", 1);
@@ -140,7 +140,7 @@ TEST_CASE("node down: fair share is evicted and rescheduled elsewhere, a reserva
   CHECK(h.no_machine_overbooked());
 }
 
-TEST_CASE("vary-off evicts fair share only; fixed work stays; vary-on makes the node usable again") {
+TEST_CASE("vary-off evicts fair share only: fixed work stays: vary-on makes the node usable again") {
   harness h(one_pool({fixed_class("fixed"), fair_class("normal")}));
   h.machine("n1", 4);
   h.job("svc", "u1", "fixed", 1).kind = work_kind::service;

@@ -97,7 +97,7 @@ TEST_CASE("diff: added, changed and removed work, each sorted by id") {
   CHECK(apply(before, e) == after);
 }
 
-TEST_CASE("diff of a map with itself is empty; diff from empty adds everything in id order") {
+TEST_CASE("diff of a map with itself is empty: diff from empty adds everything in id order") {
   work_map m = map_of({item("z"), item("a"), item("m")});
   CHECK(diff(m, m).empty());
   const auto e = diff(work_map{}, m);

@@ -76,7 +76,7 @@ TEST_CASE("bad items whose id cannot be read, or that are not maps, are reported
   CHECK(bad[2].error.what == "expected unsigned integer, got string");
 }
 
-TEST_CASE("a missing required key in an item names the key; an empty id is refused") {
+TEST_CASE("a missing required key in an item names the key: an empty id is refused") {
   auto t = tree_of(four_jobs());
   key(idx(key(t, "work"), 1), "processes").as_array()->at(0).as_map()->erase("run_ms");
   key(idx(key(t, "work"), 2), "id") = "";

@@ -241,7 +241,7 @@ TEST_CASE("orchestrator: refused work is withdrawn") {
   CHECK(m.finished());
 }
 
-TEST_CASE("orchestrator: work arrives at its time; unknown jobs and shares are ignored") {
+TEST_CASE("orchestrator: work arrives at its time: unknown jobs and shares are ignored") {
   orchestrator_model m{{job("early", 10, 1, 100, 0, 0), job("late", 10, 1, 100, 0, 5000)}, timing(0), epoch};
   auto wm = m.workmap(4999);
   CHECK(item(wm, "early") != nullptr);
@@ -309,7 +309,7 @@ TEST_CASE("orchestrator: services and reservations hold their processes until th
   CHECK_FALSE(m.finished());
 }
 
-TEST_CASE("orchestrator: a dead node stops its processes; they end when it returns or when evicted") {
+TEST_CASE("orchestrator: a dead node stops its processes: they end when it returns or when evicted") {
   orchestrator_model m{{job("j", 1000, 1, 100, 0)}, timing(0, 1000, 300), epoch};
   m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}, {"p2", "n2", msg::share_status::new_}}), 0);
   m.node_down("n1", 150);  // p1 finished 1 item (at 100), the one in flight dies with it

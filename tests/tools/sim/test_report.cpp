@@ -138,7 +138,7 @@ TEST_CASE("recorder: holdings per user, utilization from rm.nodes, fair shares")
   CHECK(rec.quantum_mb() == 1024);  // learnt from the schedule: 4096 MB granted / 4 quanta
 }
 
-TEST_CASE("recorder: fixed-share holdings come off the top; double booking is seen") {
+TEST_CASE("recorder: fixed-share holdings come off the top: double booking is seen") {
   recorder rec{{"alice", "carol"}, embedded_default_classes(), 1024};
   msg::rm_state st;
   // carol's fixed-share job holds 16 quanta on n1; alice's fair-share job 4 on n1 too.
@@ -168,7 +168,7 @@ TEST_CASE("recorder: fixed-share holdings come off the top; double booking is se
   CHECK(rec.samples()[2].double_booked);
 }
 
-TEST_CASE("recorder: preemptions and evictions are distinct shares; events counted apart") {
+TEST_CASE("recorder: preemptions and evictions are distinct shares: events counted apart") {
   recorder rec{{"alice"}, embedded_default_classes(), 1024};
   msg::rm_state st;
   st.jobs.push_back(js("a1", {share("s1", "n1", 4, msg::share_status::preempt),
@@ -286,7 +286,7 @@ TEST_CASE("report: time-weighted means, final values under contention") {
   CHECK(r.double_booked_samples == 0);
 }
 
-TEST_CASE("report: no makespan while a job is unfinished; refused jobs do not count") {
+TEST_CASE("report: no makespan while a job is unfinished: refused jobs do not count") {
   const recorder rec = sample_run();
   std::vector<job_view> jobs = {jv("a1", "alice", "normal", 0, 5000), jv("b1", "bob", "normal", 10),
                                 jv("c1", "carol", "nope", 0)};
