@@ -25,6 +25,7 @@ inline constexpr std::string_view evict = "evict";
 inline constexpr std::string_view preempt = "preempt";
 inline constexpr std::string_view refused = "refused";
 inline constexpr std::string_view bad_message = "bad_message";
+inline constexpr std::string_view limit = "limit";  // a configured bound refused input (detail: what, limit, refused)
 }  // namespace event_kinds
 
 struct rm_event {

@@ -1,6 +1,6 @@
 #include "messages/rm_state.hpp"
 
-#include "messages/detail/codec.hpp"
+#include "messages/detail/entries.hpp"
 
 namespace rmbus::messages {
 
@@ -26,7 +26,9 @@ void read_share(const msgpack::object& o, const detail::path& at, share_schedule
   });
 }
 
-void read_job(const msgpack::object& o, const detail::path& at, job_schedule& j) {
+}  // namespace
+
+void detail::read_job_schedule(const msgpack::object& o, const detail::path& at, job_schedule& j) {
   detail::read_fields(o, at, job_keys, 0b11111, [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
     switch (k) {
       case 0: detail::read(v, f, j.id); break;
@@ -43,7 +45,27 @@ void read_job(const msgpack::object& o, const detail::path& at, job_schedule& j)
   });
 }
 
-}  // namespace
+void detail::pack_job_schedule(detail::packer& pk, const job_schedule& j) {
+  pk.pack_map(10);
+  detail::pack_kv_str(pk, "id", j.id);
+  detail::pack_kv_str(pk, "status", detail::enum_name(j.status, job_status_names));
+  detail::pack_kv_str(pk, "reason", j.reason);
+  detail::pack_kv_uint(pk, "memory_mb", j.memory_mb);
+  detail::pack_key(pk, "shares");
+  pk.pack_array(static_cast<std::uint32_t>(j.shares.size()));
+  for (const auto& s : j.shares) {
+    pk.pack_map(4);
+    detail::pack_kv_str(pk, "id", s.id);
+    detail::pack_kv_str(pk, "node", s.node);
+    detail::pack_kv_uint(pk, "quanta", s.quanta);
+    detail::pack_kv_str(pk, "status", detail::enum_name(s.status, share_status_names));
+  }
+  detail::pack_kv_str(pk, "user", j.user);
+  detail::pack_kv_str(pk, "class", j.class_name);
+  detail::pack_kv_uint(pk, "given", j.given);
+  detail::pack_kv_uint(pk, "demand", j.demand);
+  detail::pack_kv_uint(pk, "fair_share", j.fair_share);
+}
 
 std::string_view to_string(job_status s) { return detail::enum_name(s, job_status_names); }
 std::string_view to_string(share_status s) { return detail::enum_name(s, share_status_names); }
@@ -63,27 +85,7 @@ std::string encode(const envelope& env, const rm_state& msg) {
   if (msg.workmap_src) detail::pack_kv_str(pk, "workmap_src", *msg.workmap_src);
   detail::pack_key(pk, "jobs");
   pk.pack_array(static_cast<std::uint32_t>(msg.jobs.size()));
-  for (const auto& j : msg.jobs) {
-    pk.pack_map(10);
-    detail::pack_kv_str(pk, "id", j.id);
-    detail::pack_kv_str(pk, "status", detail::enum_name(j.status, job_status_names));
-    detail::pack_kv_str(pk, "reason", j.reason);
-    detail::pack_kv_uint(pk, "memory_mb", j.memory_mb);
-    detail::pack_key(pk, "shares");
-    pk.pack_array(static_cast<std::uint32_t>(j.shares.size()));
-    for (const auto& s : j.shares) {
-      pk.pack_map(4);
-      detail::pack_kv_str(pk, "id", s.id);
-      detail::pack_kv_str(pk, "node", s.node);
-      detail::pack_kv_uint(pk, "quanta", s.quanta);
-      detail::pack_kv_str(pk, "status", detail::enum_name(s.status, share_status_names));
-    }
-    detail::pack_kv_str(pk, "user", j.user);
-    detail::pack_kv_str(pk, "class", j.class_name);
-    detail::pack_kv_uint(pk, "given", j.given);
-    detail::pack_kv_uint(pk, "demand", j.demand);
-    detail::pack_kv_uint(pk, "fair_share", j.fair_share);
-  }
+  for (const auto& j : msg.jobs) detail::pack_job_schedule(pk, j);
   return detail::to_string(buf);
 }
 
@@ -95,7 +97,7 @@ result<rm_state> decode_rm_state(std::string_view topic, std::string_view body, 
                         [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
                           switch (k) {
                             case 0: detail::read(v, f, msg.cycle); break;
-                            case 1: detail::read_array(v, f, msg.jobs, read_job); break;
+                            case 1: detail::read_array(v, f, msg.jobs, detail::read_job_schedule); break;
                             case 2: detail::read(v, f, msg.workmap_seq); break;
                             case 3: detail::read(v, f, msg.workmap_src); break;
                           }

@@ -1,6 +1,6 @@
 #include "messages/workmap.hpp"
 
-#include "messages/detail/codec.hpp"
+#include "messages/detail/entries.hpp"
 
 namespace rmbus::messages {
 
@@ -32,7 +32,9 @@ void read_process(const msgpack::object& o, const detail::path& at, work_process
                       });
 }
 
-void read_item(const msgpack::object& o, const detail::path& at, work_item& w) {
+}  // namespace
+
+void detail::read_work_item(const msgpack::object& o, const detail::path& at, work_item& w) {
   detail::read_fields(o, at, item_keys, item_required,
                       [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
                         switch (k) {
@@ -56,6 +58,8 @@ void read_item(const msgpack::object& o, const detail::path& at, work_item& w) {
   if (w.id.empty()) detail::fail(at.key("id"), "must not be empty");
 }
 
+namespace {
+
 // The id of a damaged item, if it has a string `id`; used only to name the item in its error.
 std::string salvage_id(const msgpack::object& o) {
   if (o.type != msgpack::type::MAP) return {};
@@ -78,7 +82,9 @@ void pack_process(detail::packer& pk, const work_process& p) {
   if (p.node_memory_mb) detail::pack_kv_uint(pk, "node_memory_mb", *p.node_memory_mb);
 }
 
-void pack_item(detail::packer& pk, const work_item& w) {
+}  // namespace
+
+void detail::pack_work_item(detail::packer& pk, const work_item& w) {
   pk.pack_map(13 + w.service_id.has_value() + !w.hosts.empty());
   detail::pack_kv_str(pk, "id", w.id);
   detail::pack_kv_str(pk, "kind", detail::enum_name(w.kind, kind_names));
@@ -103,8 +109,6 @@ void pack_item(detail::packer& pk, const work_item& w) {
   }
 }
 
-}  // namespace
-
 std::string_view to_string(work_kind k) { return detail::enum_name(k, kind_names); }
 std::string_view to_string(work_state s) { return detail::enum_name(s, work_state_names); }
 std::string_view to_string(process_state s) { return detail::enum_name(s, process_state_names); }
@@ -122,7 +126,7 @@ std::string encode(const envelope& env, const workmap& msg) {
   detail::pack_envelope_head(pk, env, 1);
   detail::pack_key(pk, "work");
   pk.pack_array(static_cast<std::uint32_t>(msg.work.size()));
-  for (const auto& w : msg.work) pack_item(pk, w);
+  for (const auto& w : msg.work) detail::pack_work_item(pk, w);
   return detail::to_string(buf);
 }
 
@@ -138,7 +142,7 @@ result<workmap> decode_workmap(std::string_view topic, std::string_view body, co
         const auto item_at = f.index(i);
         work_item w;
         try {
-          read_item(items.ptr[i], item_at, w);
+          detail::read_work_item(items.ptr[i], item_at, w);
           msg.work.push_back(std::move(w));
         } catch (detail::field_error& e) {
           // One damaged item must not cost the others: record it and carry on. A map that is mostly junk is
@@ -159,7 +163,7 @@ result<workmap> decode_workmap(std::string_view topic, std::string_view body, co
 std::string encode_work_item(const work_item& item) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  pack_item(pk, item);
+  detail::pack_work_item(pk, item);
   return detail::to_string(buf);
 }
 
@@ -167,7 +171,7 @@ result<work_item> decode_work_item(std::string_view topic, std::string_view body
   try {
     auto handle = detail::unpack_body(body, limits);
     work_item w;
-    read_item(handle.get(), detail::path{}, w);
+    detail::read_work_item(handle.get(), detail::path{}, w);
     return w;
   } catch (detail::field_error& e) {
     return decode_error{std::string{topic}, std::move(e.field), std::move(e.what)};

@@ -41,7 +41,7 @@ struct node_entry {
 };
 
 struct node_changes {
-  std::uint64_t seq = 0;           // batch number: 1, 2, 3... per intake
+  std::uint64_t seq = 0;           // batch number: 1, 2, 3... per intake (wire key "batch")
   std::vector<node_entry> changed;  // the new entry of every node that changed since the previous batch
   std::uint64_t heartbeats = 0;    // heartbeats received since the previous batch
   std::uint64_t late_heartbeats = 0;  // of which arrived more than 1.5 intervals after the node's previous one

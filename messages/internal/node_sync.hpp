@@ -25,7 +25,7 @@ struct node_sync_request {
 };
 
 struct node_snapshot {
-  std::uint64_t seq = 0;  // the last node_changes batch this table includes (0: none yet)
+  std::uint64_t seq = 0;  // the last node_changes batch this table includes (0: none yet; wire key "batch")
   std::vector<node_entry> nodes;
 
   friend bool operator==(const node_snapshot&, const node_snapshot&) = default;

@@ -21,6 +21,9 @@ inline constexpr std::string_view answer = "rm.internal.answer";        // admin
 inline constexpr std::string_view vary = "rm.internal.vary";            // vary_request
 inline constexpr std::string_view recovered = "rm.internal.recovered";  // recovered_nodes
 inline constexpr std::string_view reconfigure = "rm.internal.reconfigure";  // reconfigure_request
+// A process's last message before it stops (its bus publisher drained up to here); only its envelope.
+// Other processes ignore it.
+inline constexpr std::string_view flush = "rm.internal.flush";
 
 inline std::string node_topic(std::string_view pool) { return std::string{node_prefix} + std::string{pool}; }
 inline std::string work_topic(std::string_view pool) { return std::string{work_prefix} + std::string{pool}; }

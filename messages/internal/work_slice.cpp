@@ -1,0 +1,44 @@
+#include "messages/internal/work_slice.hpp"
+
+#include "messages/detail/entries.hpp"
+
+namespace rmbus::messages {
+
+namespace {
+constexpr std::array<std::string_view, 4> root_keys{"cycle", "now_ms", "other_np_mb", "work"};
+}  // namespace
+
+std::string encode(const envelope& env, const work_slice& msg) {
+  msgpack::sbuffer buf;
+  detail::packer pk{buf};
+  detail::pack_envelope_head(pk, env, 4);
+  detail::pack_kv_uint(pk, "cycle", msg.cycle);
+  detail::pack_kv_uint(pk, "now_ms", msg.now_ms);
+  detail::pack_key(pk, "other_np_mb");
+  detail::pack_uint_map(pk, msg.other_np_mb);
+  detail::pack_key(pk, "work");
+  pk.pack_array(static_cast<std::uint32_t>(msg.work.size()));
+  for (const auto& w : msg.work) detail::pack_work_item(pk, w);
+  return detail::to_string(buf);
+}
+
+result<work_slice> decode_work_slice(std::string_view topic, std::string_view body, const decode_limits& limits,
+                                     envelope* env_out) {
+  return detail::guarded<work_slice>(topic, body, limits, env_out, false, [](const msgpack::object& root) {
+    work_slice msg;
+    // Items come from our own differencing actor, which decoded and checked them: one bad item is a bug
+    // or damage on the way, and the slice is refused whole (a slice with an item missing would retire it).
+    detail::read_fields(root, detail::path{}, root_keys, 0b1111,
+                        [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
+                          switch (k) {
+                            case 0: detail::read(v, f, msg.cycle); break;
+                            case 1: detail::read(v, f, msg.now_ms); break;
+                            case 2: detail::read_uint_map(v, f, msg.other_np_mb); break;
+                            case 3: detail::read_array(v, f, msg.work, detail::read_work_item); break;
+                          }
+                        });
+    return msg;
+  });
+}
+
+}  // namespace rmbus::messages
