@@ -6,10 +6,12 @@
 // naming what is wrong; nothing hangs.
 #include <map>
 #include <set>
+#include <variant>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/admin_values.hpp"
 #include "actors/detail/spawn.hpp"
 #include "config/config_error.hpp"
 #include "core/nodepool_scheduler.hpp"
@@ -112,14 +114,17 @@ void finish(admin_actor* self, std::uint64_t qid, bool timed_out) {
   q.promise.deliver(reply_body(self, true, {}, std::move(results)));
 }
 
-void ask(admin_actor* self, pending_query q, const std::string& topic_of_all, value::map fields) {
+// Sends the vary request to eviction, or the query to every pool `q` expects an answer from, and waits.
+void ask(admin_actor* self, pending_query q, std::variant<messages::vary_request, messages::admin_query> request) {
   auto& st = self->state;
   const auto qid = st.next_qid++;
-  fields["qid"] = value{qid};
-  if (topic_of_all == topics::vary) {
-    route_internal(self, st.env.router, st.stamper, std::string{topics::vary}, fields);
+  if (auto* v = std::get_if<messages::vary_request>(&request)) {
+    v->qid = qid;
+    route(self, st.env.router, st.stamper, std::string{topics::vary}, std::move(*v));
   } else {
-    for (const auto& pool : q.expected) route_internal(self, st.env.router, st.stamper, query_topic(pool), fields);
+    auto& query = std::get<messages::admin_query>(request);
+    query.qid = qid;
+    for (const auto& pool : q.expected) route(self, st.env.router, st.stamper, topics::query_topic(pool), query);
   }
   st.pending.emplace(qid, std::move(q));
   const auto deadline = std::chrono::milliseconds(std::clamp<std::int64_t>(st.env.cfg->runtime.round_timeout_ms, 1000, 5000));
@@ -153,13 +158,8 @@ void on_request(admin_actor* self, const std::string& body) {
       rp.deliver(reply_body(self, false, nodes.error().message()));
       return;
     }
-    value::array list;
-    for (const auto& n : nodes.value()) list.emplace_back(n);
-    value::map f;
-    f["op"] = value{cmd};
-    f["nodes"] = value{std::move(list)};
     q.expected = {"eviction"};
-    ask(self, std::move(q), std::string{topics::vary}, std::move(f));
+    ask(self, std::move(q), messages::vary_request{0, cmd == ac::vary_off, std::move(nodes.value())});
   } else if (cmd == ac::qload || cmd == ac::qoccupancy || cmd == ac::explain) {
     value::map a;
     if (cmd == ac::explain) {
@@ -171,10 +171,7 @@ void on_request(admin_actor* self, const std::string& body) {
       a["job"] = value{job.value()};
     }
     for (const auto& p : top_pools(*st.env.cfg)) q.expected.insert(p);
-    value::map f;
-    f["cmd"] = value{cmd};
-    f["args"] = value{std::move(a)};
-    ask(self, std::move(q), {}, std::move(f));
+    ask(self, std::move(q), messages::admin_query{0, cmd, std::move(a)});
   } else if (cmd == ac::whatif) {
     auto w = messages::whatif_work(req.value(), limits_of(*st.env.cfg));
     if (!w) {
@@ -197,10 +194,7 @@ void on_request(admin_actor* self, const std::string& body) {
     value::map a;
     a["work"] = to_value(w.value());
     q.expected = {pool};
-    value::map f;
-    f["cmd"] = value{cmd};
-    f["args"] = value{std::move(a)};
-    ask(self, std::move(q), {}, std::move(f));
+    ask(self, std::move(q), messages::admin_query{0, cmd, std::move(a)});
   } else if (cmd == ac::reconfigure) {
     try {
       auto fresh = st.reload();  // validates; every process then reloads its own copy
@@ -214,7 +208,7 @@ void on_request(admin_actor* self, const std::string& body) {
       rp.deliver(reply_body(self, false, std::string{"configuration not reloaded: "} + e.what()));
       return;
     }
-    route_internal(self, st.env.router, st.stamper, std::string{topics::reconfigure}, {});
+    route(self, st.env.router, st.stamper, std::string{topics::reconfigure}, messages::reconfigure_request{});
     rp.deliver(reply_body(self, true, {}));
   } else {
     rp.deliver(reply_body(self, false,
@@ -231,24 +225,20 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
   st.started_ms = wall_clock_ms();
   return {
       [self](atoms::admin, const std::string& body) { on_request(self, body); },
-      [self](atoms::deliver, const std::string& topic, const std::string& body) {
+      [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
-        auto msg = decode_internal(topic, body, limits_of(*st.env.cfg));
-        if (!msg) return;
-        auto& f = msg.value().fields;
-        if (topic == topics::round) {
-          st.cycle = uint_of(f, "cycle");
+        if (const auto* r = m.as<messages::round_start>()) {
+          st.cycle = r->cycle;
           return;
         }
-        const auto qid = uint_of(f, "qid");
-        auto it = st.pending.find(qid);
+        const auto* a = m.as<messages::admin_answer>();
+        if (a == nullptr) return;
+        auto it = st.pending.find(a->qid);
         if (it == st.pending.end()) return;
-        const auto from = str_of(f, "from");
-        const auto* r = map_of(f, "result");
-        it->second.answers[from] = r != nullptr ? *r : value::map{};
+        it->second.answers[a->from] = a->result;
         bool all = true;
         for (const auto& e : it->second.expected) all = all && it->second.answers.count(e);
-        if (all) finish(self, qid, false);
+        if (all) finish(self, a->qid, false);
       },
       [self](atoms::timeout, std::uint64_t qid) { finish(self, qid, true); },
       [self](atoms::reset, config_ptr cfg) { self->state.env.cfg = std::move(cfg); },

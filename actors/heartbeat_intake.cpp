@@ -1,13 +1,23 @@
-// Heartbeat intake: agent.heartbeat -> the node's pool scheduler, and the heartbeat watchdog.
+// Heartbeat intake: agent.heartbeat -> node liveness, the node table's numbered changes, and machine
+// operations for the pool schedulers.
 //
-// Each heartbeat is decoded (a bad one becomes a bad_message event), placed in its nodepool by the
-// configuration (config::node_placement: a node named nowhere goes to the first top-level pool), and handed to
-// the scheduler of its top-level pool as an `update` (the core turns MB into an order per the pool's
-// quantum). The watchdog (core::node_liveness) ticks every heartbeat interval; its transitions (up, missing
-// after one missed heartbeat, down after node_stability) become rm.events and an rm.internal.nodestate
-// message, from which eviction evicts dead nodes and publication reports rm.nodes.
+// Each heartbeat is decoded straight into its struct (a bad one becomes a bad_message event) and placed in
+// its nodepool by the configuration (config::node_placement: a node named nowhere goes to the first
+// top-level pool). Per heartbeat the intake does only what the heartbeat changes:
+//   - liveness is refreshed (core::node_liveness) and lateness counted;
+//   - the node's entry (state, missed, memory, quanta, quiesce, placement) is marked changed only when one
+//     of those differs from what was last reported;
+//   - the node's scheduler gets an `update` only when the node is new or back from down, or its memory,
+//     quiesce flag or nodepool changed.
+// Changes are sent batched, at most every `batch_window` and at every watchdog tick, as numbered
+// node_changes (readers: eviction, publication, metrics); machine operations go out with the same flush, one
+// node_ops per pool. A reader out of step asks for a snapshot (node_sync_request) and gets the whole table
+// once (node_snapshot), never after every change. The watchdog ticks every heartbeat interval; its
+// transitions (up, missing after one missed heartbeat, down after node_stability) become rm.events too.
+#include <algorithm>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -15,32 +25,48 @@
 #include "actors/detail/spawn.hpp"
 #include "config/node_placement.hpp"
 #include "core/node_liveness.hpp"
+#include "core/nodepool_scheduler.hpp"
+#include "core/quanta.hpp"
 #include "messages/heartbeat.hpp"
-#include "messages/rm_event.hpp"
 #include "messages/topics.hpp"
 
 namespace rmbus::actors {
 
 namespace {
 
+// How long changes wait to be sent together. Short against any heartbeat interval, long enough that the
+// thousands of first heartbeats of a starting cluster leave as a handful of batches, not thousands of
+// messages.
+constexpr std::chrono::milliseconds batch_window{20};
+
 struct node_info {
   std::string ip;
-  std::uint64_t memory_mb = 0;
-  bool quiesced = false;
   config::placement where;
+  messages::node_entry entry;  // as last reported (or about to be)
+  bool dirty = false;          // changed since the last batch
 };
 
 struct intake_state {
   actor_env env;
   std::optional<config::node_placement> placement;
   std::optional<core::node_liveness> liveness;
-  std::map<std::string, node_info> nodes;  // ordered: reports come out by name
+  std::unordered_map<std::string, node_info> nodes;
+  std::vector<std::string> dirty;                        // names whose entry changed since the last batch
+  std::map<std::string, messages::node_ops> pending_ops;  // top-level pool -> operations not yet sent
+  std::uint64_t batch_seq = 0;
+  std::uint64_t heartbeats = 0;
+  std::uint64_t late = 0;
+  std::uint64_t refused_nodes = 0;  // heartbeats from new names beyond max_nodes since the last tick
+  std::string refused_example;
+  bool flush_scheduled = false;
   envelope_stamper stamper{"intake"};
   messages::decode_limits limits;
   static inline const char* name = "rmbus.heartbeat_intake";
 };
 
 using intake_actor = caf::stateful_actor<intake_state>;
+
+using flush = caf::atom_constant<caf::atom("flush")>;
 
 void configure(intake_actor* self, config_ptr cfg) {
   auto& st = self->state;
@@ -53,107 +79,185 @@ void configure(intake_actor* self, config_ptr cfg) {
   if (!st.liveness) st.liveness.emplace(lc);
 }
 
-void publish_event(intake_actor* self, std::string_view kind, const std::string& node) {
-  messages::rm_event ev{std::string{kind}, {{"node", node}}};
-  auto topic = std::string{messages::topics::rm_events};
-  route(self, self->state.env.router, topic, messages::encode(self->state.stamper.next(topic), ev));
-}
-
-void send_update(intake_actor* self, const std::string& node, const node_info& n) {
-  value::map m;
-  m["op"] = value{"update"};
-  m["node"] = value{node};
-  m["ip"] = value{n.ip};
-  m["memory_mb"] = value{n.memory_mb};
-  m["quiesced"] = value{n.quiesced};
-  m["nodepool"] = value{n.where.nodepool};
-  route_internal(self, self->state.env.router, self->state.stamper, node_topic(n.where.top_level), std::move(m));
-}
-
-// The whole node table (so a late or restarted reader is whole at once) and the transitions just seen.
-void send_node_state(intake_actor* self, const std::vector<core::liveness_transition>& changes) {
+void schedule_flush(intake_actor* self) {
   auto& st = self->state;
-  value::array nodes;
-  for (const auto& [name, n] : st.nodes) {
-    const core::machine_id id{name};
-    value::map m;
-    m["node"] = value{name};
-    m["pool"] = value{n.where.top_level};
-    m["nodepool"] = value{n.where.nodepool};
-    m["state"] = value{core::to_string(st.liveness->status(id))};
-    m["missed"] = value{static_cast<std::uint64_t>(st.liveness->missed(id))};
-    m["memory_mb"] = value{n.memory_mb};
-    m["quiesced"] = value{n.quiesced};
-    nodes.emplace_back(std::move(m));
+  if (st.flush_scheduled) return;
+  st.flush_scheduled = true;
+  self->delayed_send(self, batch_window, flush::value);
+}
+
+void publish_event(intake_actor* self, messages::rm_event ev) {
+  route(self, self->state.env.router, self->state.stamper, std::string{messages::topics::rm_events}, std::move(ev));
+}
+
+messages::node_liveness to_wire(core::node_status s) {
+  return s == core::node_status::down      ? messages::node_liveness::down
+         : s == core::node_status::missing ? messages::node_liveness::missing
+                                           : messages::node_liveness::up;
+}
+
+// Heartbeats missed in a row: the watchdog's first count is forgiven as jitter (core/node_liveness.hpp).
+std::uint64_t missed_of(const core::node_liveness& l, const core::machine_id& id) {
+  return static_cast<std::uint64_t>(std::max(0, l.missed(id) - 1));
+}
+
+// Brings node `n`'s reported entry up to date (liveness, missed count, placement, quanta) and marks it
+// changed when anything differs from what was reported. `changed`: the caller already changed its memory
+// or quiesce flag. Compares before it copies anything: at every tick this runs for every node.
+void refresh_entry(intake_actor* self, const std::string& name, node_info& n, bool changed = false) {
+  auto& st = self->state;
+  const core::machine_id id{name};
+  const auto state = to_wire(st.liveness->status(id));
+  const auto missed = missed_of(*st.liveness, id);
+  const auto& sc = st.env.cfg->scheduling;
+  const auto quanta = static_cast<std::uint64_t>(core::usable_machine_order(
+      n.entry.memory_mb, sc.settings.reserved_dram_mb, core::quantum_of(sc, n.where.top_level)));
+  auto& e = n.entry;
+  if (!changed && !e.node.empty() && e.state == state && e.missed == missed && e.quanta == quanta &&
+      e.pool == n.where.top_level && e.nodepool == n.where.nodepool)
+    return;
+  if (e.node.empty()) e.node = name;
+  e.pool = n.where.top_level;
+  e.nodepool = n.where.nodepool;
+  e.state = state;
+  e.missed = missed;
+  e.quanta = quanta;
+  if (!n.dirty) {
+    n.dirty = true;
+    st.dirty.push_back(name);
   }
-  value::array ch;
-  for (const auto& t : changes) {
-    value::map m;
-    m["node"] = value{t.node.str()};
-    m["to"] = value{core::to_string(t.to)};
-    auto it = st.nodes.find(t.node.str());
-    m["pool"] = value{it != st.nodes.end() ? it->second.where.top_level : std::string{}};
-    ch.emplace_back(std::move(m));
+  schedule_flush(self);
+}
+
+void queue_update(intake_actor* self, const std::string& name, const node_info& n) {
+  messages::node_op op;
+  op.op = messages::node_op_kind::update;
+  op.node = name;
+  op.ip = n.ip;
+  op.memory_mb = n.entry.memory_mb;
+  op.quiesced = n.entry.quiesced;
+  op.nodepool = n.where.nodepool;
+  self->state.pending_ops[n.where.top_level].ops.push_back(std::move(op));
+  schedule_flush(self);
+}
+
+// Sends the machine operations and the numbered batch of changes gathered since the last flush.
+void flush_changes(intake_actor* self) {
+  auto& st = self->state;
+  for (auto& [pool, ops] : st.pending_ops)
+    if (!ops.ops.empty()) route(self, st.env.router, st.stamper, topics::node_topic(pool), std::move(ops));
+  st.pending_ops.clear();
+  if (st.dirty.empty() && st.heartbeats == 0) return;
+  messages::node_changes batch;
+  batch.seq = ++st.batch_seq;
+  batch.heartbeats = st.heartbeats;
+  batch.late_heartbeats = st.late;
+  std::sort(st.dirty.begin(), st.dirty.end());
+  batch.changed.reserve(st.dirty.size());
+  for (const auto& name : st.dirty) {
+    auto& n = st.nodes.at(name);
+    n.dirty = false;
+    batch.changed.push_back(n.entry);
   }
-  value::map fields;
-  fields["nodes"] = value{std::move(nodes)};
-  fields["changes"] = value{std::move(ch)};
-  route_internal(self, st.env.router, st.stamper, std::string{topics::node_state}, std::move(fields));
+  st.dirty.clear();
+  st.heartbeats = 0;
+  st.late = 0;
+  route(self, st.env.router, st.stamper, std::string{topics::node_changes}, std::move(batch));
 }
 
 void on_heartbeat(intake_actor* self, const std::string& topic, const std::string& body) {
   auto& st = self->state;
   auto hb = messages::decode_heartbeat(topic, body, st.limits);
   if (!hb) {
-    auto ev = messages::make_bad_message_event(hb.error());
-    auto t = std::string{messages::topics::rm_events};
-    route(self, st.env.router, t, messages::encode(st.stamper.next(t), ev));
+    publish_event(self, messages::make_bad_message_event(hb.error()));
     return;
   }
   const auto& h = hb.value();
-  if (h.node.empty()) return;
-  node_info n;
-  n.ip = h.ip;
-  n.memory_mb = h.memory_mb;
-  n.quiesced = h.quiesced.value_or(false);
-  n.where = st.placement->place(h.node, h.ip);
-  auto old = st.nodes.find(h.node);
-  const bool changed = old == st.nodes.end() || old->second.memory_mb != n.memory_mb ||
-                       old->second.quiesced != n.quiesced;
-  st.nodes[h.node] = n;
-  send_update(self, h.node, n);
-  auto t = st.liveness->heartbeat(core::machine_id{h.node}, wall_clock_ms());
-  if (t) {
-    spdlog::info("node {} up in pool {} ({} MB)", h.node, n.where.top_level, n.memory_mb);
-    publish_event(self, messages::event_kinds::node_up, h.node);
-    send_node_state(self, {*t});
-  } else if (changed) {
-    send_node_state(self, {});
+  if (st.nodes.size() >= st.env.cfg->runtime.limits.max_nodes && st.nodes.find(h.node) == st.nodes.end()) {
+    // Bounded: a storm of invented names is counted and reported once per tick, never kept.
+    if (st.refused_nodes++ == 0) st.refused_example = h.node;
+    return;
   }
+  const auto now = wall_clock_ms();
+  const core::machine_id id{h.node};
+  ++st.heartbeats;
+  const auto last = st.liveness->last_heard_ms(id);
+  const auto interval = st.env.cfg->runtime.heartbeat_interval_ms;
+  if (last > 0 && core::heartbeat_late(now - last, interval)) ++st.late;
+  const auto t = st.liveness->heartbeat(id, now);
+
+  auto [it, fresh] = st.nodes.try_emplace(h.node);
+  auto& n = it->second;
+  const bool ip_moved = fresh || n.ip != h.ip;
+  const auto where = ip_moved ? st.placement->place(h.node, h.ip) : n.where;
+  const bool quiesced = h.quiesced.value_or(false);
+  const bool sched_changed = fresh || n.entry.memory_mb != h.memory_mb || n.entry.quiesced != quiesced ||
+                             !(n.where == where) || n.ip != h.ip;
+  n.ip = h.ip;
+  n.where = where;
+  n.entry.memory_mb = h.memory_mb;
+  n.entry.quiesced = quiesced;
+  const bool back_from_down = t && !t->first_heard && t->from == core::node_status::down;
+  if (sched_changed || back_from_down) queue_update(self, h.node, n);
+  if (t) {
+    spdlog::info("node {} up in pool {} ({} MB)", h.node, n.where.top_level, h.memory_mb);
+    publish_event(self, messages::rm_event{std::string{messages::event_kinds::node_up}, {{"node", h.node}}});
+  }
+  // A heartbeat resets the missed count; only a node that had missed one, or whose report changed, has
+  // anything to tell its readers.
+  if (t || sched_changed || n.entry.missed != 0) refresh_entry(self, h.node, n, sched_changed);
 }
 
 // Nodes a recovered work map names before their first heartbeat: watched from now on, as if heard once, so
 // a node that never comes back goes missing and down like any other.
-void on_recovered(intake_actor* self, const std::string& topic, const std::string& body) {
+void on_recovered(intake_actor* self, const messages::recovered_nodes& msg) {
   auto& st = self->state;
-  auto msg = decode_internal(topic, body, st.limits);
-  if (!msg) return;
-  const auto* nodes = array_of(msg.value().fields, "nodes");
-  if (nodes == nullptr) return;
-  std::vector<core::liveness_transition> changes;
-  for (const auto& v : *nodes) {
-    const auto* m = v.as_map();
-    if (m == nullptr) continue;
-    const auto name = str_of(*m, "node");
-    if (name.empty() || st.liveness->known(core::machine_id{name})) continue;
-    node_info n;
-    n.memory_mb = uint_of(*m, "memory_mb");
-    n.where = st.placement->place(name, "");
-    st.nodes[name] = n;
-    if (n.memory_mb > 0) send_update(self, name, n);
-    if (auto t = st.liveness->heartbeat(core::machine_id{name}, wall_clock_ms())) changes.push_back(*t);
+  for (const auto& r : msg.nodes) {
+    const core::machine_id id{r.node};
+    if (r.node.empty() || st.liveness->known(id)) continue;
+    auto& n = st.nodes[r.node];
+    n.entry.memory_mb = r.memory_mb;
+    n.where = st.placement->place(r.node, "");
+    if (r.memory_mb > 0) queue_update(self, r.node, n);
+    st.liveness->heartbeat(id, wall_clock_ms());
+    refresh_entry(self, r.node, n, true);
   }
-  if (!changes.empty()) send_node_state(self, changes);
+}
+
+void on_tick(intake_actor* self) {
+  auto& st = self->state;
+  for (const auto& t : st.liveness->tick(wall_clock_ms())) {
+    const auto kind = t.to == core::node_status::down      ? messages::event_kinds::node_down
+                      : t.to == core::node_status::missing ? messages::event_kinds::node_missing
+                                                           : messages::event_kinds::node_up;
+    spdlog::info("node {} {} ({} missed)", t.node.str(), core::to_string(t.to), t.missed);
+    publish_event(self, messages::rm_event{std::string{kind}, {{"node", t.node.str()}}});
+  }
+  if (st.refused_nodes > 0) {
+    spdlog::warn("{} heartbeats from new node names refused: the intake keeps at most {} nodes ([limits] max_nodes)",
+                 st.refused_nodes, st.env.cfg->runtime.limits.max_nodes);
+    publish_event(self, messages::rm_event{std::string{messages::event_kinds::limit},
+                                           {{"what", "max_nodes"},
+                                            {"limit", std::to_string(st.env.cfg->runtime.limits.max_nodes)},
+                                            {"refused", std::to_string(st.refused_nodes)},
+                                            {"node", st.refused_example}}});
+    st.refused_nodes = 0;
+  }
+  // Missed counts move for silent nodes only; refresh_entry marks exactly those (and the transitions).
+  for (auto& [name, n] : st.nodes) refresh_entry(self, name, n);
+  flush_changes(self);
+}
+
+void on_sync_request(intake_actor* self, const messages::node_sync_request& req) {
+  auto& st = self->state;
+  flush_changes(self);  // the snapshot then covers every batch sent so far
+  messages::node_snapshot snap;
+  snap.seq = st.batch_seq;
+  snap.nodes.reserve(st.nodes.size());
+  for (const auto& [name, n] : st.nodes) snap.nodes.push_back(n.entry);
+  std::sort(snap.nodes.begin(), snap.nodes.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+  spdlog::info("node table snapshot for {}: {} nodes as of batch {}", req.reader, snap.nodes.size(), snap.seq);
+  route(self, st.env.router, st.stamper, std::string{topics::node_snapshot}, std::move(snap));
 }
 
 caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
@@ -163,34 +267,31 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
   const auto interval = std::chrono::milliseconds(env.cfg->runtime.heartbeat_interval_ms);
   self->delayed_send(self, interval, atoms::tick::value);
   return {
-      [self](atoms::deliver, const std::string& topic, const std::string& body) {
-        if (topic == topics::recovered) on_recovered(self, topic, body);
-        else on_heartbeat(self, topic, body);
+      [self](atoms::deliver, const std::string& topic, const std::string& body) { on_heartbeat(self, topic, body); },
+      [self](atoms::deliver, const messages::routed_message& m) {
+        if (const auto* r = m.as<messages::recovered_nodes>()) on_recovered(self, *r);
+        else if (const auto* s = m.as<messages::node_sync_request>()) on_sync_request(self, *s);
+      },
+      [self](flush) {
+        self->state.flush_scheduled = false;
+        flush_changes(self);
       },
       [self](atoms::tick) {
-        auto& st = self->state;
-        auto changes = st.liveness->tick(wall_clock_ms());
-        for (const auto& t : changes) {
-          const auto kind = t.to == core::node_status::down      ? messages::event_kinds::node_down
-                            : t.to == core::node_status::missing ? messages::event_kinds::node_missing
-                                                                 : messages::event_kinds::node_up;
-          spdlog::info("node {} {} ({} missed)", t.node.str(), core::to_string(t.to), t.missed);
-          publish_event(self, kind, t.node.str());
-        }
-        // Every tick: the missed counters moved even without a transition.
-        send_node_state(self, changes);
-        self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.heartbeat_interval_ms),
+        on_tick(self);
+        self->delayed_send(self, std::chrono::milliseconds(self->state.env.cfg->runtime.heartbeat_interval_ms),
                            atoms::tick::value);
       },
       [self](atoms::reset, config_ptr cfg) {
-        // Reconfiguration: place every node again and re-announce the live ones to their (new) pools.
+        // Reconfiguration: place every node again and re-announce the live ones to their (fresh) pools.
         configure(self, std::move(cfg));
         auto& st = self->state;
         for (auto& [name, n] : st.nodes) {
           n.where = st.placement->place(name, n.ip);
-          if (st.liveness->status(core::machine_id{name}) != core::node_status::down) send_update(self, name, n);
+          if (st.liveness->status(core::machine_id{name}) != core::node_status::down && n.entry.memory_mb > 0)
+            queue_update(self, name, n);
+          refresh_entry(self, name, n);
         }
-        send_node_state(self, {});
+        flush_changes(self);
       },
   };
 }
@@ -199,7 +300,8 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
 
 caf::actor spawn_heartbeat_intake(caf::actor_system& sys, actor_env env) {
   auto router = env.router;
-  const std::vector<std::string> subscriptions{std::string{messages::topics::heartbeat}, std::string{topics::recovered}};
+  const std::vector<std::string> subscriptions{std::string{messages::topics::heartbeat}, std::string{topics::recovered},
+                                               std::string{topics::node_sync}};
   auto self = sys.spawn(heartbeat_intake, std::move(env));
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).

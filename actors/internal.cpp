@@ -1,38 +1,10 @@
 #include "actors/internal.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
-#include "messages/workmap.hpp"
-
 namespace rmbus::actors {
-
-std::string node_topic(std::string_view pool) { return std::string{topics::node_prefix} + std::string{pool}; }
-std::string work_topic(std::string_view pool) { return std::string{topics::work_prefix} + std::string{pool}; }
-std::string query_topic(std::string_view pool) { return std::string{topics::query_prefix} + std::string{pool}; }
-
-std::string encode_internal(const messages::envelope& env, value::map fields) {
-  fields["v"] = value{static_cast<std::uint64_t>(env.v)};
-  fields["seq"] = value{env.seq};
-  fields["ts_ms"] = value{env.ts_ms};
-  fields["src"] = value{env.src};
-  return messages::encode_value(value{std::move(fields)});
-}
-
-messages::result<internal_message> decode_internal(std::string_view topic, std::string_view body,
-                                                   const messages::decode_limits& limits) {
-  auto env = messages::decode_envelope(topic, body, limits);
-  if (!env) return env.error();
-  auto tree = messages::decode_value(topic, body, limits);
-  if (!tree) return tree.error();
-  auto* m = tree.value().as_map();
-  if (m == nullptr) return messages::decode_error{std::string{topic}, {}, "body is not a map"};
-  internal_message out;
-  out.env = std::move(env.value());
-  for (const char* k : {"v", "seq", "ts_ms", "src"}) m->erase(std::string{k});
-  out.fields = std::move(*m);
-  return out;
-}
 
 messages::envelope envelope_stamper::next(std::string_view topic) {
   auto it = seq_.find(topic);
@@ -47,37 +19,6 @@ messages::envelope envelope_stamper::next(std::string_view topic) {
 std::int64_t wall_clock_ms() {
   using namespace std::chrono;
   return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-}
-
-std::string str_of(const value::map& m, std::string_view key) {
-  auto it = m.find(key);
-  if (it == m.end()) return {};
-  if (const auto* s = it->second.as_string()) return *s;
-  return {};
-}
-
-std::uint64_t uint_of(const value::map& m, std::string_view key) {
-  auto it = m.find(key);
-  if (it == m.end()) return 0;
-  if (const auto* u = it->second.as_uint()) return *u;
-  return 0;
-}
-
-bool bool_of(const value::map& m, std::string_view key) {
-  auto it = m.find(key);
-  if (it == m.end()) return false;
-  if (const auto* b = it->second.as_bool()) return *b;
-  return false;
-}
-
-const value::array* array_of(const value::map& m, std::string_view key) {
-  auto it = m.find(key);
-  return it == m.end() ? nullptr : it->second.as_array();
-}
-
-const value::map* map_of(const value::map& m, std::string_view key) {
-  auto it = m.find(key);
-  return it == m.end() ? nullptr : it->second.as_map();
 }
 
 // ---- wire <-> core --------------------------------------------------------------------------------
@@ -152,81 +93,37 @@ core::work_item to_core(const messages::work_item& w) {
   return c;
 }
 
-value to_value(const messages::work_item& w) {
-  // The work item codec of messages/ is the one definition of the item's map; reuse it rather than
-  // writing a second, drifting one.
-  auto v = messages::decode_value("rm.internal", messages::encode_work_item(w));
-  return v ? std::move(v.value()) : value{};
-}
-
-messages::result<messages::work_item> work_item_of(std::string_view topic, const value& v) {
-  return messages::decode_work_item(topic, messages::encode_value(v));
-}
-
-value to_value(const core::job_plan& p) {
-  value::map m;
-  m["id"] = value{p.id.str()};
-  m["status"] = value{core::to_string(p.status)};
-  m["reason"] = value{p.reason_text};
-  m["memory_mb"] = value{p.memory_mb_per_process};
-  m["given"] = value{static_cast<std::int64_t>(p.given)};
-  m["order"] = value{static_cast<std::int64_t>(p.order)};
-  m["user"] = value{p.user.str()};
-  m["class"] = value{p.class_name};
-  m["demand"] = value{p.demand};
-  m["fair_share"] = value{p.fair_share};
-  value::array shares;
-  for (const auto& s : p.shares) {
-    value::map sm;
-    sm["id"] = value{s.id.str()};
-    sm["node"] = value{s.node.str()};
-    sm["quanta"] = value{static_cast<std::int64_t>(s.quanta)};
-    sm["status"] = value{core::to_string(s.status)};
-    shares.emplace_back(std::move(sm));
-  }
-  m["shares"] = value{std::move(shares)};
-  return value{std::move(m)};
-}
-
-messages::job_schedule job_schedule_of(const value& v) {
+messages::job_schedule to_schedule(const core::job_plan& p) {
   messages::job_schedule j;
-  const auto* m = v.as_map();
-  if (m == nullptr) return j;
-  j.id = str_of(*m, "id");
-  j.status = messages::parse_job_status(str_of(*m, "status")).value_or(messages::job_status::pending);
-  j.reason = str_of(*m, "reason");
-  j.memory_mb = uint_of(*m, "memory_mb");
-  j.user = str_of(*m, "user");
-  j.class_name = str_of(*m, "class");
-  j.given = uint_of(*m, "given");
-  j.demand = uint_of(*m, "demand");
-  j.fair_share = uint_of(*m, "fair_share");
-  if (const auto* shares = array_of(*m, "shares")) {
-    for (const auto& s : *shares) {
-      const auto* sm = s.as_map();
-      if (sm == nullptr) continue;
-      messages::share_schedule sh;
-      sh.id = str_of(*sm, "id");
-      sh.node = str_of(*sm, "node");
-      sh.quanta = uint_of(*sm, "quanta");
-      sh.status = messages::parse_share_status(str_of(*sm, "status")).value_or(messages::share_status::running);
-      j.shares.push_back(std::move(sh));
-    }
+  j.id = p.id.str();
+  j.status = p.status == core::job_status::scheduled ? messages::job_status::scheduled
+             : p.status == core::job_status::refused ? messages::job_status::refused
+                                                     : messages::job_status::pending;
+  j.reason = p.reason_text;
+  j.memory_mb = p.memory_mb_per_process;
+  j.user = p.user.str();
+  j.class_name = p.class_name;
+  j.given = static_cast<std::uint64_t>(std::max(0, p.given));
+  j.demand = static_cast<std::uint64_t>(std::max<std::int64_t>(0, p.demand));
+  j.fair_share = static_cast<std::uint64_t>(std::max<std::int64_t>(0, p.fair_share));
+  j.shares.reserve(p.shares.size());
+  for (const auto& s : p.shares) {
+    messages::share_schedule sh;
+    sh.id = s.id.str();
+    sh.node = s.node.str();
+    sh.quanta = static_cast<std::uint64_t>(std::max(0, s.quanta));
+    sh.status = s.status == core::share_status::running   ? messages::share_status::running
+                : s.status == core::share_status::preempt ? messages::share_status::preempt
+                : s.status == core::share_status::evict   ? messages::share_status::evict
+                                                          : messages::share_status::new_;
+    j.shares.push_back(std::move(sh));
   }
   return j;
 }
 
-value to_value(const std::map<core::user_id, std::uint64_t>& mb) {
-  value::map m;
-  for (const auto& [u, n] : mb) m[u.str()] = value{n};
-  return value{std::move(m)};
-}
-
-std::map<std::string, std::uint64_t> user_mb_of(const value* v) {
+std::map<std::string, std::uint64_t> by_user_name(const std::map<core::user_id, std::uint64_t>& mb) {
   std::map<std::string, std::uint64_t> out;
-  if (v == nullptr || v->as_map() == nullptr) return out;
-  for (const auto& [u, n] : *v->as_map())
-    if (const auto* x = n.as_uint()) out[u] = *x;
+  for (const auto& [u, n] : mb) out.emplace_hint(out.end(), u.str(), n);
   return out;
 }
 

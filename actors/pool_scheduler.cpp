@@ -5,12 +5,14 @@
 // rm.internal.plan; admin queries (rm.internal.query.<pool>) become view/explain/whatif. Every pool has its
 // own actor, so the pools' cycles run concurrently on CAF's threads; the only thing spanning pools, the
 // per-user allotment, arrives pre-partitioned in the round input (see workmap_diff.cpp).
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/admin_values.hpp"
 #include "actors/detail/spawn.hpp"
 #include "core/nodepool_scheduler.hpp"
 
@@ -18,10 +20,22 @@ namespace rmbus::actors {
 
 namespace {
 
+// What the last plan said of one machine slot, to send only what changed.
+struct sent_machine {
+  bool sent = false;
+  messages::machine_status state = messages::machine_status::up;
+  bool quiesced = false;
+  std::uint64_t memory_mb = 0;
+  std::uint64_t quanta = 0;
+  std::uint64_t free_quanta = 0;
+};
+
 struct scheduler_state {
   actor_env env;
   std::string pool;
   std::optional<core::nodepool_scheduler> sched;
+  std::vector<sent_machine> last_sent;  // by machine slot
+  bool send_all_machines = true;        // the first plan, and the one after a node_sync_request
   envelope_stamper stamper{"scheduler"};
   static inline const char* name = "rmbus.pool_scheduler";
 };
@@ -44,67 +58,62 @@ std::string share_prefix(const config::rm_config& cfg, const std::string& pool) 
   return s + "-" + std::to_string(index);
 }
 
-void on_node(scheduler_actor* self, const value::map& m) {
+void on_node_ops(scheduler_actor* self, const messages::node_ops& msg) {
   auto& s = *self->state.sched;
-  const auto op = str_of(m, "op");
-  const core::machine_id node{str_of(m, "node")};
-  if (op == "update") {
-    s.update_machine({node, str_of(m, "ip"), uint_of(m, "memory_mb"), bool_of(m, "quiesced")});
-  } else if (op == "down") {
-    s.machine_down(node);
-  } else if (op == "vary_off") {
-    s.vary_off(node);
-  } else if (op == "vary_on") {
-    s.vary_on(node);
-  } else {
-    spdlog::warn("pool {}: unknown node operation '{}'", self->state.pool, op);
-  }
-}
-
-value machines_of(const core::pool_view& v) {
-  value::array out;
-  for (const auto& mv : v.machines) {
-    value::map m;
-    m["node"] = value{mv.name.str()};
-    m["nodepool"] = value{mv.nodepool};
-    m["state"] = value{core::to_string(mv.state)};
-    m["quiesced"] = value{mv.quiesced};
-    m["memory_mb"] = value{mv.memory_mb};
-    m["quanta"] = value{static_cast<std::int64_t>(mv.quanta)};
-    m["free_quanta"] = value{static_cast<std::int64_t>(mv.free_quanta)};
-    value::array shares;
-    for (const auto& h : mv.shares) {
-      value::map sm;
-      sm["job"] = value{h.job.str()};
-      sm["share"] = value{h.share.id.str()};
-      sm["quanta"] = value{static_cast<std::int64_t>(h.share.quanta)};
-      sm["status"] = value{core::to_string(h.share.status)};
-      shares.emplace_back(std::move(sm));
+  for (const auto& op : msg.ops) {
+    const core::machine_id node{op.node};
+    switch (op.op) {
+      case messages::node_op_kind::update: s.update_machine({node, op.ip, op.memory_mb, op.quiesced}); break;
+      case messages::node_op_kind::down: s.machine_down(node); break;
+      case messages::node_op_kind::vary_off: s.vary_off(node); break;
+      case messages::node_op_kind::vary_on: s.vary_on(node); break;
     }
-    m["shares"] = value{std::move(shares)};
-    out.emplace_back(std::move(m));
   }
-  return value{std::move(out)};
 }
 
-void on_work(scheduler_actor* self, const std::string& topic, const value::map& m) {
+messages::machine_status to_wire(core::machine_state s) {
+  switch (s) {
+    case core::machine_state::up: return messages::machine_status::up;
+    case core::machine_state::varied_off: return messages::machine_status::varied_off;
+    case core::machine_state::down: return messages::machine_status::down;
+    case core::machine_state::blacklisted: return messages::machine_status::blacklisted;
+  }
+  return messages::machine_status::up;
+}
+
+// The machines whose state, size or free quanta changed since the last plan (every machine when
+// `complete`), by name. A round touches few machines; looking at each one costs a few integer compares.
+std::vector<messages::machine_summary> changed_machines(scheduler_state& st, bool complete) {
+  const auto& s = *st.sched;
+  std::vector<messages::machine_summary> out;
+  if (st.last_sent.size() < s.machine_count()) st.last_sent.resize(s.machine_count());
+  for (std::size_t i = 0; i < s.machine_count(); ++i) {
+    const auto b = s.machine_at(i);
+    auto& last = st.last_sent[i];
+    const auto state = to_wire(b.state);
+    const auto quanta = static_cast<std::uint64_t>(b.quanta);
+    const auto free = static_cast<std::uint64_t>(b.free_quanta);
+    if (!complete && last.sent && last.state == state && last.quiesced == b.quiesced && last.memory_mb == b.memory_mb &&
+        last.quanta == quanta && last.free_quanta == free)
+      continue;
+    last = {true, state, b.quiesced, b.memory_mb, quanta, free};
+    out.push_back({b.name->str(), *b.nodepool, state, b.quiesced, b.memory_mb, quanta, free});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
+  return out;
+}
+
+void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   auto& st = self->state;
   core::work_map snapshot;
-  if (const auto* items = array_of(m, "work")) {
-    for (const auto& v : *items) {
-      auto w = work_item_of(topic, v);
-      if (!w) {
-        spdlog::warn("pool {}: dropped an internal work item: {}", st.pool, w.error().message());
-        continue;
-      }
-      auto item = to_core(w.value());
-      snapshot[item.id] = std::move(item);
-    }
+  for (const auto& w : slice.work) {
+    auto item = to_core(w);
+    auto id = item.id;
+    snapshot.emplace_hint(snapshot.end(), std::move(id), std::move(item));
   }
   core::round_input in;
-  in.now_ms = static_cast<std::int64_t>(uint_of(m, "now_ms"));
-  for (const auto& [u, mb] : user_mb_of(map_of(m, "other_np") ? &m.find("other_np")->second : nullptr))
-    in.other_pools_nonpreemptable_mb[core::user_id{u}] = mb;
+  in.now_ms = static_cast<std::int64_t>(slice.now_ms);
+  for (const auto& [u, mb] : slice.other_np_mb) in.other_pools_nonpreemptable_mb[core::user_id{u}] = mb;
 
   const auto t0 = std::chrono::steady_clock::now();
   st.sched->apply_work(snapshot);
@@ -112,28 +121,29 @@ void on_work(scheduler_actor* self, const std::string& topic, const value::map& 
   const auto total_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
 
-  value::map out;
-  out["cycle"] = value{uint_of(m, "cycle")};
-  out["pool"] = value{st.pool};
-  out["quantum_mb"] = value{plan.quantum_mb};
-  out["total_us"] = value{static_cast<std::uint64_t>(total_us)};
+  messages::pool_plan out;
+  out.cycle = slice.cycle;
+  out.pool = st.pool;
+  out.quantum_mb = plan.quantum_mb;
+  out.total_us = static_cast<std::uint64_t>(total_us);
   // DUCC computes job caps at the start of How Much, so rm.cycle's how_much_us covers both.
   const auto& t = st.sched->last_stage_timings();
-  out["how_much_us"] = value{t.caps_us + t.how_much_us};
-  out["what_of_us"] = value{t.what_of_us};
-  out["preempt_us"] = value{t.preempt_us};
-  out["defrag_us"] = value{t.defrag_us};
-  out["jobs_count"] = value{static_cast<std::int64_t>(plan.counts.jobs)};
-  out["nodes"] = value{static_cast<std::int64_t>(plan.counts.schedulable_nodes)};
-  out["given"] = value{static_cast<std::int64_t>(plan.counts.given)};
-  out["preempted"] = value{static_cast<std::int64_t>(plan.counts.preempted)};
-  out["evicted"] = value{static_cast<std::int64_t>(plan.counts.evicted)};
-  value::array jobs;
-  for (const auto& j : plan.jobs) jobs.push_back(to_value(j));
-  out["jobs"] = value{std::move(jobs)};
-  out["np"] = to_value(st.sched->nonpreemptable_mb_by_user());
-  out["machines"] = machines_of(st.sched->view());
-  route_internal(self, st.env.router, st.stamper, std::string{topics::plan}, std::move(out));
+  out.how_much_us = static_cast<std::uint64_t>(t.caps_us + t.how_much_us);
+  out.what_of_us = static_cast<std::uint64_t>(t.what_of_us);
+  out.preempt_us = static_cast<std::uint64_t>(t.preempt_us);
+  out.defrag_us = static_cast<std::uint64_t>(t.defrag_us);
+  out.jobs_count = static_cast<std::uint64_t>(plan.counts.jobs);
+  out.nodes = static_cast<std::uint64_t>(plan.counts.schedulable_nodes);
+  out.given = static_cast<std::uint64_t>(plan.counts.given);
+  out.preempted = static_cast<std::uint64_t>(plan.counts.preempted);
+  out.evicted = static_cast<std::uint64_t>(plan.counts.evicted);
+  out.jobs.reserve(plan.jobs.size());
+  for (const auto& j : plan.jobs) out.jobs.push_back(to_schedule(j));
+  out.np_mb = by_user_name(st.sched->nonpreemptable_mb_by_user());
+  out.machines_complete = st.send_all_machines;
+  out.machines = changed_machines(st, st.send_all_machines);
+  st.send_all_machines = false;
+  route(self, st.env.router, st.stamper, std::string{topics::plan}, std::move(out));
 }
 
 value by_order(const std::map<int, std::int64_t>& m) {
@@ -231,25 +241,20 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
         .count();
   });
   return {
-      [self](atoms::deliver, const std::string& topic, const std::string& body) {
+      [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
-        auto msg = decode_internal(topic, body, limits_of(*st.env.cfg));
-        if (!msg) {
-          spdlog::warn("pool {}: {}", st.pool, msg.error().message());
-          return;
-        }
-        const auto& f = msg.value().fields;
-        if (topic.rfind(topics::node_prefix, 0) == 0) {
-          on_node(self, f);
-        } else if (topic.rfind(topics::work_prefix, 0) == 0) {
-          on_work(self, topic, f);
-        } else if (topic.rfind(topics::query_prefix, 0) == 0) {
-          const auto* args = map_of(f, "args");
-          value::map out;
-          out["qid"] = value{uint_of(f, "qid")};
-          out["from"] = value{st.pool};
-          out["result"] = value{answer_query(self, str_of(f, "cmd"), args ? *args : value::map{})};
-          route_internal(self, st.env.router, st.stamper, std::string{topics::answer}, std::move(out));
+        if (const auto* ops = m.as<messages::node_ops>()) {
+          on_node_ops(self, *ops);
+        } else if (const auto* w = m.as<messages::work_slice>()) {
+          on_work(self, *w);
+        } else if (const auto* q = m.as<messages::admin_query>()) {
+          messages::admin_answer a;
+          a.qid = q->qid;
+          a.from = st.pool;
+          a.result = answer_query(self, q->cmd, q->args);
+          route(self, st.env.router, st.stamper, std::string{topics::answer}, std::move(a));
+        } else if (m.as<messages::node_sync_request>() != nullptr) {
+          st.send_all_machines = true;  // a reader of rm.nodes restarted: list every machine once
         }
       },
   };
@@ -259,7 +264,8 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
 
 caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool) {
   auto router = env.router;
-  const std::vector<std::string> subscriptions{node_topic(pool), work_topic(pool), query_topic(pool)};
+  const std::vector<std::string> subscriptions{topics::node_topic(pool), topics::work_topic(pool),
+                                               topics::query_topic(pool), std::string{topics::node_sync}};
   auto self = sys.spawn(pool_scheduler, std::move(env), std::move(pool));
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).

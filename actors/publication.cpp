@@ -1,14 +1,18 @@
 // Publication: gathers every pool's answer for a round and publishes rm.state, rm.cycle, rm.nodes, rm.events.
 //
-// A round (rm.internal.round from differencing) names the pools that must answer. When every one has
-// answered, or round_timeout has passed, the round is published at once, in one handler, so a shutdown never
-// leaves half a round on the bus. A pool that did not answer is reported (rm.events `round_timeout`) and its
-// last known plan is published in its place: rm.state is always the COMPLETE schedule, so a monitor joining
-// late is whole after one round. Events for shares that turned preempt or evict, and for newly refused work,
-// come from comparing each round with the previous one. rm.nodes merges the watchdog's view (intake: up,
-// missing, down, missed counts) with each pool's (quanta, free quanta, varied off, blacklisted); it is
-// published after every round and on every node state change. Finally rm.internal.done lets the next round
-// start.
+// A round (round_start from differencing) names the pools that must answer. When every one has answered,
+// or round_timeout has passed, the round is published at once, in one handler, so a shutdown never leaves
+// half a round on the bus. A pool that did not answer is reported (rm.events `round_timeout`) and its last
+// known plan is published in its place: rm.state is always the COMPLETE schedule, so a monitor joining late
+// is whole after one round. rm.state names the work map the round answers (workmap_seq, workmap_src).
+// Events for shares that turned preempt or evict, and for newly refused work, come from comparing each round
+// with the previous one.
+//
+// rm.nodes merges the intake's node table (a replica kept from numbered changes, actors/node_replica.hpp)
+// with each pool's machines (state, quanta, free quanta; each plan lists the machines that changed). It is
+// published with every round, and outside rounds when nodes changed, at most once per heartbeat interval,
+// so a cluster of thousands of nodes coming up costs a handful of rm.nodes, not one per node. Finally
+// round_done lets the next round start.
 #include <map>
 #include <set>
 
@@ -16,15 +20,14 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/detail/spawn.hpp"
-#include "messages/rm_cycle.hpp"
-#include "messages/rm_event.hpp"
-#include "messages/rm_nodes.hpp"
-#include "messages/rm_state.hpp"
+#include "actors/node_replica.hpp"
 #include "messages/topics.hpp"
 
 namespace rmbus::actors {
 
 namespace {
+
+using plan_ptr = std::shared_ptr<const messages::payload>;  // holding a pool_plan
 
 struct publication_state {
   actor_env env;
@@ -32,121 +35,165 @@ struct publication_state {
   std::uint64_t cycle = 0;
   bool published = true;
   std::set<std::string> expected;
-  std::map<std::string, value::map> answers;     // this round
-  std::map<std::string, value::map> last_plan;   // pool -> its last answer (any round)
-  value::array refused;                          // this round's refusals by differencing
-  value::array liveness;                         // intake's node table
+  std::map<std::string, plan_ptr> answers;    // this round
+  std::map<std::string, plan_ptr> last_plan;  // pool -> its last answer (any round)
+  std::vector<messages::refused_work> refused;  // this round's refusals by differencing
+  std::optional<std::uint64_t> workmap_seq;
+  std::optional<std::string> workmap_src;
+  node_replica liveness;  // the intake's node table
+  std::map<std::string, std::map<std::string, messages::machine_summary>> machines;  // pool -> node -> summary
   std::map<std::string, messages::share_status> share_status;  // last published, for events
   std::set<std::string> refused_jobs;
+  // rm.nodes outside rounds: at most once per heartbeat interval.
+  std::int64_t nodes_published_ms = 0;
+  bool nodes_pending = false;    // changes not yet published
+  bool nodes_timer_set = false;  // a delayed publication is scheduled
   static inline const char* name = "rmbus.publication";
 };
 
 using publication_actor = caf::stateful_actor<publication_state>;
 
+using nodes_due = caf::atom_constant<caf::atom("nodesdue")>;
+
+const messages::pool_plan& plan_of(const plan_ptr& p) { return std::get<messages::pool_plan>(*p); }
+
 template <class T>
-void publish(publication_actor* self, std::string_view topic, const T& msg) {
-  auto t = std::string{topic};
-  route(self, self->state.env.router, t, messages::encode(self->state.stamper.next(t), msg));
+void publish(publication_actor* self, std::string_view topic, T msg) {
+  route(self, self->state.env.router, self->state.stamper, std::string{topic}, std::move(msg));
+}
+
+messages::node_state node_state_of(const messages::machine_summary* m, const messages::node_entry* e) {
+  if (e != nullptr && e->state == messages::node_liveness::down) return messages::node_state::down;
+  if (e != nullptr && e->state == messages::node_liveness::missing) return messages::node_state::missing;
+  if (m == nullptr) return e != nullptr && e->quiesced ? messages::node_state::quiesced : messages::node_state::up;
+  switch (m->state) {
+    case messages::machine_status::varied_off: return messages::node_state::varied_off;
+    case messages::machine_status::blacklisted: return messages::node_state::blacklisted;
+    case messages::machine_status::down:
+      // The pool saw it down, the intake sees it back: back, the pool not told yet.
+      if (e != nullptr) return e->quiesced ? messages::node_state::quiesced : messages::node_state::up;
+      return messages::node_state::down;
+    case messages::machine_status::up: break;
+  }
+  return m->quiesced ? messages::node_state::quiesced : messages::node_state::up;
 }
 
 void publish_nodes(publication_actor* self) {
   auto& st = self->state;
+  st.nodes_pending = false;
+  st.nodes_published_ms = wall_clock_ms();
   std::map<std::string, messages::node_report> nodes;
-  for (const auto& [pool, plan] : st.last_plan) {
-    if (const auto* ms = array_of(plan, "machines")) {
-      for (const auto& mv : *ms) {
-        const auto* m = mv.as_map();
-        if (m == nullptr) continue;
-        auto& r = nodes[str_of(*m, "node")];
-        r.node = str_of(*m, "node");
-        r.pool = pool;
-        r.nodepool = str_of(*m, "nodepool");
-        const auto s = str_of(*m, "state");
-        r.state = s == "varied_off"    ? messages::node_state::varied_off
-                  : s == "blacklisted" ? messages::node_state::blacklisted
-                  : s == "down"        ? messages::node_state::down
-                  : bool_of(*m, "quiesced") ? messages::node_state::quiesced
-                                            : messages::node_state::up;
-        r.memory_mb = uint_of(*m, "memory_mb");
-        r.quanta = uint_of(*m, "quanta");
-        r.free_quanta = uint_of(*m, "free_quanta");
-      }
+  for (const auto& [pool, ms] : st.machines) {
+    for (const auto& [name, m] : ms) {
+      auto& r = nodes[name];
+      r.node = name;
+      r.pool = pool;
+      r.nodepool = m.nodepool;
+      r.memory_mb = m.memory_mb;
+      r.quanta = m.quanta;
+      r.free_quanta = m.free_quanta;
+      r.state = node_state_of(&m, st.liveness.find(name));
     }
   }
-  for (const auto& nv : st.liveness) {
-    const auto* m = nv.as_map();
-    if (m == nullptr) continue;
-    auto& r = nodes[str_of(*m, "node")];
-    r.node = str_of(*m, "node");
-    if (r.pool.empty()) r.pool = str_of(*m, "pool");
-    if (r.nodepool.empty()) r.nodepool = str_of(*m, "nodepool");
-    if (r.memory_mb == 0) r.memory_mb = uint_of(*m, "memory_mb");
-    r.missed = uint_of(*m, "missed");
-    const auto live = str_of(*m, "state");
-    if (live == "down") r.state = messages::node_state::down;
-    else if (live == "missing") r.state = messages::node_state::missing;
-    else if (r.state == messages::node_state::down) r.state = messages::node_state::up;  // back, pool not told yet
+  for (const auto& [name, e] : st.liveness.nodes()) {
+    auto [it, fresh] = nodes.try_emplace(name);
+    auto& r = it->second;
+    r.missed = e.missed;
+    if (!fresh) continue;
+    // Not in a pool's plan yet: what the intake knows, its quanta from the first heartbeat on.
+    r.node = name;
+    r.pool = e.pool;
+    r.nodepool = e.nodepool;
+    r.memory_mb = e.memory_mb;
+    r.quanta = e.quanta;
+    r.free_quanta = 0;  // unknown until its pool's plan says: never promise memory that may be held
+    r.state = node_state_of(nullptr, &e);
   }
   messages::rm_nodes out;
+  out.nodes.reserve(nodes.size());
   for (auto& [name, r] : nodes) out.nodes.push_back(std::move(r));
-  publish(self, messages::topics::rm_nodes, out);
+  publish(self, messages::topics::rm_nodes, std::move(out));
+}
+
+// Node changes outside a round: published now when the last rm.nodes is a heartbeat interval old, else
+// once when it will be.
+void nodes_changed(publication_actor* self) {
+  auto& st = self->state;
+  st.nodes_pending = true;
+  if (st.nodes_timer_set) return;
+  const auto interval = st.env.cfg->runtime.heartbeat_interval_ms;
+  const auto wait = st.nodes_published_ms + interval - wall_clock_ms();
+  if (wait <= 0) {
+    publish_nodes(self);
+    return;
+  }
+  st.nodes_timer_set = true;
+  self->delayed_send(self, std::chrono::milliseconds(wait), nodes_due::value);
 }
 
 // Every job of the round: each pool's answer (or, for a pool that did not answer, its last known plan) plus
 // the refusals made by differencing. Sorted by job id.
-std::map<std::string, messages::job_schedule> jobs_of_round(const publication_state& st) {
-  std::map<std::string, messages::job_schedule> jobs;
-  for (const auto& [pool, plan] : st.last_plan) {
+std::vector<messages::job_schedule> jobs_of_round(const publication_state& st) {
+  std::vector<const messages::pool_plan*> plans;
+  std::size_t n = st.refused.size();
+  for (const auto& [pool, p] : st.last_plan) {
     if (!st.expected.count(pool)) continue;  // a pool removed by reconfiguration
-    if (const auto* js = array_of(plan, "jobs"))
-      for (const auto& j : *js) {
-        auto s = job_schedule_of(j);
-        jobs[s.id] = std::move(s);
-      }
+    plans.push_back(&plan_of(p));
+    n += plans.back()->jobs.size();
   }
+  std::vector<messages::job_schedule> jobs;
+  jobs.reserve(n);
+  for (const auto* p : plans) jobs.insert(jobs.end(), p->jobs.begin(), p->jobs.end());
   for (const auto& r : st.refused) {
-    const auto* m = r.as_map();
-    if (m == nullptr) continue;
     messages::job_schedule s;
-    s.id = str_of(*m, "id");
+    s.id = r.id;
     s.status = messages::job_status::refused;
-    s.reason = str_of(*m, "reason");
-    s.user = str_of(*m, "user");
-    jobs[s.id] = std::move(s);
+    s.reason = r.reason;
+    s.user = r.user;
+    jobs.push_back(std::move(s));
   }
-  return jobs;
+  // Each pool's jobs come sorted by id already; one sort of the whole keeps rm.state in id order, and a job
+  // id in two places (a refusal and a pool) keeps the later one, as the map this replaces did.
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  std::vector<messages::job_schedule> unique;
+  unique.reserve(jobs.size());
+  for (auto& j : jobs) {
+    if (!unique.empty() && unique.back().id == j.id) unique.back() = std::move(j);
+    else unique.push_back(std::move(j));
+  }
+  return unique;
 }
 
 // Events for what changed since the last published round: shares newly marked preempt or evict (with why:
-// the core evicts on node down, vary-off and blacklisting, which the node's state in the answers tells), and
+// the core evicts on node down, vary-off and blacklisting, which the node's state in the plans tells), and
 // work newly refused. Updates the remembered statuses.
 std::vector<messages::rm_event> changes_since_last_round(publication_state& st,
-                                                         const std::map<std::string, messages::job_schedule>& jobs) {
-  std::map<std::string, std::string> node_state;
-  for (const auto& [pool, plan] : st.last_plan)
-    if (const auto* ms = array_of(plan, "machines"))
-      for (const auto& mv : *ms)
-        if (const auto* m = mv.as_map()) node_state[str_of(*m, "node")] = str_of(*m, "state");
+                                                         const std::vector<messages::job_schedule>& jobs) {
   auto evict_reason = [&](const std::string& node) -> std::string {
-    const auto s = node_state[node];
-    return s == "varied_off" ? "node varied off" : s == "blacklisted" ? "blacklisted after reconfiguration" : "node down";
+    for (const auto& [pool, ms] : st.machines) {
+      auto it = ms.find(node);
+      if (it == ms.end()) continue;
+      if (it->second.state == messages::machine_status::varied_off) return "node varied off";
+      if (it->second.state == messages::machine_status::blacklisted) return "blacklisted after reconfiguration";
+    }
+    return "node down";
   };
   std::vector<messages::rm_event> events;
   std::map<std::string, messages::share_status> statuses;
   std::set<std::string> refused_now;
-  for (const auto& [id, j] : jobs) {
+  for (const auto& j : jobs) {
     if (j.status == messages::job_status::refused) {
-      refused_now.insert(id);
-      if (!st.refused_jobs.count(id)) events.push_back({"refused", {{"job", id}, {"reason", j.reason}}});
+      refused_now.insert(j.id);
+      if (!st.refused_jobs.count(j.id)) events.push_back({"refused", {{"job", j.id}, {"reason", j.reason}}});
     }
     for (const auto& s : j.shares) {
-      statuses[s.id] = s.status;
+      statuses.emplace_hint(statuses.end(), s.id, s.status);
       if (s.status != messages::share_status::preempt && s.status != messages::share_status::evict) continue;
       auto before = st.share_status.find(s.id);
       if (before != st.share_status.end() && before->second == s.status) continue;
       const bool pre = s.status == messages::share_status::preempt;
       events.push_back({pre ? "preempt" : "evict",
-                        {{"job", id}, {"share", s.id}, {"node", s.node}, {"reason", pre ? "fair share" : evict_reason(s.node)}}});
+                        {{"job", j.id}, {"share", s.id}, {"node", s.node}, {"reason", pre ? "fair share" : evict_reason(s.node)}}});
     }
   }
   st.share_status = std::move(statuses);
@@ -156,22 +203,31 @@ std::vector<messages::rm_event> changes_since_last_round(publication_state& st,
 
 void publish_cycles(publication_actor* self) {
   auto& st = self->state;
-  for (const auto& [pool, plan] : st.answers) {
+  for (const auto& [pool, p] : st.answers) {
+    const auto& plan = plan_of(p);
     messages::rm_cycle c;
     c.pool = pool;
     c.cycle = st.cycle;
-    c.jobs = uint_of(plan, "jobs_count");
-    c.nodes = uint_of(plan, "nodes");
-    c.given = uint_of(plan, "given");
-    c.preempted = uint_of(plan, "preempted");
-    c.evicted = uint_of(plan, "evicted");
-    c.how_much_us = uint_of(plan, "how_much_us");
-    c.what_of_us = uint_of(plan, "what_of_us");
-    c.preempt_us = uint_of(plan, "preempt_us");
-    c.defrag_us = uint_of(plan, "defrag_us");
-    c.total_us = uint_of(plan, "total_us");  // apply_work + schedule, measured by the pool's actor
-    publish(self, messages::topics::rm_cycle, c);
+    c.jobs = plan.jobs_count;
+    c.nodes = plan.nodes;
+    c.given = plan.given;
+    c.preempted = plan.preempted;
+    c.evicted = plan.evicted;
+    c.how_much_us = plan.how_much_us;
+    c.what_of_us = plan.what_of_us;
+    c.preempt_us = plan.preempt_us;
+    c.defrag_us = plan.defrag_us;
+    c.total_us = plan.total_us;  // apply_work + schedule, measured by the pool's actor
+    publish(self, messages::topics::rm_cycle, std::move(c));
   }
+}
+
+// A pool's plan lists the machines that changed (or all of them): the table of that pool is brought up to
+// date with it.
+void take_machines(publication_state& st, const messages::pool_plan& plan) {
+  auto& table = st.machines[plan.pool];
+  if (plan.machines_complete) table.clear();
+  for (const auto& m : plan.machines) table[m.node] = m;
 }
 
 // Publishes the whole round in this one handler, so a shutdown never leaves half of it on the bus.
@@ -187,60 +243,83 @@ void publish_round(publication_actor* self) {
   }
   for (auto& [pool, plan] : st.answers) st.last_plan[pool] = plan;
   auto jobs = jobs_of_round(st);
-  const auto events = changes_since_last_round(st, jobs);
+  auto events = changes_since_last_round(st, jobs);
   messages::rm_state state;
   state.cycle = st.cycle;
-  for (auto& [id, j] : jobs) state.jobs.push_back(std::move(j));
-  publish(self, messages::topics::rm_state, state);
+  state.jobs = std::move(jobs);
+  state.workmap_seq = st.workmap_seq;
+  state.workmap_src = st.workmap_src;
+  publish(self, messages::topics::rm_state, std::move(state));
   publish_cycles(self);
   publish_nodes(self);
-  for (const auto& e : events) publish(self, messages::topics::rm_events, e);
-  value::map done;
-  done["cycle"] = value{st.cycle};
-  route_internal(self, st.env.router, st.stamper, std::string{topics::done}, std::move(done));
+  for (auto& e : events) publish(self, messages::topics::rm_events, std::move(e));
+  publish(self, topics::done, messages::round_done{st.cycle});
+}
+
+void on_round(publication_actor* self, const messages::round_start& r) {
+  auto& st = self->state;
+  publish_round(self);  // a previous round still open: publish what it has
+  st.cycle = r.cycle;
+  st.published = false;
+  st.answers.clear();
+  st.expected = std::set<std::string>(r.pools.begin(), r.pools.end());
+  st.refused = r.refused;
+  st.workmap_seq = r.workmap_seq > 0 ? std::optional<std::uint64_t>{r.workmap_seq} : std::nullopt;
+  st.workmap_src = r.workmap_src.empty() ? std::nullopt : std::optional<std::string>{r.workmap_src};
+  self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.round_timeout_ms), atoms::timeout::value,
+                     st.cycle);
+  if (st.expected.empty()) publish_round(self);
+}
+
+void on_plan(publication_actor* self, const messages::routed_message& m) {
+  auto& st = self->state;
+  const auto& plan = *m.as<messages::pool_plan>();
+  take_machines(st, plan);
+  if (plan.cycle == st.cycle && !st.published) {
+    st.answers[plan.pool] = m.body;
+    if (st.answers.size() >= st.expected.size()) publish_round(self);
+  } else {
+    st.last_plan[plan.pool] = m.body;  // late answer: newer than what we kept
+  }
+}
+
+void ask_snapshot(publication_actor* self) {
+  auto& st = self->state;
+  publish(self, topics::node_sync, messages::node_sync_request{st.stamper.src()});
 }
 
 caf::behavior publication(publication_actor* self, actor_env env) {
   self->state.env = env;
   self->state.stamper = envelope_stamper{env.src("publisher")};
   return {
-      [self](atoms::deliver, const std::string& topic, const std::string& body) {
+      [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
-        auto msg = decode_internal(topic, body, limits_of(*st.env.cfg));
-        if (!msg) {
-          spdlog::warn("publication: {}", msg.error().message());
+        std::vector<liveness_change> changes;
+        auto outcome = node_replica::outcome::applied;
+        if (const auto* r = m.as<messages::round_start>()) {
+          on_round(self, *r);
           return;
         }
-        auto& f = msg.value().fields;
-        if (topic == topics::round) {
-          publish_round(self);  // a previous round still open: publish what it has
-          st.cycle = uint_of(f, "cycle");
-          st.published = false;
-          st.answers.clear();
-          st.expected.clear();
-          if (const auto* pools = array_of(f, "pools"))
-            for (const auto& p : *pools)
-              if (const auto* s = p.as_string()) st.expected.insert(*s);
-          st.refused = array_of(f, "refused") ? *array_of(f, "refused") : value::array{};
-          self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.round_timeout_ms),
-                             atoms::timeout::value, st.cycle);
-          if (st.expected.empty()) publish_round(self);
-        } else if (topic == topics::plan) {
-          const auto pool = str_of(f, "pool");
-          if (uint_of(f, "cycle") == st.cycle && !st.published) {
-            st.answers[pool] = std::move(f);
-            if (st.answers.size() >= st.expected.size()) publish_round(self);
-          } else {
-            st.last_plan[pool] = std::move(f);  // late answer: newer than what we kept
-          }
-        } else if (topic == topics::node_state) {
-          st.liveness = array_of(f, "nodes") ? *array_of(f, "nodes") : value::array{};
-          const auto* changes = array_of(f, "changes");
-          if (changes != nullptr && !changes->empty()) publish_nodes(self);
+        if (m.as<messages::pool_plan>() != nullptr) {
+          on_plan(self, m);
+          return;
         }
+        if (const auto* c = m.as<messages::node_changes>()) {
+          outcome = st.liveness.apply(m.env.src, *c, changes);
+          if (!c->changed.empty() && st.liveness.in_step()) nodes_changed(self);
+        } else if (const auto* s = m.as<messages::node_snapshot>()) {
+          outcome = st.liveness.apply(m.env.src, *s, changes);
+          nodes_changed(self);
+        }
+        if (outcome == node_replica::outcome::need_snapshot) ask_snapshot(self);
       },
       [self](atoms::timeout, std::uint64_t cycle) {
         if (cycle == self->state.cycle) publish_round(self);
+      },
+      [self](nodes_due) {
+        auto& st = self->state;
+        st.nodes_timer_set = false;
+        if (st.nodes_pending) publish_nodes(self);
       },
       [self](atoms::reset, config_ptr cfg) { self->state.env.cfg = std::move(cfg); },
   };
@@ -250,7 +329,8 @@ caf::behavior publication(publication_actor* self, actor_env env) {
 
 caf::actor spawn_publication(caf::actor_system& sys, actor_env env) {
   auto router = env.router;
-  const std::vector<std::string> subscriptions{std::string{topics::round}, std::string{topics::plan}, std::string{topics::node_state}};
+  const std::vector<std::string> subscriptions{std::string{topics::round}, std::string{topics::plan},
+                                               std::string{topics::node_changes}, std::string{topics::node_snapshot}};
   auto self = sys.spawn(publication, std::move(env));
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).

@@ -80,7 +80,6 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
 
 rm_metrics_settings rm_metrics_settings_of(const config::rm_config& cfg) {
   rm_metrics_settings s;
-  s.heartbeat_interval_ms = cfg.runtime.heartbeat_interval_ms;
   const auto& pools = cfg.scheduling.nodepools;
   auto top_level_of = [&](std::string name) {
     for (std::size_t hops = 0; hops <= pools.size(); ++hops) {  // bounded: the configuration has no cycles
@@ -172,31 +171,25 @@ void rm_metrics::on_event(const messages::rm_event& e) {
   else if (e.kind == messages::event_kinds::bad_message) f_->bus_bad_messages.inc({"body"});
 }
 
-void rm_metrics::on_heartbeat(const std::string& node, std::int64_t now_ms) {
-  f_->heartbeats_received.inc();
-  auto it = last_heartbeat_ms_.find(node);
-  if (it == last_heartbeat_ms_.end()) {
-    if (last_heartbeat_ms_.size() < settings_.max_tracked_nodes) last_heartbeat_ms_.emplace(node, now_ms);
-    return;
-  }
-  // Late: more than 1.5 intervals since the previous one (compared in integers: 2 x gap > 3 x interval).
-  if (2 * (now_ms - it->second) > 3 * settings_.heartbeat_interval_ms) f_->heartbeats_late.inc();
-  it->second = now_ms;
-}
-
-void rm_metrics::on_watchdog(const std::vector<std::pair<std::string, std::uint64_t>>& counters) {
-  std::map<std::string, std::uint64_t> now;
+void rm_metrics::on_node_changes(const messages::node_changes& batch) {
+  if (batch.heartbeats > 0) f_->heartbeats_received.inc({}, double(batch.heartbeats));
+  if (batch.late_heartbeats > 0) f_->heartbeats_late.inc({}, double(batch.late_heartbeats));
   std::uint64_t newly_missed = 0;
-  for (const auto& [node, counter] : counters) {
-    if (now.size() >= settings_.max_tracked_nodes) break;
-    const std::uint64_t missed = counter > 1 ? counter - 1 : 0;  // the first tick is forgiven as jitter
-    auto before = missed_.find(node);
+  for (const auto& e : batch.changed) {
+    auto before = missed_.find(e.node);
+    // Beyond the bounded table a node is not judged: it cannot be told from one already counted.
+    if (before == missed_.end() && e.missed > 0 && missed_.size() >= settings_.max_tracked_nodes) continue;
     const std::uint64_t was = before == missed_.end() ? 0 : before->second;
-    // A lower number means a heartbeat reset the counter (or the watchdog restarted): nothing missed anew.
-    if (missed > was) newly_missed += missed - was;
-    now[node] = missed;
+    // A lower number means a heartbeat reset the count (or the intake restarted): nothing missed anew.
+    if (e.missed > was) newly_missed += e.missed - was;
+    if (e.missed == 0) {
+      if (before != missed_.end()) missed_.erase(before);
+    } else if (before != missed_.end()) {
+      before->second = e.missed;
+    } else {
+      missed_.emplace(e.node, e.missed);
+    }
   }
-  missed_ = std::move(now);
   if (newly_missed > 0) f_->heartbeats_missed.inc({}, double(newly_missed));
 }
 

@@ -9,17 +9,17 @@
 //    quanta of its first share when its class is unknown here;
 //  - round durations per pool and phase from rm.cycle;
 //  - preemptions and evictions by reason, and events by kind, from rm.events;
-//  - heartbeats received, and late: arriving more than 1.5 heartbeat intervals after the node's previous one
-//    (agents send once per interval, so a strict "more than one interval" would call half of a healthy
-//    cluster's heartbeats late through jitter alone);
-//  - heartbeats missed, from the watchdog counters of rm.internal.nodestate: a counter of c means c ticks
-//    without a heartbeat, the first of which the watchdog forgives as jitter (core/node_liveness.hpp), so a
-//    node has missed max(0, c - 1) heartbeats; every increase of that number is counted once;
+//  - heartbeats received, and late, as the heartbeat intake counted them in its node_changes batches (it
+//    decodes every heartbeat anyway; metrics never decode one again). Late: arriving more than 1.5 heartbeat
+//    intervals after the node's previous one (agents send once per interval, so a strict "more than one
+//    interval" would call half of a healthy cluster's heartbeats late through jitter alone);
+//  - heartbeats missed, from the nodes' `missed` (heartbeats missed in a row) in those batches: every
+//    increase of a node's number is counted once;
 //  - nodes by state from rm.nodes.
 // The metric names, types, labels and help texts are all in rm_metric_families (docs/metrics.md lists them).
 //
-// Untrusted input: node names and topics come off the bus, so the per-node tables are bounded
-// (max_tracked_nodes; nodes beyond it are counted but not judged late or missed) and the per-topic series
+// Untrusted input: node names and topics come off the bus, so the per-node table is bounded
+// (max_tracked_nodes; nodes beyond it are not judged missed) and the per-topic series
 // too (max_topics; the rest are summed under topic="(other)"). Label values are bounded by the registry.
 //
 // Thread-safety: rm_metrics belongs to one thread (the metrics actor), bus_metrics to another (the scrape,
@@ -36,6 +36,7 @@
 
 #include "bus/subscriber.hpp"
 #include "config/rm_config.hpp"
+#include "messages/internal/node_changes.hpp"
 #include "messages/rm_cycle.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_nodes.hpp"
@@ -73,7 +74,6 @@ struct rm_metric_families {
 };
 
 struct rm_metrics_settings {
-  std::int64_t heartbeat_interval_ms = 30000;
   std::map<std::string, std::uint64_t> quantum_mb_by_class;  // class -> quantum of its top-level nodepool
   std::size_t max_tracked_nodes = 65536;
 };
@@ -90,10 +90,8 @@ class rm_metrics {
   void on_cycle(const messages::rm_cycle& cycle);
   void on_nodes(const messages::rm_nodes& nodes);
   void on_event(const messages::rm_event& event);
-  // A heartbeat from `node` arrived at `now_ms` (a monotonic clock).
-  void on_heartbeat(const std::string& node, std::int64_t now_ms);
-  // The watchdog's counter of every node it knows (rm.internal.nodestate).
-  void on_watchdog(const std::vector<std::pair<std::string, std::uint64_t>>& counters);
+  // A batch of the intake's node changes (rm.internal.nodestate) published by this process.
+  void on_node_changes(const messages::node_changes& batch);
 
   // A job's order: memory_mb / quantum of its class's pool, else its first share's quanta, else 0.
   std::uint64_t order_of(const messages::job_schedule& job) const;
@@ -101,8 +99,7 @@ class rm_metrics {
  private:
   std::shared_ptr<const rm_metric_families> f_;
   rm_metrics_settings settings_;
-  std::map<std::string, std::int64_t> last_heartbeat_ms_;  // node -> arrival of its last heartbeat
-  std::map<std::string, std::uint64_t> missed_;            // node -> heartbeats missed as last reported
+  std::map<std::string, std::uint64_t> missed_;  // node -> heartbeats missed in a row, when not 0
 };
 
 class bus_metrics {

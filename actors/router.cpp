@@ -1,10 +1,15 @@
 // The router: how an actor reaches another without knowing where it runs.
 //
-// Actors send (route, topic, body) here. The router hands the bytes to every LOCAL actor subscribed to a
-// prefix of the topic, and, when the process runs only some roles (`split`), also publishes rm.internal.*
-// topics on the bus so the actors of other processes receive them. External topics (rm.state, rm.nodes,
-// rm.cycle, rm.events) always go to the bus. What arrives from the bus (inbound) is delivered locally,
-// except our own echoes: an internal message whose `src` starts with this process's instance name.
+// Actors send typed messages here (route, routed_message). The router hands the shared payload to every
+// LOCAL actor subscribed to a prefix of its topic (nothing is encoded), and passes it to the bus publisher
+// when the topic leaves the process: always for the RM's public outputs (rm.state, rm.nodes, rm.cycle,
+// rm.events), and for rm.internal.* topics when this process runs only some roles (`split`). The encoding
+// happens on the publisher's own thread, with the sender's envelope, so the router never pays for it.
+//
+// From the bus (inbound): an rm.internal.* message of another process is decoded once, straight into its
+// struct (messages::decode_payload, chosen by topic), and delivered like a local one; our own echoes (src
+// starting with this process's instance name) are dropped. Public inputs (agent.heartbeat,
+// orchestrator.workmap) are delivered as their bytes, which their one consumer decodes.
 #include <algorithm>
 #include <vector>
 
@@ -24,20 +29,69 @@ struct router_state {
   caf::actor outbound;
   std::string instance;
   bool split = false;
+  messages::decode_limits limits;
+  envelope_stamper stamper{"router"};
   static inline const char* name = "rmbus.router";
 };
 
-bool is_internal(const std::string& topic) { return topic.rfind(messages::topics::rm_internal_prefix, 0) == 0; }
+using router_actor = caf::stateful_actor<router_state>;
 
-void deliver_locally(caf::stateful_actor<router_state>* self, const std::string& topic, const std::string& body) {
+bool is_internal(std::string_view topic) { return topic.rfind(messages::topics::rm_internal_prefix, 0) == 0; }
+
+bool has_prefix(std::string_view topic, std::string_view prefix) { return topic.rfind(prefix, 0) == 0; }
+
+void deliver_locally(router_actor* self, const messages::routed_message& m) {
   for (const auto& [prefix, who] : self->state.subs)
-    if (topic.rfind(prefix, 0) == 0) self->send(who, atoms::deliver::value, topic, body);
+    if (has_prefix(m.topic, prefix)) self->send(who, atoms::deliver::value, m);
 }
 
-caf::behavior router(caf::stateful_actor<router_state>* self, caf::actor outbound, std::string instance, bool split) {
-  self->state.outbound = std::move(outbound);
-  self->state.instance = instance;
-  self->state.split = split;
+void to_bus(router_actor* self, const messages::routed_message& m) {
+  if (!self->state.outbound) return;
+  // The body was stamped by its sender (src "<instance>:<role>", per-topic seq): the publisher sends it as is.
+  self->send(self->state.outbound,
+             bus::outbound_message{m.topic, [env = m.env, body = m.body](const messages::envelope&) {
+                                     return messages::encode_payload(env, *body);
+                                   }});
+}
+
+void route(router_actor* self, const messages::routed_message& m) {
+  deliver_locally(self, m);
+  if (!is_internal(m.topic) || self->state.split) to_bus(self, m);
+}
+
+void on_inbound(router_actor* self, bus::bus_message& m) {
+  auto& st = self->state;
+  if (!is_internal(m.topic)) {
+    for (const auto& [prefix, who] : st.subs)
+      if (has_prefix(m.topic, prefix)) self->send(who, atoms::deliver::value, m.topic, m.body);
+    return;
+  }
+  if (m.env.src.rfind(st.instance + ":", 0) == 0) return;  // our own echo
+  if (m.topic == messages::internal_topics::flush) return;  // another process stopping: nothing to deliver
+  messages::envelope env;
+  auto p = messages::decode_payload(m.topic, m.body, st.limits, &env);
+  if (!p) {
+    // Another process of the RM sent what this one cannot read (another version, or damage on the way):
+    // reported like any bad message, never delivered half-read.
+    spdlog::warn("router: {}", p.error().message());
+    route(self, messages::routed_message{std::string{messages::topics::rm_events},
+                                         st.stamper.next(messages::topics::rm_events),
+                                         std::make_shared<const messages::payload>(
+                                             messages::make_bad_message_event(p.error()))});
+    return;
+  }
+  deliver_locally(self, messages::routed_message{std::move(m.topic), std::move(env),
+                                                 std::make_shared<const messages::payload>(std::move(p.value()))});
+}
+
+caf::behavior router(router_actor* self, caf::actor outbound, std::string instance, bool split,
+                     messages::decode_limits limits) {
+  auto& st = self->state;
+  st.outbound = std::move(outbound);
+  st.stamper = envelope_stamper{instance + ":router"};
+  st.instance = std::move(instance);
+  st.split = split;
+  st.limits = limits;
   self->set_down_handler([self](const caf::down_msg& dm) {
     auto& subs = self->state.subs;
     subs.erase(std::remove_if(subs.begin(), subs.end(), [&](const auto& s) { return s.second.address() == dm.source; }),
@@ -49,23 +103,12 @@ caf::behavior router(caf::stateful_actor<router_state>* self, caf::actor outboun
         self->monitor(who);
         self->state.subs.emplace_back(std::move(prefix), std::move(who));
       },
-      [self](atoms::route, std::string topic, std::string body) {
-        deliver_locally(self, topic, body);
-        const bool to_bus = !is_internal(topic) || self->state.split;
-        // The body is already encoded with its sender's own envelope (src "<instance>:<role>", per-topic
-        // seq): the bridge's publisher sends it as is.
-        if (to_bus && self->state.outbound)
-          self->send(self->state.outbound,
-                     bus::outbound_message{topic, [body](const messages::envelope&) { return body; }});
-      },
+      [self](atoms::route, const messages::routed_message& m) { route(self, m); },
       [self](bus::outbound_message& m) {
         // A ready-made outbound message (the runtime's flush marker at shutdown): in order with the rest.
         if (self->state.outbound) self->send(self->state.outbound, std::move(m));
       },
-      [self](bus::bus_message& m) {
-        if (is_internal(m.topic) && m.env.src.rfind(self->state.instance + ":", 0) == 0) return;  // our echo
-        deliver_locally(self, m.topic, m.body);
-      },
+      [self](bus::bus_message& m) { on_inbound(self, m); },
       [](const bus::bad_message& m) {
         // The bridge counts it and publishes the bad_message event itself; log it here.
         spdlog::warn("bad message on the bus: {}", m.error.message());
@@ -75,8 +118,9 @@ caf::behavior router(caf::stateful_actor<router_state>* self, caf::actor outboun
 
 }  // namespace
 
-caf::actor spawn_router(caf::actor_system& sys, caf::actor outbound, std::string instance, bool split) {
-  return sys.spawn(router, std::move(outbound), std::move(instance), split);
+caf::actor spawn_router(caf::actor_system& sys, caf::actor outbound, std::string instance, bool split,
+                        messages::decode_limits limits) {
+  return sys.spawn(router, std::move(outbound), std::move(instance), split, limits);
 }
 
 }  // namespace rmbus::actors

@@ -113,7 +113,7 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
   spawn_schedulers(self);
   self->send(env.router, atoms::subscribe::value, std::string{topics::reconfigure}, caf::actor_cast<caf::actor>(self));
   return {
-      [self](atoms::deliver, const std::string&, const std::string&) {
+      [self](atoms::deliver, const messages::routed_message&) {
         // rm.internal.reconfigure: reload our own copy, reset every local actor, start fresh schedulers
         // (they recover the running work from the next work map).
         auto& st = self->state;
@@ -139,7 +139,7 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
           spdlog::error("SIGHUP: configuration not reloaded: {}", e.what());
           return;
         }
-        route_internal(self, st.env.router, st.stamper, std::string{topics::reconfigure}, {});
+        route(self, st.env.router, st.stamper, std::string{topics::reconfigure}, messages::reconfigure_request{});
       },
       [self](atoms::stop) {
         auto& st = self->state;
@@ -260,7 +260,7 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.fwd->start();
   }
   const bool split = !m.opt.run.everything();
-  m.router = spawn_router(*m.sys, caf::actor{}, m.instance, split);
+  m.router = spawn_router(*m.sys, caf::actor{}, m.instance, split, limits_of(m.opt.cfg));
 
   bus::bridge_options bo;
   bo.publish.name = m.instance + ":bus";
@@ -330,8 +330,8 @@ void runtime::stop() {
     auto flushed = std::make_shared<std::promise<void>>();
     auto done = flushed->get_future();
     auto once = std::make_shared<std::atomic<bool>>(false);
-    const auto body = encode_internal(messages::envelope{1, 1, static_cast<std::uint64_t>(wall_clock_ms()), m.instance + ":flush"}, {});
-    caf::anon_send(m.router, bus::outbound_message{"rm.internal.flush", [flushed, once, body](const messages::envelope&) {
+    const auto body = messages::encode(messages::envelope{1, 1, static_cast<std::uint64_t>(wall_clock_ms()), m.instance + ":flush"});
+    caf::anon_send(m.router, bus::outbound_message{std::string{topics::flush}, [flushed, once, body](const messages::envelope&) {
                                                      if (!once->exchange(true)) flushed->set_value();
                                                      return body;
                                                    }});

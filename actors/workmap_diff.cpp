@@ -24,6 +24,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/allotment_partition.hpp"
+#include "actors/workmap_gate.hpp"
 #include "actors/detail/spawn.hpp"
 #include "config/node_placement.hpp"
 #include "core/nodepool_scheduler.hpp"
@@ -40,6 +41,7 @@ struct diff_state {
   envelope_stamper stamper{"diff"};
   messages::decode_limits limits;
   std::optional<config::node_placement> placement;
+  std::optional<workmap_gate> gate;
   std::vector<std::string> pools;                    // top-level pools, configuration order
   std::map<std::string, messages::work_item> last;   // last good version of every item
   std::optional<std::map<std::string, messages::work_item>> pending;  // newest map waiting for its round
@@ -49,6 +51,8 @@ struct diff_state {
   std::uint64_t cycle = 0;
   std::map<std::string, std::map<std::string, std::uint64_t>> held;  // pool -> user -> np MB (last answers)
   std::map<std::string, bool> wants_more;                            // job -> pending or short, last round
+  std::uint64_t pending_seq = 0;  // envelope seq and src of the map waiting for its round
+  std::string pending_src;
   static inline const char* name = "rmbus.workmap_diff";
 };
 
@@ -59,6 +63,8 @@ void configure(diff_actor* self, config_ptr cfg) {
   st.env.cfg = std::move(cfg);
   st.limits = limits_of(*st.env.cfg);
   st.placement.emplace(st.env.cfg->scheduling);
+  if (!st.gate)
+    st.gate.emplace(st.env.cfg->runtime.accept_any_orchestrator, 3 * st.env.cfg->runtime.orchestrator_publish_ms);
   st.pools.clear();
   for (const auto& p : st.env.cfg->scheduling.nodepools)
     if (p.parent.empty()) st.pools.push_back(p.name);
@@ -79,18 +85,50 @@ const core::resource_class* class_of(const core::scheduler_config& cfg, const me
   return nullptr;
 }
 
-void publish_event(diff_actor* self, const messages::rm_event& ev) {
-  auto t = std::string{messages::topics::rm_events};
-  route(self, self->state.env.router, t, messages::encode(self->state.stamper.next(t), ev));
+void publish_event(diff_actor* self, messages::rm_event ev) {
+  route(self, self->state.env.router, self->state.stamper, std::string{messages::topics::rm_events}, std::move(ev));
+}
+
+// Whether the map of envelope `env` is the one to act on (actors/workmap_gate.hpp has the rules); what is
+// not taken is logged and, but for a duplicate, reported as an event.
+bool take_map(diff_actor* self, const messages::envelope& env) {
+  auto& st = self->state;
+  const auto previous = st.gate->owner();
+  const auto last = st.gate->last_seq(env.src);
+  switch (st.gate->judge(env.src, env.seq, env.ts_ms, wall_clock_ms())) {
+    case workmap_gate::verdict::take: return true;
+    case workmap_gate::verdict::takeover:
+      if (!previous.empty()) {
+        spdlog::warn("work map: orchestrator {} takes over from {}, silent for 3 periods", env.src, previous);
+        publish_event(self, {"orchestrator_takeover", {{"src", env.src}, {"previous", previous}}});
+      }
+      return true;
+    case workmap_gate::verdict::duplicate:
+      spdlog::debug("work map {} from {} seen before: ignored", env.seq, env.src);
+      return false;
+    case workmap_gate::verdict::stale:
+      spdlog::warn("work map {} from {} is older than map {}: ignored", env.seq, env.src, last);
+      publish_event(self, {"workmap_ignored",
+                           {{"src", env.src}, {"seq", std::to_string(env.seq)}, {"reason", "older than map " + std::to_string(last)}}});
+      return false;
+    case workmap_gate::verdict::foreign:
+      spdlog::warn("work map from {} refused: {} owns the work map", env.src, previous);
+      publish_event(self, {"workmap_refused", {{"src", env.src}, {"owner", previous}}});
+      return false;
+  }
+  return false;
 }
 
 void start_round(diff_actor* self, const std::map<std::string, messages::work_item>& items) {
   auto& st = self->state;
   const auto& cfg = st.env.cfg->scheduling;
   ++st.cycle;
-  std::map<std::string, value::array> slices;
+  std::map<std::string, messages::work_slice> slices;
   for (const auto& p : st.pools) slices[p];
-  value::array refused;
+  messages::round_start round;
+  round.cycle = st.cycle;
+  round.workmap_seq = st.pending_seq;
+  round.workmap_src = st.pending_src;
   std::vector<waiting_np_work> waiting;
   for (const auto& [id, w] : items) {
     std::string pool;
@@ -104,39 +142,30 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
           break;
         }
     }
-    if (pool.empty() || !slices.count(pool)) {
+    auto slice = slices.find(pool);
+    if (pool.empty() || slice == slices.end()) {
       if (w.state == messages::work_state::completed) continue;
-      value::map r;
-      r["id"] = value{id};
-      r["user"] = value{w.user};
-      r["reason"] = value{w.class_name.empty() ? std::string{"No scheduling class defined and no default class configured."}
-                                               : "Cannot find class " + w.class_name + " for the work"};
-      refused.emplace_back(std::move(r));
+      round.refused.push_back({id, w.user,
+                               w.class_name.empty() ? std::string{"No scheduling class defined and no default class configured."}
+                                                    : "Cannot find class " + w.class_name + " for the work"});
       continue;
     }
     if (rc != nullptr && rc->policy != core::policy::fair_share && w.state != messages::work_state::completed) {
       auto it = st.wants_more.find(id);
       if (it == st.wants_more.end() || it->second) waiting.push_back({w.user, pool, static_cast<std::int64_t>(w.submitted_ms), id});
     }
-    slices[pool].push_back(to_value(w));
+    slice->second.work.push_back(w);
   }
   auto budgets = partition_allotments(cfg, st.pools, st.held, waiting);
-  const auto now = wall_clock_ms();
-  value::array pool_names;
-  for (auto& [pool, work] : slices) {
-    value::map m;
-    m["cycle"] = value{st.cycle};
-    m["now_ms"] = value{static_cast<std::uint64_t>(now)};
-    m["other_np"] = to_value(budgets[pool]);
-    m["work"] = value{std::move(work)};
-    route_internal(self, st.env.router, st.stamper, work_topic(pool), std::move(m));
-    pool_names.emplace_back(pool);
+  const auto now = static_cast<std::uint64_t>(wall_clock_ms());
+  for (auto& [pool, slice] : slices) {
+    slice.cycle = st.cycle;
+    slice.now_ms = now;
+    slice.other_np_mb = by_user_name(budgets[pool]);
+    route(self, st.env.router, st.stamper, topics::work_topic(pool), std::move(slice));
+    round.pools.push_back(pool);
   }
-  value::map r;
-  r["cycle"] = value{st.cycle};
-  r["pools"] = value{std::move(pool_names)};
-  r["refused"] = value{std::move(refused)};
-  route_internal(self, st.env.router, st.stamper, std::string{topics::round}, std::move(r));
+  route(self, st.env.router, st.stamper, std::string{topics::round}, std::move(round));
   st.in_flight = true;
   // Guard: should publication never report the round done (its process died), do not stall forever.
   const auto guard = std::chrono::milliseconds(2 * st.env.cfg->runtime.round_timeout_ms + 1000);
@@ -153,11 +182,13 @@ void next_round(diff_actor* self) {
 
 void on_workmap(diff_actor* self, const std::string& topic, const std::string& body) {
   auto& st = self->state;
-  auto wm = messages::decode_workmap(topic, body, st.limits);
+  messages::envelope env;
+  auto wm = messages::decode_workmap(topic, body, st.limits, &env);
   if (!wm) {
     publish_event(self, messages::make_bad_message_event(wm.error()));
     return;
   }
+  if (!take_map(self, env)) return;
   std::map<std::string, messages::work_item> items;
   for (auto& w : wm.value().work) items[w.id] = std::move(w);
   bool keep_missing = false;
@@ -183,16 +214,9 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
         if (p.state != messages::process_state::ended && w.state != messages::work_state::completed)
           nodes[p.node] = std::max(nodes[p.node], p.node_memory_mb.value_or(0));
     if (!nodes.empty()) {
-      value::array list;
-      for (const auto& [n, mb] : nodes) {
-        value::map e;
-        e["node"] = value{n};
-        e["memory_mb"] = value{mb};
-        list.emplace_back(std::move(e));
-      }
-      value::map f;
-      f["nodes"] = value{std::move(list)};
-      route_internal(self, st.env.router, st.stamper, std::string{topics::recovered}, std::move(f));
+      messages::recovered_nodes r;
+      for (const auto& [n, mb] : nodes) r.nodes.push_back({n, mb});
+      route(self, st.env.router, st.stamper, std::string{topics::recovered}, std::move(r));
     }
   }
 
@@ -203,21 +227,16 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
     if (st.ready) spdlog::info("work map names live processes: scheduling starts now (fast recovery)");
   }
   st.pending = std::move(items);
+  st.pending_seq = env.seq;
+  st.pending_src = std::move(env.src);
   next_round(self);
 }
 
-void on_plan(diff_actor* self, const value::map& f) {
+void on_plan(diff_actor* self, const messages::pool_plan& plan) {
   auto& st = self->state;
-  const auto pool = str_of(f, "pool");
-  auto np = f.find("np");
-  st.held[pool] = user_mb_of(np == f.end() ? nullptr : &np->second);
-  if (const auto* jobs = array_of(f, "jobs")) {
-    for (const auto& j : *jobs) {
-      const auto* m = j.as_map();
-      if (m == nullptr) continue;
-      st.wants_more[str_of(*m, "id")] = str_of(*m, "status") != "scheduled" || !str_of(*m, "reason").empty();
-    }
-  }
+  st.held[plan.pool] = plan.np_mb;
+  for (const auto& j : plan.jobs)
+    st.wants_more[j.id] = j.status != messages::job_status::scheduled || !j.reason.empty();
 }
 
 caf::behavior workmap_diff(diff_actor* self, actor_env env) {
@@ -229,20 +248,12 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
   self->delayed_send(self, std::chrono::milliseconds(rt.heartbeat_interval_ms * std::max(0, rt.init_stability)),
                      atoms::ready::value);
   return {
-      [self](atoms::deliver, const std::string& topic, const std::string& body) {
+      [self](atoms::deliver, const std::string& topic, const std::string& body) { on_workmap(self, topic, body); },
+      [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
-        if (topic == messages::topics::workmap) {
-          on_workmap(self, topic, body);
-          return;
-        }
-        auto msg = decode_internal(topic, body, st.limits);
-        if (!msg) {
-          spdlog::warn("diff: {}", msg.error().message());
-          return;
-        }
-        if (topic == topics::plan) {
-          on_plan(self, msg.value().fields);
-        } else if (topic == topics::done && uint_of(msg.value().fields, "cycle") == st.cycle) {
+        if (const auto* p = m.as<messages::pool_plan>()) {
+          on_plan(self, *p);
+        } else if (const auto* d = m.as<messages::round_done>(); d != nullptr && d->cycle == st.cycle) {
           st.in_flight = false;
           next_round(self);
         }

@@ -223,7 +223,8 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt)
   }
   if (!round_timeout_set) rt.round_timeout_ms = rt.orchestrator_publish_ms;
   if (const auto* t = r.section(root, "bus")) {
-    r.only_keys(*t, "[bus]", {"pub", "sub", "admin", "metrics"});
+    r.only_keys(*t, "[bus]", {"pub", "sub", "admin", "metrics", "accept_any_orchestrator"});
+    assign(rt.accept_any_orchestrator, r.boolean(*t, "accept_any_orchestrator", "bus"));
     for (auto [key, target] : {std::pair<std::string_view, std::string*>{"pub", &rt.bus_pub},
                                {"sub", &rt.bus_sub},
                                {"admin", &rt.admin}}) {
@@ -251,12 +252,14 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt)
   }
   if (const auto* t = r.section(root, "limits")) {
     const std::string w = "limits";
-    r.only_keys(*t, "[limits]", {"max_body_bytes", "max_string_bytes", "max_array_len", "max_map_len", "max_depth"});
+    r.only_keys(*t, "[limits]", {"max_body_bytes", "max_string_bytes", "max_array_len", "max_map_len", "max_depth",
+                                      "max_nodes"});
     assign(rt.limits.max_body_bytes, r.integer(*t, "max_body_bytes", w, 1));
     assign(rt.limits.max_string_bytes, r.integer(*t, "max_string_bytes", w, 1));
     assign(rt.limits.max_array_len, r.integer(*t, "max_array_len", w, 1));
     assign(rt.limits.max_map_len, r.integer(*t, "max_map_len", w, 1));
     assign(rt.limits.max_depth, r.integer(*t, "max_depth", w, 1));
+    assign(rt.limits.max_nodes, r.integer(*t, "max_nodes", w, 1));
   }
 }
 

@@ -76,14 +76,16 @@ std::string render(const rm_config& cfg) {
     << "pub = " << quote(rt.bus_pub) << "\n"
     << "sub = " << quote(rt.bus_sub) << "\n"
     << "admin = " << quote(rt.admin) << "\n"
-    << "metrics = " << quote(rt.metrics) << "\n\n";
+    << "metrics = " << quote(rt.metrics) << "\n"
+    << "accept_any_orchestrator = " << yes_no(rt.accept_any_orchestrator) << "\n\n";
   o << "[log]\nlevel = " << quote(rt.log_level) << "\n\n";
   o << "[limits]\n"
     << "max_body_bytes = " << rt.limits.max_body_bytes << "\n"
     << "max_string_bytes = " << rt.limits.max_string_bytes << "\n"
     << "max_array_len = " << rt.limits.max_array_len << "\n"
     << "max_map_len = " << rt.limits.max_map_len << "\n"
-    << "max_depth = " << rt.limits.max_depth << "\n";
+    << "max_depth = " << rt.limits.max_depth << "\n"
+    << "max_nodes = " << rt.limits.max_nodes << "\n";
   for (const auto& p : cfg.scheduling.nodepools) {
     o << "\n[[nodepool]]\nname = " << quote(p.name) << "\n";
     if (!p.parent.empty()) o << "parent = " << quote(p.parent) << "\n";

@@ -24,6 +24,9 @@ struct decode_limit_settings {
   std::size_t max_array_len = 1'000'000;
   std::size_t max_map_len = 4096;
   std::size_t max_depth = 16;
+  // Distinct node names the heartbeat intake keeps. A heartbeat from a new name beyond it is refused with a
+  // `limit` event, so a storm of invented names cannot grow the RM's memory without bound.
+  std::size_t max_nodes = 100'000;
 
   bool operator==(const decode_limit_settings&) const = default;
 };
@@ -42,6 +45,9 @@ struct runtime_settings {
   std::string bus_sub = "tcp://127.0.0.1:5561";  // forwarder side subscribers connect to
   std::string admin = "tcp://127.0.0.1:5562";    // admin REQ/REP endpoint rmbus binds
   std::string metrics = "127.0.0.1:9464";        // host:port of the metrics listener
+  // Work maps from any src are taken (per-src order rules still apply). Off: the first src heard owns the work
+  // map, and another takes over only after the owner was silent for 3 orchestrator periods.
+  bool accept_any_orchestrator = false;
   std::string log_level = "info";                // one of parse_log_level's names, stored lower-case
   decode_limit_settings limits;
 

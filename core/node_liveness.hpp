@@ -27,6 +27,11 @@ namespace rmbus::core {
 enum class node_status { up, missing, down };
 const char* to_string(node_status s);
 
+// A heartbeat is late when it arrives more than 1.5 intervals after the node's previous one. Agents send
+// once per interval, so a strict "more than one interval" would call half of a healthy cluster's heartbeats
+// late through jitter alone. Integers: 2 x gap > 3 x interval.
+constexpr bool heartbeat_late(std::int64_t gap_ms, std::int64_t interval_ms) { return 2 * gap_ms > 3 * interval_ms; }
+
 struct liveness_config {
   std::int64_t heartbeat_interval_ms = 30000;  // ducc.agent.node.metrics.publish.rate: the tick period
   int node_stability = 6;                      // ducc.rm.node.stability: ticks without heartbeat -> down

@@ -26,16 +26,12 @@ nodepool_scheduler::nodepool_scheduler(std::string top_pool, scheduler_config cf
   model_.settings = cfg.settings;
   model_.share_prefix = std::move(share_id_prefix);
   model_.user_limits = cfg.users;
-  model_.quantum_mb = cfg.settings.quantum_mb > 0 ? cfg.settings.quantum_mb : 1024;
+  model_.quantum_mb = quantum_of(cfg, model_.top_pool);
   pool_defs_ = cfg.nodepools;
   pool_rec top;
   top.name = model_.top_pool;
-  for (const auto& d : cfg.nodepools) {
-    if (d.name == model_.top_pool) {
-      top.search_order = d.search_order;
-      if (d.quantum_mb > 0) model_.quantum_mb = d.quantum_mb;
-    }
-  }
+  for (const auto& d : cfg.nodepools)
+    if (d.name == model_.top_pool) top.search_order = d.search_order;
   model_.pools.push_back(top);
   // Breadth-first over the tree; a name is taken once (config/ rejects cycles and duplicates).
   std::set<std::string> seen{model_.top_pool};
@@ -78,11 +74,7 @@ int nodepool_scheduler::pool_index(const std::string& name) const {
 
 bool nodepool_scheduler::update_machine(const machine_report& r) {
   if (r.memory_mb == 0 || r.name.empty()) return false;
-  const std::uint64_t reserved = model_.settings.reserved_dram_mb;
-  const std::uint64_t usable = r.memory_mb > reserved ? r.memory_mb - reserved : 0;
-  // Bounded: a bogus report cannot make the order tables (sized by the largest order) explode.
-  const std::uint64_t raw_order = usable / model_.quantum_mb;
-  const int order = static_cast<int>(std::min<std::uint64_t>(raw_order, max_machine_order));
+  const int order = usable_machine_order(r.memory_mb, model_.settings.reserved_dram_mb, model_.quantum_mb);
   auto it = model_.machine_index.find(r.name);
   int mi;
   if (it == model_.machine_index.end()) {
@@ -265,6 +257,22 @@ whatif_result nodepool_scheduler::whatif(const work_item& item) const {
   return r;
 }
 
+machine_brief nodepool_scheduler::machine_at(std::size_t slot) const {
+  const auto& mc = model_.machines[slot];
+  machine_brief b;
+  b.name = &mc.name;
+  b.nodepool = &model_.pools[static_cast<std::size_t>(mc.pool)].name;
+  b.state = mc.down ? machine_state::down
+            : mc.varied_off ? machine_state::varied_off
+            : mc.blacklisted() ? machine_state::blacklisted
+                               : machine_state::up;
+  b.quiesced = mc.quiesced;
+  b.memory_mb = mc.memory_mb;
+  b.quanta = mc.order;
+  b.free_quanta = std::max(0, mc.free());
+  return b;
+}
+
 pool_view nodepool_scheduler::view() const {
   pool_view v;
   v.pool = model_.top_pool;
@@ -277,18 +285,16 @@ pool_view nodepool_scheduler::view() const {
   });
   for (int i : idx) {
     const auto& mc = model_.machines[static_cast<std::size_t>(i)];
+    const auto b = machine_at(static_cast<std::size_t>(i));
     machine_view mv;
     mv.name = mc.name;
     mv.ip = mc.ip;
-    mv.nodepool = model_.pools[static_cast<std::size_t>(mc.pool)].name;
-    mv.state = mc.down ? machine_state::down
-               : mc.varied_off ? machine_state::varied_off
-               : mc.blacklisted() ? machine_state::blacklisted
-                                  : machine_state::up;
-    mv.quiesced = mc.quiesced;
-    mv.memory_mb = mc.memory_mb;
-    mv.quanta = mc.order;
-    mv.free_quanta = std::max(0, mc.free());
+    mv.nodepool = *b.nodepool;
+    mv.state = b.state;
+    mv.quiesced = b.quiesced;
+    mv.memory_mb = b.memory_mb;
+    mv.quanta = b.quanta;
+    mv.free_quanta = b.free_quanta;
     for (int s : mc.shares) {
       const auto& sh = model_.shares[static_cast<std::size_t>(s)];
       mv.shares.push_back({model_.jobs[static_cast<std::size_t>(sh.job)].item.id,

@@ -41,6 +41,20 @@ struct machine_report {
 std::string find_nodepool(const scheduler_config& cfg, const std::string& name, const std::string& ip);
 // The top-level pool above `pool` ("" if unknown).
 std::string top_level_of(const scheduler_config& cfg, const std::string& pool);
+// The quantum (MB) of top-level pool `top_pool`: its own when set, else the global one (1 GB when unset).
+std::uint64_t quantum_of(const scheduler_config& cfg, const std::string& top_pool);
+
+// One machine as the actor reports it in rm.nodes, read in place (the pointers live as long as the
+// scheduler and its machine): no share lists, no sorting, so a round can look at every machine cheaply.
+struct machine_brief {
+  const machine_id* name = nullptr;
+  const std::string* nodepool = nullptr;
+  machine_state state = machine_state::up;
+  bool quiesced = false;
+  std::uint64_t memory_mb = 0;
+  int quanta = 0;
+  int free_quanta = 0;
+};
 
 class nodepool_scheduler {
  public:
@@ -86,6 +100,10 @@ class nodepool_scheduler {
   whatif_result whatif(const work_item& item) const;
   job_explanation explain(const job_id& id) const;
   pool_view view() const;
+  // Machines by slot: slots are given in arrival order and never reused, so a caller can remember what it
+  // last saw of slot i. REQUIRES: slot < machine_count().
+  std::size_t machine_count() const { return model_.machines.size(); }
+  machine_brief machine_at(std::size_t slot) const;
 
   // Non-preemptable memory (MB) each user holds or was counted in this pool: what the actor passes to
   // the OTHER pools' round_input.

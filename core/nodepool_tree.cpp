@@ -48,4 +48,10 @@ std::string top_level_of(const scheduler_config& cfg, const std::string& pool) {
   return "";  // a cycle: config/ rejects these
 }
 
+std::uint64_t quantum_of(const scheduler_config& cfg, const std::string& top_pool) {
+  for (const auto& d : cfg.nodepools)
+    if (d.name == top_pool && d.quantum_mb > 0) return d.quantum_mb;
+  return cfg.settings.quantum_mb > 0 ? cfg.settings.quantum_mb : 1024;
+}
+
 }  // namespace rmbus::core

@@ -14,6 +14,7 @@
 #include "actors/internal.hpp"
 #include "config/rm_config.hpp"
 #include "messages/envelope.hpp"
+#include "messages/internal/payload.hpp"
 
 namespace rmbus::actors {
 
@@ -26,6 +27,10 @@ struct actor_env {
 
   // The `src` an actor stamps: "<instance>:<role>", so per-(src, topic) sequence numbers stay one stream.
   std::string src(std::string_view role) const { return instance + ":" + std::string{role}; }
+  // Whether `src` is one of this process's own actors.
+  bool is_local(std::string_view src) const {
+    return src.size() > instance.size() && src.compare(0, instance.size(), instance) == 0 && src[instance.size()] == ':';
+  }
 };
 
 inline messages::decode_limits limits_of(const config::rm_config& cfg) {
@@ -38,20 +43,17 @@ inline messages::decode_limits limits_of(const config::rm_config& cfg) {
   return l;
 }
 
-// Sends one encoded message through the router (local delivery, and the bus where it must go).
-template <class Self>
-void route(Self* self, const caf::actor& router, std::string topic, std::string body) {
-  self->send(router, atoms::route::value, std::move(topic), std::move(body));
-}
-
-// Encodes and routes an internal message stamped by `stamper`.
-template <class Self>
-void route_internal(Self* self, const caf::actor& router, envelope_stamper& stamper,
-                           std::string topic, value::map fields) {
-  auto body = encode_internal(stamper.next(topic), std::move(fields));
-  route(self, router, std::move(topic), std::move(body));
+// Sends one typed message through the router (local delivery, and the bus where its topic must go), stamped
+// by `stamper`. The payload is built once and shared read-only by every local receiver.
+template <class Self, class T>
+void route(Self* self, const caf::actor& router, envelope_stamper& stamper, std::string topic, T msg) {
+  auto env = stamper.next(topic);
+  self->send(router, atoms::route::value,
+             messages::routed_message{std::move(topic), std::move(env),
+                                      std::make_shared<const messages::payload>(std::move(msg))});
 }
 
 }  // namespace rmbus::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(rmbus::actors::config_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(rmbus::messages::routed_message)

@@ -15,8 +15,10 @@ namespace rmbus::actors {
 
 struct rm_metric_families;  // actors/rm_metrics.hpp
 
-// router.cpp: local delivery by topic prefix; `outbound` (may be invalid) publishes on the bus.
-caf::actor spawn_router(caf::actor_system& sys, caf::actor outbound, std::string instance, bool split);
+// router.cpp: local delivery by topic prefix; `outbound` (may be invalid) publishes on the bus; `limits`
+// bound the decoding of internal messages arriving from other processes.
+caf::actor spawn_router(caf::actor_system& sys, caf::actor outbound, std::string instance, bool split,
+                        messages::decode_limits limits = {});
 // heartbeat_intake.cpp
 caf::actor spawn_heartbeat_intake(caf::actor_system& sys, actor_env env);
 // workmap_diff.cpp

@@ -84,6 +84,7 @@ max_string_bytes = 100
 max_array_len = 10
 max_map_len = 20
 max_depth = 4
+max_nodes = 50
 
 [[nodepool]]
 name = "main"
@@ -130,7 +131,7 @@ class_allotments = { c = "10G" }
   CHECK(rt.admin == "ipc:///tmp/rmbus-admin");
   CHECK(rt.metrics == "0.0.0.0:9000");
   CHECK(rt.log_level == "trace");
-  CHECK(rt.limits == rc::decode_limit_settings{1000, 100, 10, 20, 4});
+  CHECK(rt.limits == rc::decode_limit_settings{1000, 100, 10, 20, 4, 50});
   CHECK(cfg.scheduling.nodepools[0].search_order == 50);
   CHECK(cfg.scheduling.nodepools[0].quantum_mb == 15 * 1024);  // a top-level pool takes the global quantum
   CHECK(cfg.scheduling.classes[0].max_processes == 12);

@@ -103,7 +103,7 @@ TEST_CASE("stability 2: the first real miss is already death (missing is skipped
   CHECK(t[0].to == node_status::down);
 }
 
-TEST_CASE("bad configuration is refused with the value named; forget removes a node") {
+TEST_CASE("bad configuration is refused with the value named: forget removes a node") {
   CHECK_THROWS_AS(node_liveness(liveness_config{0, 6}), std::invalid_argument);
   CHECK_THROWS_AS(node_liveness(liveness_config{30000, 1}), std::invalid_argument);
   node_liveness w;
@@ -113,4 +113,13 @@ TEST_CASE("bad configuration is refused with the value named; forget removes a n
   CHECK_FALSE(w.forget(n1));
   CHECK(w.tick(30000).empty());
   CHECK_FALSE(w.known(n1));
+}
+
+TEST_CASE("a heartbeat is late only when more than 1.5 intervals after the node's previous one") {
+  // interval 1000 ms: late means a gap above 1500 ms
+  CHECK_FALSE(heartbeat_late(1000, 1000));
+  CHECK_FALSE(heartbeat_late(1500, 1000));  // exactly 1.5 intervals: jitter, not late
+  CHECK(heartbeat_late(1501, 1000));
+  CHECK(heartbeat_late(4999, 1000));
+  CHECK_FALSE(heartbeat_late(0, 1000));
 }

@@ -85,7 +85,6 @@ msg::job_schedule job(const std::string& id, const std::string& cls, msg::job_st
 TEST_CASE("the quantum of a class is that of its top-level nodepool, also through a nested one") {
   fixture f;
   const auto s = rm_metrics_settings_of(f.cfg);
-  CHECK(s.heartbeat_interval_ms == 1000);
   CHECK(s.quantum_mb_by_class.at("normal") == 1024);
   CHECK(s.quantum_mb_by_class.at("bulk") == 4096);
 }
@@ -177,46 +176,59 @@ TEST_CASE("rm.events: preemptions and evictions by reason, events by kind, bad m
   CHECK(f.has("rmbus_events_total{kind=\"node_up\"} 1"));
 }
 
-TEST_CASE("heartbeats: late when more than 1.5 intervals after the node's previous one") {
-  fixture f;  // interval 1000 ms: late means a gap above 1500 ms
-  f.m.on_heartbeat("n1", 0);
-  f.m.on_heartbeat("n1", 1000);
-  f.m.on_heartbeat("n1", 2500);  // gap 1500: not late (not more than 1.5 intervals)
-  f.m.on_heartbeat("n1", 4001);  // gap 1501: late
-  f.m.on_heartbeat("n2", 4001);  // first from n2: nothing to compare with
-  f.m.on_heartbeat("n2", 9000);  // gap 4999: late
-  CHECK(f.has("rmbus_heartbeats_received_total 6"));
-  CHECK(f.has("rmbus_heartbeats_late_total 2"));
+namespace {
+msg::node_changes batch(std::uint64_t heartbeats, std::uint64_t late,
+                        std::vector<std::pair<std::string, std::uint64_t>> missed = {}) {
+  msg::node_changes b;
+  b.heartbeats = heartbeats;
+  b.late_heartbeats = late;
+  for (auto& [node, n] : missed) {
+    msg::node_entry e;
+    e.node = node;
+    e.missed = n;
+    b.changed.push_back(e);
+  }
+  return b;
+}
+}  // namespace
+
+TEST_CASE("heartbeats received and late are the intake's counts, added batch by batch") {
+  fixture f;
+  f.m.on_node_changes(batch(6, 2));
+  f.m.on_node_changes(batch(0, 0));  // a batch of changes only
+  f.m.on_node_changes(batch(4, 1));
+  // 6 + 0 + 4 received, 2 + 0 + 1 late
+  CHECK(f.has("rmbus_heartbeats_received_total 10"));
+  CHECK(f.has("rmbus_heartbeats_late_total 3"));
 }
 
-TEST_CASE("heartbeats missed: every rise of max(0, counter - 1) of the watchdog counts once") {
+TEST_CASE("heartbeats missed: every rise of a node's missed-in-a-row number counts once") {
   fixture f;
-  f.m.on_watchdog({{"n1", 1}, {"n2", 0}});  // healthy: the first tick is forgiven
+  f.m.on_node_changes(batch(0, 0, {{"n1", 0}, {"n2", 0}}));  // healthy
   CHECK(f.has("rmbus_heartbeats_missed_total 0"));
-  f.m.on_watchdog({{"n1", 2}, {"n2", 1}});  // n1 missed one
-  f.m.on_watchdog({{"n1", 2}, {"n2", 1}});  // the same counters again (a node-change message): nothing new
-  f.m.on_watchdog({{"n1", 4}, {"n2", 1}});  // n1 missed two more: 3 in a row
+  f.m.on_node_changes(batch(0, 0, {{"n1", 1}}));  // n1 missed one
+  f.m.on_node_changes(batch(0, 0, {{"n1", 1}}));  // the same number again (a snapshot's replay): nothing new
+  f.m.on_node_changes(batch(0, 0, {{"n1", 3}}));  // n1 missed two more: 3 in a row
   CHECK(f.has("rmbus_heartbeats_missed_total 3"));
-  f.m.on_watchdog({{"n1", 0}, {"n2", 3}});  // n1 heard again; n2 missed two
-  f.m.on_watchdog({{"n1", 2}, {"n2", 3}});  // n1 misses one anew
+  f.m.on_node_changes(batch(0, 0, {{"n1", 0}, {"n2", 2}}));  // n1 heard again; n2 missed two
+  f.m.on_node_changes(batch(0, 0, {{"n1", 1}}));             // n1 misses one anew
   // 3 + 2 + 1
   CHECK(f.has("rmbus_heartbeats_missed_total 6"));
 }
 
-TEST_CASE("untrusted node names: the per-node tables are bounded") {
+TEST_CASE("untrusted node names: the per-node table is bounded") {
   fixture f;
   auto settings = rm_metrics_settings_of(f.cfg);
   settings.max_tracked_nodes = 2;
   f.m.reconfigure(settings);
-  f.m.on_heartbeat("a", 0);
-  f.m.on_heartbeat("b", 0);
-  f.m.on_heartbeat("c", 0);      // beyond the table: counted, never judged
-  f.m.on_heartbeat("c", 10000);  // would be late if tracked
-  f.m.on_heartbeat("a", 10000);  // late
-  CHECK(f.has("rmbus_heartbeats_received_total 5"));
-  CHECK(f.has("rmbus_heartbeats_late_total 1"));
-  f.m.on_watchdog({{"a", 3}, {"b", 3}, {"c", 3}});  // c is not tracked: 2 + 2
+  f.m.on_node_changes(batch(0, 0, {{"a", 2}, {"b", 2}, {"c", 2}}));  // c is beyond the table: 2 + 2
   CHECK(f.has("rmbus_heartbeats_missed_total 4"));
+  f.m.on_node_changes(batch(0, 0, {{"c", 3}}));  // still not judged
+  CHECK(f.has("rmbus_heartbeats_missed_total 4"));
+  f.m.on_node_changes(batch(0, 0, {{"a", 0}, {"c", 1}}));  // a leaves the table (heard again), c enters
+  f.m.on_node_changes(batch(0, 0, {{"c", 2}}));            // c missed one more
+  // 4 + 1 (c from 0 to 1) + 1
+  CHECK(f.has("rmbus_heartbeats_missed_total 6"));
 }
 
 TEST_CASE("rm.nodes: nodes by state, every state present") {

@@ -1,0 +1,261 @@
+// The heartbeat intake's node table travels as numbered changes, not snapshots: a node's first heartbeat
+// sends one change (not the table), a heartbeat that changes nothing sends none, a late reader gets a
+// snapshot and then changes, and rm.nodes carries a node's quanta from its first heartbeat. Actors wired
+// through the router in one process, as rmbus runs them; heartbeats go in as the bus bridge hands them over.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <caf/all.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/detail/spawn.hpp"
+#include "actors/node_replica.hpp"
+#include "bus/bus_message.hpp"
+#include "config/loader.hpp"
+#include "messages/heartbeat.hpp"
+#include "messages/topics.hpp"
+
+namespace msg = rmbus::messages;
+using namespace rmbus::actors;
+
+namespace {
+
+// A long heartbeat interval: no watchdog tick interferes; changes leave with the intake's short batch window.
+// Pool "big" has a quantum of its own (2 GB) and 1 GB is reserved on every node.
+std::string config_text(int heartbeat_interval_ms) {
+  return R"toml(
+[scheduling]
+quantum = "1G"
+reserved_dram = "1G"
+
+[timing]
+heartbeat_interval_ms = )toml" + std::to_string(heartbeat_interval_ms) + R"toml(
+init_stability = 1
+node_stability = 6
+
+[[nodepool]]
+name = "default"
+
+[[nodepool]]
+name = "big"
+quantum = "2G"
+nodes = ["b1"]
+
+[[class]]
+name = "normal"
+policy = "FAIR_SHARE"
+nodepool = "default"
+default = true
+)toml";
+}
+
+struct wired_intake {
+  caf::actor_system_config cfg;
+  caf::actor_system sys;
+  caf::actor router;
+  std::vector<caf::actor> actors;
+  envelope_stamper agents{"test-agents"};
+  envelope_stamper reader{"test-reader"};
+
+  static caf::actor_system_config& threads(caf::actor_system_config& c) {
+    c.set("scheduler.max-threads", 2);
+    return c;
+  }
+  explicit wired_intake(bool with_publication = false, int heartbeat_interval_ms = 60000,
+                        const std::string& extra_config = {})
+      : sys(threads(cfg)) {
+    auto rm = std::make_shared<const rmbus::config::rm_config>(
+        rmbus::config::parse_native(config_text(heartbeat_interval_ms) + extra_config, "test.toml"));
+    router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
+    actor_env env{router, "rmbus.test", rm};
+    actors.push_back(spawn_heartbeat_intake(sys, env));
+    if (with_publication) actors.push_back(spawn_publication(sys, env));
+  }
+  ~wired_intake() {
+    for (auto& a : actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(router, caf::exit_reason::user_shutdown);
+  }
+  void heartbeat(const std::string& node, std::uint64_t mb) {
+    msg::heartbeat hb;
+    hb.node = node;
+    hb.ip = "10.0.0.1";
+    hb.memory_mb = mb;
+    const auto env = agents.next(msg::topics::heartbeat);
+    caf::anon_send(router, rmbus::bus::bus_message{std::string{msg::topics::heartbeat}, msg::encode(env, hb), env});
+  }
+  void subscribe(caf::scoped_actor& self, std::string_view topic) {
+    caf::anon_send(router, atoms::subscribe::value, std::string{topic}, caf::actor{self});
+  }
+  void ask_snapshot() {
+    const std::string topic{msg::internal_topics::node_sync};
+    caf::anon_send(router, atoms::route::value,
+                   msg::routed_message{topic, reader.next(topic),
+                                       std::make_shared<const msg::payload>(msg::node_sync_request{"test-reader"})});
+  }
+};
+
+// What one wait saw: every node_changes batch, node_ops and snapshot, in arrival order.
+struct seen {
+  std::vector<msg::node_changes> batches;
+  std::vector<msg::node_op> ops;
+  std::vector<msg::node_snapshot> snapshots;
+  std::vector<msg::rm_nodes> rm_nodes;
+  std::vector<msg::rm_event> events;
+  std::vector<std::string> batch_src;
+};
+
+// Receives until `done(s)` holds or `patience` passes; then drains what follows within `quiet` (to see that
+// nothing more comes).
+template <class Done>
+seen receive_until(caf::scoped_actor& self, Done done, std::chrono::milliseconds patience = std::chrono::seconds(5),
+                   std::chrono::milliseconds quiet = std::chrono::milliseconds(200)) {
+  seen s;
+  auto take = [&](const msg::routed_message& m) {
+    if (const auto* b = m.as<msg::node_changes>()) {
+      s.batches.push_back(*b);
+      s.batch_src.push_back(m.env.src);
+    } else if (const auto* o = m.as<msg::node_ops>()) {
+      s.ops.insert(s.ops.end(), o->ops.begin(), o->ops.end());
+    } else if (const auto* n = m.as<msg::node_snapshot>()) {
+      s.snapshots.push_back(*n);
+    } else if (const auto* r = m.as<msg::rm_nodes>()) {
+      s.rm_nodes.push_back(*r);
+    } else if (const auto* e = m.as<msg::rm_event>()) {
+      s.events.push_back(*e);
+    }
+  };
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  bool timed_out = false;
+  while (!done(s) && !timed_out && std::chrono::steady_clock::now() < deadline)
+    self->receive([&](atoms::deliver, const msg::routed_message& m) { take(m); },
+                  caf::after(patience) >> [&] { timed_out = true; });
+  for (bool more = true; more;)
+    self->receive([&](atoms::deliver, const msg::routed_message& m) { take(m); },
+                  caf::after(quiet) >> [&] { more = false; });
+  return s;
+}
+
+std::size_t entries(const seen& s) {
+  std::size_t n = 0;
+  for (const auto& b : s.batches) n += b.changed.size();
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a node's first heartbeat sends one change and not the table, and a heartbeat that changes nothing sends none") {
+  wired_intake t;
+  caf::scoped_actor self{t.sys};
+  t.subscribe(self, msg::internal_topics::node_changes);
+  t.subscribe(self, msg::internal_topics::node_prefix);
+  for (const char* n : {"n1", "n2", "n3"}) t.heartbeat(n, 17408);
+  auto first = receive_until(self, [](const seen& s) { return entries(s) >= 3; });
+  CHECK(entries(first) == 3);
+  CHECK(first.ops.size() == 3);  // one `update` per new node for its scheduler
+  for (const auto& b : first.batches)
+    for (const auto& e : b.changed) {
+      CHECK(e.state == msg::node_liveness::up);
+      // (17408 - 1024 reserved) / 1024 = 16 quanta in pool default
+      CHECK(e.quanta == 16);
+      CHECK(e.pool == "default");
+    }
+
+  // n1 again, unchanged, and a new node n4: the next batch names n4 alone (a table would name four).
+  t.heartbeat("n1", 17408);
+  t.heartbeat("n4", 17408);
+  auto second = receive_until(self, [](const seen& s) { return entries(s) >= 1; });
+  REQUIRE(second.batches.size() == 1);
+  REQUIRE(second.batches[0].changed.size() == 1);
+  CHECK(second.batches[0].changed[0].node == "n4");
+  CHECK(second.batches[0].heartbeats == 2);  // both heartbeats are counted for metrics
+  CHECK(second.batches[0].seq == first.batches.back().seq + 1);
+  REQUIRE(second.ops.size() == 1);
+  CHECK(second.ops[0].node == "n4");
+
+  // Only unchanged heartbeats: no node change, no scheduler operation (they are counted in the next batch,
+  // at the latest with the watchdog's tick).
+  for (const char* n : {"n1", "n2", "n3", "n4"}) t.heartbeat(n, 17408);
+  auto quiet = receive_until(self, [](const seen&) { return false; }, std::chrono::milliseconds(300));
+  CHECK(entries(quiet) == 0);
+  CHECK(quiet.ops.empty());
+
+  // Less memory on n2: one change with its new quanta, one update for its scheduler.
+  t.heartbeat("n2", 9216);
+  auto shrunk = receive_until(self, [](const seen& s) { return entries(s) >= 1; });
+  REQUIRE(entries(shrunk) == 1);
+  CHECK(shrunk.batches[0].changed[0].node == "n2");
+  CHECK(shrunk.batches[0].changed[0].quanta == 8);  // (9216 - 1024) / 1024
+  REQUIRE(shrunk.ops.size() == 1);
+  CHECK(shrunk.ops[0].memory_mb == 9216);
+}
+
+TEST_CASE("a late reader gets a snapshot and then the changes numbered after it") {
+  wired_intake t;
+  caf::scoped_actor self{t.sys};
+  t.subscribe(self, msg::internal_topics::node_changes);
+  for (const char* n : {"n1", "n2", "b1"}) t.heartbeat(n, 9216);
+  auto before = receive_until(self, [](const seen& s) { return entries(s) >= 3; });
+  REQUIRE(entries(before) == 3);
+
+  // A reader that joins now: it saw nothing of the above.
+  node_replica late;
+  t.subscribe(self, msg::internal_topics::node_snapshot);
+  t.ask_snapshot();
+  auto snap = receive_until(self, [](const seen& s) { return !s.snapshots.empty(); });
+  REQUIRE(snap.snapshots.size() == 1);
+  const auto& table = snap.snapshots[0];
+  CHECK(table.seq == before.batches.back().seq);  // it covers every batch sent so far
+  REQUIRE(table.nodes.size() == 3);
+  CHECK(table.nodes[0].node == "b1");  // by name
+  CHECK(table.nodes[0].pool == "big");
+  CHECK(table.nodes[0].quanta == 4);  // (9216 - 1024) / 2048 in pool big
+  std::vector<liveness_change> changes;
+  CHECK(late.apply(before.batch_src.back(), table, changes) == node_replica::outcome::applied);
+
+  t.heartbeat("n3", 9216);
+  auto after = receive_until(self, [](const seen& s) { return entries(s) >= 1; });
+  REQUIRE(after.batches.size() == 1);
+  CHECK(after.batches[0].seq == table.seq + 1);
+  CHECK(late.apply(after.batch_src[0], after.batches[0], changes) == node_replica::outcome::applied);
+  CHECK(late.nodes().size() == 4);
+}
+
+TEST_CASE("rm.nodes carries a node's quanta from its first heartbeat, before any round") {
+  wired_intake t{true};
+  caf::scoped_actor self{t.sys};
+  t.subscribe(self, msg::topics::rm_nodes);
+  t.heartbeat("b1", 17408);
+  auto s = receive_until(self, [](const seen& x) { return !x.rm_nodes.empty(); });
+  REQUIRE_FALSE(s.rm_nodes.empty());
+  const auto& nodes = s.rm_nodes.back().nodes;
+  REQUIRE(nodes.size() == 1);
+  CHECK(nodes[0].node == "b1");
+  CHECK(nodes[0].pool == "big");
+  CHECK(nodes[0].state == msg::node_state::up);
+  CHECK(nodes[0].memory_mb == 17408);
+  CHECK(nodes[0].quanta == 8);  // (17408 - 1024) / 2048
+}
+
+TEST_CASE("a storm of new node names beyond max_nodes is refused, reported once per tick, and nothing is kept") {
+  // A 300 ms watchdog tick: the limit event comes with the tick.
+  wired_intake t{false, 300, "\n[limits]\nmax_nodes = 3\n"};
+  caf::scoped_actor self{t.sys};
+  t.subscribe(self, msg::internal_topics::node_changes);
+  t.subscribe(self, msg::topics::rm_events);
+  for (int i = 0; i < 10; ++i) t.heartbeat("storm-" + std::to_string(i), 9216);
+  auto s = receive_until(self, [](const seen& x) {
+    return std::any_of(x.events.begin(), x.events.end(), [](const auto& e) { return e.kind == "limit"; });
+  });
+  std::set<std::string> named;
+  for (const auto& b : s.batches)
+    for (const auto& e : b.changed) named.insert(e.node);
+  // The first three names are kept; the other seven never enter the table.
+  CHECK(named == std::set<std::string>{"storm-0", "storm-1", "storm-2"});
+  const auto limit = std::find_if(s.events.begin(), s.events.end(), [](const auto& e) { return e.kind == "limit"; });
+  REQUIRE(limit != s.events.end());
+  CHECK(limit->detail.at("what") == "max_nodes");
+  CHECK(limit->detail.at("limit") == "3");
+  CHECK(limit->detail.at("refused") == "7");
+  CHECK(std::count_if(s.events.begin(), s.events.end(), [](const auto& e) { return e.kind == "limit"; }) == 1);
+}
