@@ -42,7 +42,9 @@ struct publication_state {
   std::optional<std::string> workmap_src;
   node_replica liveness;  // the intake's node table
   std::map<std::string, std::map<std::string, messages::machine_summary>> machines;  // pool -> node -> summary
-  std::map<std::string, messages::share_status> share_status;  // last published, for events
+  // Shares published as preempt or evict last round: an event is due only for a share newly in one of them.
+  // Only those are kept (a handful), not every share of the cluster.
+  std::map<std::string, messages::share_status> leaving;
   std::set<std::string> refused_jobs;
   // rm.nodes outside rounds: at most once per heartbeat interval.
   std::int64_t nodes_published_ms = 0;
@@ -187,16 +189,16 @@ std::vector<messages::rm_event> changes_since_last_round(publication_state& st,
       if (!st.refused_jobs.count(j.id)) events.push_back({"refused", {{"job", j.id}, {"reason", j.reason}}});
     }
     for (const auto& s : j.shares) {
-      statuses.emplace_hint(statuses.end(), s.id, s.status);
       if (s.status != messages::share_status::preempt && s.status != messages::share_status::evict) continue;
-      auto before = st.share_status.find(s.id);
-      if (before != st.share_status.end() && before->second == s.status) continue;
+      statuses.emplace(s.id, s.status);
+      auto before = st.leaving.find(s.id);
+      if (before != st.leaving.end() && before->second == s.status) continue;
       const bool pre = s.status == messages::share_status::preempt;
       events.push_back({pre ? "preempt" : "evict",
                         {{"job", j.id}, {"share", s.id}, {"node", s.node}, {"reason", pre ? "fair share" : evict_reason(s.node)}}});
     }
   }
-  st.share_status = std::move(statuses);
+  st.leaving = std::move(statuses);
   st.refused_jobs = std::move(refused_now);
   return events;
 }

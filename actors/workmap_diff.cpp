@@ -17,6 +17,7 @@
 // rounds start after init_stability heartbeat intervals, or at once on the first map naming live processes.
 // This actor also owns the cross-pool allotment partition (actors/allotment_partition.hpp).
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -43,8 +44,11 @@ struct diff_state {
   std::optional<config::node_placement> placement;
   std::optional<workmap_gate> gate;
   std::vector<std::string> pools;                    // top-level pools, configuration order
-  std::map<std::string, messages::work_item> last;   // last good version of every item
-  std::optional<std::map<std::string, messages::work_item>> pending;  // newest map waiting for its round
+  // The last map taken (every item in its last good version), shared with the round waiting for it: a map of
+  // 20,000 items is not copied to be kept.
+  using item_map = std::map<std::string, messages::work_item>;
+  std::shared_ptr<const item_map> last = std::make_shared<const item_map>();
+  std::shared_ptr<const item_map> pending;  // newest map waiting for its round (null: none)
   bool ready = false;
   bool first_map = true;  // the next map is the first since start or reconfiguration
   bool in_flight = false;
@@ -175,9 +179,8 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
 void next_round(diff_actor* self) {
   auto& st = self->state;
   if (!st.ready || st.in_flight || !st.pending) return;
-  auto items = std::move(*st.pending);
-  st.pending.reset();
-  start_round(self, items);
+  auto items = std::move(st.pending);
+  start_round(self, *items);
 }
 
 void on_workmap(diff_actor* self, const std::string& topic, const std::string& body) {
@@ -189,8 +192,12 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
     return;
   }
   if (!take_map(self, env)) return;
-  std::map<std::string, messages::work_item> items;
-  for (auto& w : wm.value().work) items[w.id] = std::move(w);
+  auto fresh = std::make_shared<diff_state::item_map>();
+  auto& items = *fresh;
+  for (auto& w : wm.value().work) {
+    auto id = w.id;
+    items.insert_or_assign(std::move(id), std::move(w));
+  }
   bool keep_missing = false;
   for (const auto& bad : wm.value().bad_items) {
     auto ev = messages::make_bad_message_event(bad.error);
@@ -198,14 +205,14 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
     publish_event(self, ev);
     if (bad.id.empty()) {
       keep_missing = true;  // cannot tell which item it was: retire nothing this time
-    } else if (auto it = st.last.find(bad.id); it != st.last.end()) {
+    } else if (auto it = st.last->find(bad.id); it != st.last->end()) {
       items[bad.id] = it->second;  // keeps its last good state; a new bad item is ignored
     }
   }
   if (keep_missing)
-    for (const auto& [id, w] : st.last)
+    for (const auto& [id, w] : *st.last)
       if (!items.count(id)) items[id] = w;
-  st.last = items;
+  st.last = fresh;
   if (st.first_map) {
     st.first_map = false;
     std::map<std::string, std::uint64_t> nodes;
@@ -226,7 +233,7 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
         if (p.state != messages::process_state::ended && w.state != messages::work_state::completed) st.ready = true;
     if (st.ready) spdlog::info("work map names live processes: scheduling starts now (fast recovery)");
   }
-  st.pending = std::move(items);
+  st.pending = std::move(fresh);
   st.pending_seq = env.seq;
   st.pending_src = std::move(env.src);
   next_round(self);
