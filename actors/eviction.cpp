@@ -7,15 +7,19 @@
 // a replica of the intake's node table from its numbered changes (actors/node_replica.hpp; a snapshot only
 // when out of step), turns a node's change to `down` into a `down` operation, answers the admin's vary
 // requests (naming nodes it does not know), and remembers which nodes are varied off so the marks survive
-// a reconfiguration, as in DUCC.
+// a reconfiguration, as in DUCC. When a large part of a pool goes silent together, its evictions are paced
+// (actors/mass_loss_guard.hpp) and announced with an rm.events `mass_loss` event.
 #include <map>
+#include <optional>
 #include <set>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/detail/spawn.hpp"
+#include "actors/mass_loss_guard.hpp"
 #include "actors/node_replica.hpp"
+#include "messages/topics.hpp"
 
 namespace rmbus::actors {
 
@@ -25,6 +29,7 @@ struct eviction_state {
   actor_env env;
   envelope_stamper stamper{"eviction"};
   node_replica nodes;
+  std::optional<mass_loss_guard> guard;
   std::set<std::string> offline;  // varied off
   bool reapply = false;           // re-send vary-offs after a reconfiguration
   static inline const char* name = "rmbus.eviction";
@@ -46,14 +51,61 @@ void ask_snapshot(eviction_actor* self) {
   route(self, st.env.router, st.stamper, std::string{topics::node_sync}, messages::node_sync_request{st.stamper.src()});
 }
 
+std::map<std::string, std::size_t> pool_sizes(const node_replica& nodes) {
+  std::map<std::string, std::size_t> sizes;
+  for (const auto& [name, e] : nodes.nodes()) ++sizes[e.pool];
+  return sizes;
+}
+
+// Carries out what the guard decided: evictions, and the events of mass losses that began or ended.
+void act(eviction_actor* self, const mass_loss_guard::actions& a, const std::map<std::string, std::size_t>& sizes) {
+  auto& st = self->state;
+  for (const auto& pool : a.entered) {
+    const auto size = sizes.count(pool) ? sizes.at(pool) : 0;
+    const auto& rt = st.env.cfg->runtime;
+    spdlog::warn("pool {}: more than {}% of its {} nodes went silent within one heartbeat interval: evictions "
+                 "paced to {}% of the pool per interval",
+                 pool, rt.mass_loss_percent, size, rt.mass_loss_evict_percent);
+    route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
+          messages::rm_event{"mass_loss",
+                             {{"pool", pool},
+                              {"nodes", std::to_string(size)},
+                              {"reason", "more than " + std::to_string(rt.mass_loss_percent) +
+                                             "% of the pool silent within one heartbeat interval: a network fault "
+                                             "is likelier than dead nodes; evictions paced to " +
+                                             std::to_string(rt.mass_loss_evict_percent) + "% per interval"}}});
+  }
+  for (const auto& pool : a.ended) {
+    spdlog::info("pool {}: mass loss over", pool);
+    route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
+          messages::rm_event{"mass_loss_over", {{"pool", pool}}});
+  }
+  for (const auto& node : a.evict) {
+    spdlog::info("evicting from dead node {}", node);
+    node_op(self, node, messages::node_op_kind::down);
+  }
+}
+
 void after_apply(eviction_actor* self, node_replica::outcome outcome, const std::vector<liveness_change>& changes) {
   auto& st = self->state;
   if (outcome == node_replica::outcome::need_snapshot) ask_snapshot(self);
+  mass_loss_guard::actions a;
+  std::optional<std::map<std::string, std::size_t>> sizes;  // counted once, when a node fell silent
+  const auto now = wall_clock_ms();
   for (const auto& c : changes) {
-    if (c.after != messages::node_liveness::down || c.before == messages::node_liveness::down) continue;
-    spdlog::info("evicting from dead node {}", c.node);
-    node_op(self, c.node, messages::node_op_kind::down);
+    const auto* e = st.nodes.find(c.node);
+    if (e == nullptr) continue;
+    const bool was_silent = c.before == messages::node_liveness::missing || c.before == messages::node_liveness::down;
+    if (c.after == messages::node_liveness::missing && !was_silent) {
+      if (!sizes) sizes = pool_sizes(st.nodes);
+      st.guard->missing(e->pool, c.node, (*sizes)[e->pool], now, a);
+    } else if (c.after == messages::node_liveness::down && c.before != messages::node_liveness::down) {
+      st.guard->down(e->pool, c.node, now, a);
+    } else if (c.after == messages::node_liveness::up && was_silent) {
+      st.guard->back(e->pool, c.node);
+    }
   }
+  act(self, a, sizes ? *sizes : pool_sizes(st.nodes));
   if (st.reapply && st.nodes.in_step()) {
     st.reapply = false;
     for (const auto& n : st.offline) node_op(self, n, messages::node_op_kind::vary_off);
@@ -81,9 +133,15 @@ void on_vary(eviction_actor* self, const messages::vary_request& req) {
   route(self, st.env.router, st.stamper, std::string{topics::answer}, std::move(a));
 }
 
+mass_loss_settings guard_settings(const config::rm_config& cfg) {
+  return {cfg.runtime.mass_loss_percent, cfg.runtime.mass_loss_evict_percent, cfg.runtime.heartbeat_interval_ms};
+}
+
 caf::behavior eviction(eviction_actor* self, actor_env env) {
   self->state.env = env;
   self->state.stamper = envelope_stamper{env.src("eviction")};
+  self->state.guard.emplace(guard_settings(*env.cfg));
+  self->delayed_send(self, std::chrono::milliseconds(env.cfg->runtime.heartbeat_interval_ms), atoms::tick::value);
   return {
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
@@ -96,7 +154,17 @@ caf::behavior eviction(eviction_actor* self, actor_env env) {
           on_vary(self, *v);
         }
       },
+      [self](atoms::tick) {
+        auto& st = self->state;
+        mass_loss_guard::actions a;
+        const auto sizes = pool_sizes(st.nodes);
+        st.guard->tick(sizes, wall_clock_ms(), a);
+        act(self, a, sizes);
+        self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.heartbeat_interval_ms),
+                           atoms::tick::value);
+      },
       [self](atoms::reset, config_ptr cfg) {
+        self->state.guard->reconfigure(guard_settings(*cfg));
         self->state.env.cfg = std::move(cfg);
         self->state.reapply = true;
       },

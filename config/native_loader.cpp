@@ -210,11 +210,14 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt)
     const std::string w = "timing";
     r.only_keys(*t, "[timing]",
                 {"heartbeat_interval_ms", "node_stability", "init_stability", "fast_recovery",
-                 "orchestrator_publish_ms", "state_publish_ratio", "round_timeout_ms"});
+                 "orchestrator_publish_ms", "state_publish_ratio", "round_timeout_ms", "mass_loss_percent",
+                 "mass_loss_evict_percent"});
     assign(rt.heartbeat_interval_ms, r.integer(*t, "heartbeat_interval_ms", w, 1, max_period_ms));
     assign(rt.node_stability, r.integer(*t, "node_stability", w, 1, max_ticks));
     assign(rt.init_stability, r.integer(*t, "init_stability", w, 0, max_ticks));
     assign(rt.fast_recovery, r.boolean(*t, "fast_recovery", w));
+    assign(rt.mass_loss_percent, r.integer(*t, "mass_loss_percent", w, 1, 100));
+    assign(rt.mass_loss_evict_percent, r.integer(*t, "mass_loss_evict_percent", w, 1, 100));
     assign(rt.orchestrator_publish_ms, r.integer(*t, "orchestrator_publish_ms", w, 1, max_period_ms));
     assign(rt.state_publish_ratio, r.integer(*t, "state_publish_ratio", w, 1, max_ticks));
     auto timeout = r.integer(*t, "round_timeout_ms", w, 1, max_period_ms);

@@ -71,7 +71,9 @@ std::string render(const rm_config& cfg) {
     << "fast_recovery = " << yes_no(rt.fast_recovery) << "\n"
     << "orchestrator_publish_ms = " << rt.orchestrator_publish_ms << "\n"
     << "state_publish_ratio = " << rt.state_publish_ratio << "\n"
-    << "round_timeout_ms = " << rt.round_timeout_ms << "\n\n";
+    << "round_timeout_ms = " << rt.round_timeout_ms << "\n"
+    << "mass_loss_percent = " << rt.mass_loss_percent << "\n"
+    << "mass_loss_evict_percent = " << rt.mass_loss_evict_percent << "\n\n";
   o << "[bus]\n"
     << "pub = " << quote(rt.bus_pub) << "\n"
     << "sub = " << quote(rt.bus_sub) << "\n"

@@ -41,6 +41,10 @@ struct runtime_settings {
   // How long the publisher waits for every pool's answer before reporting the laggards and keeping their last
   // schedule. Not a DUCC key; when not configured it is one orchestrator period.
   std::int64_t round_timeout_ms = 10000;
+  // Mass loss (actors/mass_loss_guard.hpp): more than this percent of a pool's nodes going missing within one
+  // heartbeat interval paces the evictions to mass_loss_evict_percent of the pool per interval. 100: never.
+  int mass_loss_percent = 30;
+  int mass_loss_evict_percent = 10;
   std::string bus_pub = "tcp://127.0.0.1:5560";  // forwarder side publishers connect to
   std::string bus_sub = "tcp://127.0.0.1:5561";  // forwarder side subscribers connect to
   std::string admin = "tcp://127.0.0.1:5562";    // admin REQ/REP endpoint rmbus binds

@@ -2,6 +2,7 @@
 // orchestrator) and through its admin endpoint by the real rmbus-admin. Waits are on published messages with
 // generous deadlines (shared 2-core machine); nothing asserts a timing.
 #include <algorithm>
+#include <thread>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -548,4 +549,45 @@ TEST_CASE("a quiesced node keeps its work but takes no new work") {
     still += sh.node == node && sh.status == msg::share_status::running ? 1 : 0;
   CHECK(still == on_node);
   CHECK_FALSE(has_event(c, "evict", "job", "alice-1"));
+}
+
+TEST_CASE("mass loss: half of a pool silent at once is announced and its work evicted at a bounded pace, and a node back in time is not evicted") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  // Four jobs of one 8 GB process each fill pool alpha's four 8 GB nodes, one job a node.
+  for (const char* id : {"w1", "w2", "w3", "w4"}) c.submit(job(id, "alice", "normal", 8192, 1));
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) {
+        for (const char* id : {"w1", "w2", "w3", "w4"})
+          if (ts::active_shares(s, id) != 1) return false;
+        return true;
+      },
+      deadline));
+  const auto before = *c.last_state();
+  const auto n1 = ts::nodes_of(before, "w1").front();
+  const auto n2 = ts::nodes_of(before, "w2").front();
+  const auto n3 = ts::nodes_of(before, "w3").front();
+  // Two of alpha's four nodes go silent within one interval: 50% > 30%, a mass loss (docs/configuration.md).
+  c.set_alive(n1, false);
+  c.set_alive(n2, false);
+  REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, n1) == msg::node_state::missing; }, deadline));
+  const auto announced = [&] { return has_event(c, "mass_loss", "pool", "alpha"); };
+  for (int i = 0; i < 100 && !announced(); ++i) std::this_thread::sleep_for(50ms);
+  CHECK(announced());
+  // Both silent nodes still go down and their work is evicted (paced: at least one node per interval).
+  REQUIRE(c.wait_state(
+      [&](const msg::rm_state& s) {
+        return ts::nodes_of(s, "w1") != std::vector<std::string>{n1} && ts::nodes_of(s, "w2") != std::vector<std::string>{n2};
+      },
+      deadline));
+  CHECK(has_event(c, "evict", "node", n1));
+  CHECK(has_event(c, "evict", "node", n2));
+  // A third node that blinks and returns before it is declared down is never evicted. (Its job may still be
+  // preempted by fair share: alice's four jobs now share two nodes.)
+  c.set_alive(n3, false);
+  REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, n3) == msg::node_state::missing; }, deadline));
+  c.set_alive(n3, true);
+  REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, n3) == msg::node_state::up; }, deadline));
+  CHECK_FALSE(has_event(c, "evict", "node", n3));
 }
