@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
   std::string native, ducc, roles_list = "all";
   cli_overrides o;
   bool no_forwarder = false, check_config = false;
+  int threads = 2;
 
   CLI::App app{"rmbus: the resource manager (DUCC's RM as a message-bus actor system)"};
   auto* native_opt = app.add_option("--config", native, "native (TOML) configuration file")->check(CLI::ExistingFile);
@@ -85,6 +86,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical, off");
   app.add_flag("--check-config", check_config, "validate, print the resolved configuration, exit");
+  app.add_option("--threads", threads,
+                 "actor scheduler threads (default 2; 1 runs the top-level pools' rounds one after another)")
+      ->check(CLI::Range(1, 64));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -107,6 +111,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   rmbus::actors::runtime_options opt;
+  opt.threads = threads;
   try {
     opt.run = rmbus::actors::parse_roles(roles_list, cfg);
   } catch (const std::exception& e) {
