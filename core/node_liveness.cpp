@@ -54,6 +54,11 @@ std::vector<liveness_transition> node_liveness::tick(std::int64_t now_ms) {
   std::vector<liveness_transition> out;
   for (auto& [name, rec] : nodes_) {
     if (rec.status == node_status::down) continue;  // forgotten by the watchdog until it speaks again
+    // A heartbeat heard less than half an interval before this tick belongs to the interval the tick closes:
+    // agents and the watchdog run on separate clocks, and a heartbeat that arrives a little before one tick
+    // and a little after the next must not look like a missed one (DUCC's counting alone would call such
+    // a node missing; see docs/ducc-differences.md).
+    if (rec.counter == 0 && 2 * (now_ms - rec.last_heard_ms) < cfg_.heartbeat_interval_ms) continue;
     ++rec.counter;
     const node_status next = status_for(rec.counter);
     if (next != rec.status) {

@@ -10,6 +10,9 @@
 //   counter 2..stability-1 -> missing   (one or more heartbeats missed)
 //   counter >= stability   -> down      (DUCC: the node is dead; 6 ticks x 30 s = 3 minutes by default)
 // A down node is no longer counted until it sends a heartbeat again; any heartbeat brings a node back up.
+// One departure from DUCC: a tick less than half an interval after the node's last heartbeat does not count
+// (that heartbeat belongs to the interval the tick closes), so a healthy agent whose heartbeats drift around
+// the watchdog's ticks is never called missing.
 // Every change of status is returned as a transition; tick() reports them in node-name order.
 //
 // Time comes in as arguments (no clock here): `now_ms` only stamps transitions and last-heard times.

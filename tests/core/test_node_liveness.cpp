@@ -123,3 +123,23 @@ TEST_CASE("a heartbeat is late only when more than 1.5 intervals after the node'
   CHECK(heartbeat_late(4999, 1000));
   CHECK_FALSE(heartbeat_late(0, 1000));
 }
+
+TEST_CASE("a heartbeat just before a tick belongs to that tick's interval: jitter never makes a node missing") {
+  // Interval 1000 ms. The agent's heartbeats land 10 ms before the watchdog's ticks, then 10 ms after them.
+  node_liveness w(liveness_config{1000, 6});
+  w.heartbeat(n1, 990);
+  CHECK(w.tick(1000).empty());  // heard 10 ms ago (< 500): this interval had its heartbeat, counter stays 0
+  CHECK(w.missed(n1) == 0);
+  CHECK(w.tick(2000).empty());  // 1010 ms since: counter 1, forgiven as jitter
+  w.heartbeat(n1, 2010);        // arrives just after the tick
+  CHECK(w.tick(3000).empty());  // 990 ms since: counter 1
+  CHECK(w.status(n1) == node_status::up);
+  // A node that really stops: heard at 990, then silent.
+  node_liveness s(liveness_config{1000, 6});
+  s.heartbeat(n1, 990);
+  CHECK(s.tick(1000).empty());  // counter 0
+  CHECK(s.tick(2000).empty());  // counter 1
+  auto t = s.tick(3000);        // counter 2: missing, one interval later than counting alone would say
+  REQUIRE(t.size() == 1);
+  CHECK(t[0].to == node_status::missing);
+}
