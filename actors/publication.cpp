@@ -13,6 +13,7 @@
 // published with every round, and outside rounds when nodes changed, at most once per heartbeat interval,
 // so a cluster of thousands of nodes coming up costs a handful of rm.nodes, not one per node. Finally
 // round_done lets the next round start.
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -84,36 +85,50 @@ void publish_nodes(publication_actor* self) {
   auto& st = self->state;
   st.nodes_pending = false;
   st.nodes_published_ms = wall_clock_ms();
-  std::map<std::string, messages::node_report> nodes;
-  for (const auto& [pool, ms] : st.machines) {
+  messages::rm_nodes out;
+  out.nodes.reserve(st.liveness.nodes().size());
+  // Every node the intake knows, in name order, with what its pool's plans say of it.
+  for (const auto& [name, e] : st.liveness.nodes()) {
+    messages::node_report r;
+    r.node = name;
+    r.missed = e.missed;
+    const messages::machine_summary* m = nullptr;
+    if (auto pool = st.machines.find(e.pool); pool != st.machines.end())
+      if (auto it = pool->second.find(name); it != pool->second.end()) m = &it->second;
+    r.pool = e.pool;
+    if (m != nullptr) {
+      r.nodepool = m->nodepool;
+      r.memory_mb = m->memory_mb;
+      r.quanta = m->quanta;
+      r.free_quanta = m->free_quanta;
+    } else {
+      // Not in a pool's plan yet: what the intake knows, its quanta from the first heartbeat on.
+      r.nodepool = e.nodepool;
+      r.memory_mb = e.memory_mb;
+      r.quanta = e.quanta;
+      r.free_quanta = 0;  // unknown until its pool's plan says: never promise memory that may be held
+    }
+    r.state = node_state_of(m, &e);
+    out.nodes.push_back(std::move(r));
+  }
+  // Machines a pool holds that the intake does not know (a replica not yet in step): listed too.
+  bool extra = false;
+  for (const auto& [pool, ms] : st.machines)
     for (const auto& [name, m] : ms) {
-      auto& r = nodes[name];
+      if (st.liveness.find(name) != nullptr) continue;
+      messages::node_report r;
       r.node = name;
       r.pool = pool;
       r.nodepool = m.nodepool;
       r.memory_mb = m.memory_mb;
       r.quanta = m.quanta;
       r.free_quanta = m.free_quanta;
-      r.state = node_state_of(&m, st.liveness.find(name));
+      r.state = node_state_of(&m, nullptr);
+      out.nodes.push_back(std::move(r));
+      extra = true;
     }
-  }
-  for (const auto& [name, e] : st.liveness.nodes()) {
-    auto [it, fresh] = nodes.try_emplace(name);
-    auto& r = it->second;
-    r.missed = e.missed;
-    if (!fresh) continue;
-    // Not in a pool's plan yet: what the intake knows, its quanta from the first heartbeat on.
-    r.node = name;
-    r.pool = e.pool;
-    r.nodepool = e.nodepool;
-    r.memory_mb = e.memory_mb;
-    r.quanta = e.quanta;
-    r.free_quanta = 0;  // unknown until its pool's plan says: never promise memory that may be held
-    r.state = node_state_of(nullptr, &e);
-  }
-  messages::rm_nodes out;
-  out.nodes.reserve(nodes.size());
-  for (auto& [name, r] : nodes) out.nodes.push_back(std::move(r));
+  if (extra)
+    std::sort(out.nodes.begin(), out.nodes.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
   publish(self, messages::topics::rm_nodes, std::move(out));
 }
 
@@ -144,6 +159,8 @@ std::vector<messages::job_schedule> jobs_of_round(const publication_state& st) {
     n += plans.back()->jobs.size();
   }
   std::vector<messages::job_schedule> jobs;
+  // One pool and no refusals, the common case: its plan is the round, already in id order.
+  if (plans.size() == 1 && st.refused.empty()) return plans.front()->jobs;
   jobs.reserve(n);
   for (const auto* p : plans) jobs.insert(jobs.end(), p->jobs.begin(), p->jobs.end());
   for (const auto& r : st.refused) {

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include <msgpack.hpp>
+
 #include "messages/envelope.hpp"
 #include "messages/topics.hpp"
 
@@ -83,4 +85,39 @@ TEST_CASE("max_depth counts the body's own map as depth 1") {
   auto r = decode_envelope("t", body, limits);
   REQUIRE_FALSE(r);
   CHECK(r.error().what == "nesting deeper than max_depth (limit 3)");
+}
+
+TEST_CASE("the envelope of a large body with nested maps, arrays and every scalar is read without decoding it") {
+  // The fast path reads only the root's keys; the rest must still be well-formed and within the limits.
+  msgpack::sbuffer buf;
+  msgpack::packer<msgpack::sbuffer> pk{buf};
+  pk.pack_map(6);
+  pk.pack(std::string{"payload"});
+  pk.pack_array(3);
+  pk.pack_map(2);
+  pk.pack(std::string{"k"});
+  pk.pack(-5);
+  pk.pack(std::uint64_t{7});  // a non-string key below the root is the message's business, not the envelope's
+  pk.pack(1.5);
+  pk.pack_nil();
+  pk.pack(true);
+  pk.pack(std::string{"v"});
+  pk.pack(1);
+  pk.pack(std::string{"seq"});
+  pk.pack(std::uint64_t{42});
+  pk.pack(std::string{"ts_ms"});
+  pk.pack(std::uint64_t{1'700'000'000'000});
+  pk.pack(std::string{"src"});
+  pk.pack(std::string{"agent-7"});
+  pk.pack(std::string{"more"});
+  pk.pack_array(0);
+  const std::string body{buf.data(), buf.size()};
+  auto r = decode_envelope("t", body);
+  REQUIRE(r);
+  CHECK(r.value() == envelope{1, 42, 1'700'000'000'000, "agent-7"});
+  // Trailing bytes, a duplicate envelope key and an over-long array are still refused.
+  CHECK_FALSE(decode_envelope("t", body + "x"));
+  decode_limits tight;
+  tight.max_array_len = 2;
+  CHECK_FALSE(decode_envelope("t", body, tight));
 }
