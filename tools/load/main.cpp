@@ -371,6 +371,13 @@ int main(int argc, char** argv) {
   if (o.work_dir.empty()) {
     char tmpl[] = "/tmp/rmbus-load.XXXXXX";
     o.work_dir = ::mkdtemp(tmpl);
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(o.work_dir, ec);
+    if (ec) {
+      std::cerr << "rmbus-load: --work-dir " << o.work_dir << ": " << ec.message() << "\n";
+      return 2;
+    }
   }
   std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s; logs in %s\n", o.nodes, o.jobs, o.users,
               o.rmbus.c_str(), o.work_dir.c_str());

@@ -1,0 +1,33 @@
+// rmbus-load against the real rmbus: a tiny cluster through every phase prints every figure, and a bad
+// argument is exit status 2 naming it. Loopback only, bounded in time.
+#include <catch2/catch.hpp>
+
+#include "tests/support/child_process.hpp"
+
+namespace ts = rmbus::test_support;
+using namespace std::chrono_literals;
+
+TEST_CASE("rmbus-load runs every phase against a real rmbus and prints every figure") {
+  const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
+                                {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--maps", "3",
+                                 "--phases", "startup,intake,latency,split,pools"},
+                                240s);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  for (const char* figure : {"startup: 40 nodes' first heartbeats -> all up in rm.nodes:", "intake:",
+                             "raw cppzmq PUB/SUB ceiling", "latency, one process:", "memory after the latency phase",
+                             "latency, roles over 3 processes:", "split / one process", "4 pools, 2 threads",
+                             "4 pools, 1 thread", "nodes ever reported missing or down while heartbeating on time: 0"})
+    CHECK(r.output.find(figure) != std::string::npos);
+  // Every map of the latency phases was answered by the rm.state naming it.
+  CHECK(r.output.find("unanswered") == std::string::npos);
+}
+
+TEST_CASE("rmbus-load refuses a bad phase and a missing rmbus with exit status 2") {
+  auto bad = ts::run_to_end(RMBUS_LOAD_BIN, {"--rmbus", RMBUS_BIN, "--phases", "startup,warp"}, 30s);
+  CHECK(bad.status == 2);
+  CHECK(bad.output.find("unknown phase 'warp'") != std::string::npos);
+  auto missing = ts::run_to_end(RMBUS_LOAD_BIN, {"--rmbus", "/nonexistent/rmbus"}, 30s);
+  CHECK(missing.status == 2);
+  CHECK(missing.output.find("no rmbus executable") != std::string::npos);
+}
