@@ -131,15 +131,20 @@ void ask(admin_actor* self, pending_query q, std::variant<messages::vary_request
   self->delayed_send(self, deadline, atoms::timeout::value, qid);
 }
 
-void on_request(admin_actor* self, const std::string& body) {
+void on_request(admin_actor* self, const std::string& body, const std::string& by) {
   auto& st = self->state;
   auto rp = self->make_response_promise();
   auto req = messages::decode_admin_request(messages::topics::admin, body, limits_of(*st.env.cfg));
   if (!req) {
+    spdlog::warn("admin request from {} refused: {}", by, req.error().message());
     rp.deliver(reply_body(self, false, req.error().message()));
     return;
   }
   const auto& cmd = req.value().cmd;
+  // Who asked what, for the operators: every request that decoded is logged and published as an event.
+  spdlog::info("admin request '{}' from {}", cmd, by);
+  route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
+        messages::rm_event{"admin_request", {{"cmd", cmd}, {"by", by}}});
   auto args = messages::arguments(req.value());
   namespace ac = messages::admin_commands;
   pending_query q{rp, cmd, {}, {}};
@@ -224,7 +229,7 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
   st.stamper = envelope_stamper{env.src("admin")};
   st.started_ms = wall_clock_ms();
   return {
-      [self](atoms::admin, const std::string& body) { on_request(self, body); },
+      [self](atoms::admin, const std::string& body, const std::string& by) { on_request(self, body, by); },
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
         if (const auto* r = m.as<messages::round_start>()) {

@@ -217,7 +217,10 @@ void runtime::impl::serve_admin() {
       r.error = "an admin request is one frame, got " + std::to_string(frames.size());
       reply = messages::encode(messages::envelope{1, 0, 0, instance + ":admin"}, r);
     } else {
-      self->request(admin, std::chrono::seconds(8), atoms::admin::value, frames[0].to_string())
+      // Who sent it: the connection's peer address (ZeroMQ message metadata).
+      const char* peer = frames[0].gets("Peer-Address");
+      self->request(admin, std::chrono::seconds(8), atoms::admin::value, frames[0].to_string(),
+                    std::string{peer != nullptr ? peer : "unknown peer"})
           .receive([&](std::string& body) { reply = std::move(body); },
                    [&](caf::error& err) {
                      messages::admin_reply r;

@@ -249,6 +249,12 @@ TEST_CASE("vary-off and vary-on through rmbus-admin with clear errors for bad re
       deadline));
   REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) { return state_of(n, node) == msg::node_state::varied_off; }, deadline));
   CHECK(has_event(c, "evict", "reason", "node varied off"));
+  // Every admin request is published with who sent it (the peer address, on loopback here).
+  CHECK(has_event(c, "admin_request", "cmd", "vary_off"));
+  bool by_loopback = false;
+  for (const auto& e : c.events())
+    if (e.kind == "admin_request" && e.detail.count("by") && e.detail.at("by") == "127.0.0.1") by_loopback = true;
+  CHECK(by_loopback);
 
   auto on = f.admin({"vary-on", node});
   REQUIRE(on.status == 0);
