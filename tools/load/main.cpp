@@ -352,6 +352,7 @@ int main(int argc, char** argv) {
   app.add_option("--rmbus", o.rmbus, "the rmbus executable (default: ../rmbus next to this program)");
   app.add_option("--work-dir", o.work_dir, "where configurations and RM logs go (default: a fresh temporary folder)");
   CLI11_PARSE(app, argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured, also into a file
   o.phases.clear();
   std::stringstream ps(phases);
   for (std::string p; std::getline(ps, p, ',');) {
