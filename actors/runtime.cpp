@@ -284,6 +284,7 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   if (split) bo.subscribe.topics.emplace_back(messages::topics::rm_internal_prefix);
   if (bo.subscribe.topics.empty()) bo.subscribe.topics.emplace_back("rm.internal.none");
   bo.subscribe.limits = limits_of(m.opt.cfg);
+  bo.subscribe.coalesce = std::chrono::milliseconds(2);  // at most 2 ms more on any message; see subscriber.hpp
   m.bridge.emplace(m.ctx, *m.sys, bo, m.router);
   caf::anon_send(m.router, atoms::publish::value, m.bridge->publisher_actor());
 

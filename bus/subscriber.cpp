@@ -68,9 +68,9 @@ void subscriber::impl::run() {
         throw;
       }
       if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
-      for (int i = 0; i < max_drain_batch && !stop_requested.load(std::memory_order_relaxed); ++i) {
-        if (!receive_one()) break;
-      }
+      int drained = 0;
+      while (drained < max_drain_batch && !stop_requested.load(std::memory_order_relaxed) && receive_one()) ++drained;
+      if (drained < max_drain_batch && options.coalesce.count() > 0) std::this_thread::sleep_for(options.coalesce);
     }
   } catch (const zmq::error_t& e) {
     // ETERM: the context is being shut down under us (an ordering mistake by the owner); leave quietly-ish.

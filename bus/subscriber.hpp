@@ -42,6 +42,10 @@ struct subscriber_options {
   std::vector<std::string> topics{""};  // prefix subscriptions; "" = everything
   int rcvhwm = 10000;
   std::chrono::milliseconds poll_interval{50};  // bound on how long stop() waits for the thread
+  // After a drain that emptied the socket, wait this long before looking again, so that messages arriving a
+  // millisecond apart (a cluster's heartbeats) are handed on in bursts: every hand-over wakes the receiving
+  // threads, and on a quiet RM those wake-ups, not the work, were the cost. 0: look again at once.
+  std::chrono::microseconds coalesce{0};
   std::size_t max_topic_bytes = 256;
   std::size_t max_streams = 65536;  // (src, topic) pairs tracked for seq accounting
   messages::decode_limits limits{};
