@@ -423,15 +423,26 @@ int main(int argc, char** argv) {
       return median(v);
     };
     std::printf("=== medians of %zu runs\n", runs.size());
-    std::printf("startup %.2f s | intake %.0f/s (raw %.0f/s) | latency median %.1f p99 %.1f ms | idle %.1f%% | "
-                "resident %.0f MB (peak %.0f) | split/one %.2f | pools 1-thread/2-thread %.2f\n",
-                med([](const run_figures& r) { return r.startup_s; }), med([](const run_figures& r) { return r.intake_sustained; }),
-                med([](const run_figures& r) { return r.raw_ceiling; }), med([](const run_figures& r) { return median(r.one.ms); }),
-                med([](const run_figures& r) { return percentile(r.one.ms, 99); }),
-                100 * med([](const run_figures& r) { return r.idle_cpu; }), med([](const run_figures& r) { return r.rss_mb; }),
-                med([](const run_figures& r) { return r.peak_rss_mb; }),
-                med([](const run_figures& r) { return r.one.ms.empty() ? 0.0 : median(r.split.ms) / median(r.one.ms); }),
-                med([](const run_figures& r) { return median(r.pools1.ms) / std::max(1e-9, median(r.pools2.ms)); }));
+    const bool one = o.phases.count("startup") || o.phases.count("intake") || o.phases.count("latency");
+    if (o.phases.count("startup")) std::printf("startup %.2f s\n", med([](const run_figures& r) { return r.startup_s; }));
+    if (o.phases.count("intake"))
+      std::printf("intake %.0f/s (raw ceiling %.0f/s; per-run ratio %.2f)\n",
+                  med([](const run_figures& r) { return r.intake_sustained; }),
+                  med([](const run_figures& r) { return r.raw_ceiling; }),
+                  med([](const run_figures& r) { return r.raw_ceiling > 0 ? r.intake_sustained / r.raw_ceiling : 0.0; }));
+    if (o.phases.count("latency"))
+      std::printf("latency median %.1f ms, p99 %.1f ms\n", med([](const run_figures& r) { return median(r.one.ms); }),
+                  med([](const run_figures& r) { return percentile(r.one.ms, 99); }));
+    if (one)
+      std::printf("resident %.0f MB (peak %.0f MB)\n", med([](const run_figures& r) { return r.rss_mb; }),
+                  med([](const run_figures& r) { return r.peak_rss_mb; }));
+    if (o.phases.count("idle")) std::printf("idle %.1f%% of one core\n", 100 * med([](const run_figures& r) { return r.idle_cpu; }));
+    if (o.phases.count("split") && o.phases.count("latency"))
+      std::printf("split / one process %.2f\n",
+                  med([](const run_figures& r) { return r.one.ms.empty() ? 0.0 : median(r.split.ms) / median(r.one.ms); }));
+    if (o.phases.count("pools"))
+      std::printf("4 pools, one after another / concurrent %.2f\n",
+                  med([](const run_figures& r) { return median(r.pools1.ms) / std::max(1e-9, median(r.pools2.ms)); }));
   }
   return 0;
 }
