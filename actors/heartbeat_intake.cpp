@@ -66,8 +66,6 @@ struct intake_state {
 
 using intake_actor = caf::stateful_actor<intake_state>;
 
-using flush = caf::atom_constant<caf::atom("flush")>;
-
 void configure(intake_actor* self, config_ptr cfg) {
   auto& st = self->state;
   st.env.cfg = std::move(cfg);
@@ -83,7 +81,7 @@ void schedule_flush(intake_actor* self) {
   auto& st = self->state;
   if (st.flush_scheduled) return;
   st.flush_scheduled = true;
-  self->delayed_send(self, batch_window, flush::value);
+  self->delayed_send(self, batch_window, atoms::flush::value);
 }
 
 void publish_event(intake_actor* self, messages::rm_event ev) {
@@ -273,7 +271,7 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
         if (const auto* r = m.as<messages::recovered_nodes>()) on_recovered(self, *r);
         else if (const auto* s = m.as<messages::node_sync_request>()) on_sync_request(self, *s);
       },
-      [self](flush) {
+      [self](atoms::flush) {
         self->state.flush_scheduled = false;
         flush_changes(self);
       },

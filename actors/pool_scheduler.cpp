@@ -2,7 +2,8 @@
 //
 // Machine operations (rm.internal.node.<pool>) become one core call each; the pool's slice of the work map
 // (rm.internal.work.<pool>) becomes apply_work + schedule(round_input) and the answer goes out on
-// rm.internal.plan; admin queries (rm.internal.query.<pool>) become view/explain/whatif. Every pool has its
+// rm.internal.plan (the pool's jobs, and only the machines whose state, size or free quanta changed since the
+// previous plan: every machine in the first plan and after a node_sync_request); admin queries (rm.internal.query.<pool>) become view/explain/whatif. Every pool has its
 // own actor, so the pools' cycles run concurrently on CAF's threads; the only thing spanning pools, the
 // per-user allotment, arrives pre-partitioned in the round input (see workmap_diff.cpp).
 #include <algorithm>

@@ -56,8 +56,6 @@ struct publication_state {
 
 using publication_actor = caf::stateful_actor<publication_state>;
 
-using nodes_due = caf::atom_constant<caf::atom("nodesdue")>;
-
 const messages::pool_plan& plan_of(const plan_ptr& p) { return std::get<messages::pool_plan>(*p); }
 
 template <class T>
@@ -145,7 +143,7 @@ void nodes_changed(publication_actor* self) {
     return;
   }
   st.nodes_timer_set = true;
-  self->delayed_send(self, std::chrono::milliseconds(wait), nodes_due::value);
+  self->delayed_send(self, std::chrono::milliseconds(wait), atoms::nodes_due::value);
 }
 
 // Every job of the round: each pool's answer (or, for a pool that did not answer, its last known plan) plus
@@ -335,7 +333,7 @@ caf::behavior publication(publication_actor* self, actor_env env) {
       [self](atoms::timeout, std::uint64_t cycle) {
         if (cycle == self->state.cycle) publish_round(self);
       },
-      [self](nodes_due) {
+      [self](atoms::nodes_due) {
         auto& st = self->state;
         st.nodes_timer_set = false;
         if (st.nodes_pending) publish_nodes(self);

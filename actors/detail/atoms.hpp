@@ -2,9 +2,10 @@
 // The CAF atoms the actors speak among themselves inside one process. Included only by actors/*.cpp: CAF
 // headers are heavy, so no widely included header pulls them in.
 //
-// Everything that carries RM data between actors is an encoded internal message (actors/internal.hpp)
-// travelling as (deliver_atom, topic, body); the atoms below are only the verbs of that plumbing and of
-// local housekeeping (timers, shutdown, admin requests from the REP thread).
+// Everything that carries RM data between actors is a typed message (messages/internal/payload.hpp)
+// travelling as (deliver_atom, routed_message), or a public input's bytes as (deliver_atom, topic, body); the
+// atoms below are only the verbs of that plumbing and of local housekeeping (timers, shutdown, admin
+// requests from the REP thread).
 
 #include <caf/atom.hpp>
 
@@ -23,5 +24,7 @@ using hup = caf::atom_constant<caf::atom("hup")>;            // SIGHUP -> contro
 using stop = caf::atom_constant<caf::atom("stop")>;          // control: quit every actor it spawned
 using reset = caf::atom_constant<caf::atom("reset")>;        // control -> actor: (config ptr) after reload
 using bad = caf::atom_constant<caf::atom("bad")>;            // bus thread -> router: (topic, field, what)
+using flush = caf::atom_constant<caf::atom("flush")>;        // intake: its batch window closed
+using nodes_due = caf::atom_constant<caf::atom("nodesdue")>;  // publication: rm.nodes may go out again
 
 }  // namespace rmbus::actors::atoms
