@@ -187,7 +187,7 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
   r.integer("ducc.rm.share.quantum", s.quantum_mb, 1, gb);
   r.integer("ducc.rm.fragmentation.threshold", s.fragmentation_threshold, 0);
   r.boolean("ducc.rm.defragmentation", s.defragmentation);
-  r.integer("ducc.rm.initialization.cap", s.initialization_cap, 1);
+  r.integer("ducc.rm.initialization.cap", s.initialization_cap, 0);  // 0: no initialization cap, as in DUCC
   r.boolean("ducc.rm.expand.by.doubling", s.expand_by_doubling);
   r.boolean("ducc.rm.prediction", s.use_prediction);
   r.integer("ducc.rm.prediction.fudge", s.prediction_fudge_ms, 0);

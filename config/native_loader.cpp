@@ -187,7 +187,7 @@ void read_scheduling(toml_reader& r, const toml::table& t, core::scheduling_sett
   }
   assign(s.fragmentation_threshold, r.int32(t, "fragmentation_threshold", w, 0));
   assign(s.defragmentation, r.boolean(t, "defragmentation", w));
-  assign(s.initialization_cap, r.int32(t, "initialization_cap", w, 1));
+  assign(s.initialization_cap, r.int32(t, "initialization_cap", w, 0));  // 0: no initialization cap, as in DUCC
   assign(s.expand_by_doubling, r.boolean(t, "expand_by_doubling", w));
   assign(s.use_prediction, r.boolean(t, "use_prediction", w));
   assign(s.prediction_fudge_ms, r.integer(t, "prediction_fudge_ms", w, 0));

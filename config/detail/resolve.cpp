@@ -194,8 +194,9 @@ void check_class_values(const class_decl& c, error_list& errors) {
   if (c.priority && c.priority->value < 0) {
     errors.add(where(c.priority), "class '" + c.name + "': priority must be 0 or greater");
   }
-  if (c.initialization_cap && c.initialization_cap->value < 1) {
-    errors.add(where(c.initialization_cap), "class '" + c.name + "': initialization cap must be 1 or greater");
+  if (c.initialization_cap && c.initialization_cap->value < 0) {
+    errors.add(where(c.initialization_cap),
+               "class '" + c.name + "': initialization cap must be 0 (no initialization cap) or greater");
   }
   if (c.prediction_fudge_ms && c.prediction_fudge_ms->value < 0) {
     errors.add(where(c.prediction_fudge_ms), "class '" + c.name + "': prediction fudge must be 0 or greater");

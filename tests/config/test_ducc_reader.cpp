@@ -184,3 +184,22 @@ TEST_CASE("Java properties: separators, comments, continuations, escapes, substi
   CHECK(d::expand_property(props, props.at("g").value) == "10-${missing}");
   CHECK_FALSE(props.contains("comment"));
 }
+
+TEST_CASE("initialization cap 0, globally and per class, means no initialization cap, as in DUCC", "[config][ducc]") {
+  // DUCC's RmJob caps an uninitialized job only when the class's cap is > 0; 0 leaves it its full share.
+  scratch_dir dir;
+  dir.write("ducc.classes",
+            "Nodepool main { }\n"
+            "Class inherits { policy = FAIR_SHARE ; nodepool = main }\n"
+            "Class own { policy = FAIR_SHARE ; nodepool = main ; initialization-cap = 0 }\n"
+            "Class two { policy = FAIR_SHARE ; nodepool = main ; initialization-cap = 2 }\n");
+  auto cfg = rc::load_ducc(dir.write("ducc.properties", "ducc.rm.initialization.cap = 0\n"));
+  CHECK(cfg.scheduling.settings.initialization_cap == 0);
+  CHECK(cls(cfg.scheduling, "inherits").initialization_cap == 0);  // the global 0 reaches the class
+  CHECK(cls(cfg.scheduling, "own").initialization_cap == 0);
+  CHECK(cls(cfg.scheduling, "two").initialization_cap == 2);       // a class's own value still wins
+  // A class may switch the cap off under a global cap of 1 too.
+  cfg = rc::load_ducc(dir.write("ducc.properties", "ducc.rm.initialization.cap = 1\n"));
+  CHECK(cls(cfg.scheduling, "inherits").initialization_cap == 1);
+  CHECK(cls(cfg.scheduling, "own").initialization_cap == 0);
+}

@@ -380,3 +380,19 @@ TEST_CASE("malformed input never crashes: truncations and byte flips give a conf
   CHECK(results > 0);
   CHECK(errors > 0);
 }
+
+TEST_CASE("an initialization cap below 0 is refused on both roads",
+          "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native("[scheduling]\ninitialization_cap = -1\n" + base_toml), "site.toml", 2,
+                           "scheduling.initialization_cap = -1 is out of range (0..");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "initialization_cap = -1\n"), "site.toml", next,
+                           "class 'normal': initialization cap must be 0 (no initialization cap) or greater");
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(
+      ducc(dir, base_classes + "Class b { policy = FAIR_SHARE ; nodepool = main ; initialization-cap = -1 }\n"),
+      "ducc.classes", 3, "class 'b': initialization cap must be 0 (no initialization cap) or greater");
+  dir.write("ducc.classes", base_classes);
+  auto props = dir.write("ducc.properties", "ducc.rm.initialization.cap = -1\n");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 1,
+                           "ducc.rm.initialization.cap = -1 is out of range (0..");
+}

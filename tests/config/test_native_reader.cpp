@@ -182,3 +182,21 @@ TEST_CASE("the example in docs/configuration.md is a valid configuration", "[con
   CHECK(cfg.scheduling.nodepools.size() >= 2);
   CHECK_FALSE(cfg.scheduling.classes.empty());
 }
+
+TEST_CASE("initialization_cap = 0, in [scheduling] and per class, means no initialization cap, as in DUCC",
+          "[config][native]") {
+  auto cfg = rc::parse_native("[scheduling]\ninitialization_cap = 0\n" + one_pool +
+                                  "[[class]]\nname = \"inherits\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"main\"\n"
+                                  "[[class]]\nname = \"two\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"main\"\n"
+                                  "initialization_cap = 2\n",
+                              "site.toml");
+  CHECK(cfg.scheduling.settings.initialization_cap == 0);
+  REQUIRE(cfg.scheduling.classes.size() == 2);
+  CHECK(cfg.scheduling.classes[0].initialization_cap == 0);  // the [scheduling] 0 reaches the class
+  CHECK(cfg.scheduling.classes[1].initialization_cap == 2);
+  cfg = rc::parse_native(one_pool + "[[class]]\nname = \"own\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"main\"\n"
+                                    "initialization_cap = 0\n",
+                         "site.toml");
+  CHECK(cfg.scheduling.settings.initialization_cap == 1);   // the default
+  CHECK(cfg.scheduling.classes[0].initialization_cap == 0);
+}

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/job_cap.hpp"
+#include "tests/core/scheduler_harness.hpp"
 
 using rmbus::core::compute_job_cap;
 using rmbus::core::job_cap_input;
@@ -244,4 +245,28 @@ TEST_CASE("threads below 1 count as 1: no work and no processes gives 0") {
   CHECK(compute_job_cap(in).by_work == 5);
   in.remaining_items = 0;
   CHECK(compute_job_cap(in).cap == 0);
+}
+
+TEST_CASE("initialization cap 0 through a whole round: an uninitialized job gets its full fair share, not 1") {
+  // DUCC's RM reads ducc.rm.initialization.cap = 0 (and a class's initialization-cap = 0) as "no
+  // initialization cap" (RmJob.initJobCap: the cap applies only when it is > 0).
+  // 10 machines of one quantum, two users with one order-1 job each, 100 items of 1 thread: each could use
+  // 100 processes. Fair share: 10 / 2 users = 5 each.
+  for (int init_cap : {0, 1}) {
+    CAPTURE(init_cap);
+    auto c = rmbus::test::fair_class("normal");
+    c.initialization_cap = init_cap;
+    rmbus::test::harness h(rmbus::test::one_pool({c}));
+    h.machines("n", 10, 1);
+    h.job("a", "ua", "normal", 1, 100).state = rmbus::core::work_state::waiting;
+    h.job("b", "ub", "normal", 1, 100).state = rmbus::core::work_state::waiting;
+    h.initialize = false;  // no process ever finishes initializing
+    h.round();
+    h.round();
+    // cap 0: no initialization cap, min(100, fair share 5) = 5; cap 1: min(100, 1) = 1 until one initializes.
+    const int expected = init_cap == 0 ? 5 : 1;
+    CHECK(h.count("a") == expected);
+    CHECK(h.count("b") == expected);
+    CHECK(h.plan("a").given == expected);  // How Much counted it so, not only the placement
+  }
 }
