@@ -6,7 +6,10 @@
 #include <set>
 #include <sstream>
 
+#include <spdlog/spdlog.h>
+
 #include "config/detail/ducc_classes.hpp"
+#include "config/detail/ducc_rm_keys.hpp"
 #include "config/detail/java_properties.hpp"
 #include "config/detail/nodefile.hpp"
 #include "config/detail/values.hpp"
@@ -76,25 +79,6 @@ core::scheduler_config read_class_files(const std::filesystem::path& classes_pat
   }
   return detail::resolve_site(site, settings, errors);
 }
-
-// Keys DUCC's RM reads, or that sit in the ducc.rm.* namespace of a shipped file, and that rmbus accepts.
-// Any other ducc.rm.* key is an error (a typo would otherwise silently fall back to a default). Keys outside
-// ducc.rm.* belong to other DUCC daemons and are ignored, except the few listed in section 4.3.
-const std::set<std::string, std::less<>> ignored_rm_keys = {
-    "ducc.rm.configuration.class",  "ducc.rm.state.update.endpoint", "ducc.rm.state.update.endpoint.type",
-    "ducc.rm.admin.endpoint",       "ducc.rm.admin.endpoint.type",   "ducc.rm.jvm.args",
-    "ducc.rm.scheduler",            "ducc.rm.persistence.impl",      "ducc.rm.eviction.policy",
-    "ducc.rm.use_global_allotment", "ducc.rm.override.dram",
-};
-const std::set<std::string, std::less<>> read_rm_keys = {
-    "ducc.rm.share.quantum",         "ducc.rm.class.definitions",    "ducc.rm.user.registry",
-    "ducc.rm.state.publish.ratio",   "ducc.rm.node.stability",       "ducc.rm.init.stability",
-    "ducc.rm.fast.recovery",         "ducc.rm.initialization.cap",   "ducc.rm.expand.by.doubling",
-    "ducc.rm.prediction",            "ducc.rm.prediction.fudge",     "ducc.rm.fragmentation.threshold",
-    "ducc.rm.defragmentation",       "ducc.rm.global_allotment",     "ducc.rm.reserve_overage",
-    "ducc.rm.default.memory",        "ducc.rm.default.threads",      "ducc.rm.default.tasks",
-    "ducc.rm.reserved.dram",
-};
 
 class property_reader {
  public:
@@ -174,9 +158,18 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
     errors.throw_if_any();
   }
   auto props = detail::parse_java_properties(*text);
+  // Keys outside ducc.rm.* belong to other DUCC daemons and are none of our business, except the few read
+  // below. Inside it, a key no DUCC release ships and no DUCC RM reads can only be a typo: refused, with the
+  // known key it most likely meant (detail/ducc_rm_keys.hpp).
   for (const auto& [key, prop] : props) {
-    if (key.starts_with("ducc.rm.") && !read_rm_keys.contains(key) && !ignored_rm_keys.contains(key)) {
-      errors.add(file, prop.line, "unknown key '" + key + "' (not a ducc.rm.* key rmbus knows)");
+    if (!key.starts_with("ducc.rm.")) continue;
+    const auto* known = detail::find_ducc_rm_key(key);
+    if (known == nullptr) {
+      std::string message = "unknown key '" + key + "' (not a ducc.rm.* key any DUCC release ships or its RM reads)";
+      if (auto near = detail::closest_ducc_rm_key(key)) message += "; did you mean " + *near + "?";
+      errors.add(file, prop.line, message);
+    } else if (!known->used) {
+      spdlog::debug("{}:{}: {} ignored: {}", file, prop.line, key, known->what);
     }
   }
   property_reader r(props, file, errors);
@@ -204,6 +197,8 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
   {
     bool use_global = true;  // parsed so a typo is caught; only the global allotment exists (docs)
     r.boolean("ducc.rm.use_global_allotment", use_global);
+    std::int64_t override_dram_gb = 0;  // parsed so a typo in its value is caught; a testing aid of DUCC's
+    r.integer("ducc.rm.override.dram", override_dram_gb, 0);
   }
   r.integer("ducc.agent.node.metrics.publish.rate", rt.heartbeat_interval_ms, 1, 1, max_period_ms);
   r.integer("ducc.rm.node.stability", rt.node_stability, 1, 1, max_ticks);

@@ -381,6 +381,30 @@ TEST_CASE("malformed input never crashes: truncations and byte flips give a conf
   CHECK(errors > 0);
 }
 
+TEST_CASE("a misspelt ducc.rm.* key is refused and the error names the known key it is closest to",
+          "[config][errors]") {
+  scratch_dir dir;
+  dir.write("ducc.classes", base_classes);
+  auto refused = [&](const std::string& line) { return rc::load_ducc(dir.write("ducc.properties", line + "\n")); };
+  // 1 edit (o -> u) from ducc.rm.share.quantum.
+  RMBUS_CHECK_CONFIG_ERROR(refused("ducc.rm.share.quantom = 4"), "ducc.properties", 1,
+                           "unknown key 'ducc.rm.share.quantom' (not a ducc.rm.* key any DUCC release ships or its "
+                           "RM reads); did you mean ducc.rm.share.quantum?");
+  // The name DUCC's own documentation gives; its RM reads ducc.rm.fragmentation.threshold (2 edits away).
+  RMBUS_CHECK_CONFIG_ERROR(refused("ducc.rm.defragmentation.threshold = 4"), "ducc.properties", 1,
+                           "did you mean ducc.rm.fragmentation.threshold?");
+  RMBUS_CHECK_CONFIG_ERROR(refused("ducc.rm.via.or.admin.endpoint.typ = queue"), "ducc.properties", 1,
+                           "did you mean ducc.rm.via.or.admin.endpoint.type?");
+  // Nothing within 3 edits: refused, and no guess.
+  try {
+    refused("ducc.rm.colour = blue");
+    FAIL("expected a config_error");
+  } catch (const rc::config_error& e) {
+    CHECK(rc::test::has_issue(e, "ducc.properties", 1, "unknown key 'ducc.rm.colour'"));
+    CHECK(std::string(e.what()).find("did you mean") == std::string::npos);
+  }
+}
+
 TEST_CASE("an initialization cap below 0 is refused on both roads",
           "[config][errors]") {
   RMBUS_CHECK_CONFIG_ERROR(native("[scheduling]\ninitialization_cap = -1\n" + base_toml), "site.toml", 2,
@@ -395,4 +419,13 @@ TEST_CASE("an initialization cap below 0 is refused on both roads",
   auto props = dir.write("ducc.properties", "ducc.rm.initialization.cap = -1\n");
   RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 1,
                            "ducc.rm.initialization.cap = -1 is out of range (0..");
+}
+
+TEST_CASE("ignored ducc.rm.* keys with a typed value are still type-checked", "[config][errors]") {
+  scratch_dir dir;
+  dir.write("ducc.classes", base_classes);
+  auto props = dir.write("ducc.properties", "ducc.rm.override.dram = lots\nducc.rm.use_global_allotment = maybe\n");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 1, "ducc.rm.override.dram must be an integer");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 2,
+                           "ducc.rm.use_global_allotment must be true or false");
 }
