@@ -24,7 +24,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return previous[n];
 }
 
-std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string_view>& candidates) {
+std::optional<std::string> closest_name(std::string_view name,
+                                        const std::vector<std::string_view>& candidates) {
   const std::size_t allowed = std::min<std::size_t>(3, name.size() / 3);
   std::optional<std::string> best;
   std::size_t best_distance = allowed + 1;

@@ -18,6 +18,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b);
 // The candidate nearest to `name`, if it is within 3 edits and the edits are at most a third of `name`'s
 // length (a 5-letter word at most 1 edit away, a 2-letter word never). Ties go to the earlier candidate, so
 // the answer never depends on anything but the list's order.
-std::optional<std::string> closest_name(std::string_view name, const std::vector<std::string_view>& candidates);
+std::optional<std::string> closest_name(std::string_view name,
+                                        const std::vector<std::string_view>& candidates);
 
 }  // namespace rmbus::config::detail

@@ -21,7 +21,8 @@ const std::vector<ducc_rm_key>& ducc_rm_keys() {
       {"ducc.rm.share.quantum", true, "quantum of top-level pools without share-quantum (GB)"},
       {"ducc.rm.class.definitions", true, "class file, relative to the properties file"},
       {"ducc.rm.user.registry", true, "optional user registry, relative to the properties file"},
-      {"ducc.rm.state.publish.ratio", true, "work maps per scheduling round; with the orchestrator's rate, the epoch"},
+      {"ducc.rm.state.publish.ratio", true,
+       "work maps per scheduling round; with the orchestrator's rate, the epoch"},
       {"ducc.rm.node.stability", true, "missed heartbeats before a node is missing"},
       {"ducc.rm.init.stability", true, "heartbeat intervals before the first round"},
       {"ducc.rm.fast.recovery", true, "start on the first work map once nodes report"},
@@ -40,7 +41,8 @@ const std::vector<ducc_rm_key>& ducc_rm_keys() {
       // Ignored: DUCC's JMS endpoints (rmbus talks over its bus: docs/protocol.md).
       {"ducc.rm.state.update.endpoint", false, "DUCC's JMS topic for RM state; rmbus publishes on its bus"},
       {"ducc.rm.state.update.endpoint.type", false, "DUCC's JMS endpoint type"},
-      {"ducc.rm.admin.endpoint", false, "DUCC's JMS admin queue; rmbus serves admin requests on its admin endpoint"},
+      {"ducc.rm.admin.endpoint", false,
+       "DUCC's JMS admin queue; rmbus serves admin requests on its admin endpoint"},
       {"ducc.rm.admin.endpoint.type", false, "DUCC's JMS endpoint type"},
       {"ducc.rm.via.or.admin.endpoint", false,
        "DUCC 2.2+: the orchestrator's JMS queue relaying admin requests to the RM; rmbus has no relay"},
@@ -51,18 +53,21 @@ const std::vector<ducc_rm_key>& ducc_rm_keys() {
       {"ducc.rm.persistence.impl", false, "DUCC's Java class for RM state in its database; rmbus keeps none"},
       {"ducc.rm.jvm.args", false, "the RM's JVM options"},
       // Ignored: features DUCC itself no longer uses, or testing aids.
-      {"ducc.rm.eviction.policy", false, "vestigial in DUCC's RM (shared/ducc-rm.md 1.9); rmbus has one rule"},
+      {"ducc.rm.eviction.policy", false,
+       "vestigial in DUCC's RM (shared/ducc-rm.md 1.9); rmbus has one rule"},
       {"ducc.rm.use_global_allotment", false, "type-checked; only the global allotment exists"},
       {"ducc.rm.override.dram", false, "type-checked; DUCC's testing aid forcing every node's size"},
       {"ducc.rm.state.publish.rate", false,
-       "DUCC 1.x: the RM's own publication period; later releases schedule per work map (state.publish.ratio)"},
+       "DUCC 1.x: the RM's own publication period; later releases schedule per work map "
+       "(state.publish.ratio)"},
   });
   return keys;
 }
 
 const ducc_rm_key* find_ducc_rm_key(std::string_view name) {
   const auto& keys = ducc_rm_keys();
-  auto it = std::lower_bound(keys.begin(), keys.end(), name, [](const auto& k, std::string_view n) { return k.name < n; });
+  auto it = std::lower_bound(keys.begin(), keys.end(), name,
+                             [](const auto& k, std::string_view n) { return k.name < n; });
   return it != keys.end() && it->name == name ? &*it : nullptr;
 }
 

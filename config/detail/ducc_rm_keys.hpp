@@ -1,9 +1,9 @@
 #pragma once
-// Every ducc.rm.* key rmbus accepts in a ducc.properties: the ones any released DUCC's shipped properties file
-// carries (1.x ducc.properties, 2.x and 3.0 default.ducc.properties) and the ones DUCC's RM reads although no
-// shipped file sets them. Each is either used (it configures rmbus) or ignored (it configures DUCC's JMS
-// plumbing or its Java classes, or a feature DUCC itself no longer uses), with a line saying what rmbus does
-// with it; docs/configuration.md carries the same table.
+// Every ducc.rm.* key rmbus accepts in a ducc.properties: the ones any released DUCC's shipped properties
+// file carries (1.x ducc.properties, 2.x and 3.0 default.ducc.properties) and the ones DUCC's RM reads
+// although no shipped file sets them. Each is either used (it configures rmbus) or ignored (it configures
+// DUCC's JMS plumbing or its Java classes, or a feature DUCC itself no longer uses), with a line saying what
+// rmbus does with it; docs/configuration.md carries the same table.
 //
 // A ducc.rm.* key outside this list is refused: it can only be a typo, and a typo must not silently fall back
 // to a default. The refusal names the closest key of the list when one is close.

@@ -9,24 +9,28 @@
 using rmbus::config::detail::closest_name;
 using rmbus::config::detail::edit_distance;
 
-TEST_CASE("edit distance counts insertions, deletions, substitutions and neighbour swaps as one each", "[config]") {
+TEST_CASE("edit distance counts insertions, deletions, substitutions and neighbour swaps as one each",
+          "[config]") {
   CHECK(edit_distance("", "") == 0);
-  CHECK(edit_distance("", "abc") == 3);        // three insertions
-  CHECK(edit_distance("abc", "") == 3);        // three deletions
-  CHECK(edit_distance("quantom", "quantum") == 1);   // o -> u
-  CHECK(edit_distance("wieght", "weight") == 1);     // "ie" swapped
-  CHECK(edit_distance("kitten", "sitting") == 3);    // k -> s, e -> i, + g
-  CHECK(edit_distance("ducc.rm.defragmentation.threshold", "ducc.rm.fragmentation.threshold") == 2);  // - d, - e
-  CHECK(edit_distance("abc", "ca") == 3);      // optimal string alignment: a swap is not edited again
+  CHECK(edit_distance("", "abc") == 3);             // three insertions
+  CHECK(edit_distance("abc", "") == 3);             // three deletions
+  CHECK(edit_distance("quantom", "quantum") == 1);  // o -> u
+  CHECK(edit_distance("wieght", "weight") == 1);    // "ie" swapped
+  CHECK(edit_distance("kitten", "sitting") == 3);   // k -> s, e -> i, + g
+  CHECK(edit_distance("ducc.rm.defragmentation.threshold", "ducc.rm.fragmentation.threshold") ==
+        2);                                // - d, - e
+  CHECK(edit_distance("abc", "ca") == 3);  // optimal string alignment: a swap is not edited again
 }
 
-TEST_CASE("closest name: the nearest within 3 edits and a third of the length, ties to the first listed", "[config]") {
+TEST_CASE("closest name: the nearest within 3 edits and a third of the length, ties to the first listed",
+          "[config]") {
   const std::vector<std::string_view> keys = {"ducc.rm.share.quantum", "ducc.rm.prediction",
                                               "ducc.rm.prediction.fudge", "ducc.rm.node.stability",
                                               "ducc.rm.init.stability"};
   CHECK(closest_name("ducc.rm.share.quantom", keys) == std::optional<std::string>{"ducc.rm.share.quantum"});
   // "prediction.fudg" is 1 from prediction.fudge and 6 from prediction: the nearer wins.
-  CHECK(closest_name("ducc.rm.prediction.fudg", keys) == std::optional<std::string>{"ducc.rm.prediction.fudge"});
+  CHECK(closest_name("ducc.rm.prediction.fudg", keys) ==
+        std::optional<std::string>{"ducc.rm.prediction.fudge"});
   // 4 edits away from everything: too far to be the likely intent.
   CHECK_FALSE(closest_name("ducc.rm.share.qqqqqqq", keys).has_value());
   CHECK_FALSE(closest_name("ducc.rm.colour", keys).has_value());

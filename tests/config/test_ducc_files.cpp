@@ -1,7 +1,7 @@
 // DUCC's own files, as sites have them: the shipped default.ducc.properties of DUCC 2.2 and 3.0 and the
-// shipped ducc.classes (our copies of their keys and values, data/ducc-2.2 and data/ducc-3.0) load through the
-// real loader without a complaint and give the values DUCC would use; every ducc.rm.* key any release ships or
-// DUCC's RM reads is accepted, and docs/configuration.md lists each one as used or ignored.
+// shipped ducc.classes (our copies of their keys and values, data/ducc-2.2 and data/ducc-3.0) load through
+// the real loader without a complaint and give the values DUCC would use; every ducc.rm.* key any release
+// ships or DUCC's RM reads is accepted, and docs/configuration.md lists each one as used or ignored.
 
 #include <algorithm>
 #include <fstream>
@@ -18,7 +18,8 @@ using rmbus::core::policy;
 namespace {
 
 const rmbus::core::resource_class& cls(const rmbus::core::scheduler_config& cfg, const std::string& name) {
-  auto it = std::find_if(cfg.classes.begin(), cfg.classes.end(), [&](const auto& c) { return c.name == name; });
+  auto it =
+      std::find_if(cfg.classes.begin(), cfg.classes.end(), [&](const auto& c) { return c.name == name; });
   REQUIRE(it != cfg.classes.end());
   return *it;
 }
@@ -29,7 +30,8 @@ rc::rm_config load_shipped(const std::string& version) {
 
 }  // namespace
 
-TEST_CASE("DUCC 2.2's and 3.0's shipped default.ducc.properties and ducc.classes load as written", "[config][ducc]") {
+TEST_CASE("DUCC 2.2's and 3.0's shipped default.ducc.properties and ducc.classes load as written",
+          "[config][ducc]") {
   for (const std::string version : {"2.2", "3.0"}) {
     CAPTURE(version);
     rc::rm_config cfg;
@@ -39,19 +41,19 @@ TEST_CASE("DUCC 2.2's and 3.0's shipped default.ducc.properties and ducc.classes
       FAIL("DUCC " << version << "'s shipped files were refused:\n" << e.what());
     }
     const auto& s = cfg.scheduling.settings;
-    CHECK(s.quantum_mb == 1024);                 // ducc.rm.share.quantum = 1 (GB)
-    CHECK(s.initialization_cap == 1);            // ducc.rm.initialization.cap = 1
+    CHECK(s.quantum_mb == 1024);       // ducc.rm.share.quantum = 1 (GB)
+    CHECK(s.initialization_cap == 1);  // ducc.rm.initialization.cap = 1
     CHECK(s.expand_by_doubling);
     CHECK(s.use_prediction);
     CHECK(s.prediction_fudge_ms == 120000);
     CHECK(s.fragmentation_threshold == 8);
-    CHECK(s.reserve_overage_mb == 0);            // ducc.rm.reserve_overage = 0 (new in 2.2)
-    CHECK(s.default_memory_mb == 4096);          // ducc.rm.default.memory = 4 (GB)
+    CHECK(s.reserve_overage_mb == 0);                // ducc.rm.reserve_overage = 0 (new in 2.2)
+    CHECK(s.default_memory_mb == 4096);              // ducc.rm.default.memory = 4 (GB)
     CHECK_FALSE(s.global_allotment_mb.has_value());  // only a commented-out line in the file: unlimited
-    CHECK(s.epoch_ms == 10000);                  // orchestrator 10000 ms x ratio 1
+    CHECK(s.epoch_ms == 10000);                      // orchestrator 10000 ms x ratio 1
     const auto& rt = cfg.runtime;
-    CHECK(rt.heartbeat_interval_ms == 30000);    // ducc.agent.node.metrics.publish.rate
-    CHECK(rt.node_stability == 5);               // what both files ship (rmbus's own default is 6)
+    CHECK(rt.heartbeat_interval_ms == 30000);  // ducc.agent.node.metrics.publish.rate
+    CHECK(rt.node_stability == 5);             // what both files ship (rmbus's own default is 6)
     CHECK(rt.init_stability == 2);
     CHECK(rt.orchestrator_publish_ms == 10000);  // ducc.orchestrator.state.publish.rate
     CHECK(rt.state_publish_ratio == 1);
@@ -83,12 +85,14 @@ TEST_CASE("DUCC 2.2's and 3.0's shipped default.ducc.properties and ducc.classes
   }
 }
 
-TEST_CASE("3.0 differs from 2.2 only outside the RM: both files give the same configuration", "[config][ducc]") {
+TEST_CASE("3.0 differs from 2.2 only outside the RM: both files give the same configuration",
+          "[config][ducc]") {
   // 3.0 adds ducc.virtual.ip.device / .address (reliable DUCC), which are none of the RM's business.
   CHECK(load_shipped("2.2") == load_shipped("3.0"));
 }
 
-TEST_CASE("every ducc.rm.* key of a release or of DUCC's RM is accepted, with a valid value", "[config][ducc]") {
+TEST_CASE("every ducc.rm.* key of a release or of DUCC's RM is accepted, with a valid value",
+          "[config][ducc]") {
   // A file carrying every known key at once: the ones no shipped 2.2/3.0 file sets too (DUCC 1.x's
   // state.publish.rate, and keys only DUCC's code reads).
   scratch_dir dir;
@@ -97,14 +101,18 @@ TEST_CASE("every ducc.rm.* key of a release or of DUCC's RM is accepted, with a 
   for (const auto& key : rc::detail::ducc_rm_keys()) {
     const std::string name(key.name);
     std::string value = "1";
-    if (name == "ducc.rm.class.definitions") value = "ducc.classes";
-    else if (name == "ducc.rm.user.registry") value = "ducc.users";
+    if (name == "ducc.rm.class.definitions")
+      value = "ducc.classes";
+    else if (name == "ducc.rm.user.registry")
+      value = "ducc.users";
     else if (name == "ducc.rm.fast.recovery" || name == "ducc.rm.expand.by.doubling" ||
              name == "ducc.rm.prediction" || name == "ducc.rm.defragmentation" ||
-             name == "ducc.rm.use_global_allotment") value = "true";
+             name == "ducc.rm.use_global_allotment")
+      value = "true";
     else if (name.find("endpoint") != std::string::npos || name.find("class") != std::string::npos ||
-             name == "ducc.rm.scheduler" || name == "ducc.rm.persistence.impl" || name == "ducc.rm.jvm.args" ||
-             name == "ducc.rm.eviction.policy") value = "anything-at-all";
+             name == "ducc.rm.scheduler" || name == "ducc.rm.persistence.impl" ||
+             name == "ducc.rm.jvm.args" || name == "ducc.rm.eviction.policy")
+      value = "anything-at-all";
     text << name << " = " << value << "\n";
   }
   auto props = dir.write("ducc.properties", text.str());
@@ -121,7 +129,8 @@ TEST_CASE("every ducc.rm.* key of a release or of DUCC's RM is accepted, with a 
   CHECK(cfg.runtime.node_stability == 1);
 }
 
-TEST_CASE("the keys DUCC 2.2 added are known: the orchestrator's admin relay and reserve_overage", "[config][ducc]") {
+TEST_CASE("the keys DUCC 2.2 added are known: the orchestrator's admin relay and reserve_overage",
+          "[config][ducc]") {
   // The keys a DUCC site's file carried that an earlier rmbus refused (issue 12).
   for (auto name : {"ducc.rm.via.or.admin.endpoint", "ducc.rm.via.or.admin.endpoint.type"}) {
     const auto* key = rc::detail::find_ducc_rm_key(name);
@@ -134,7 +143,8 @@ TEST_CASE("the keys DUCC 2.2 added are known: the orchestrator's admin relay and
   CHECK(rc::detail::find_ducc_rm_key("ducc.rm.share.quantom") == nullptr);
   // The table is sorted by name, which find_ducc_rm_key's binary search relies on.
   const auto& keys = rc::detail::ducc_rm_keys();
-  CHECK(std::is_sorted(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.name < b.name; }));
+  CHECK(
+      std::is_sorted(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.name < b.name; }));
 }
 
 TEST_CASE("docs/configuration.md lists every known ducc.rm.* key as used or ignored", "[config][docs]") {
