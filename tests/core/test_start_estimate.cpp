@@ -292,3 +292,24 @@ TEST_CASE("whatif: the hypothetical job's start rests on the preemptions it woul
   CHECK(r.explanation.estimated_start->all_in_ms == std::optional<std::int64_t>{0});
   CHECK_FALSE(r.explanation.estimated_end.has_value());
 }
+
+TEST_CASE("explain: no start estimate for work held back by the allotment or refused, though space is free") {
+  scheduler_config cfg = one_pool({fixed_class("fixed")});
+  cfg.settings.global_allotment_mb = 4 * 1024;  // 4 quanta per user
+  harness h(cfg);
+  h.machines("n", 4, 4);  // 16 quanta: plenty free
+  h.job("old", "u", "fixed", 1).max_processes = 4;
+  h.round();
+  REQUIRE(h.count("old") == 4);
+  h.job("new", "u", "fixed", 1).max_processes = 2;
+  h.job("lost", "u", "no-such-class", 1);
+  h.round();
+  // u holds 4 of 4 quanta: "new" waits for the allotment, which freed space would not change.
+  const auto e = h.s.explain(job_id("new"));
+  REQUIRE(e.reason == reason_code::allotment_exceeded);
+  CHECK_FALSE(e.estimated_start.has_value());
+  const auto lost = h.s.explain(job_id("lost"));
+  REQUIRE(lost.reason == reason_code::unknown_class);
+  CHECK_FALSE(lost.estimated_start.has_value());
+  CHECK_FALSE(lost.estimated_end.has_value());
+}
