@@ -71,6 +71,35 @@ value to_value(const core::job_plan& p) {
   return value{std::move(m)};
 }
 
+value to_value(const core::end_estimate& e) {
+  value::map m;
+  m["at_ms"] = value{e.at_ms};
+  m["in_ms"] = value{e.in_ms};
+  m["items_left"] = value{e.items_left};
+  m["processes"] = value{static_cast<std::int64_t>(e.processes)};
+  m["threads"] = value{static_cast<std::int64_t>(e.threads)};
+  m["item_ms"] = value{e.item_ms};
+  m["basis"] = value{e.basis};
+  return value{std::move(m)};
+}
+
+value to_value(const core::start_estimate& e) {
+  value::map m;
+  m["first_at_ms"] = value{e.first_at_ms};
+  m["first_in_ms"] = value{e.first_in_ms};
+  // No time for all of them when nothing known frees enough: the keys are left out, not zero.
+  if (e.all_at_ms) m["all_at_ms"] = value{*e.all_at_ms};
+  if (e.all_in_ms) m["all_in_ms"] = value{*e.all_in_ms};
+  m["processes"] = value{static_cast<std::int64_t>(e.processes)};
+  m["free_quanta_now"] = value{static_cast<std::int64_t>(e.free_quanta_now)};
+  m["preemptions"] = value{static_cast<std::int64_t>(e.preemptions)};
+  value::array jobs;
+  for (const auto& j : e.jobs_ending) jobs.emplace_back(j.str());
+  m["jobs_ending"] = value{std::move(jobs)};
+  m["basis"] = value{e.basis};
+  return value{std::move(m)};
+}
+
 value machines_of(const core::pool_view& v) {
   value::array out;
   for (const auto& mv : v.machines) {

@@ -35,6 +35,10 @@ messages::result<messages::work_item> work_item_of(std::string_view topic, const
 // A job's plan shaped like an rm.state job entry, plus `given` and `order` (whatif's answer).
 value to_value(const core::job_plan& p);
 
+// A running job's estimated end and pending work's estimated start (explain's and whatif's optional keys).
+value to_value(const core::end_estimate& e);
+value to_value(const core::start_estimate& e);
+
 // Every machine of a pool with the shares it holds (qoccupancy's answer).
 value machines_of(const core::pool_view& v);
 

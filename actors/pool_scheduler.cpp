@@ -168,6 +168,9 @@ value explanation_of(const core::job_explanation& e) {
   m["preempting"] = value{static_cast<std::int64_t>(e.preempting)};
   m["reason"] = value{std::string{core::to_string(e.reason)}};
   m["blocked"] = value{e.blocked};
+  // Optional: present only when the estimate has something to rest on.
+  if (e.estimated_end) m["estimated_end"] = to_value(*e.estimated_end);
+  if (e.estimated_start) m["estimated_start"] = to_value(*e.estimated_start);
   m["text"] = value{e.text()};
   return value{std::move(m)};
 }

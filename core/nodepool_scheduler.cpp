@@ -6,6 +6,7 @@
 #include "core/defragment.hpp"
 #include "core/how_much.hpp"
 #include "core/job_caps.hpp"
+#include "core/job_estimates.hpp"
 #include "core/preemption.hpp"
 #include "core/quanta.hpp"
 #include "core/what_of.hpp"
@@ -235,6 +236,10 @@ job_explanation nodepool_scheduler::explain(const job_id& id) const {
   e.reason = j.refused ? j.refusal : j.reason;
   if (j.refused) e.blocked = j.refusal_text;
   else if (j.reason != reason_code::none) e.blocked = j.reason_text;
+  // As of the last round: the work map's numbers and the plan are that round's.
+  auto estimates = estimate_job(model_, it->second, last_input_.now_ms);
+  e.estimated_end = std::move(estimates.end);
+  e.estimated_start = std::move(estimates.start);
   return e;
 }
 

@@ -74,6 +74,18 @@ std::string job_explanation::text() const {
     << "given (How Much): " << given << "\n"
     << "placed: " << placed << ", being removed: " << preempting << "\n"
     << "reason: " << to_string(reason) << (blocked.empty() ? "" : ": " + blocked) << "\n";
+  if (estimated_end)
+    o << "estimated end: in " << seconds_text(estimated_end->in_ms) << " (at " << estimated_end->at_ms
+      << " ms): " << estimated_end->basis << "\n";
+  if (estimated_start) {
+    const auto& s = *estimated_start;
+    o << "estimated start: next process in " << seconds_text(s.first_in_ms) << " (at " << s.first_at_ms << " ms), ";
+    if (s.all_in_ms)
+      o << "all " << s.processes << " in " << seconds_text(*s.all_in_ms) << " (at " << *s.all_at_ms << " ms)";
+    else
+      o << "all " << s.processes << ": nothing known frees enough";
+    o << ": " << s.basis << "\n";
+  }
   return o.str();
 }
 

@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/ids.hpp"
 #include "core/job_cap.hpp"
 #include "core/policy.hpp"
+#include "core/start_estimate.hpp"
 
 namespace rmbus::core {
 
@@ -134,6 +136,10 @@ struct job_explanation {
   int preempting = 0;                     // processes being preempted or evicted
   reason_code reason = reason_code::none;
   std::string blocked;                    // what blocked the rest, in words
+  // When it will end (running) and start (short of its count), each omitted without a basis
+  // (core/start_estimate.hpp); computed at the last round's time.
+  std::optional<end_estimate> estimated_end;
+  std::optional<start_estimate> estimated_start;
   std::string text() const;               // everything above, one line per number
 };
 

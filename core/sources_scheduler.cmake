@@ -5,6 +5,7 @@ set(RMBUS_CORE_SCHEDULER_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/defragment.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/how_much.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/job_caps.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/job_estimates.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/nodepool_scheduler.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/nodepool_tree.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/nodepool_work.cpp

@@ -4,7 +4,7 @@
 //   rmbus-admin [--admin tcp://127.0.0.1:5562] [--timeout-ms 5000] COMMAND [ARGS]
 //     status | qload | qoccupancy | reconfigure
 //     vary-off NODE... | vary-on NODE...
-//     explain JOB
+//     explain JOB        (with a running job's estimated end, pending work's estimated start)
 //     whatif --user U [--class C] [--kind job] --memory-mb M [--max-processes N] [--id ID]
 //
 // Exit status: 0 when the RM answered ok, 1 when it answered with an error, 2 for a usage error, 3 when no

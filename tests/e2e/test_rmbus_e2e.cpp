@@ -281,6 +281,48 @@ TEST_CASE("vary-off and vary-on through rmbus-admin with clear errors for bad re
   CHECK(codes[0] == std::optional<int>{0});
 }
 
+TEST_CASE("explain and whatif through rmbus-admin estimate a running job's end and a pending job's start") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  // alpha: 4 nodes of order 8 = 32 quanta; alice's 8 processes of 4 GB (order 4) fill it.
+  c.submit(job("alice-1", "alice", "normal", 4096, 8));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 8; }, deadline));
+  // Progress arrives once the job runs at full size (earlier, DUCC's prediction would have held its ramp).
+  c.set_progress("alice-1", 600, 1200);
+
+  // 1000 items, 600 done: 400 left on 8 processes; ceil(400 / 8) = 50 x 1200 ms = 60000 ms.
+  const std::string end_basis = "job alice-1 ends in ~60 s: 400 items left, 8 processes, 1.2 s per item";
+  ts::run_result explain;
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < until) {
+    REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));  // a round that saw the map
+    explain = f.admin({"explain", "alice-1"});
+    if (explain.output.find("estimated_end:") != std::string::npos) break;
+  }
+  INFO(explain.output);
+  REQUIRE(explain.status == 0);
+  CHECK(explain.output.find("estimated_end:") != std::string::npos);
+  CHECK(explain.output.find("in_ms: 60000") != std::string::npos);
+  CHECK(explain.output.find("basis: \"" + end_basis + "\"") != std::string::npos);
+  CHECK(explain.output.find("estimated_start:") == std::string::npos);  // it waits for nothing
+
+  // bob's job of 4 processes of order 4: fair share 32 / 2 users = 16 quanta = 4 processes. Until its first
+  // process initializes it is counted 1 (the initialization cap), so 1 of alice's processes is preempted:
+  // its space frees at once (first_in_ms 0); the rest rests on alice's end with the 7 processes she keeps:
+  // ceil(400 / 7) = 58 x 1200 ms = 69600 ms.
+  auto whatif = f.admin({"whatif", "--user", "bob", "--memory-mb", "4096", "--max-processes", "4", "--items", "100"});
+  INFO(whatif.output);
+  REQUIRE(whatif.status == 0);
+  CHECK(whatif.output.find("estimated_start:") != std::string::npos);
+  CHECK(whatif.output.find("processes: 4") != std::string::npos);
+  CHECK(whatif.output.find("first_in_ms: 0") != std::string::npos);
+  CHECK(whatif.output.find("all_in_ms: 69600") != std::string::npos);
+  CHECK(whatif.output.find("1 preemption under way") != std::string::npos);
+  CHECK(whatif.output.find("job alice-1 ends in ~70 s: 400 items left, 7 processes, 1.2 s per item") != std::string::npos);
+  CHECK(whatif.output.find("estimated_end:") == std::string::npos);  // the hypothetical job runs nothing
+}
+
 TEST_CASE("reconfigure through rmbus-admin recovers running work and refuses work whose class is gone") {
   rm_fixture f{layout::single};
   auto& c = f.cluster();

@@ -183,6 +183,14 @@ void fake_cluster::complete(const std::string& job_id) {
   impl_->work.erase(job_id);
 }
 
+void fake_cluster::set_progress(const std::string& job_id, std::uint64_t items_done, std::uint64_t item_ms) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  auto it = impl_->work.find(job_id);
+  if (it == impl_->work.end()) return;
+  it->second.items_done = items_done;
+  it->second.item_ms = item_ms;
+}
+
 void fake_cluster::adopt_process(const std::string& job_id, const std::string& share_id, const std::string& node) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   auto it = impl_->work.find(job_id);

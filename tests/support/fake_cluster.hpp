@@ -68,6 +68,8 @@ class fake_cluster {
   // ---- orchestrator
   void submit(const job_spec& job);
   void complete(const std::string& job_id);
+  // The orchestrator's progress figures for a job from the next work map on (the numbers its prediction uses).
+  void set_progress(const std::string& job_id, std::uint64_t items_done, std::uint64_t item_ms);
   // A process the orchestrator already runs (e.g. from before the RM started): it is in every work map.
   void adopt_process(const std::string& job_id, const std::string& share_id, const std::string& node);
   messages::workmap workmap() const;  // what the orchestrator would publish now
