@@ -114,6 +114,7 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   }
   core::round_input in;
   in.now_ms = static_cast<std::int64_t>(slice.now_ms);
+  in.settling = slice.settling;
   for (const auto& [u, mb] : slice.other_np_mb) in.other_pools_nonpreemptable_mb[core::user_id{u}] = mb;
 
   const auto t0 = std::chrono::steady_clock::now();
