@@ -206,3 +206,76 @@ TEST_CASE("a node back with less memory than its shares hold loses only the shar
   quanta[node] = 5;
   CHECK(ts::double_bookings(*c.last_state(), quanta).empty());
 }
+
+namespace {
+
+ts::job_spec beta_job(const std::string& id, const std::string& user, std::uint64_t max_processes) {
+  auto j = job(id, user, 1024, max_processes);
+  j.class_name = "beta-normal";
+  return j;
+}
+
+std::map<std::string, std::string> share_nodes(const msg::rm_state& s, const std::string& id) {
+  std::map<std::string, std::string> out;
+  if (const auto* j = ts::find_job(s, id))
+    for (const auto& sh : j->shares)
+      if (sh.status == msg::share_status::running) out[sh.id] = sh.node;
+  return out;
+}
+
+// Round 30 comes a few seconds after start (a round per 200 ms work map): both pools have scheduled by then.
+void scheduler_failure_is_contained(const std::string& fault) {
+  rm_fixture f{layout::single};
+  f.set_extra_args({"--inject-fault", fault + ":beta:30"});
+  f.kill_rm(SIGKILL);
+  f.wait_rm(10s);
+  f.start_rm();
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", 1024, 4));
+  c.submit(beta_job("carol-1", "carol", 3));
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 4 && shares_with(s, "carol-1", msg::share_status::running) == 3; },
+      deadline));
+  const auto carol = share_nodes(*c.last_state(), "carol-1");
+  // Beta's scheduler fails in round 30 and is replaced, with an event saying so.
+  REQUIRE(wait_for([&] { return count_events(c, "pool_restarted", "pool", "beta") >= 1; }, deadline));
+  // The round it failed in was published without it, with its last good plan and an event saying so.
+  CHECK(wait_for([&] { return count_events(c, "round_timeout", "pool", "beta") >= 1; }, deadline));
+  // Meanwhile and after, alpha keeps scheduling: new work there is placed.
+  c.submit(job("bob-1", "bob", 1024, 4));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "bob-1") == 4; }, deadline));
+  // The new beta scheduler recovers carol's processes where they run, with their share ids, and schedules
+  // new work in beta again.
+  c.submit(beta_job("dave-1", "dave", 2));
+  REQUIRE(c.wait_state(
+      [&](const msg::rm_state& s) { return share_nodes(s, "carol-1") == carol && ts::active_shares(s, "dave-1") == 2; },
+      deadline));
+  // Nothing double-booked: beta's two 8 GB nodes hold carol's 3 and dave's 2 processes of 1 GB.
+  const std::map<std::string, std::uint64_t> quanta{{"a1", 8}, {"a2", 8}, {"a3", 8}, {"a4", 8}, {"b1", 8}, {"b2", 8}};
+  CHECK(ts::double_bookings(*c.last_state(), quanta).empty());
+  CHECK(count_events(c, "pool_restarted", "pool", "alpha") == 0);
+}
+
+}  // namespace
+
+TEST_CASE("a pool scheduler that throws is replaced, the other pool keeps scheduling and nothing is lost") {
+  scheduler_failure_is_contained("throw");
+}
+
+TEST_CASE("a pool scheduler that hangs is replaced after round_timeout_ms, its round is published with its last plan") {
+  scheduler_failure_is_contained("hang");
+}
+
+TEST_CASE("rmbus refuses a malformed --inject-fault with the reason") {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--inject-fault", "explode:beta:3"}, {"--inject-fault", "throw:beta:0"}, {"--inject-fault", "throw:beta"}}) {
+    auto r = ts::run_to_end(RMBUS_BIN, [&] {
+      auto a = args;
+      a.push_back("--check-config");
+      return a;
+    }(), 20s);
+    CHECK(r.status == std::optional<int>{2});
+    CHECK(r.output.find("--inject-fault") != std::string::npos);
+  }
+}
