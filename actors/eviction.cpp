@@ -48,7 +48,7 @@ void node_op(eviction_actor* self, const std::string& node, messages::node_op_ki
 
 void ask_snapshot(eviction_actor* self) {
   auto& st = self->state;
-  route(self, st.env.router, st.stamper, std::string{topics::node_sync}, messages::node_sync_request{st.stamper.src()});
+  route(self, st.env.router, st.stamper, std::string{topics::node_sync}, messages::node_sync_request{st.stamper.src(), {}});
 }
 
 std::map<std::string, std::size_t> pool_sizes(const node_replica& nodes) {

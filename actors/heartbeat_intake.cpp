@@ -249,6 +249,19 @@ void on_tick(intake_actor* self) {
 
 void on_sync_request(intake_actor* self, const messages::node_sync_request& req) {
   auto& st = self->state;
+  if (!req.pool.empty()) {
+    // A replaced pool scheduler knows no machine: announce its pool's live ones again.
+    std::size_t n = 0;
+    for (auto& [name, node] : st.nodes)
+      if (node.where.top_level == req.pool && node.entry.memory_mb > 0 &&
+          st.liveness->status(core::machine_id{name}) != core::node_status::down) {
+        queue_update(self, name, node);
+        ++n;
+      }
+    spdlog::info("pool {}: {} live machines announced again to {}", req.pool, n, req.reader);
+    flush_changes(self);
+    return;
+  }
   flush_changes(self);  // the snapshot then covers every batch sent so far
   messages::node_snapshot snap;
   snap.seq = st.batch_seq;

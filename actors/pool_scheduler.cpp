@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
+#include <stdexcept>
+#include <thread>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -104,8 +106,22 @@ std::vector<messages::machine_summary> changed_machines(scheduler_state& st, boo
   return out;
 }
 
+// rmbus --inject-fault: fail on purpose in the round named (tests of supervision, docs/reliability.md).
+void inject_fault(scheduler_actor* self, std::uint64_t cycle) {
+  const auto& f = self->state.env.fault;
+  if (!f || f->pool != self->state.pool || f->cycle != cycle) return;
+  if (f->what == injected_fault::kind::throw_exception) {
+    spdlog::warn("pool {}: injected fault: throwing in round {}", f->pool, cycle);
+    throw std::runtime_error("injected fault in round " + std::to_string(cycle));
+  }
+  const auto stall = std::chrono::milliseconds(3 * self->state.env.cfg->runtime.round_timeout_ms);
+  spdlog::warn("pool {}: injected fault: round {} hangs for {} ms", f->pool, cycle, stall.count());
+  std::this_thread::sleep_for(stall);
+}
+
 void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   auto& st = self->state;
+  inject_fault(self, slice.cycle);
   core::work_map snapshot;
   for (const auto& w : slice.work) {
     auto item = to_core(w);
@@ -114,6 +130,7 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   }
   core::round_input in;
   in.now_ms = static_cast<std::int64_t>(slice.now_ms);
+  in.settling = slice.settling;
   for (const auto& [u, mb] : slice.other_np_mb) in.other_pools_nonpreemptable_mb[core::user_id{u}] = mb;
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -234,7 +251,7 @@ value::map answer_query(scheduler_actor* self, const std::string& cmd, const val
   return r;
 }
 
-caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string pool) {
+caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string pool, bool restarted) {
   auto& st = self->state;
   st.env = env;
   st.pool = pool;
@@ -244,6 +261,12 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
   });
+  if (restarted) {
+    // It replaces a scheduler that failed: the intake sends this pool's machines again, and the next work
+    // slice recovers every running process (as after a reconfiguration).
+    route(self, st.env.router, st.stamper, std::string{topics::node_sync},
+          messages::node_sync_request{st.stamper.src(), st.pool});
+  }
   return {
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
@@ -266,11 +289,11 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
 
 }  // namespace
 
-caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool) {
+caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, bool restarted) {
   auto router = env.router;
   const std::vector<std::string> subscriptions{topics::node_topic(pool), topics::work_topic(pool),
                                                topics::query_topic(pool), std::string{topics::node_sync}};
-  auto self = sys.spawn(pool_scheduler, std::move(env), std::move(pool));
+  auto self = sys.spawn(pool_scheduler, std::move(env), std::move(pool), restarted);
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).
   for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);

@@ -302,7 +302,7 @@ void on_plan(publication_actor* self, const messages::routed_message& m) {
 
 void ask_snapshot(publication_actor* self) {
   auto& st = self->state;
-  publish(self, topics::node_sync, messages::node_sync_request{st.stamper.src()});
+  publish(self, topics::node_sync, messages::node_sync_request{st.stamper.src(), {}});
 }
 
 caf::behavior publication(publication_actor* self, actor_env env) {

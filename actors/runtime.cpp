@@ -4,6 +4,7 @@
 #include <future>
 #include <map>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -19,6 +20,7 @@
 #include "bus/bridge.hpp"
 #include "bus/forwarder.hpp"
 #include "messages/admin.hpp"
+#include "messages/rm_event.hpp"
 #include "messages/topics.hpp"
 #include "metrics/metrics_http.hpp"
 #include "metrics/metrics_registry.hpp"
@@ -79,7 +81,14 @@ roles parse_roles(std::string_view list, const config::rm_config& cfg) {
 
 namespace {
 
-// ---- control: spawns the role actors of this process and reconfigures them -------------------------
+// ---- control: spawns the role actors of this process, reconfigures them, and supervises the schedulers --
+//
+// A pool scheduler that stops (an exception in a round) or does not answer a round within round_timeout_ms
+// (it hangs) is replaced by a fresh one, announced by an rm.events `pool_restarted` event. Meanwhile the other
+// pools keep scheduling, and publication publishes the failed pool's last good plan (its own round
+// timeout). The new scheduler asks the intake for its pool's machines and recovers the pool's running work
+// from the next work map, as after a reconfiguration. A hung scheduler cannot be stopped while it hangs: it
+// is told to exit and abandoned, and exits when (if) its round returns.
 
 struct control_state {
   actor_env env;
@@ -87,18 +96,75 @@ struct control_state {
   std::function<config::rm_config()> reload;
   std::vector<caf::actor> fixed;               // intake, diff, eviction, publication, admin
   std::map<std::string, caf::actor> schedulers;
+  std::map<std::string, std::uint64_t> unanswered;  // pool -> the round handed to its scheduler, no plan yet
+  std::set<std::string> watched;                    // work topics control is subscribed to
   envelope_stamper stamper{"control"};
   static inline const char* name = "rmbus.control";
 };
 
 using control_actor = caf::stateful_actor<control_state>;
 
+void spawn_scheduler(control_actor* self, const std::string& pool, bool restarted) {
+  auto& st = self->state;
+  auto a = spawn_pool_scheduler(self->system(), st.env, pool, restarted);
+  self->monitor(a);
+  st.schedulers[pool] = a;
+  if (st.watched.insert(topics::work_topic(pool)).second)
+    self->send(st.env.router, atoms::subscribe::value, topics::work_topic(pool), caf::actor_cast<caf::actor>(self));
+}
+
 void spawn_schedulers(control_actor* self) {
   auto& st = self->state;
   for (const auto& p : st.env.cfg->scheduling.nodepools) {
     if (!p.parent.empty()) continue;
     const bool mine = st.run.all_pools || std::find(st.run.pools.begin(), st.run.pools.end(), p.name) != st.run.pools.end();
-    if (mine) st.schedulers[p.name] = spawn_pool_scheduler(self->system(), st.env, p.name);
+    if (mine) spawn_scheduler(self, p.name, false);
+  }
+}
+
+// Schedulers stopped on purpose (reconfiguration, shutdown) are forgotten first, so that their down
+// messages are not taken for failures.
+void stop_schedulers(control_actor* self) {
+  auto& st = self->state;
+  for (auto& [pool, a] : st.schedulers) {
+    self->demonitor(a);
+    self->send_exit(a, caf::exit_reason::user_shutdown);
+  }
+  st.schedulers.clear();
+  st.unanswered.clear();
+}
+
+void restart_scheduler(control_actor* self, const std::string& pool, const std::string& why) {
+  auto& st = self->state;
+  auto it = st.schedulers.find(pool);
+  if (it == st.schedulers.end()) return;
+  const auto old = it->second;
+  st.schedulers.erase(it);
+  st.unanswered.erase(pool);
+  self->demonitor(old);
+  self->send_exit(old, caf::exit_reason::kill);
+  spdlog::error("pool {}: its scheduler {}; a new one takes over and recovers the pool from the next work map", pool, why);
+  route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
+        messages::rm_event{"pool_restarted", {{"pool", pool}, {"reason", why}}});
+  spawn_scheduler(self, pool, true);
+}
+
+// Rounds handed to local schedulers are watched until their plan comes back.
+void watch_rounds(control_actor* self, const messages::routed_message& m) {
+  auto& st = self->state;
+  if (const auto* plan = m.as<messages::pool_plan>()) {
+    auto it = st.unanswered.find(plan->pool);
+    if (it != st.unanswered.end() && it->second <= plan->cycle) st.unanswered.erase(it);
+    return;
+  }
+  const auto* slice = m.as<messages::work_slice>();
+  if (slice == nullptr) return;
+  for (const auto& [pool, a] : st.schedulers) {
+    if (m.topic != topics::work_topic(pool)) continue;
+    st.unanswered[pool] = slice->cycle;
+    self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.round_timeout_ms), atoms::timeout::value, pool,
+                       slice->cycle);
+    return;
   }
 }
 
@@ -111,9 +177,21 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
   st.fixed = std::move(fixed);
   st.stamper = envelope_stamper{env.src("control")};
   spawn_schedulers(self);
-  self->send(env.router, atoms::subscribe::value, std::string{topics::reconfigure}, caf::actor_cast<caf::actor>(self));
+  const auto me = caf::actor_cast<caf::actor>(self);
+  self->send(env.router, atoms::subscribe::value, std::string{topics::reconfigure}, me);
+  self->send(env.router, atoms::subscribe::value, std::string{topics::plan}, me);
+  self->set_down_handler([self](const caf::down_msg& dm) {
+    std::string failed;
+    for (const auto& [pool, a] : self->state.schedulers)
+      if (a.address() == dm.source) failed = pool;
+    if (!failed.empty()) restart_scheduler(self, failed, "stopped (" + to_string(dm.reason) + ")");
+  });
   return {
-      [self](atoms::deliver, const messages::routed_message&) {
+      [self](atoms::deliver, const messages::routed_message& m) {
+        if (m.as<messages::reconfigure_request>() == nullptr) {
+          watch_rounds(self, m);
+          return;
+        }
         // rm.internal.reconfigure: reload our own copy, reset every local actor, start fresh schedulers
         // (they recover the running work from the next work map).
         auto& st = self->state;
@@ -126,8 +204,7 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         }
         spdlog::info("reconfiguring");
         st.env.cfg = cfg;
-        for (auto& [pool, a] : st.schedulers) self->send_exit(a, caf::exit_reason::user_shutdown);
-        st.schedulers.clear();
+        stop_schedulers(self);
         spawn_schedulers(self);
         for (const auto& a : st.fixed) self->send(a, atoms::reset::value, cfg);
       },
@@ -141,11 +218,18 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         }
         route(self, st.env.router, st.stamper, std::string{topics::reconfigure}, messages::reconfigure_request{});
       },
+      [self](atoms::timeout, const std::string& pool, std::uint64_t cycle) {
+        auto& st = self->state;
+        auto it = st.unanswered.find(pool);
+        if (it == st.unanswered.end() || it->second != cycle) return;
+        restart_scheduler(self, pool,
+                          "did not answer round " + std::to_string(cycle) + " within " +
+                              std::to_string(st.env.cfg->runtime.round_timeout_ms) + " ms");
+      },
       [self](atoms::stop) {
         auto& st = self->state;
-        for (auto& [pool, a] : st.schedulers) self->send_exit(a, caf::exit_reason::user_shutdown);
+        stop_schedulers(self);
         for (auto& a : st.fixed) self->send_exit(a, caf::exit_reason::user_shutdown);
-        st.schedulers.clear();
         st.fixed.clear();
         self->quit();
       },
@@ -288,7 +372,7 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   m.bridge.emplace(m.ctx, *m.sys, bo, m.router);
   caf::anon_send(m.router, atoms::publish::value, m.bridge->publisher_actor());
 
-  actor_env env{m.router, m.instance, std::make_shared<const config::rm_config>(m.opt.cfg)};
+  actor_env env{m.router, m.instance, std::make_shared<const config::rm_config>(m.opt.cfg), m.opt.fault};
   std::vector<caf::actor> fixed;
   // First, so its subscriptions are in place before any role actor routes anything; in `fixed` so that
   // control resets it on reconfiguration and stops it with the others.

@@ -16,10 +16,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "actors/fault_injection.hpp"
 #include "config/rm_config.hpp"
 
 namespace rmbus::actors {
@@ -48,6 +50,7 @@ struct runtime_options {
   roles run;
   bool embedded_forwarder = true;  // false: connect to an existing forwarder (--no-forwarder)
   int threads = 2;                 // CAF scheduler threads
+  std::optional<injected_fault> fault;  // --inject-fault: a failure on purpose, for tests
 };
 
 class runtime {

@@ -15,6 +15,9 @@
 // One round at a time: a map arriving while a round runs is kept (the newest wins; maps are complete, so
 // nothing is lost) and starts the next round when publication reports this one done. Readiness as DUCC:
 // rounds start after init_stability heartbeat intervals, or at once on the first map naming live processes.
+// Such a map means the RM restarted under running work: its rounds then settle (they report what is held and
+// give nothing new, round_input::settling) until settle_ms after start, so that every live agent has been
+// heard before anything is given or taken on a partial picture of the cluster.
 // This actor also owns the cross-pool allotment partition (actors/allotment_partition.hpp).
 #include <map>
 #include <memory>
@@ -55,6 +58,8 @@ struct diff_state {
   std::uint64_t cycle = 0;
   std::map<std::string, std::map<std::string, std::uint64_t>> held;  // pool -> user -> np MB (last answers)
   std::map<std::string, bool> wants_more;                            // job -> pending or short, last round
+  std::int64_t started_ms = 0;       // wall clock at spawn: the settle window counts from it
+  std::int64_t settle_until_ms = 0;  // rounds before this time only report (0: no window)
   std::uint64_t pending_seq = 0;  // envelope seq and src of the map waiting for its round
   std::string pending_src;
   static inline const char* name = "rmbus.workmap_diff";
@@ -162,9 +167,11 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
   }
   auto budgets = partition_allotments(cfg, st.pools, st.held, waiting);
   const auto now = static_cast<std::uint64_t>(wall_clock_ms());
+  const bool settling = static_cast<std::int64_t>(now) < st.settle_until_ms;
   for (auto& [pool, slice] : slices) {
     slice.cycle = st.cycle;
     slice.now_ms = now;
+    slice.settling = settling;
     slice.other_np_mb = by_user_name(budgets[pool]);
     route(self, st.env.router, st.stamper, topics::work_topic(pool), std::move(slice));
     round.pools.push_back(pool);
@@ -181,6 +188,31 @@ void next_round(diff_actor* self) {
   if (!st.ready || st.in_flight || !st.pending) return;
   auto items = std::move(st.pending);
   start_round(self, *items);
+}
+
+// The first map since start names live processes on `nodes` nodes: the RM restarted under running work.
+// Until settle_ms after start, its rounds only report (round_input::settling); a timer ends the window.
+void begin_settling(diff_actor* self, std::size_t nodes) {
+  auto& st = self->state;
+  const std::int64_t until = st.started_ms + st.env.cfg->runtime.settle_ms;
+  const std::int64_t now = wall_clock_ms();
+  if (now >= until) return;  // a heartbeat interval has passed already: nothing to wait for
+  st.settle_until_ms = until;
+  spdlog::info("work map names live processes on {} nodes: the RM restarted; it settles for {} ms, giving nothing new",
+               nodes, until - now);
+  publish_event(self, {"settling", {{"until_ms", std::to_string(until)}, {"nodes", std::to_string(nodes)}}});
+  self->delayed_send(self, std::chrono::milliseconds(until - now), atoms::settled::value);
+}
+
+void end_settling(diff_actor* self) {
+  auto& st = self->state;
+  if (st.settle_until_ms == 0) return;
+  st.settle_until_ms = 0;
+  spdlog::info("settle window over: scheduling as usual");
+  publish_event(self, {"settled", {}});
+  // The last map is complete: schedule it now rather than wait for the orchestrator's next one.
+  if (!st.pending && !st.last->empty()) st.pending = st.last;
+  next_round(self);
 }
 
 void on_workmap(diff_actor* self, const std::string& topic, const std::string& body) {
@@ -221,9 +253,11 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
         if (p.state != messages::process_state::ended && w.state != messages::work_state::completed)
           nodes[p.node] = std::max(nodes[p.node], p.node_memory_mb.value_or(0));
     if (!nodes.empty()) {
+      const std::size_t node_count = nodes.size();
       messages::recovered_nodes r;
       for (const auto& [n, mb] : nodes) r.nodes.push_back({n, mb});
       route(self, st.env.router, st.stamper, std::string{topics::recovered}, std::move(r));
+      begin_settling(self, node_count);
     }
   }
 
@@ -250,6 +284,7 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
   auto& st = self->state;
   st.env = env;
   st.stamper = envelope_stamper{env.src("diff")};
+  st.started_ms = wall_clock_ms();
   configure(self, env.cfg);
   const auto rt = env.cfg->runtime;
   self->delayed_send(self, std::chrono::milliseconds(rt.heartbeat_interval_ms * std::max(0, rt.init_stability)),
@@ -270,6 +305,7 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
         self->state.ready = true;
         next_round(self);
       },
+      [self](atoms::settled) { end_settling(self); },
       [self](atoms::timeout, std::uint64_t cycle) {
         auto& st = self->state;
         if (cycle != st.cycle || !st.in_flight) return;

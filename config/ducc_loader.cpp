@@ -207,6 +207,7 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
   r.integer("ducc.orchestrator.state.publish.rate", rt.orchestrator_publish_ms, 1, 1, max_period_ms);
   r.integer("ducc.rm.state.publish.ratio", rt.state_publish_ratio, 1, 1, max_ticks);
   rt.round_timeout_ms = rt.orchestrator_publish_ms;
+  rt.settle_ms = rt.heartbeat_interval_ms;
   s.epoch_ms = rt.orchestrator_publish_ms * rt.state_publish_ratio;
 
   detail::site_decls site;

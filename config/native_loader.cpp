@@ -206,12 +206,13 @@ void read_scheduling(toml_reader& r, const toml::table& t, core::scheduling_sett
 
 void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt) {
   bool round_timeout_set = false;
+  bool settle_set = false;
   if (const auto* t = r.section(root, "timing")) {
     const std::string w = "timing";
     r.only_keys(*t, "[timing]",
                 {"heartbeat_interval_ms", "node_stability", "init_stability", "fast_recovery",
                  "orchestrator_publish_ms", "state_publish_ratio", "round_timeout_ms", "mass_loss_percent",
-                 "mass_loss_evict_percent"});
+                 "mass_loss_evict_percent", "settle_ms"});
     assign(rt.heartbeat_interval_ms, r.integer(*t, "heartbeat_interval_ms", w, 1, max_period_ms));
     assign(rt.node_stability, r.integer(*t, "node_stability", w, 1, max_ticks));
     assign(rt.init_stability, r.integer(*t, "init_stability", w, 0, max_ticks));
@@ -223,8 +224,12 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt)
     auto timeout = r.integer(*t, "round_timeout_ms", w, 1, max_period_ms);
     assign(rt.round_timeout_ms, timeout);
     round_timeout_set = timeout.has_value();
+    auto settle = r.integer(*t, "settle_ms", w, 0, max_period_ms);
+    assign(rt.settle_ms, settle);
+    settle_set = settle.has_value();
   }
   if (!round_timeout_set) rt.round_timeout_ms = rt.orchestrator_publish_ms;
+  if (!settle_set) rt.settle_ms = rt.heartbeat_interval_ms;
   if (const auto* t = r.section(root, "bus")) {
     r.only_keys(*t, "[bus]", {"pub", "sub", "admin", "metrics", "accept_any_orchestrator"});
     assign(rt.accept_any_orchestrator, r.boolean(*t, "accept_any_orchestrator", "bus"));

@@ -73,7 +73,8 @@ std::string render(const rm_config& cfg) {
     << "state_publish_ratio = " << rt.state_publish_ratio << "\n"
     << "round_timeout_ms = " << rt.round_timeout_ms << "\n"
     << "mass_loss_percent = " << rt.mass_loss_percent << "\n"
-    << "mass_loss_evict_percent = " << rt.mass_loss_evict_percent << "\n\n";
+    << "mass_loss_evict_percent = " << rt.mass_loss_evict_percent << "\n"
+    << "settle_ms = " << rt.settle_ms << "\n\n";
   o << "[bus]\n"
     << "pub = " << quote(rt.bus_pub) << "\n"
     << "sub = " << quote(rt.bus_sub) << "\n"

@@ -45,6 +45,11 @@ struct runtime_settings {
   // heartbeat interval paces the evictions to mass_loss_evict_percent of the pool per interval. 100: never.
   int mass_loss_percent = 30;
   int mass_loss_evict_percent = 10;
+  // Settle window of a restarted RM (YARN's work-preserving restart waits the same way): when the first work
+  // map names live processes, rounds only report what is held until this long after start and one work map
+  // has been seen (round_input::settling). Not a DUCC key; when not configured it is one heartbeat interval.
+  // 0: no window.
+  std::int64_t settle_ms = 30000;
   std::string bus_pub = "tcp://127.0.0.1:5560";  // forwarder side publishers connect to
   std::string bus_sub = "tcp://127.0.0.1:5561";  // forwarder side subscribers connect to
   std::string admin = "tcp://127.0.0.1:5562";    // admin REQ/REP endpoint rmbus binds

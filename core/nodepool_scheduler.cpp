@@ -97,11 +97,13 @@ bool nodepool_scheduler::update_machine(const machine_report& r) {
       (!r.ip.empty() && mc.ip != r.ip))
     dirty_ = true;
   if (!r.ip.empty()) mc.ip = r.ip;
+  const bool shrank = order < mc.order;
   mc.memory_mb = r.memory_mb;
   mc.order = order;
   mc.quiesced = r.quiesced;
   mc.down = false;
   model_.max_order = std::max(model_.max_order, order);
+  if (shrank) evict_overflow(mi);
   return true;
 }
 
@@ -121,10 +123,38 @@ void nodepool_scheduler::evict_where(int mi, bool (*evictable)(const cluster_mod
   for (int s : slots) {
     auto& sh = model_.shares[static_cast<std::size_t>(s)];
     if (sh.removing() || !evictable(model_, sh)) continue;
-    model_.mark_removing(s, share_status::evict);
-    auto& j = model_.jobs[static_cast<std::size_t>(sh.job)];
-    if (j.item.kind != work_kind::job) j.done = true;  // services/APs are resubmitted, not re-placed
+    evict_share(s);
   }
+}
+
+void nodepool_scheduler::evict_share(int s) {
+  model_.mark_removing(s, share_status::evict);
+  auto& j = model_.jobs[static_cast<std::size_t>(model_.shares[static_cast<std::size_t>(s)].job)];
+  if (j.item.kind != work_kind::job) j.done = true;  // services/APs are resubmitted, not re-placed
+}
+
+// A machine that came back smaller than what its shares hold: the youngest shares (least invested) are
+// evicted until the rest fit; unmanaged reservations stay, as on a node that goes down.
+void nodepool_scheduler::evict_overflow(int mi) {
+  const auto& mc = model_.machines[static_cast<std::size_t>(mi)];
+  int held = mc.used - mc.removing;
+  if (held <= mc.order) return;
+  std::vector<int> youngest_first;
+  for (int s : mc.shares) {
+    const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+    if (!sh.removing() && evict_on_down(model_, sh)) youngest_first.push_back(s);
+  }
+  std::sort(youngest_first.begin(), youngest_first.end(), [&](int a, int b) {
+    const auto& x = model_.shares[static_cast<std::size_t>(a)];
+    const auto& y = model_.shares[static_cast<std::size_t>(b)];
+    return x.seq != y.seq ? x.seq > y.seq : x.id.str() > y.id.str();
+  });
+  for (int s : youngest_first) {
+    if (held <= mc.order) break;
+    held -= model_.shares[static_cast<std::size_t>(s)].order;
+    evict_share(s);
+  }
+  dirty_ = true;
 }
 
 bool nodepool_scheduler::machine_down(const machine_id& name) {
@@ -181,6 +211,7 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
     into = t - mark;
     mark = t;
   };
+  if (in.settling) return settle_round(in);
   compute_job_caps(model_);
   lap(timings_.caps_us);
   last_loads_ = how_much(model_, in).classes;
@@ -202,6 +233,27 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   dirty_ = model_.round_given > 0 || model_.round_preempted > 0 || model_.round_evicted > 0 ||
            model_.round_needy_changes > 0;
   model_.round_given = model_.round_preempted = model_.round_evicted = model_.round_needy_changes = 0;
+  return plan;
+}
+
+// A settling round: every job is counted what it holds, so the plan lists each share as it stands (the
+// recovered ones as running) and no stage runs that could give, preempt or move anything. A job that holds
+// nothing waits with the reason `settling`. The next full round must run, whatever changed.
+const schedule_plan& nodepool_scheduler::settle_round(const round_input& in) {
+  for (auto& j : model_.jobs) {
+    if (!j.live || j.refused) continue;
+    j.given = model_.current(j);
+    if (j.given > 0 || j.done) {
+      j.reason = reason_code::none;
+    } else {
+      j.reason = reason_code::settling;
+      j.reason_text = "settling after a restart: nothing new until the RM has heard its agents and a work map";
+    }
+  }
+  model_.refresh_ranks();
+  const schedule_plan& plan = plan_.update(model_, in.now_ms, {&id_order_, &id_order_ids_});
+  model_.round_given = model_.round_preempted = model_.round_evicted = model_.round_needy_changes = 0;
+  dirty_ = true;
   return plan;
 }
 

@@ -63,7 +63,8 @@ class nodepool_scheduler {
 
   // ---- machines -------------------------------------------------------------------------------
   // Arrival or heartbeat. A known machine gets its size and quiesce flag refreshed and comes back up if
-  // it was down. Returns false (and changes nothing) when memory is 0.
+  // it was down; one that shrank below what its shares hold has its youngest shares evicted until the rest
+  // fit. Returns false (and changes nothing) when memory is 0.
   bool update_machine(const machine_report& report);
   // The node stopped answering: every share on it except unmanaged reservations is evicted.
   bool machine_down(const machine_id& name);
@@ -82,6 +83,7 @@ class nodepool_scheduler {
   void apply_work(const work_map& snapshot);
 
   // ---- the cycle ------------------------------------------------------------------------------
+  // With in.settling, the round only reports: each job keeps what it holds (round_input::settling).
   // The plan is kept by the scheduler and brought up to date in place (plan_keeper): the reference
   // stays valid, and its contents are those of the last round, until the next call of schedule().
   const schedule_plan& schedule(const round_input& in);
@@ -114,7 +116,10 @@ class nodepool_scheduler {
   const cluster_model& model() const { return model_; }
 
  private:
+  const schedule_plan& settle_round(const round_input& in);
   void evict_where(int machine, bool (*evictable)(const cluster_model&, const share_rec&));
+  void evict_overflow(int machine);
+  void evict_share(int share_slot);
   void arrive(const work_item& item);
   void refuse(job_rec& j, reason_code code, std::string text);
   void reconcile_processes(int job, const work_item& item);

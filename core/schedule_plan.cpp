@@ -50,6 +50,7 @@ const char* to_string(reason_code r) {
     case reason_code::waiting_for_defragmentation: return "waiting_for_defragmentation";
     case reason_code::no_share_counted: return "no_share_counted";
     case reason_code::completed: return "completed";
+    case reason_code::settling: return "settling";
   }
   return "?";
 }

@@ -47,6 +47,7 @@ enum class reason_code {
   waiting_for_defragmentation,
   no_share_counted,           // fair share gave it nothing (better priorities or fair share used it all)
   completed,                  // winding down or its single allocation ended: nothing more is given
+  settling,                   // the RM restarted and is settling: it holds what it recovered, gives nothing new
 };
 const char* to_string(reason_code r);
 
@@ -118,6 +119,10 @@ struct round_input {
   // Non-preemptable memory (MB) each user holds or was promised in OTHER top-level pools, so that the
   // global allotment spans pools; the actor layer collects it from the other schedulers.
   std::map<user_id, std::uint64_t> other_pools_nonpreemptable_mb;
+  // A restarted RM's settle window: until it has heard a heartbeat interval of agents and a work map, what
+  // it knows of the cluster may be partial, so a round keeps every share as it is (recovered ones too),
+  // gives nothing new and preempts nothing. Evictions of nodes found down are not held back.
+  bool settling = false;
 };
 
 // The numbers behind one job's count (admin "explain").

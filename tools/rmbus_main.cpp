@@ -3,6 +3,7 @@
 //
 //   rmbus [--config FILE | --ducc FILE] [--bus-pub EP] [--bus-sub EP] [--no-forwarder] [--admin EP]
 //         [--metrics HOST:PORT|off] [--roles LIST] [--log-level LEVEL] [--check-config]
+//         [--threads N] [--inject-fault throw:POOL:CYCLE|hang:POOL:CYCLE  (tests only)]
 //
 // The command line is a contract (test harnesses and the README rely on it): see docs/architecture.md.
 // SIGTERM / SIGINT stop it gracefully (exit 0); SIGHUP reloads the configuration as the admin command
@@ -95,6 +96,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads,
                  "actor scheduler threads (default 2; 1 runs the top-level pools' rounds one after another)")
       ->check(CLI::Range(1, 64));
+  std::string fault_spec;
+  app.add_option("--inject-fault", fault_spec,
+                 "tests only: throw:POOL:CYCLE or hang:POOL:CYCLE makes that pool's scheduler fail in that round")
+      ->group("Testing");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -102,6 +107,13 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
+  std::optional<rmbus::actors::injected_fault> fault;
+  try {
+    if (!fault_spec.empty()) fault = rmbus::actors::parse_injected_fault(fault_spec);
+  } catch (const std::exception& e) {
+    std::cerr << "rmbus: " << e.what() << "\n";
+    return 2;
+  }
   rmbus::config::rm_config cfg;
   try {
     cfg = load(native, ducc, o);
@@ -118,6 +130,7 @@ int main(int argc, char** argv) {
   }
   rmbus::actors::runtime_options opt;
   opt.threads = threads;
+  opt.fault = fault;
   try {
     opt.run = rmbus::actors::parse_roles(roles_list, cfg);
   } catch (const std::exception& e) {

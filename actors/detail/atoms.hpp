@@ -19,6 +19,7 @@ using publish = caf::atom_constant<caf::atom("publish")>;    // router -> outbou
 using tick = caf::atom_constant<caf::atom("tick")>;          // timers
 using timeout = caf::atom_constant<caf::atom("timeout")>;    // round / query deadlines: (id)
 using ready = caf::atom_constant<caf::atom("ready")>;        // init-stability timer fired
+using settled = caf::atom_constant<caf::atom("settled")>;    // a restarted RM's settle window ended
 using admin = caf::atom_constant<caf::atom("admin")>;        // REP thread -> admin actor: (body) -> body
 using hup = caf::atom_constant<caf::atom("hup")>;            // SIGHUP -> control: reconfigure
 using stop = caf::atom_constant<caf::atom("stop")>;          // control: quit every actor it spawned

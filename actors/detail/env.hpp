@@ -4,6 +4,7 @@
 // and the resolved configuration. Included only by actors/*.cpp (CAF headers are heavy).
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 
 #include "actors/detail/atoms.hpp"
+#include "actors/fault_injection.hpp"
 #include "actors/internal.hpp"
 #include "config/rm_config.hpp"
 #include "messages/envelope.hpp"
@@ -24,6 +26,7 @@ struct actor_env {
   caf::actor router;
   std::string instance;  // unique per process run, e.g. "rmbus.4711.kx3a9z"
   config_ptr cfg;
+  std::optional<injected_fault> fault;  // rmbus --inject-fault (tests only)
 
   // The `src` an actor stamps: "<instance>:<role>", so per-(src, topic) sequence numbers stay one stream.
   std::string src(std::string_view role) const { return instance + ":" + std::string{role}; }

@@ -24,7 +24,8 @@ caf::actor spawn_heartbeat_intake(caf::actor_system& sys, actor_env env);
 // workmap_diff.cpp
 caf::actor spawn_workmap_diff(caf::actor_system& sys, actor_env env);
 // pool_scheduler.cpp: the scheduler of one top-level pool.
-caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool);
+// `restarted`: it replaces one that failed, so it asks the intake for its pool's machines again.
+caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, bool restarted = false);
 // eviction.cpp
 caf::actor spawn_eviction(caf::actor_system& sys, actor_env env);
 // publication.cpp

@@ -5,15 +5,16 @@
 namespace rmbus::messages {
 
 namespace {
-constexpr std::array<std::string_view, 1> request_keys{"reader"};
+constexpr std::array<std::string_view, 2> request_keys{"reader", "pool"};
 constexpr std::array<std::string_view, 2> snapshot_keys{"batch", "nodes"};
 }  // namespace
 
 std::string encode(const envelope& env, const node_sync_request& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 1);
+  detail::pack_envelope_head(pk, env, msg.pool.empty() ? 1 : 2);
   detail::pack_kv_str(pk, "reader", msg.reader);
+  if (!msg.pool.empty()) detail::pack_kv_str(pk, "pool", msg.pool);
   return detail::to_string(buf);
 }
 
@@ -22,7 +23,9 @@ result<node_sync_request> decode_node_sync_request(std::string_view topic, std::
   return detail::guarded<node_sync_request>(topic, body, limits, env_out, false, [](const msgpack::object& root) {
     node_sync_request msg;
     detail::read_fields(root, detail::path{}, request_keys, 0b1,
-                        [&](std::size_t, const msgpack::object& v, const detail::path& f) { detail::read(v, f, msg.reader); });
+                        [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
+                          detail::read(v, f, k == 0 ? msg.reader : msg.pool);
+                        });
     return msg;
   });
 }

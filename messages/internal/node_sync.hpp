@@ -20,6 +20,10 @@ namespace rmbus::messages {
 
 struct node_sync_request {
   std::string reader;  // who asks (its src), for logs
+  // A pool scheduler that replaces one that failed: the intake announces every live machine of this
+  // top-level pool to it again (node_ops updates) instead of sending a snapshot. Optional key; empty: a
+  // snapshot for everyone.
+  std::string pool;
 
   friend bool operator==(const node_sync_request&, const node_sync_request&) = default;
 };

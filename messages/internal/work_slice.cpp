@@ -5,13 +5,13 @@
 namespace rmbus::messages {
 
 namespace {
-constexpr std::array<std::string_view, 4> root_keys{"cycle", "now_ms", "other_np_mb", "work"};
+constexpr std::array<std::string_view, 5> root_keys{"cycle", "now_ms", "other_np_mb", "work", "settling"};
 }  // namespace
 
 std::string encode(const envelope& env, const work_slice& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 4);
+  detail::pack_envelope_head(pk, env, msg.settling ? 5 : 4);
   detail::pack_kv_uint(pk, "cycle", msg.cycle);
   detail::pack_kv_uint(pk, "now_ms", msg.now_ms);
   detail::pack_key(pk, "other_np_mb");
@@ -19,6 +19,7 @@ std::string encode(const envelope& env, const work_slice& msg) {
   detail::pack_key(pk, "work");
   pk.pack_array(static_cast<std::uint32_t>(msg.work.size()));
   for (const auto& w : msg.work) detail::pack_work_item(pk, w);
+  if (msg.settling) detail::pack_kv_bool(pk, "settling", true);
   return detail::to_string(buf);
 }
 
@@ -35,6 +36,7 @@ result<work_slice> decode_work_slice(std::string_view topic, std::string_view bo
                             case 1: detail::read(v, f, msg.now_ms); break;
                             case 2: detail::read_uint_map(v, f, msg.other_np_mb); break;
                             case 3: detail::read_array(v, f, msg.work, detail::read_work_item); break;
+                            case 4: detail::read(v, f, msg.settling); break;
                           }
                         });
     return msg;

@@ -23,6 +23,7 @@ struct work_slice {
   std::uint64_t now_ms = 0;  // the round's wall clock, the same for every pool
   std::map<std::string, std::uint64_t> other_np_mb;  // user -> MB
   std::vector<work_item> work;
+  bool settling = false;  // a restarted RM's settle window: the round only reports (optional key, false)
 
   friend bool operator==(const work_slice&, const work_slice&) = default;
 };

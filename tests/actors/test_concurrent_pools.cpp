@@ -75,7 +75,7 @@ struct system_under_test {
   system_under_test() : sys(threads(cfg)) {
     auto rm = std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(config_text, "test.toml"));
     router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
-    actor_env env{router, "rmbus.test", rm};
+    actor_env env{router, "rmbus.test", rm, {}};
     actors.push_back(spawn_heartbeat_intake(sys, env));
     actors.push_back(spawn_workmap_diff(sys, env));
     actors.push_back(spawn_publication(sys, env));

@@ -68,7 +68,7 @@ struct wired_intake {
     auto rm = std::make_shared<const rmbus::config::rm_config>(
         rmbus::config::parse_native(config_text(heartbeat_interval_ms) + extra_config, "test.toml"));
     router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
-    actor_env env{router, "rmbus.test", rm};
+    actor_env env{router, "rmbus.test", rm, {}};
     actors.push_back(spawn_heartbeat_intake(sys, env));
     if (with_publication) actors.push_back(spawn_publication(sys, env));
   }
@@ -91,7 +91,7 @@ struct wired_intake {
     const std::string topic{msg::internal_topics::node_sync};
     caf::anon_send(router, atoms::route::value,
                    msg::routed_message{topic, reader.next(topic),
-                                       std::make_shared<const msg::payload>(msg::node_sync_request{"test-reader"})});
+                                       std::make_shared<const msg::payload>(msg::node_sync_request{"test-reader", {}})});
   }
 };
 

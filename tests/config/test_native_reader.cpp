@@ -144,6 +144,14 @@ TEST_CASE("the round timeout defaults to one orchestrator period", "[config][nat
   CHECK(cfg.runtime.round_timeout_ms == 400);
 }
 
+TEST_CASE("the settle window defaults to one heartbeat interval, and 0 turns it off", "[config][native]") {
+  CHECK(rc::parse_native("[timing]\nheartbeat_interval_ms = 700\n" + one_pool, "site.toml").runtime.settle_ms == 700);
+  CHECK(rc::parse_native("[timing]\nsettle_ms = 2500\n" + one_pool, "site.toml").runtime.settle_ms == 2500);
+  CHECK(rc::parse_native("[timing]\nsettle_ms = 0\n" + one_pool, "site.toml").runtime.settle_ms == 0);
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[timing]\nsettle_ms = -1\n" + one_pool, "site.toml"), "site.toml", 2,
+                           "out of range");
+}
+
 TEST_CASE("an empty file is refused: a site needs a nodepool", "[config][native]") {
   RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("", "empty.toml"), "empty.toml", 0, "no nodepool is defined");
   auto cfg = rc::parse_native(one_pool, "site.toml");

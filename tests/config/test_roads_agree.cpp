@@ -59,6 +59,7 @@ TEST_CASE("the example site resolves to the values its files state", "[config][r
   CHECK(cfg.runtime.heartbeat_interval_ms == 5000);
   CHECK(cfg.runtime.node_stability == 4);
   CHECK(cfg.runtime.round_timeout_ms == 5000);  // defaults to one orchestrator period
+  CHECK(cfg.runtime.settle_ms == 5000);  // the settle window defaults to one heartbeat interval
 
   // Pools: general (top-level, 16 GB), bigmem nested in general, drivers (top-level, 4 GB = 4096 MB).
   REQUIRE(cfg.scheduling.nodepools.size() == 3);

@@ -102,7 +102,8 @@ rm_fixture::~rm_fixture() {
 
 void rm_fixture::start_rm() {
   procs_.clear();
-  const std::vector<std::string> common{"--config", config_, "--bus-pub", pub_, "--bus-sub", sub_, "--admin", admin_};
+  std::vector<std::string> common{"--config", config_, "--bus-pub", pub_, "--bus-sub", sub_, "--admin", admin_};
+  common.insert(common.end(), extra_args_.begin(), extra_args_.end());
   auto metrics_of = [&](std::size_t process) -> std::vector<std::string> {
     if (process == 0 && metrics_option_set_)
       return metrics_option_ ? std::vector<std::string>{"--metrics", *metrics_option_} : std::vector<std::string>{};

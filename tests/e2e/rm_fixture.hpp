@@ -62,6 +62,8 @@ class rm_fixture {
     metrics_option_set_ = true;
   }
   std::string log_file() const { return dir_ + "/rmbus.log"; }
+  // Arguments the next start_rm() adds to every rmbus process (e.g. --inject-fault ...).
+  void set_extra_args(std::vector<std::string> args) { extra_args_ = std::move(args); }
 
  private:
   layout how_;
@@ -70,6 +72,7 @@ class rm_fixture {
   std::vector<int> metrics_ports_;
   std::optional<std::string> metrics_option_;
   bool metrics_option_set_ = false;
+  std::vector<std::string> extra_args_;
   std::vector<std::unique_ptr<test_support::child_process>> procs_;
   std::unique_ptr<test_support::child_process> proxy_;
   std::unique_ptr<test_support::fake_cluster> cluster_;

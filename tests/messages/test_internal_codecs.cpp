@@ -65,7 +65,7 @@ std::string without_key(const T& msg, std::string_view key) {
 TEST_CASE("every internal message round-trips through its codec") {
   round_trips(samples::full_node_ops(), decode_node_ops, "rm.internal.node.alpha");
   round_trips(samples::full_node_changes(), decode_node_changes, it::node_changes);
-  round_trips(node_sync_request{"rmbus.1.abc:publisher"}, decode_node_sync_request, it::node_sync);
+  round_trips(node_sync_request{"rmbus.1.abc:publisher", {}}, decode_node_sync_request, it::node_sync);
   round_trips(samples::full_node_snapshot(), decode_node_snapshot, it::node_snapshot);
   round_trips(samples::full_work_slice(), decode_work_slice, "rm.internal.work.alpha");
   round_trips(samples::full_round_start(), decode_round_start, it::round);
@@ -94,7 +94,8 @@ TEST_CASE("the batch number of node changes is its own key, apart from the envel
 TEST_CASE("the payload picks the decoder by topic, for every internal and public message") {
   payload_round_trips(samples::full_node_ops(), it::node_topic("alpha"));
   payload_round_trips(samples::full_node_changes(), it::node_changes);
-  payload_round_trips(node_sync_request{"r"}, it::node_sync);
+  payload_round_trips(node_sync_request{"r", {}}, it::node_sync);
+  round_trips(node_sync_request{"rmbus.1.abc:scheduler.beta", "beta"}, decode_node_sync_request, it::node_sync);
   payload_round_trips(samples::full_node_snapshot(), it::node_snapshot);
   payload_round_trips(samples::full_work_slice(), it::work_topic("beta"));
   payload_round_trips(samples::full_round_start(), it::round);
