@@ -33,6 +33,7 @@ struct fake_cluster::impl {
   std::uint64_t states = 0;
   std::uint64_t node_reports = 0;
   std::int64_t clock_ms = 1'000'000;  // submission times: deterministic and increasing
+  std::function<void(const messages::rm_state&)> state_observer;
   std::unique_ptr<bus::subscriber> sub;
   std::thread driver;
   std::atomic<bool> running{false};
@@ -113,6 +114,7 @@ void fake_cluster::start() {
       auto s = messages::decode_rm_state(msg.topic, msg.body);
       if (!s) return;
       m.follow(s.value());
+      if (m.state_observer) m.state_observer(s.value());
       m.state = std::move(s.value());
       ++m.states;
     } else if (msg.topic == messages::topics::rm_nodes) {
@@ -262,6 +264,11 @@ bool fake_cluster::wait_nodes(const std::function<bool(const messages::rm_nodes&
     seen = m.node_reports;
     if (m.node_report && pred(*m.node_report)) return true;
   }
+}
+
+void fake_cluster::set_state_observer(std::function<void(const messages::rm_state&)> observer) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->state_observer = std::move(observer);
 }
 
 // ---- helpers -------------------------------------------------------------------------------------

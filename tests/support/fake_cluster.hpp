@@ -83,6 +83,9 @@ class fake_cluster {
   // Waits until a NEW rm.state (one received after the call) satisfies `pred`, or the deadline passes.
   bool wait_state(const std::function<bool(const messages::rm_state&)>& pred, std::chrono::milliseconds timeout);
   bool wait_nodes(const std::function<bool(const messages::rm_nodes&)>& pred, std::chrono::milliseconds timeout);
+  // Called with EVERY rm.state received (after the orchestrator followed it), on the subscriber's thread with
+  // the cluster's lock held: it must not call back into the cluster. For checks that may not skip a round.
+  void set_state_observer(std::function<void(const messages::rm_state&)> observer);
 
  private:
   struct impl;

@@ -1,0 +1,352 @@
+#include "tools/soak/soak_driver.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <csignal>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <sstream>
+
+#include "tests/support/child_process.hpp"
+#include "tests/support/fake_cluster.hpp"
+#include "tools/soak/soak_checks.hpp"
+
+namespace rmbus::soak {
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+// Two fair-share classes at one priority, weighted 2:1, on one pool that takes every node: the fair share is
+// then a plain weighted water-fill that tools/sim/fair_share.hpp computes independently of the RM.
+const std::vector<soak_class> soak_classes{{"normal", 100, 10}, {"low", 50, 10}};
+
+std::string soak_config(int heartbeat_ms) {
+  std::ostringstream o;
+  o << "[scheduling]\nquantum = \"1G\"\n\n[timing]\nheartbeat_interval_ms = " << heartbeat_ms
+    << "\nnode_stability = 4\ninit_stability = 2\nround_timeout_ms = 3000\n\n[log]\nlevel = \"warn\"\n\n"
+    << "[[nodepool]]\nname = \"soak\"\n\n";
+  for (const auto& c : soak_classes)
+    o << "[[class]]\nname = \"" << c.name << "\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"soak\"\npriority = "
+      << c.priority << "\nweight = " << c.weight << (c.name == "normal" ? "\ndefault = true" : "") << "\n\n";
+  return o.str();
+}
+
+// Every rm.state, in order, from the cluster's subscriber thread to the soak's thread.
+class state_queue {
+ public:
+  void push(const messages::rm_state& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    states_.push_back(s);
+    cv_.notify_all();
+  }
+  std::optional<messages::rm_state> pop(clock_type::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!cv_.wait_until(lock, deadline, [&] { return !states_.empty(); })) return std::nullopt;
+    auto s = std::move(states_.front());
+    states_.pop_front();
+    return s;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<messages::rm_state> states_;
+};
+
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+class soak_run {
+ public:
+  soak_run(const soak_options& o, std::ostream& out) : opt_(o), out_(out), rng_(o.seed) {}
+
+  soak_summary run() {
+    sum_.kills_asked = opt_.kills;
+    std::filesystem::create_directories(opt_.work_dir);
+    config_ = opt_.work_dir + "/rmbus.toml";
+    std::ofstream{config_} << soak_config(opt_.heartbeat_ms);
+    pub_ = test_support::loopback(test_support::free_port());
+    sub_ = test_support::loopback(test_support::free_port());
+    admin_ = test_support::loopback(test_support::free_port());
+    for (int i = 1; i <= opt_.nodes; ++i) node_order_["s" + std::to_string(i)] = 8;
+    start_rm();
+
+    test_support::cluster_options co;
+    co.bus_pub = pub_;
+    co.bus_sub = sub_;
+    co.period = std::chrono::milliseconds(std::max(50, opt_.heartbeat_ms * 2 / 3));
+    co.name = "rmbus-soak";
+    cluster_ = std::make_unique<test_support::fake_cluster>(co);
+    for (const auto& [name, order] : node_order_) cluster_->add_node(name, order * 1024);
+    cluster_->set_state_observer([this](const messages::rm_state& s) { queue_.push(s); });
+    cluster_->start();
+    started_ = clock_type::now();
+
+    for (int i = 0; i < 3; ++i) submit_job();
+    if (!next_state(clock_type::now() + 30s)) {
+      out_ << "soak: rmbus published no schedule within 30 s (log: " << opt_.work_dir << "/rmbus.log)\n";
+      return finish();
+    }
+    sum_.ready = true;
+    // The work settles before the first kill, so the first pre-kill schedule is a steady one.
+    wait_steady(40);
+
+    for (int k = 1; k <= opt_.kills; ++k) {
+      if (clock_type::now() - started_ > opt_.time_bound) {
+        sum_.time_bound_hit = true;
+        out_ << "soak: time bound of " << opt_.time_bound.count() << " s reached before kill " << k << "\n";
+        break;
+      }
+      change_work();
+      drain_until(clock_type::now() + std::chrono::milliseconds(
+                                          std::uniform_int_distribution<int>(opt_.kill_min_ms, opt_.kill_max_ms)(rng_)));
+      kill_and_check(k);
+    }
+    return finish();
+  }
+
+  ~soak_run() {
+    if (cluster_) cluster_->stop();
+    if (rm_) {
+      rm_->signal(SIGTERM);
+      rm_->wait(10s);
+    }
+  }
+
+ private:
+  void start_rm() {
+    rm_ = std::make_unique<test_support::child_process>(
+        opt_.rmbus_path,
+        std::vector<std::string>{"--config", config_, "--bus-pub", pub_, "--bus-sub", sub_, "--admin", admin_, "--metrics", "off"},
+        opt_.work_dir + "/rmbus.log");
+  }
+
+  // The next rm.state, with rules 2 and 3 checked on it (every state, whatever else is waiting for it).
+  std::optional<messages::rm_state> next_state(clock_type::time_point deadline) {
+    auto s = queue_.pop(deadline);
+    if (!s) return s;
+    ++sum_.states_checked;
+    for (const auto& p : over_order(*s, node_order_)) violation("order", p), ++sum_.over_order;
+    for (const auto& p : ledger_.observe(*s, life_)) violation("share id", p), ++sum_.reused_ids;
+    last_ = *s;
+    return s;
+  }
+
+  void drain_until(clock_type::time_point t) {
+    while (clock_type::now() < t) next_state(t);
+  }
+
+  // Waits (at most `limit` states) until three states in a row give every job the same number of processes.
+  void wait_steady(int limit) {
+    std::map<std::string, std::uint64_t> prev;
+    int same = 0;
+    for (int i = 0; i < limit && same < 3; ++i) {
+      auto s = next_state(clock_type::now() + 10s);
+      if (!s) return;
+      auto now = processes_per_job(*s);
+      same = now == prev ? same + 1 : 0;
+      prev = std::move(now);
+    }
+  }
+
+  void submit_job() {
+    soak_job j;
+    j.id = "j" + std::to_string(++job_count_);
+    j.user = "u" + std::to_string(std::uniform_int_distribution<int>(1, 4)(rng_));
+    j.class_name = soak_classes[std::uniform_int_distribution<std::size_t>(0, soak_classes.size() - 1)(rng_)].name;
+    j.order = std::uniform_int_distribution<std::uint64_t>(1, 2)(rng_);
+    j.max_processes = std::uniform_int_distribution<std::uint64_t>(2, 24)(rng_);
+    test_support::job_spec spec;
+    spec.id = j.id;
+    spec.user = j.user;
+    spec.class_name = j.class_name;
+    spec.memory_mb = j.order * 1024;
+    spec.max_processes = j.max_processes;
+    spec.items_total = 1'000'000;
+    cluster_->submit(spec);
+    jobs_.push_back(j);
+  }
+
+  // Work arrives and leaves between kills: the RM is killed while it grows, shrinks and preempts.
+  void change_work() {
+    const int roll = std::uniform_int_distribution<int>(0, 9)(rng_);
+    if (roll < 3 && jobs_.size() < 6) {
+      submit_job();
+    } else if (roll < 5 && jobs_.size() > 2) {
+      const auto i = std::uniform_int_distribution<std::size_t>(0, jobs_.size() - 1)(rng_);
+      cluster_->complete(jobs_[i].id);
+      jobs_.erase(jobs_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+
+  void kill_and_check(int k) {
+    rm_->signal(SIGKILL);
+    rm_->wait(10s);
+    // What the orchestrator runs now is what a restarted RM must find (no rm.state can change it: the RM and
+    // its forwarder are gone). The schedule before the kill is the last one received.
+    // States published before death and not yet read (the orchestrator already followed them) are checked too.
+    while (next_state(clock_type::now())) {
+    }
+    std::vector<running_process> procs;
+    for (const auto& w : cluster_->workmap().work)
+      for (const auto& p : w.processes) procs.push_back({w.id, p.id, p.node});
+    const auto before = last_ ? processes_per_job(*last_) : std::map<std::string, std::uint64_t>{};
+    sum_.processes_at_kills += procs.size();
+    ++life_;
+    const auto restarted = clock_type::now();
+    start_rm();
+
+    std::uint64_t problems_before = sum_.violations();
+    std::optional<recovery_count> first;
+    int rounds = 0;
+    bool back = false;
+    std::string why;
+    const char* target = "";
+    while (rounds < opt_.recover_rounds) {
+      auto s = next_state(clock_type::now() + 30s);
+      if (!s) {
+        why = "no schedule within 30 s";
+        break;
+      }
+      ++rounds;
+      if (opt_.trace) out_ << "    round " << rounds << " after restart:\n" << describe(*s);
+      if (!first) {
+        first = count_recovered(*s, procs);
+        for (const auto& p : first->problems) violation("recovery", p);
+        sum_.processes_lost += first->problems.size();
+      }
+      if (processes_per_job(*s) == before) {
+        back = true;
+        target = "the pre-kill schedule";
+        break;
+      }
+      if (at_fair_share(*s, jobs_, soak_classes, capacity(), &why)) {
+        back = true;
+        target = "the fair share";
+        ++sum_.back_at_fair_share;
+        break;
+      }
+    }
+    const double secs = std::chrono::duration<double>(clock_type::now() - restarted).count();
+    if (!first) {
+      sum_.processes_lost += procs.size();
+      first = recovery_count{};
+    }
+    if (back) {
+      sum_.rounds_to_recover.push_back(rounds);
+      sum_.seconds_to_recover.push_back(secs);
+    } else {
+      ++sum_.not_back;
+      violation("schedule", "not back to the pre-kill schedule or the fair share within " +
+                                std::to_string(opt_.recover_rounds) + " rounds: " + why);
+      if (last_) out_ << describe(*last_);
+      out_ << "    before the kill:";
+      for (const auto& [j, n] : before) out_ << " " << j << "=" << n;
+      out_ << "\n";
+    }
+    const auto new_problems = sum_.violations() - problems_before;
+    if (new_problems == 0) ++sum_.kills_survived;
+    out_ << "kill " << k << "/" << opt_.kills << ": recovered " << first->recovered() << "/" << procs.size();
+    if (first->preempted > 0) out_ << " (" << first->preempted << " preempted at once)";
+    if (back)
+      out_ << ", " << target << " after " << rounds << " round(s), " << static_cast<int>(secs * 1000) << " ms";
+    out_ << ", violations " << new_problems << std::endl;
+  }
+
+  // Each job as the soak asked and as the RM last scheduled it, for a person reading a violation.
+  std::string describe(const messages::rm_state& s) const {
+    std::ostringstream o;
+    const auto held = processes_per_job(s);
+    for (const auto& j : jobs_) {
+      const auto* sj = test_support::find_job(s, j.id);
+      o << "    " << j.id << " " << j.user << " " << j.class_name << " order " << j.order << ": "
+        << (held.count(j.id) ? held.at(j.id) : 0) << " of max " << j.max_processes;
+      if (sj) o << " (RM: given " << sj->given << ", demand " << sj->demand << ", fair share " << sj->fair_share
+                << (sj->reason.empty() ? "" : ", " + sj->reason) << ")";
+      if (sj) {
+        int p = 0;
+        for (const auto& sh : sj->shares) p += sh.status == messages::share_status::preempt;
+        if (p) o << " preempting " << p;
+      }
+      o << "\n";
+    }
+    return o.str();
+  }
+
+  double capacity() const {
+    double q = 0;
+    for (const auto& [n, o] : node_order_) q += static_cast<double>(o);
+    return q;
+  }
+
+  void violation(const char* rule, const std::string& what) { out_ << "  VIOLATION (" << rule << "): " << what << "\n"; }
+
+  soak_summary finish() {
+    sum_.share_ids = ledger_.size();
+    const double elapsed = std::chrono::duration<double>(clock_type::now() - started_).count();
+    std::vector<double> rounds(sum_.rounds_to_recover.begin(), sum_.rounds_to_recover.end());
+    out_ << "\nsoak summary (seed " << opt_.seed << ", " << static_cast<int>(elapsed) << " s, heartbeat "
+         << opt_.heartbeat_ms << " ms, " << opt_.nodes << " nodes)\n"
+         << "  kills survived:              " << sum_.kills_survived << "/" << sum_.kills_asked << "\n"
+         << "  processes running at kills:  " << sum_.processes_at_kills << "\n"
+         << "  processes lost:              " << sum_.processes_lost << "\n"
+         << "  schedules above an order:    " << sum_.over_order << "\n"
+         << "  reused share ids:            " << sum_.reused_ids << " (of " << sum_.share_ids << " ids seen)\n"
+         << "  schedules not back in time:  " << sum_.not_back << " (back to the pre-kill one: "
+         << sum_.rounds_to_recover.size() - sum_.back_at_fair_share << ", to the fair share: " << sum_.back_at_fair_share
+         << ")\n"
+         << "  rounds to recover:           median " << median_of(rounds) << ", max "
+         << (rounds.empty() ? 0 : *std::max_element(rounds.begin(), rounds.end())) << " (bound "
+         << opt_.recover_rounds << ")\n"
+         << "  seconds to recover:          median " << median_of(sum_.seconds_to_recover) << ", max "
+         << (sum_.seconds_to_recover.empty()
+                 ? 0
+                 : *std::max_element(sum_.seconds_to_recover.begin(), sum_.seconds_to_recover.end()))
+         << "\n"
+         << "  rm.state messages checked:   " << sum_.states_checked << "\n"
+         << "  result:                      " << (exit_status(sum_) == 0 ? "PASS" : "FAIL") << std::endl;
+    return sum_;
+  }
+
+  const soak_options& opt_;
+  std::ostream& out_;
+  std::mt19937_64 rng_;
+  soak_summary sum_;
+  std::string config_, pub_, sub_, admin_;
+  std::map<std::string, std::uint64_t> node_order_;
+  std::unique_ptr<test_support::child_process> rm_;
+  std::unique_ptr<test_support::fake_cluster> cluster_;
+  state_queue queue_;
+  share_ledger ledger_;
+  std::optional<messages::rm_state> last_;
+  std::vector<soak_job> jobs_;
+  int job_count_ = 0;
+  int life_ = 0;
+  clock_type::time_point started_;
+};
+
+}  // namespace
+
+int exit_status(const soak_summary& s) {
+  if (!s.ready) return 3;
+  if (s.violations() > 0) return 1;
+  if (s.time_bound_hit || s.kills_survived < s.kills_asked) return 4;
+  return 0;
+}
+
+soak_summary run_soak(const soak_options& options, std::ostream& out) {
+  soak_run r{options, out};
+  return r.run();
+}
+
+}  // namespace rmbus::soak

@@ -1,0 +1,60 @@
+#pragma once
+// The I/O shell of rmbus-soak: it runs rmbus as a child process on private loopback ports (its embedded
+// forwarder is the bus, so every kill takes the bus down too), plays a small cluster and its orchestrator on
+// that bus (tests/support/fake_cluster), changes the work at seeded moments, and SIGKILLs rmbus at seeded
+// random moments, restarting it each time. Every rm.state it receives goes through the checks of
+// soak_checks.hpp; one progress line per kill and a summary go to `out`.
+//
+// The seed decides the work (which jobs arrive and leave, their users, classes, sizes) and the moment of
+// each kill after the previous recovery (uniform in [kill_min_ms, kill_max_ms]), so a kill lands anywhere in
+// a round: before, during or after a schedule is computed or published.
+//
+// Thread-safety: run_soak() is called once, from one thread.
+
+#include <chrono>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace rmbus::soak {
+
+struct soak_options {
+  std::string rmbus_path;
+  std::string work_dir;            // config, logs; created when missing
+  int kills = 100;
+  std::uint64_t seed = 1;
+  std::chrono::seconds time_bound{1500};  // the whole run; reaching it is a failure (fewer kills than asked)
+  int recover_rounds = 10;         // rule 4's bound, in rm.state messages after a restart
+  int heartbeat_ms = 250;          // the RM's heartbeat interval (also its round cadence here)
+  int nodes = 6;                   // each 8 GB = order 8 at the 1 GB quantum
+  int kill_min_ms = 100;
+  int kill_max_ms = 2500;
+  bool trace = false;              // print every job's processes in each round after a restart
+};
+
+struct soak_summary {
+  int kills_asked = 0;
+  int kills_survived = 0;  // restarts after which every rule held
+  bool ready = false;      // the first RM published a schedule
+  bool time_bound_hit = false;
+  std::uint64_t processes_at_kills = 0;
+  std::uint64_t processes_lost = 0;
+  std::uint64_t over_order = 0;    // rm.state messages with a node above its order
+  std::uint64_t reused_ids = 0;
+  std::uint64_t not_back = 0;      // restarts whose schedule did not return within recover_rounds
+  std::size_t back_at_fair_share = 0;  // restarts whose schedule came back to the fair share, not the pre-kill one
+  std::uint64_t states_checked = 0;
+  std::uint64_t share_ids = 0;
+  std::vector<int> rounds_to_recover;
+  std::vector<double> seconds_to_recover;  // from the restart to the schedule being back
+  std::uint64_t violations() const { return processes_lost + over_order + reused_ids + not_back; }
+};
+
+// Exit status of rmbus-soak: 0 every rule held through every kill; 1 a violation; 3 the RM never published
+// a first schedule; 4 the time bound ended the run before the last kill.
+int exit_status(const soak_summary& s);
+
+soak_summary run_soak(const soak_options& options, std::ostream& out);
+
+}  // namespace rmbus::soak
