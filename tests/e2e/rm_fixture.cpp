@@ -72,9 +72,7 @@ rm_fixture::rm_fixture(layout how, placement_options where) : how_(how), where_(
   sub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
   admin_ = test_support::loopback(test_support::free_port());
   metrics_ports_ = {test_support::free_port(), test_support::free_port()};
-  if (how_ == layout::split_proxy)
-    proxy_ = std::make_unique<test_support::child_process>(
-        RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, dir_ + "/proxy.log");
+  if (how_ == layout::split_proxy) start_proxy();
   start_rm();
   test_support::cluster_options co;
   co.bus_pub = pub_;
@@ -128,6 +126,16 @@ void rm_fixture::start_rm() {
     path = where_.b_wrapper.front();
   }
   procs_.push_back(std::make_unique<test_support::child_process>(path, b, dir_ + "/rmbus-b.log"));
+}
+
+void rm_fixture::start_proxy() {
+  proxy_ = std::make_unique<test_support::child_process>(
+      RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, dir_ + "/proxy.log");
+}
+
+void rm_fixture::kill_proxy(int sig) {
+  proxy_->signal(sig);
+  proxy_->wait(std::chrono::seconds(10));
 }
 
 void rm_fixture::kill_rm(int sig) {

@@ -47,11 +47,19 @@ class rm_fixture {
   void kill_rm(int sig);       // signals them all
   std::vector<std::optional<int>> wait_rm(std::chrono::milliseconds timeout);
   test_support::run_result admin(const std::vector<std::string>& args);
+  // The standalone forwarder of layout split_proxy: signalled and waited for, then started again on the
+  // same two ports (the RM and the cluster reconnect by themselves). REQUIRES: layout split_proxy.
+  void kill_proxy(int sig);
+  void start_proxy();
+  // pids for /proc readings: RM process `process` (0: single, or A; 1: B), and the standalone forwarder.
+  pid_t rm_pid(std::size_t process = 0) const { return procs_.at(process)->pid(); }
+  pid_t proxy_pid() const { return proxy_->pid(); }
 
   test_support::fake_cluster& cluster() { return *cluster_; }
   const std::string& admin_endpoint() const { return admin_; }
   const std::string& config_path() const { return config_; }
   const std::string& bus_pub() const { return pub_; }
+  const std::string& bus_sub() const { return sub_; }
   const std::string& dir() const { return dir_; }
   // The metrics port of process `process` (0: the single process, or A of a split layout; 1: B).
   int metrics_port(std::size_t process = 0) const { return metrics_ports_.at(process); }
