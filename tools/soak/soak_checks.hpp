@@ -9,9 +9,12 @@
 //                 preempted still occupies its node until its process is gone);
 //   3. share ids  a share id always names the same job on the same node, and a share the RM publishes as
 //                 "new" never carries an id seen in an earlier life of the RM;
-//   4. schedule   within a bounded number of rounds the schedule is again the one before the kill (processes
-//                 per job), or every user holds its weighted fair share computed independently
-//                 (tools/sim/fair_share.hpp) to within one process of each of its jobs.
+//   4. schedule   within a bounded number of rounds: when the schedule was steady before the kill (the same
+//                 processes per job three rounds running), exactly that schedule again; when the kill came in
+//                 the middle of a change, the pre-kill schedule, or every user at its weighted fair share
+//                 computed independently (tools/sim/fair_share.hpp) to within one process of each of its
+//                 jobs, or a steady schedule (three identical rounds). The last is needed because the RM's
+//                 How Much does not always end at that fair share, killed or not (docs/reliability.md).
 //
 // Thread-safety: none (one owner).
 

@@ -138,6 +138,9 @@ class soak_run {
     ++sum_.states_checked;
     for (const auto& p : over_order(*s, node_order_)) violation("order", p), ++sum_.over_order;
     for (const auto& p : ledger_.observe(*s, life_)) violation("share id", p), ++sum_.reused_ids;
+    auto per_job = processes_per_job(*s);
+    same_in_a_row_ = same_in_a_row_ < 0 ? same_in_a_row_ + 1 : per_job == last_per_job_ ? same_in_a_row_ + 1 : 0;
+    last_per_job_ = std::move(per_job);
     last_ = *s;
     return s;
   }
@@ -175,7 +178,12 @@ class soak_run {
     spec.items_total = 1'000'000;
     cluster_->submit(spec);
     jobs_.push_back(j);
+    work_changed();
   }
+
+  // The schedules received next may still answer a work map from before the change (one is in flight): the
+  // count of identical schedules starts again two schedules later.
+  void work_changed() { same_in_a_row_ = -2; }
 
   // Work arrives and leaves between kills: the RM is killed while it grows, shrinks and preempts.
   void change_work() {
@@ -186,6 +194,7 @@ class soak_run {
       const auto i = std::uniform_int_distribution<std::size_t>(0, jobs_.size() - 1)(rng_);
       cluster_->complete(jobs_[i].id);
       jobs_.erase(jobs_.begin() + static_cast<std::ptrdiff_t>(i));
+      work_changed();
     }
   }
 
@@ -200,7 +209,13 @@ class soak_run {
     std::vector<running_process> procs;
     for (const auto& w : cluster_->workmap().work)
       for (const auto& p : w.processes) procs.push_back({w.id, p.id, p.node});
-    const auto before = last_ ? processes_per_job(*last_) : std::map<std::string, std::uint64_t>{};
+    const auto before = last_per_job_;
+    // Steady: the last three schedules before the kill gave every job the same number of processes. Then the
+    // restarted RM must come back to exactly that schedule. A kill in the middle of a change (work arrived or
+    // left, a job ramping up or being preempted) has no such fixed point: there the schedule must come back
+    // to the pre-kill one, reach the independent fair share, or settle (three identical rounds) in the bound.
+    const bool steady = same_in_a_row_ >= 2;
+    if (steady) ++sum_.steady_kills;
     sum_.processes_at_kills += procs.size();
     ++life_;
     const auto restarted = clock_type::now();
@@ -225,15 +240,25 @@ class soak_run {
         for (const auto& p : first->problems) violation("recovery", p);
         sum_.processes_lost += first->problems.size();
       }
-      if (processes_per_job(*s) == before) {
+      if (last_per_job_ == before) {
         back = true;
         target = "the pre-kill schedule";
         break;
+      }
+      if (steady) {
+        why = "the pre-kill schedule was steady";
+        continue;
       }
       if (at_fair_share(*s, jobs_, soak_classes, capacity(), &why)) {
         back = true;
         target = "the fair share";
         ++sum_.back_at_fair_share;
+        break;
+      }
+      if (rounds >= 3 && same_in_a_row_ >= 2) {
+        back = true;
+        target = "a steady schedule";
+        ++sum_.back_settled;
         break;
       }
     }
@@ -250,13 +275,14 @@ class soak_run {
       violation("schedule", "not back to the pre-kill schedule or the fair share within " +
                                 std::to_string(opt_.recover_rounds) + " rounds: " + why);
       if (last_) out_ << describe(*last_);
-      out_ << "    before the kill:";
+      out_ << "    before the kill (" << (steady ? "steady" : "changing") << "):";
       for (const auto& [j, n] : before) out_ << " " << j << "=" << n;
       out_ << "\n";
     }
     const auto new_problems = sum_.violations() - problems_before;
     if (new_problems == 0) ++sum_.kills_survived;
-    out_ << "kill " << k << "/" << opt_.kills << ": recovered " << first->recovered() << "/" << procs.size();
+    out_ << "kill " << k << "/" << opt_.kills << (steady ? " (steady)" : " (changing)") << ": recovered "
+         << first->recovered() << "/" << procs.size();
     if (first->preempted > 0) out_ << " (" << first->preempted << " preempted at once)";
     if (back)
       out_ << ", " << target << " after " << rounds << " round(s), " << static_cast<int>(secs * 1000) << " ms";
@@ -302,9 +328,10 @@ class soak_run {
          << "  processes lost:              " << sum_.processes_lost << "\n"
          << "  schedules above an order:    " << sum_.over_order << "\n"
          << "  reused share ids:            " << sum_.reused_ids << " (of " << sum_.share_ids << " ids seen)\n"
-         << "  schedules not back in time:  " << sum_.not_back << " (back to the pre-kill one: "
-         << sum_.rounds_to_recover.size() - sum_.back_at_fair_share << ", to the fair share: " << sum_.back_at_fair_share
-         << ")\n"
+         << "  kills in a steady schedule:  " << sum_.steady_kills << " (the rest while the schedule was changing)\n"
+         << "  schedules not back in time:  " << sum_.not_back << "\n"
+         << "  back to the pre-kill one:    " << sum_.rounds_to_recover.size() - sum_.back_at_fair_share - sum_.back_settled
+         << ", to the fair share: " << sum_.back_at_fair_share << ", settled elsewhere: " << sum_.back_settled << "\n"
          << "  rounds to recover:           median " << median_of(rounds) << ", max "
          << (rounds.empty() ? 0 : *std::max_element(rounds.begin(), rounds.end())) << " (bound "
          << opt_.recover_rounds << ")\n"
@@ -329,6 +356,8 @@ class soak_run {
   state_queue queue_;
   share_ledger ledger_;
   std::optional<messages::rm_state> last_;
+  std::map<std::string, std::uint64_t> last_per_job_;  // processes per job in last_
+  int same_in_a_row_ = 0;  // how many schedules before last_ had the same processes per job
   std::vector<soak_job> jobs_;
   int job_count_ = 0;
   int life_ = 0;

@@ -43,7 +43,9 @@ struct soak_summary {
   std::uint64_t over_order = 0;    // rm.state messages with a node above its order
   std::uint64_t reused_ids = 0;
   std::uint64_t not_back = 0;      // restarts whose schedule did not return within recover_rounds
-  std::size_t back_at_fair_share = 0;  // restarts whose schedule came back to the fair share, not the pre-kill one
+  std::size_t steady_kills = 0;        // kills while the schedule was steady (see soak_checks.hpp, rule 4)
+  std::size_t back_at_fair_share = 0;  // changing-schedule kills that came back to the fair share
+  std::size_t back_settled = 0;        // changing-schedule kills that settled on another steady schedule
   std::uint64_t states_checked = 0;
   std::uint64_t share_ids = 0;
   std::vector<int> rounds_to_recover;
