@@ -136,8 +136,14 @@ class soak_run {
     auto s = queue_.pop(deadline);
     if (!s) return s;
     ++sum_.states_checked;
-    for (const auto& p : over_order(*s, node_order_)) violation("order", p), ++sum_.over_order;
-    for (const auto& p : ledger_.observe(*s, life_)) violation("share id", p), ++sum_.reused_ids;
+    for (const auto& p : over_order(*s, node_order_)) {
+      violation("order", p);
+      ++sum_.over_order;
+    }
+    for (const auto& p : ledger_.observe(*s, life_)) {
+      violation("share id", p);
+      ++sum_.reused_ids;
+    }
     auto per_job = processes_per_job(*s);
     same_in_a_row_ = same_in_a_row_ < 0 ? same_in_a_row_ + 1 : per_job == last_per_job_ ? same_in_a_row_ + 1 : 0;
     last_per_job_ = std::move(per_job);
@@ -151,15 +157,8 @@ class soak_run {
 
   // Waits (at most `limit` states) until three states in a row give every job the same number of processes.
   void wait_steady(int limit) {
-    std::map<std::string, std::uint64_t> prev;
-    int same = 0;
-    for (int i = 0; i < limit && same < 3; ++i) {
-      auto s = next_state(clock_type::now() + 10s);
-      if (!s) return;
-      auto now = processes_per_job(*s);
-      same = now == prev ? same + 1 : 0;
-      prev = std::move(now);
-    }
+    for (int i = 0; i < limit && same_in_a_row_ < 2; ++i)
+      if (!next_state(clock_type::now() + 10s)) return;
   }
 
   void submit_job() {
