@@ -44,9 +44,12 @@ void cluster_model::count_share(int slot) {
 
 void cluster_model::recount_jobs() {
   for (auto& j : jobs) {
-    j.held = j.running = j.initialized = j.timed_init = 0;
+    j.held = j.running = j.initialized = j.timed_init = j.reclaiming = 0;
     j.init_ms_sum = 0;
-    for (int s : j.shares) tally(j, shares[static_cast<std::size_t>(s)], 1);
+    for (int s : j.shares) {
+      tally(j, shares[static_cast<std::size_t>(s)], 1);
+      j.reclaiming += shares[static_cast<std::size_t>(s)].reclaim_at_ms > 0 ? 1 : 0;
+    }
   }
 }
 
@@ -104,6 +107,7 @@ void erase_value(std::vector<int>& v, int x) {
 void cluster_model::remove_share(int slot) {
   auto& s = shares[static_cast<std::size_t>(slot)];
   if (!s.live) return;
+  set_reclaim(slot, 0);
   uncount_share(slot);
   auto& m = machines[static_cast<std::size_t>(s.machine)];
   m.used -= s.order;
@@ -220,6 +224,7 @@ void cluster_model::drop_indexes() {
 
 void cluster_model::transfer_share(int slot, int new_job) {
   auto& s = shares[static_cast<std::size_t>(slot)];
+  set_reclaim(slot, 0);
   uncount_share(slot);
   erase_value(jobs[static_cast<std::size_t>(s.job)].shares, slot);
   shares_changed(s.job);
@@ -232,6 +237,7 @@ void cluster_model::transfer_share(int slot, int new_job) {
 void cluster_model::mark_removing(int slot, share_status status) {
   auto& s = shares[static_cast<std::size_t>(slot)];
   if (!s.live || s.removing()) return;
+  set_reclaim(slot, 0);  // preempted or evicted now: the deadline is moot
   uncount_share(slot);
   s.status = status;
   count_share(slot);
@@ -239,6 +245,16 @@ void cluster_model::mark_removing(int slot, share_status status) {
   machines[static_cast<std::size_t>(s.machine)].removing += s.order;
   if (status == share_status::preempt) ++round_preempted;
   if (status == share_status::evict) ++round_evicted;
+}
+
+void cluster_model::set_reclaim(int slot, std::int64_t at_ms) {
+  auto& s = shares[static_cast<std::size_t>(slot)];
+  if (!s.live || s.reclaim_at_ms == at_ms) return;
+  const int delta = (at_ms > 0 ? 1 : 0) - (s.reclaim_at_ms > 0 ? 1 : 0);
+  s.reclaim_at_ms = at_ms;
+  jobs[static_cast<std::size_t>(s.job)].reclaiming += delta;
+  machines[static_cast<std::size_t>(s.machine)].reclaiming += delta * s.order;
+  shares_changed(s.job);  // the plan lists the deadline
 }
 
 }  // namespace rmbus::core

@@ -55,6 +55,7 @@ struct machine_rec {
   int removing = 0;              // of which by shares being preempted or evicted
   int blacklisted_shares = 0;    // live shares of refused (reconfigured away) work on it
   int nonpreemptable_used = 0;   // quanta held by fixed (non-preemptable) shares
+  int reclaiming = 0;            // quanta held by shares awaiting their reclaim deadline (still running)
   std::vector<int> shares;       // live share slots
 
   int free() const { return order - used; }  // may be negative after a shrink or recovery
@@ -78,6 +79,9 @@ struct share_rec {
   bool initialized = false;
   std::int64_t init_ms = 0;
   std::int64_t run_ms = 0;
+  // Chosen for preemption under its class's reclaim grace: preempted at this time (ms, the round's now) if
+  // the need still stands; 0 = no deadline.
+  std::int64_t reclaim_at_ms = 0;
 
   bool removing() const { return status == share_status::preempt || status == share_status::evict; }
 };
@@ -101,6 +105,7 @@ struct alignas(64) job_rec {
   int initialized = 0;          // live shares whose process has initialized
   int timed_init = 0;           // of which the initialization time is known (init_ms > 0)
   std::int64_t init_ms_sum = 0; // their initialization times
+  int reclaiming = 0;           // live shares carrying a reclaim deadline (cluster_model::set_reclaim)
   reason_code refusal = reason_code::none;
   // Changes whenever a share of this job is added, removed, handed over or changes status (a value of
   // cluster_model::share_changes, never reused): the plan rebuilds the job's share list only then.
@@ -174,6 +179,9 @@ struct cluster_model {
   int round_preempted = 0;
   int round_evicted = 0;
   int round_needy_changes = 0;      // a job's needy flag or needy machine changed (defragment)
+  // The earliest reclaim deadline plan_preemptions left pending (0 = none): the round due then must run
+  // even if nothing else changed.
+  std::int64_t next_reclaim_ms = 0;
   std::vector<int> created_shares;  // share slots added since the last round was published
 
   const resource_class* class_of(const job_rec& j) const {
@@ -206,6 +214,8 @@ struct cluster_model {
   int add_share(int job, int machine, int order, share_id id, std::uint64_t seq, share_status status);
   void remove_share(int slot);
   void mark_removing(int slot, share_status status);  // preempt or evict; counts the round's change
+  // Sets (at_ms > 0) or drops (0) a share's reclaim deadline, keeping the job's and machine's counts.
+  void set_reclaim(int slot, std::int64_t at_ms);
   // Defragmentation's hand-over of an unpublished share of the same order to a needy job.
   void transfer_share(int slot, int new_job);
 };

@@ -10,8 +10,10 @@ namespace rmbus::core {
 
 namespace {
 
-// Free space plus the space of shares being removed (kept by the share bookkeeping: machine_rec::removing).
-int hole_of(const machine_rec& mc) { return std::max(0, mc.free() + mc.removing); }
+// Free space plus the space of shares being removed (kept by the share bookkeeping: machine_rec::removing),
+// and of those running out a reclaim grace: preemption frees them when the deadline passes, so taking from
+// the rich for the same need would free the space twice.
+int hole_of(const machine_rec& mc) { return std::max(0, mc.free() + mc.removing + mc.reclaiming); }
 
 class rich_taker {
  public:
@@ -50,7 +52,8 @@ class rich_taker {
         std::int64_t w = -1;
         for (int s : mc.shares) {
           const auto& sh = m_.shares[static_cast<std::size_t>(s)];
-          if (sh.removing() || sh.fixed || donor_cur_[static_cast<std::size_t>(sh.job)] < threshold) continue;
+          if (sh.removing() || sh.reclaim_at_ms > 0 || sh.fixed || donor_cur_[static_cast<std::size_t>(sh.job)] < threshold)
+            continue;
           avail += sh.order;
           w = std::max(w, wealth[m_.jobs[static_cast<std::size_t>(sh.job)].item.user]);
         }
@@ -75,7 +78,8 @@ class rich_taker {
     std::vector<int> cands;
     for (int s : m_.machines[static_cast<std::size_t>(mi)].shares) {
       const auto& sh = m_.shares[static_cast<std::size_t>(s)];
-      if (!sh.removing() && !sh.fixed && donor_cur_[static_cast<std::size_t>(sh.job)] >= threshold) cands.push_back(s);
+      if (!sh.removing() && sh.reclaim_at_ms == 0 && !sh.fixed && donor_cur_[static_cast<std::size_t>(sh.job)] >= threshold)
+        cands.push_back(s);
     }
     std::sort(cands.begin(), cands.end(), [&](int a, int b) {
       const auto& x = m_.shares[static_cast<std::size_t>(a)];

@@ -17,6 +17,8 @@
 //    unpublished share of the right order is handed over; anything else is preempted.
 //  * The needy job stays on the needy list (served first by What Of) and the cleared machine is
 //    earmarked for it, so nobody else re-fills the hole before the orchestrator confirms the exit.
+//  * A process running out a reclaim grace (core/preemption.hpp) counts as a hole, as one being removed
+//    does. Defragmentation's own preemptions never wait for a grace.
 
 #include "core/cluster_model.hpp"
 

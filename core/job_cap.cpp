@@ -84,6 +84,13 @@ job_cap_result compute_job_cap(const job_cap_input& in) {
       r.decided_by = "doubling";
     }
   }
+
+  // 7. A probe first: one process until one has initialized and finished a work item, whatever the
+  // initialization cap or doubling would allow (a job with nothing to do stays at 0).
+  if (in.probe_first && !in.probed && r.cap > 1) {
+    r.cap = 1;
+    r.decided_by = "probe_first";
+  }
   return r;
 }
 

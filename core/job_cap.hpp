@@ -9,6 +9,8 @@
 //   4. projected = prediction from initialization time and work-item rate (0 -> base)
 //   5. potential = base; with prediction and projected < base: potential = max(projected, current)
 //   6. init cap until a process has initialized; then expand by doubling (or restart the ramp at 0)
+//   7. probe_first (rmbus extension): exactly one process until the job is probed (a process initialized
+//      and a work item finished), so a broken job costs one process, not a ramp
 // Pure function of its input: no clock, no state.
 
 #include <cstdint>
@@ -31,6 +33,8 @@ struct job_cap_input {
   bool use_prediction = true;
   std::int64_t prediction_fudge_ms = 120000;
   std::int64_t epoch_ms = 10000;       // the scheduling epoch (orchestrator publish rate x ratio)
+  bool probe_first = false;            // the class's probe_first (rmbus extension)
+  bool probed = false;                 // a process has initialized and a work item is done
 };
 
 struct job_cap_result {
@@ -41,7 +45,7 @@ struct job_cap_result {
   std::int64_t cap = 0;            // step 6: the answer
   const char* decided_by = "";     // the step that set `cap`, for explain(): "refused", "completing",
                                    // "work", "max_processes", "prediction", "initialization_cap",
-                                   // "doubling", "ramp_restart"
+                                   // "doubling", "ramp_restart", "probe_first"
 };
 
 job_cap_result compute_job_cap(const job_cap_input& in);

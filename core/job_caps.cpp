@@ -48,6 +48,10 @@ void compute_job_caps(cluster_model& m) {
     in.use_prediction = rc->use_prediction;
     in.prediction_fudge_ms = rc->prediction_fudge_ms;
     in.epoch_ms = m.settings.epoch_ms;
+    in.probe_first = rc->probe_first;
+    // Probed: a process has initialized (the job is running, or one of its processes reported it) and the
+    // work map counts a finished work item.
+    in.probed = in.initialized && j.item.items_done > 0;
     j.cap = compute_job_cap(in);
     j.demand = (in.remaining_items + in.threads - 1) / in.threads;
   }

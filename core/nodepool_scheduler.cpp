@@ -198,7 +198,9 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   // Nothing changed since a round that changed nothing: the cycle is a pure function of this state, so
   // it would give the same plan again. Skip it.
   timings_ = {};
-  if (!dirty_ && in.other_pools_nonpreemptable_mb == last_input_.other_pools_nonpreemptable_mb) {
+  // A pending reclaim deadline that has passed is a change of its own: the round must run to preempt.
+  const bool reclaim_due = model_.next_reclaim_ms > 0 && in.now_ms >= model_.next_reclaim_ms;
+  if (!dirty_ && !reclaim_due && in.other_pools_nonpreemptable_mb == last_input_.other_pools_nonpreemptable_mb) {
     last_input_ = in;
     return plan_.unchanged(in.now_ms);
   }
@@ -218,7 +220,7 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   lap(timings_.how_much_us);
   what_of(model_);
   lap(timings_.what_of_us);
-  plan_preemptions(model_);
+  plan_preemptions(model_, in.now_ms);
   lap(timings_.preempt_us);
   defragment(model_);
   lap(timings_.defrag_us);
@@ -285,6 +287,7 @@ job_explanation nodepool_scheduler::explain(const job_id& id) const {
   e.given = j.given;
   e.placed = model_.current(j);
   for (int s : j.shares) e.preempting += model_.shares[static_cast<std::size_t>(s)].removing() ? 1 : 0;
+  e.reclaiming = j.reclaiming;
   e.reason = j.refused ? j.refusal : j.reason;
   if (j.refused) e.blocked = j.refusal_text;
   else if (j.reason != reason_code::none) e.blocked = j.reason_text;
@@ -302,10 +305,13 @@ whatif_result nodepool_scheduler::whatif(const work_item& item) const {
   whatif_result r;
   if (const auto* p = plan.find(item.id)) r.plan = *p;
   r.explanation = copy.explain(item.id);
+  // Preempted in the copy and not before, or given a reclaim deadline there (preempted when it passes).
   for (const auto& s : copy.model_.shares) {
-    if (!s.live || s.status != share_status::preempt) continue;
+    if (!s.live || (s.status != share_status::preempt && s.reclaim_at_ms == 0)) continue;
     auto it = model_.share_index.find(s.id);
-    if (it == model_.share_index.end() || model_.shares[static_cast<std::size_t>(it->second)].removing()) continue;
+    if (it == model_.share_index.end()) continue;
+    const auto& before = model_.shares[static_cast<std::size_t>(it->second)];
+    if (before.removing() || (s.status != share_status::preempt && before.reclaim_at_ms > 0)) continue;
     r.preempted.push_back({copy.model_.jobs[static_cast<std::size_t>(s.job)].item.id, s.id,
                            copy.model_.machines[static_cast<std::size_t>(s.machine)].name});
   }

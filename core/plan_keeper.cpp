@@ -105,7 +105,8 @@ void plan_keeper::fill(const cluster_model& m, std::size_t k) {
     p.shares.clear();
     p.shares.reserve(ss.size());
     for (const auto* s : ss)
-      p.shares.push_back({s->id, m.machines[static_cast<std::size_t>(s->machine)].name, s->order, s->status});
+      p.shares.push_back({s->id, m.machines[static_cast<std::size_t>(s->machine)].name, s->order, s->status,
+                          s->reclaim_at_ms});
     src.version = j.shares_version;
   }
   // A reservation's order is that of its machine.

@@ -29,6 +29,11 @@ struct resource_class {
   int max_processes = 0;             // 0 = no class limit
   std::vector<std::string> users;    // users allowed in the class; empty = everyone
   bool is_default = false;           // default class for its policy (fair share: jobs; reserve: other work)
+  // rmbus extensions (docs/ducc-differences.md). A FAIR_SHARE process of this class chosen for preemption
+  // keeps running this long (ms) with a deadline, and is preempted only if the need still stands then.
+  std::int64_t reclaim_grace_ms = 0;
+  // Each new job gets exactly one process until one has initialized and finished a work item.
+  bool probe_first = false;
 
   bool operator==(const resource_class&) const = default;
 };

@@ -26,17 +26,20 @@ bool investment_less(const cluster_model& m, const share_rec& a, const share_rec
   return b.id < a.id;
 }
 
-void plan_preemptions(cluster_model& m) {
+void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
   // One sweep over the jobs (slot order) finds the few the three steps below look at. A fair-share job
   // that holds no more than its count now cannot come to hold more: the steps only take shares away.
-  std::vector<int> reserving, fixed, surplus;
+  std::vector<int> reserving, fixed, surplus, drop_deadlines;
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     const auto& j = m.jobs[i];
     if (!j.live) continue;
     if (!j.reserve_machines.empty()) reserving.push_back(static_cast<int>(i));
     if (!j.fixed_machines.empty()) fixed.push_back(static_cast<int>(i));
     if (m.current(j) > j.given && m.policy_of(j) == policy::fair_share) surplus.push_back(static_cast<int>(i));
+    else if (j.reclaiming > 0) drop_deadlines.push_back(static_cast<int>(i));  // the need disappeared
   }
+  for (int ji : drop_deadlines)
+    for (int s : m.jobs[static_cast<std::size_t>(ji)].shares) m.set_reclaim(s, 0);
   // First, machines earmarked for a reservation are cleared of preemptable work (the reservation's class
   // has the better priority; what is cleared there counts toward the owners' surplus below).
   for (int ji : reserving) {
@@ -85,25 +88,44 @@ void plan_preemptions(cluster_model& m) {
       }
     }
   }
-  // Then every job above its count sheds the surplus, least investment first.
+  // Then every job above its count sheds the surplus, least investment first; under a reclaim grace those
+  // already given a deadline come first, so a deadline, once published, holds while the need stands.
   std::vector<int> cands;
+  m.next_reclaim_ms = 0;
   for (int ji : surplus) {
     const auto& j = m.jobs[static_cast<std::size_t>(ji)];
+    const auto* rc = m.class_of(j);
+    const std::int64_t grace = rc != nullptr ? rc->reclaim_grace_ms : 0;
     const int excess = m.current(j) - j.given;
-    if (excess <= 0) continue;
     cands.clear();
     for (int s : j.shares) {
       const auto& sh = m.shares[static_cast<std::size_t>(s)];
       if (!sh.removing() && !sh.fixed && !sh.blacklisted) cands.push_back(s);
     }
-    const auto k = static_cast<std::size_t>(std::min<int>(excess, static_cast<int>(cands.size())));
+    const auto k = static_cast<std::size_t>(std::clamp<int>(excess, 0, static_cast<int>(cands.size())));
+    const bool pending_first = j.reclaiming > 0;
     std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(k), cands.end(), [&](int a, int b) {
-      return investment_less(m, m.shares[static_cast<std::size_t>(a)], m.shares[static_cast<std::size_t>(b)]);
+      const auto& sa = m.shares[static_cast<std::size_t>(a)];
+      const auto& sb = m.shares[static_cast<std::size_t>(b)];
+      if (pending_first && (sa.reclaim_at_ms > 0) != (sb.reclaim_at_ms > 0)) return sa.reclaim_at_ms > 0;
+      return investment_less(m, sa, sb);
     });
+    // Those not chosen lose any deadline they carried (the surplus shrank).
+    if (pending_first)
+      for (std::size_t i = k; i < cands.size(); ++i) m.set_reclaim(cands[i], 0);
     for (std::size_t i = 0; i < k; ++i) {
-      auto& sh = m.shares[static_cast<std::size_t>(cands[i])];
-      if (!sh.published) m.remove_share(cands[i]);  // never told anyone: just drop it
-      else m.mark_removing(cands[i], share_status::preempt);
+      const int s = cands[i];
+      auto& sh = m.shares[static_cast<std::size_t>(s)];
+      if (!sh.published) {
+        m.remove_share(s);  // never told anyone: just drop it
+        continue;
+      }
+      if (grace > 0 && sh.reclaim_at_ms == 0) m.set_reclaim(s, now_ms + grace);
+      if (grace > 0 && now_ms < sh.reclaim_at_ms) {
+        if (m.next_reclaim_ms == 0 || sh.reclaim_at_ms < m.next_reclaim_ms) m.next_reclaim_ms = sh.reclaim_at_ms;
+        continue;  // keeps running until its deadline
+      }
+      m.mark_removing(s, share_status::preempt);
     }
   }
 }

@@ -14,6 +14,14 @@
 // Only shares not already being removed are candidates (DUCC could pick one already preempted and shed
 // fewer than needed), fixed (non-preemptable) shares never are, and a job never goes below its count.
 // A preemption, once marked, is never taken back.
+//
+// Reclaim grace (rmbus extension, EGO's reclaim grace period): when the class of a job above its count sets
+// reclaim_grace_ms > 0, the processes chosen from it keep status running and get a deadline (now + grace)
+// instead of being preempted. Each later round chooses again, those already carrying a deadline first (the
+// orchestrator may be draining them), then the investment order: a chosen process whose deadline has passed
+// is preempted; a process no longer chosen (the claimant finished, shrank or left, so the surplus is smaller
+// or gone) has its deadline dropped. Clearing machines for a reservation or for non-preemptable work never
+// waits, and neither do evictions. `now_ms` is the round's time (an input: core reads no clock).
 
 #include "core/cluster_model.hpp"
 
@@ -22,6 +30,6 @@ namespace rmbus::core {
 // The investment order above: true when share `a` should be preempted before share `b`.
 bool investment_less(const cluster_model& m, const share_rec& a, const share_rec& b);
 
-void plan_preemptions(cluster_model& m);
+void plan_preemptions(cluster_model& m, std::int64_t now_ms);
 
 }  // namespace rmbus::core

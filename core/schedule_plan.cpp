@@ -73,8 +73,10 @@ std::string job_explanation::text() const {
     << ", potential " << cap.potential_cap << ", cap " << cap.cap << " (decided by " << cap.decided_by << ")\n"
     << "pure fair share: " << pure_fair_share_qshares << " quanta = " << pure_fair_share << " processes\n"
     << "given (How Much): " << given << "\n"
-    << "placed: " << placed << ", being removed: " << preempting << "\n"
-    << "reason: " << to_string(reason) << (blocked.empty() ? "" : ": " + blocked) << "\n";
+    << "placed: " << placed << ", being removed: " << preempting << "\n";
+  // Only under a class's reclaim grace, so that the text is DUCC's otherwise.
+  if (reclaiming > 0) o << "running until a reclaim deadline: " << reclaiming << "\n";
+  o << "reason: " << to_string(reason) << (blocked.empty() ? "" : ": " + blocked) << "\n";
   if (estimated_end)
     o << "estimated end: in " << seconds_text(estimated_end->in_ms) << " (at " << estimated_end->at_ms
       << " ms): " << estimated_end->basis << "\n";

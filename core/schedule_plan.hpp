@@ -56,6 +56,9 @@ struct planned_share {
   machine_id node;
   int quanta = 0;  // the share's order
   share_status status = share_status::new_share;
+  // A running share chosen for preemption under its class's reclaim grace: it is preempted at this time
+  // (ms, the round's clock) if the need still stands. 0 = no deadline.
+  std::int64_t reclaim_at_ms = 0;
 
   bool operator==(const planned_share&) const = default;
 };
@@ -139,6 +142,7 @@ struct job_explanation {
   int given = 0;                          // How Much count
   int placed = 0;                         // processes held and not being removed
   int preempting = 0;                     // processes being preempted or evicted
+  int reclaiming = 0;                     // processes running with a reclaim deadline
   reason_code reason = reason_code::none;
   std::string blocked;                    // what blocked the rest, in words
   // When it will end (running) and start (short of its count), each omitted without a basis

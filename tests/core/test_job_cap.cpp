@@ -270,3 +270,36 @@ TEST_CASE("initialization cap 0 through a whole round: an uninitialized job gets
     CHECK(h.plan("a").given == expected);  // How Much counted it so, not only the placement
   }
 }
+
+TEST_CASE("probe_first: one process until probed, whatever the initialization cap or doubling allow") {
+  job_cap_input in;
+  in.remaining_items = 100;
+  in.threads = 4;  // c = ceil(100 / 4) = 25
+  in.initialization_cap = 4;
+  in.expand_by_doubling = true;
+  in.use_prediction = false;
+  in.probe_first = true;
+  // initializing: the init cap would allow 4; the probe allows 1
+  auto r = compute_job_cap(in);
+  CHECK(r.cap == 1);
+  CHECK(std::string(r.decided_by) == "probe_first");
+  // initialized, one process, no work item done: doubling would give 2 * 1 = 2; still 1
+  in.initialized = true;
+  in.current = 1;
+  r = compute_job_cap(in);
+  CHECK(r.cap == 1);
+  CHECK(std::string(r.decided_by) == "probe_first");
+  // probed: doubling decides again, 2 * 1 = 2
+  in.probed = true;
+  r = compute_job_cap(in);
+  CHECK(r.cap == 2);
+  CHECK(std::string(r.decided_by) == "doubling");
+}
+
+TEST_CASE("probe_first: a job with no work left stays at 0") {
+  job_cap_input in;
+  in.remaining_items = 0;
+  in.probe_first = true;
+  // by work 0, base 0: the probe never raises a cap
+  CHECK(compute_job_cap(in).cap == 0);
+}

@@ -57,9 +57,15 @@ int check_bookkeeping(const cluster_model& m) {
       used += sh.order;
       removing += sh.removing() ? sh.order : 0;
     }
+    int reclaiming = 0;
+    for (int s : mc.shares) {
+      const auto& sh = m.shares[static_cast<std::size_t>(s)];
+      reclaiming += sh.reclaim_at_ms > 0 ? sh.order : 0;
+    }
     INFO("machine " << mc.name);
     REQUIRE(mc.used == used);
     REQUIRE(mc.removing == removing);
+    REQUIRE(mc.reclaiming == reclaiming);
     ++checks;
   }
   for (const auto& j : m.jobs) {
@@ -80,6 +86,14 @@ int check_bookkeeping(const cluster_model& m) {
     REQUIRE(j.initialized == initialized);
     REQUIRE(j.timed_init == timed);
     REQUIRE(j.init_ms_sum == init_sum);
+    int reclaiming = 0;
+    for (int s : j.shares) {
+      const auto& sh = m.shares[static_cast<std::size_t>(s)];
+      reclaiming += sh.reclaim_at_ms > 0;
+      // A deadline is carried only by a preemptable share that is still running (not being removed).
+      if (sh.reclaim_at_ms > 0) REQUIRE((!sh.removing() && !sh.fixed && sh.published));
+    }
+    REQUIRE(j.reclaiming == reclaiming);
     ++checks;
   }
   return checks;
@@ -127,8 +141,11 @@ struct scenario_run {
   int checks = 0;
 };
 
-scenario_run run_scenario(const bench::workload_spec& spec, int rounds, bool with_checks) {
-  const auto w = bench::generate_workload(spec);
+// `grace_ms` > 0 gives every FAIR_SHARE class that reclaim grace.
+scenario_run run_scenario(const bench::workload_spec& spec, int rounds, bool with_checks, std::int64_t grace_ms = 0) {
+  auto w = bench::generate_workload(spec);
+  for (auto& c : w.config.classes)
+    if (c.policy == policy::fair_share) c.reclaim_grace_ms = grace_ms;
   nodepool_scheduler s("default", w.config, "p");
   for (const auto& m : w.machines) s.update_machine(m);
   bench::orchestrator_model orch(w.arrivals);
@@ -220,6 +237,40 @@ TEST_CASE("properties over random clusters: capacity, bookkeeping, non-preemptab
   // The scenarios really allocate: otherwise every check above would pass vacuously.
   CHECK(total_checks > 10000);
   CHECK(total_shares > 1000);
+}
+
+TEST_CASE("properties under a reclaim grace: capacity, bookkeeping, determinism, and deadlines that end") {
+  int total_checks = 0, rounds_with_deadlines = 0, preempted = 0;
+  for (std::uint32_t seed = 1; seed <= 60; ++seed) {
+    auto spec = test::random_spec(seed);
+    INFO(describe(spec));
+    // A grace of two orchestrator epochs (10 s each): deadlines are given and pass within the run.
+    const std::int64_t grace = 20000;
+    const auto run = run_scenario(spec, 12, true, grace);
+    total_checks += run.checks;
+    for (const auto& plan : run.plans) {
+      preempted += plan.counts.preempted;
+      bool any = false;
+      for (const auto& jp : plan.jobs)
+        for (const auto& sh : jp.shares) {
+          if (sh.reclaim_at_ms == 0) continue;
+          any = true;
+          // still ahead (a passed deadline is preempted or dropped in its round), at most one grace ahead
+          REQUIRE(sh.reclaim_at_ms > plan.now_ms);
+          REQUIRE(sh.reclaim_at_ms <= plan.now_ms + grace);
+          REQUIRE(sh.status != share_status::preempt);
+        }
+      rounds_with_deadlines += any;
+    }
+    if (seed % 6 == 0) {
+      const auto again = run_scenario(spec, 12, false, grace);
+      for (std::size_t r = 0; r < run.plans.size(); ++r) REQUIRE(again.plans[r] == run.plans[r]);
+    }
+  }
+  // Not vacuous: deadlines were given, and preemptions still happened once they passed.
+  CHECK(total_checks > 1000);
+  CHECK(rounds_with_deadlines > 20);
+  CHECK(preempted > 0);
 }
 
 TEST_CASE("stability: an unchanged work map reaches a fixed point and then never changes, without churn") {
