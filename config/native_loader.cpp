@@ -325,7 +325,7 @@ void read_classes(toml_reader& r, const toml::table& root, detail::site_decls& s
     std::string w = table_name(r, t, "class", i);
     r.only_keys(t, w, {"name", "parent", "abstract", "policy", "priority", "weight", "nodepool", "initialization_cap",
                        "expand_by_doubling", "use_prediction", "prediction_fudge_ms", "max_processes", "users",
-                       "default"});
+                       "default", "reclaim_grace_ms", "probe_first"});
     detail::class_decl c;
     c.loc = r.loc(t);
     auto name = r.string(t, "name", w);
@@ -353,6 +353,8 @@ void read_classes(toml_reader& r, const toml::table& root, detail::site_decls& s
     c.max_processes = r.int32(t, "max_processes", w);
     c.users = r.strings(t, "users", w);
     c.is_default = r.boolean(t, "default", w);
+    if (auto g = r.integer(t, "reclaim_grace_ms", w)) c.reclaim_grace_ms = g;
+    c.probe_first = r.boolean(t, "probe_first", w);
     site.classes.push_back(std::move(c));
   }
 }

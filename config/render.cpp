@@ -112,6 +112,9 @@ std::string render(const rm_config& cfg) {
       << "max_processes = " << c.max_processes << "\n"
       << "users = " << quote_list(c.users) << (c.users.empty() ? "   # everyone" : "") << "\n"
       << "default = " << yes_no(c.is_default) << "\n";
+    // rmbus extensions: printed only when set, so that a DUCC-only configuration renders as before.
+    if (c.reclaim_grace_ms != 0) o << "reclaim_grace_ms = " << c.reclaim_grace_ms << "\n";
+    if (c.probe_first) o << "probe_first = true\n";
   }
   for (const auto& u : cfg.scheduling.users) {
     o << "\n[[user]]\nname = " << quote(u.user) << "\n";

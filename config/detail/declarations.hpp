@@ -54,6 +54,9 @@ struct class_decl {
   std::optional<located<int>> max_processes;
   std::optional<located<std::vector<std::string>>> users;
   std::optional<located<bool>> is_default;  // never inherited
+  // rmbus extensions (docs/configuration.md)
+  std::optional<located<std::int64_t>> reclaim_grace_ms;
+  std::optional<located<bool>> probe_first;
 };
 
 struct user_decl {

@@ -328,11 +328,18 @@ void read_class(const stanza& s, site_decls& site, error_list& errors) {
       r.bool_value(e);  // parsed, as DUCC does, and unused
     } else if (k == "debug") {
       // Names the class used for debug submissions; applied outside the RM.
+    } else if (k == "reclaim-grace-ms") {  // rmbus extension
+      if (auto v = r.integer(e, std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max())) {
+        c.reclaim_grace_ms = located<std::int64_t>{*v, e.loc};
+      }
+    } else if (k == "probe-first") {  // rmbus extension
+      c.probe_first = r.bool_value(e);
     } else if (k == "cap" || k == "max-processes" || k == "max-machines") {
       // Deprecated; DUCC ignores them, and so do we, so a DUCC site behaves as it did (docs/configuration.md).
     } else {
       r.unknown(e, "policy, nodepool, priority, weight, initialization-cap, expand-by-doubling, use-prediction, "
-                   "prediction-fudge, users, default, abstract, debug, enforce, cap, max-processes, max-machines");
+                   "prediction-fudge, users, default, abstract, debug, enforce, cap, max-processes, max-machines, "
+                   "reclaim-grace-ms, probe-first");
     }
   }
   site.classes.push_back(std::move(c));

@@ -185,6 +185,10 @@ std::vector<core::nodepool_def> build_pools(const site_decls& site, const core::
 
 // ---- classes ---------------------------------------------------------------------------------------------
 
+// A grace longer than a day would keep a preemption pending past any useful horizon; the bound keeps
+// now + grace far from overflow.
+constexpr std::int64_t max_reclaim_grace_ms = 86'400'000;
+
 void check_class_values(const class_decl& c, error_list& errors) {
   auto where = [&](const auto& field) { return field->loc; };
   if (c.weight && c.weight->value <= 0) {
@@ -203,6 +207,11 @@ void check_class_values(const class_decl& c, error_list& errors) {
   }
   if (c.max_processes && c.max_processes->value < 0) {
     errors.add(where(c.max_processes), "class '" + c.name + "': max processes must be 0 (no limit) or greater");
+  }
+  if (c.reclaim_grace_ms && (c.reclaim_grace_ms->value < 0 || c.reclaim_grace_ms->value > max_reclaim_grace_ms)) {
+    errors.add(where(c.reclaim_grace_ms), "class '" + c.name + "': reclaim grace " +
+                                              std::to_string(c.reclaim_grace_ms->value) + " ms is out of range 0.." +
+                                              std::to_string(max_reclaim_grace_ms) + " (one day)");
   }
 }
 
@@ -258,6 +267,8 @@ class class_resolver {
         inherit(m.prediction_fudge_ms, parent.prediction_fudge_ms);
         inherit(m.max_processes, parent.max_processes);
         inherit(m.users, parent.users);
+        inherit(m.reclaim_grace_ms, parent.reclaim_grace_ms);
+        inherit(m.probe_first, parent.probe_first);
       }
     }
     state_[i] = state::done;
@@ -321,6 +332,12 @@ std::vector<core::resource_class> build_classes(const site_decls& site, const po
     rc.use_prediction = m.use_prediction ? m.use_prediction->value : settings.use_prediction;
     rc.prediction_fudge_ms = m.prediction_fudge_ms ? m.prediction_fudge_ms->value : settings.prediction_fudge_ms;
     rc.max_processes = m.max_processes ? m.max_processes->value : 0;
+    rc.reclaim_grace_ms = m.reclaim_grace_ms ? m.reclaim_grace_ms->value : 0;
+    rc.probe_first = m.probe_first && m.probe_first->value;
+    if (rc.reclaim_grace_ms > 0 && rc.policy != core::policy::fair_share) {
+      errors.add(m.reclaim_grace_ms->loc, "class '" + rc.name + "': reclaim grace applies to FAIR_SHARE classes only (" +
+                                              "this class is " + std::string(policy_name(rc.policy)) + " and is never preempted)");
+    }
     if (m.users) {
       for (const auto& user : m.users->value) {
         if (std::find(rc.users.begin(), rc.users.end(), user) == rc.users.end()) rc.users.push_back(user);

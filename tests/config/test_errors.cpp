@@ -429,3 +429,50 @@ TEST_CASE("ignored ducc.rm.* keys with a typed value are still type-checked", "[
   RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 2,
                            "ducc.rm.use_global_allotment must be true or false");
 }
+
+TEST_CASE("reclaim grace and probe_first: bounds, types and policy are checked on both roads", "[config][errors]") {
+  // one day = 86,400,000 ms is the bound; a negative grace means nothing
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "reclaim_grace_ms = -1\n"), "site.toml", next,
+                           "class 'normal': reclaim grace -1 ms is out of range 0..86400000");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "reclaim_grace_ms = 86400001\n"), "site.toml", next,
+                           "reclaim grace 86400001 ms is out of range");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "reclaim_grace_ms = \"30s\"\n"), "site.toml", next,
+                           "reclaim_grace_ms must be an integer");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "probe_first = 1\n"), "site.toml", next, "must be true or false");
+  // non-preemptable classes are never preempted: a grace there is a mistake, not a no-op
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "\n[[class]]\nname = \"fixed\"\npolicy = \"FIXED_SHARE\"\n"
+                                              "nodepool = \"main\"\npriority = 5\nreclaim_grace_ms = 1000\n"),
+                           "site.toml", next + 6, "reclaim grace applies to FAIR_SHARE classes only");
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(
+      ducc(dir, base_classes + "Class b { policy = FAIR_SHARE ; nodepool = main ; reclaim-grace-ms = 90000000 }\n"),
+      "ducc.classes", 3, "class 'b': reclaim grace 90000000 ms is out of range");
+  RMBUS_CHECK_CONFIG_ERROR(
+      ducc(dir, base_classes + "Class b { policy = FAIR_SHARE ; nodepool = main ; probe-first = perhaps }\n"),
+      "ducc.classes", 3, "probe-first");
+}
+
+TEST_CASE("reclaim grace and probe_first are read, inherited, and default to off", "[config][errors]") {
+  auto plain = native(base_toml);
+  REQUIRE(plain.scheduling.classes.size() == 1);
+  CHECK(plain.scheduling.classes[0].reclaim_grace_ms == 0);
+  CHECK_FALSE(plain.scheduling.classes[0].probe_first);
+  auto set = native(base_toml + "reclaim_grace_ms = 30000\nprobe_first = true\n"
+                                "\n[[class]]\nname = \"child\"\nparent = \"normal\"\nweight = 50\n");
+  for (const auto& c : set.scheduling.classes) {
+    INFO(c.name);
+    CHECK(c.reclaim_grace_ms == 30000);  // the child inherits both
+    CHECK(c.probe_first);
+  }
+  scratch_dir dir;
+  auto d = ducc(dir, base_classes + "Class b { policy = FAIR_SHARE ; nodepool = main ; reclaim-grace-ms = 30000 ; "
+                                    "probe-first = true ; priority = 10 }\n");
+  bool seen = false;
+  for (const auto& c : d.classes)
+    if (c.name == "b") {
+      seen = true;
+      CHECK(c.reclaim_grace_ms == 30000);
+      CHECK(c.probe_first);
+    }
+  CHECK(seen);
+}
