@@ -116,6 +116,7 @@ messages::job_schedule to_schedule(const core::job_plan& p) {
                 : s.status == core::share_status::preempt ? messages::share_status::preempt
                 : s.status == core::share_status::evict   ? messages::share_status::evict
                                                           : messages::share_status::new_;
+    if (s.reclaim_at_ms > 0) sh.reclaim_at_ms = static_cast<std::uint64_t>(s.reclaim_at_ms);
     j.shares.push_back(std::move(sh));
   }
   return j;

@@ -183,6 +183,7 @@ value explanation_of(const core::job_explanation& e) {
   m["given"] = value{static_cast<std::int64_t>(e.given)};
   m["placed"] = value{static_cast<std::int64_t>(e.placed)};
   m["preempting"] = value{static_cast<std::int64_t>(e.preempting)};
+  if (e.reclaiming > 0) m["reclaiming"] = value{static_cast<std::int64_t>(e.reclaiming)};  // under a reclaim grace
   m["reason"] = value{std::string{core::to_string(e.reason)}};
   m["blocked"] = value{e.blocked};
   // Optional: present only when the estimate has something to rest on.

@@ -9,7 +9,8 @@ namespace {
 constexpr std::array<std::string_view, 3> job_status_names{"scheduled", "pending", "refused"};
 constexpr std::array<std::string_view, 4> share_status_names{"running", "new", "preempt", "evict"};
 
-constexpr std::array<std::string_view, 4> share_keys{"id", "node", "quanta", "status"};
+// The first four are required; reclaim_at_ms was added later and is optional.
+constexpr std::array<std::string_view, 5> share_keys{"id", "node", "quanta", "status", "reclaim_at_ms"};
 // The first five are required; the rest were added later and are optional.
 constexpr std::array<std::string_view, 10> job_keys{"id",    "status", "reason", "memory_mb", "shares",
                                                     "user",  "class",  "given",  "demand",    "fair_share"};
@@ -22,6 +23,7 @@ void read_share(const msgpack::object& o, const detail::path& at, share_schedule
       case 1: detail::read(v, f, s.node); break;
       case 2: detail::read(v, f, s.quanta); break;
       case 3: detail::read_enum(v, f, share_status_names, s.status); break;
+      case 4: detail::read(v, f, s.reclaim_at_ms); break;
     }
   });
 }
@@ -54,11 +56,12 @@ void detail::pack_job_schedule(detail::packer& pk, const job_schedule& j) {
   detail::pack_key(pk, "shares");
   pk.pack_array(static_cast<std::uint32_t>(j.shares.size()));
   for (const auto& s : j.shares) {
-    pk.pack_map(4);
+    pk.pack_map(4 + (s.reclaim_at_ms.has_value() ? 1 : 0));
     detail::pack_kv_str(pk, "id", s.id);
     detail::pack_kv_str(pk, "node", s.node);
     detail::pack_kv_uint(pk, "quanta", s.quanta);
     detail::pack_kv_str(pk, "status", detail::enum_name(s.status, share_status_names));
+    if (s.reclaim_at_ms) detail::pack_kv_uint(pk, "reclaim_at_ms", *s.reclaim_at_ms);
   }
   detail::pack_kv_str(pk, "user", j.user);
   detail::pack_kv_str(pk, "class", j.class_name);

@@ -7,6 +7,7 @@
 //            the share's id, then it is "running";
 //   preempt  stop it (fair share or defragmentation);
 //   evict    its node died or was varied off: consider it gone without waiting for the agent.
+// A running share may carry reclaim_at_ms: preempted then unless the need goes away (share_schedule).
 // A preempted or evicted share stays listed until the work map shows its process ended or gone. Share ids are
 // unique and never reused, also across RM restarts.
 //
@@ -37,6 +38,11 @@ struct share_schedule {
   std::string node;
   std::uint64_t quanta = 0;
   share_status status = share_status::new_;
+  // Optional on the wire (rmbus extension; an older decoder ignores it): a running share chosen for
+  // preemption under its class's reclaim grace. The RM preempts it at this time (ms since the Unix epoch, the
+  // RM's clock) if the need still stands, and drops the key if the need disappears. An orchestrator may drain
+  // the process before then.
+  std::optional<std::uint64_t> reclaim_at_ms;
 
   friend bool operator==(const share_schedule&, const share_schedule&) = default;
 };

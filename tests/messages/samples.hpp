@@ -73,10 +73,10 @@ inline rm_state full_rm_state() {
   s.workmap_seq = 977;
   s.workmap_src = "orchestrator-1";
   s.jobs.push_back(job_schedule{"j1", job_status::scheduled, "", 30720,
-                                {share_schedule{"s-1", "n01", 2, share_status::running},
-                                 share_schedule{"s-3", "n03", 2, share_status::new_},
-                                 share_schedule{"s-4", "n04", 2, share_status::preempt},
-                                 share_schedule{"s-5", "n05", 2, share_status::evict}},
+                                {share_schedule{"s-1", "n01", 2, share_status::running, {}},
+                                 share_schedule{"s-3", "n03", 2, share_status::new_, {}},
+                                 share_schedule{"s-4", "n04", 2, share_status::preempt, {}},
+                                 share_schedule{"s-5", "n05", 2, share_status::evict, {}}},
                                 "alice", "normal", 4, 9, 3});
   s.jobs.push_back(job_schedule{"j2", job_status::pending, "no free order-4 share in nodepool default", 61440, {},
                                 "bob", "normal", 0, 2, 3});

@@ -123,3 +123,19 @@ TEST_CASE("every enum's wire name parses back to the same value, and unknown nam
   CHECK_FALSE(parse_work_kind("Job").has_value());
   CHECK_FALSE(parse_node_state("").has_value());
 }
+
+TEST_CASE("rm_state: a share's optional reclaim_at_ms round-trips, and is absent unless set") {
+  auto m = samples::full_rm_state();
+  m.jobs.at(0).shares.at(0).reclaim_at_ms = 1'700'000'045'000ULL;
+  check_round_trip(topics::rm_state, m, decode_rm_state);
+  // Unset, the share map keeps its four keys (id, node, quanta, status): an older reader sees the same body.
+  auto plain = decode_value("rm.state", encode(samples::env(), samples::full_rm_state()));
+  REQUIRE(plain.ok());
+  const auto& share0 = plain.value().as_map()->at("jobs").as_array()->at(0).as_map()->at("shares").as_array()->at(0);
+  CHECK(share0.as_map()->size() == 4);
+  auto with = decode_value("rm.state", encode(samples::env(), m));
+  REQUIRE(with.ok());
+  const auto& share1 = with.value().as_map()->at("jobs").as_array()->at(0).as_map()->at("shares").as_array()->at(0);
+  CHECK(share1.as_map()->size() == 5);
+  CHECK(share1.as_map()->count("reclaim_at_ms") == 1);
+}
