@@ -168,6 +168,37 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
     r.first_process_max_s = first_process.back();
   }
 
+  // Time to fair share: episodes in which a user with fair-share demand holds less than 90% of its fair
+  // share (quanta are continuous here and processes whole, so exactly 100% is often out of reach).
+  std::vector<double> to_fair;
+  for (std::size_t u = 0; u < rec.users().size(); ++u) {
+    std::optional<std::int64_t> since;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const auto& us = s[i].users[u];
+      if (us.demand_quanta <= 0 || s[i].total_quanta == 0) {
+        if (since) ++r.fair_share_unreached;  // its demand ended first
+        since.reset();
+        continue;
+      }
+      const bool below = static_cast<double>(us.fair_held_quanta) < 0.9 * us.fair_quanta;
+      if (below && !since) since = s[i].t_ms;
+      if (!below && since) {
+        to_fair.push_back(static_cast<double>(s[i].t_ms - *since) / 1000.0);
+        since.reset();
+      }
+    }
+    if (since) ++r.fair_share_unreached;
+  }
+  std::sort(to_fair.begin(), to_fair.end());
+  r.fair_share_reached = to_fair.size();
+  if (!to_fair.empty()) {
+    double sum = 0;
+    for (double v : to_fair) sum += v;
+    r.fair_share_mean_s = sum / static_cast<double>(to_fair.size());
+    r.fair_share_p90_s = nearest_rank(to_fair, 90);
+    r.fair_share_max_s = to_fair.back();
+  }
+
   // Timeline: the run cut into (at most) twelve equal slices.
   if (!s.empty()) {
     const double end_s = static_cast<double>(s.back().t_ms) / 1000.0;
@@ -269,6 +300,14 @@ std::string render_report(const report_figures& r) {
       << " s (" << r.first_process_count << " jobs)";
   if (r.never_started > 0) o << "; " << r.never_started << " never started";
   o << "\n";
+  o << "Time to fair share (a user below 90% of it until at or above): ";
+  if (r.fair_share_reached == 0)
+    o << "never below it, or never reached";
+  else
+    o << "mean " << fixed(r.fair_share_mean_s, 1) << " s, p90 " << fixed(r.fair_share_p90_s, 1) << " s, max "
+      << fixed(r.fair_share_max_s, 1) << " s (" << r.fair_share_reached << " times)";
+  if (r.fair_share_unreached > 0) o << "; " << r.fair_share_unreached << " times demand ended or the run did first";
+  o << "\n";
   if (r.launch_failures > 0)
     o << "Launch failures: " << r.launch_failures
       << " shares on nodes that are not the scenario's (the RM still counted nodes of an earlier run)\n";
@@ -302,6 +341,11 @@ std::string render_report(const report_figures& r) {
   fig("first_process_mean_s", fixed(r.first_process_mean_s, 3));
   fig("first_process_max_s", fixed(r.first_process_max_s, 3));
   fig("never_started", std::to_string(r.never_started));
+  fig("fair_share_reached", std::to_string(r.fair_share_reached));
+  fig("fair_share_unreached", std::to_string(r.fair_share_unreached));
+  fig("time_to_fair_share_mean_s", fixed(r.fair_share_mean_s, 3));
+  fig("time_to_fair_share_p90_s", fixed(r.fair_share_p90_s, 3));
+  fig("time_to_fair_share_max_s", fixed(r.fair_share_max_s, 3));
   fig("launch_failures", std::to_string(r.launch_failures));
   fig("double_booked_samples", std::to_string(r.double_booked_samples));
   for (const auto& u : r.users) {

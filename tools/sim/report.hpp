@@ -11,6 +11,9 @@
 //                 sample (it and another user had fair-share demand) and the fair share then, most held;
 //   preemptions / evictions: distinct shares seen preempt / evict in rm.state, and rm.events of those kinds;
 //   time to first process: per job, from its submission to its first process (share "new" carried out);
+//   time to fair share: per user, from a sample in which it holds less than 90% of its fair share (while it
+//                 has fair-share demand) to its first later sample holding at least that; an episode whose
+//                 demand ends first, or that the run's end cuts off, counts as unreached;
 //   makespan      first submission to last completion, when every job completed (else absent);
 //   double booking: samples in which a share was listed twice or a node held more quanta than it has.
 //
@@ -73,6 +76,8 @@ struct report_figures {
   std::size_t first_process_count = 0;
   double first_process_mean_s = 0, first_process_p50_s = 0, first_process_p90_s = 0, first_process_max_s = 0;
   std::size_t never_started = 0;      // arrived jobs that never got a process
+  std::size_t fair_share_reached = 0, fair_share_unreached = 0;  // episodes below 90% of the fair share
+  double fair_share_mean_s = 0, fair_share_p90_s = 0, fair_share_max_s = 0;  // of the reached ones
   std::uint64_t launch_failures = 0;  // shares on nodes that are not the scenario's (see orchestrator_model)
   std::size_t double_booked_samples = 0;
 };

@@ -40,7 +40,7 @@ msg::job_schedule js(std::string id, std::vector<msg::share_schedule> shares, st
 
 msg::share_schedule share(std::string id, std::string node, std::uint64_t quanta,
                           msg::share_status status = msg::share_status::running) {
-  return {std::move(id), std::move(node), quanta, status};
+  return {std::move(id), std::move(node), quanta, status, {}};
 }
 
 msg::rm_nodes cluster(std::initializer_list<std::pair<const char*, std::uint64_t>> free_per_node,
@@ -276,6 +276,13 @@ TEST_CASE("report: time-weighted means, final values under contention") {
   CHECK(r.first_process_mean_s == Approx(2.5));
   CHECK(r.first_process_p50_s == Approx(2));  // nearest rank: ceil(0.5 x 2) = 1st
   CHECK(r.first_process_max_s == Approx(3));
+  // Time to fair share (90% of 32 = 28.8 quanta): alice holds 8 at 0 s and 32 at 10 s: 10 s; bob holds 8 at
+  // 0 s, 24 at 10 s, 32 at 20 s: 20 s. Mean 15, max 20; alice alone at 40 s holds 64 of 64: not below.
+  CHECK(r.fair_share_reached == 2);
+  CHECK(r.fair_share_unreached == 0);
+  CHECK(r.fair_share_mean_s == Approx(15));
+  CHECK(r.fair_share_max_s == Approx(20));
+  CHECK(r.fair_share_p90_s == Approx(20));  // nearest rank: ceil(0.9 x 2) = 2nd
   // Makespan: first submission 0 s, last completion 50 s.
   REQUIRE(r.makespan_s.has_value());
   CHECK(*r.makespan_s == Approx(50));

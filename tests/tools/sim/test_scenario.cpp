@@ -323,6 +323,23 @@ TEST_CASE("scenario: rmbus-sim.toml is the embedded default with short timings")
   CHECK(fast.runtime.orchestrator_publish_ms == 250);
 }
 
+TEST_CASE("scenario: rmbus-sim-grace.toml is rmbus-sim.toml with a reclaim grace on every FAIR_SHARE class") {
+  const auto fast = rmbus::config::load_native(std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml");
+  auto grace = rmbus::config::load_native(std::string(RMBUS_SIM_DIR) + "/rmbus-sim-grace.toml");
+  int graced = 0;
+  for (auto& c : grace.scheduling.classes) {
+    INFO(c.name);
+    if (c.policy == rmbus::core::policy::fair_share) {
+      CHECK(c.reclaim_grace_ms == 2000);
+      ++graced;
+    }
+    c.reclaim_grace_ms = 0;
+  }
+  CHECK(graced == 7);  // background, low, normal, high, weekly, urgent, standalone
+  CHECK(grace.scheduling == fast.scheduling);
+  CHECK(grace.runtime == fast.runtime);
+}
+
 TEST_CASE("scenario: every shipped scenario parses and fits the embedded default") {
   std::set<std::string> seen;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(RMBUS_SIM_DIR) + "/scenarios")) {
