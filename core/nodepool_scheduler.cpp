@@ -361,7 +361,7 @@ pool_view nodepool_scheduler::view() const {
     for (int s : mc.shares) {
       const auto& sh = model_.shares[static_cast<std::size_t>(s)];
       mv.shares.push_back({model_.jobs[static_cast<std::size_t>(sh.job)].item.id,
-                           {sh.id, mc.name, sh.order, sh.status}});
+                           {sh.id, mc.name, sh.order, sh.status, sh.reclaim_at_ms}});
     }
     std::sort(mv.shares.begin(), mv.shares.end(), [](const auto& a, const auto& b) { return a.share.id < b.share.id; });
     v.machines.push_back(std::move(mv));

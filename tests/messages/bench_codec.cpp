@@ -41,7 +41,7 @@ int main() {
     job_schedule j{"job-" + std::to_string(i), job_status::scheduled, "", 30720, {}, "user", "normal", 4, 8, 4};
     for (int k = 0; k < 4; ++k)
       j.shares.push_back(share_schedule{"s-" + std::to_string(i * 4 + k), "n" + std::to_string(k), 2,
-                                        share_status::running});
+                                        share_status::running, {}});
     s.jobs.push_back(std::move(j));
   }
   const auto st_body = encode(env, s);

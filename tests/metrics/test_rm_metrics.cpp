@@ -64,7 +64,7 @@ struct fixture {
 };
 
 msg::share_schedule share(const std::string& id, std::uint64_t quanta, msg::share_status s) {
-  return msg::share_schedule{id, "n1", quanta, s};
+  return msg::share_schedule{id, "n1", quanta, s, {}};
 }
 
 msg::job_schedule job(const std::string& id, const std::string& cls, msg::job_status status, std::uint64_t memory_mb,
