@@ -44,8 +44,8 @@ TEST_CASE("a job plan becomes the rm.state entry the orchestrator reads") {
   p.status = rmbus::core::job_status::scheduled;
   p.reason_text = "";
   p.memory_mb_per_process = 2048;
-  p.shares.push_back({rmbus::core::share_id{"x-0.1"}, rmbus::core::machine_id{"n1"}, 2, rmbus::core::share_status::new_share});
-  p.shares.push_back({rmbus::core::share_id{"x-0.2"}, rmbus::core::machine_id{"n2"}, 2, rmbus::core::share_status::preempt});
+  p.shares.push_back({rmbus::core::share_id{"x-0.1"}, rmbus::core::machine_id{"n1"}, 2, rmbus::core::share_status::new_share, 0});
+  p.shares.push_back({rmbus::core::share_id{"x-0.2"}, rmbus::core::machine_id{"n2"}, 2, rmbus::core::share_status::preempt, 0});
   p.user = rmbus::core::user_id{"alice"};
   p.class_name = "normal";
   p.given = 3;
@@ -60,6 +60,7 @@ TEST_CASE("a job plan becomes the rm.state entry the orchestrator reads") {
   CHECK(j.shares[1].status == msg::share_status::preempt);
   CHECK(j.shares[1].node == "n2");
   CHECK(j.shares[1].quanta == 2);
+  CHECK_FALSE(j.shares[0].reclaim_at_ms.has_value());  // no deadline: the key stays off the wire
   CHECK(j.user == "alice");
   CHECK(j.class_name == "normal");
   CHECK(j.given == 3);
@@ -71,4 +72,17 @@ TEST_CASE("a job plan becomes the rm.state entry the orchestrator reads") {
   const auto r = to_schedule(p);
   CHECK(r.status == msg::job_status::refused);
   CHECK(r.demand == 0);
+}
+
+TEST_CASE("a share under a reclaim grace carries its deadline into rm.state, still running") {
+  rmbus::core::job_plan p;
+  p.id = rmbus::core::job_id{"j1"};
+  p.status = rmbus::core::job_status::scheduled;
+  p.shares.push_back({rmbus::core::share_id{"x-0.1"}, rmbus::core::machine_id{"n1"}, 1,
+                      rmbus::core::share_status::running, 1'700'000'045'000});
+  const auto j = to_schedule(p);
+  REQUIRE(j.shares.size() == 1);
+  CHECK(j.shares[0].status == msg::share_status::running);
+  REQUIRE(j.shares[0].reclaim_at_ms.has_value());
+  CHECK(*j.shares[0].reclaim_at_ms == 1'700'000'045'000ULL);
 }
