@@ -62,7 +62,7 @@ TEST_CASE("reclaim grace: the victims keep running and carry reclaim_at = now + 
   CHECK(e.text().find("running until a reclaim deadline: 5") != std::string::npos);
 }
 
-TEST_CASE("reclaim grace: before the deadline nothing is preempted; once it passes with the need standing, it is") {
+TEST_CASE("reclaim grace: nothing is preempted before the deadline, and once it passes with the need standing it is") {
   contested c;
   auto& h = c.h;
   h.round();  // now 30000 < 45000
