@@ -93,6 +93,7 @@ value to_value(const core::start_estimate& e) {
   m["processes"] = value{static_cast<std::int64_t>(e.processes)};
   m["free_quanta_now"] = value{static_cast<std::int64_t>(e.free_quanta_now)};
   m["preemptions"] = value{static_cast<std::int64_t>(e.preemptions)};
+  if (e.reclaims > 0) m["reclaims"] = value{static_cast<std::int64_t>(e.reclaims)};
   value::array jobs;
   for (const auto& j : e.jobs_ending) jobs.emplace_back(j.str());
   m["jobs_ending"] = value{std::move(jobs)};

@@ -84,6 +84,10 @@ job_estimates estimate_job(const cluster_model& m, int job, std::int64_t now_ms)
         q.releases.push_back({at, sh.order, release_kind::preemption, holder.item.id});
         continue;
       }
+      if (sh.reclaim_at_ms > 0) {
+        q.releases.push_back({at, sh.order, release_kind::reclaim, holder.item.id, sh.reclaim_at_ms});
+        continue;
+      }
       auto [it, fresh] = ends_known.try_emplace(sh.job, false);
       if (fresh) {
         if (auto e = end_of(m, holder, now_ms)) {

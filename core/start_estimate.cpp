@@ -92,6 +92,7 @@ std::optional<start_estimate> estimate_start(const start_query& q) {
   for (const auto& r : q.releases) {
     if (r.machine >= q.machines.size() || r.quanta <= 0) continue;
     std::int64_t at = q.now_ms;
+    if (r.kind == release_kind::reclaim) at = std::max(q.now_ms, r.at_ms);
     if (r.kind == release_kind::job_end) {
       auto it = q.job_ends.find(r.job);
       if (it == q.job_ends.end()) continue;
@@ -136,6 +137,7 @@ std::optional<start_estimate> estimate_start(const start_query& q) {
   for (std::size_t i = 0; i < counted; ++i) {
     const auto& r = *events[i].release;
     if (r.kind == release_kind::preemption) ++est.preemptions;
+    else if (r.kind == release_kind::reclaim) ++est.reclaims;
     else if (std::find(est.jobs_ending.begin(), est.jobs_ending.end(), r.job) == est.jobs_ending.end())
       est.jobs_ending.push_back(r.job);
   }
@@ -145,6 +147,8 @@ std::optional<start_estimate> estimate_start(const start_query& q) {
   if (est.preemptions > 0)
     parts.push_back(plural(est.preemptions, "preemption", "preemptions") +
                     " under way (their space frees once the orchestrator confirms them gone)");
+  if (est.reclaims > 0)
+    parts.push_back(plural(est.reclaims, "process", "processes") + " preempted at the end of a reclaim grace period");
   for (const auto& j : est.jobs_ending) parts.push_back(q.job_ends.at(j).basis);
   for (std::size_t i = 0; i < parts.size(); ++i) est.basis += (i == 0 ? "" : "; ") + parts[i];
   return est;

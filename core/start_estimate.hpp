@@ -66,6 +66,7 @@ struct candidate_machine {
 
 enum class release_kind {
   preemption,  // a share being preempted or evicted: frees at `now`
+  reclaim,     // a share chosen for preemption under its class's reclaim grace: frees at its deadline
   job_end,     // a share of a running job: frees at that job's projected end
 };
 
@@ -75,6 +76,7 @@ struct space_release {
   int quanta = 0;           // the share's order
   release_kind kind = release_kind::preemption;
   job_id job;               // the job holding the share (job_end: its entry in start_query::job_ends)
+  std::int64_t at_ms = 0;   // reclaim: the deadline
 };
 
 struct start_query {
@@ -95,6 +97,7 @@ struct start_estimate {
   int processes = 0;         // the processes it is short of
   int free_quanta_now = 0;   // free quanta counted on the machines it could use
   int preemptions = 0;       // preemptions or evictions under way that the estimate counts
+  int reclaims = 0;          // processes it counts as freed at the end of their reclaim grace
   std::vector<job_id> jobs_ending;  // running jobs whose projected ends it counts, in time order
   std::string basis;         // "3 preemptions under way; job 17 ends in ~120 s: 400 items left, ..."
 

@@ -114,6 +114,22 @@ TEST_CASE("preemptions under way count first, then projected ends in time order"
         "job 17 ends in ~120 s: 400 items left, 4 processes, 1.2 s per item");
 }
 
+TEST_CASE("a process under a reclaim grace frees its space at its deadline") {
+  // Order 4, short of 1 process. m1: a process of 4 quanta (job x) preempted at its grace deadline, 30 s
+  // ahead; m2: job 17's 8 quanta free at its end, 120 s ahead. The deadline comes first: 4 / 4 = 1 fits at +30 s.
+  auto q = two_full_machines(4, 1);
+  q.job_ends.emplace(job_id("17"), *estimate_end(progress("17", 1000, 600, 4, 1200), now));
+  q.releases = {{1, 8, release_kind::job_end, job_id("17")}, {0, 4, release_kind::reclaim, job_id("x"), now + 30000}};
+  const auto s = estimate_start(q);
+  REQUIRE(s.has_value());
+  CHECK(s->first_in_ms == 30000);
+  CHECK(*s->all_in_ms == 30000);
+  CHECK(s->reclaims == 1);
+  CHECK(s->preemptions == 0);
+  CHECK(s->jobs_ending.empty());
+  CHECK(s->basis == "1 process preempted at the end of a reclaim grace period");
+}
+
 TEST_CASE("preemptions that suffice leave later job ends out of the basis") {
   // Short of 1 process of order 4; the 4 quanta being preempted on m1 are enough at once.
   auto q = two_full_machines(4, 1);
