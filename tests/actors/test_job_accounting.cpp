@@ -85,7 +85,7 @@ TEST_CASE("quanta-seconds integrate the listed shares from schedule to schedule 
   CHECK(acc.tracked() == 1);
 }
 
-TEST_CASE("a completed job is accounted once; one never seen alive is not accounted", "[actors][accounting]") {
+TEST_CASE("a completed job is accounted once, and one never seen alive is not accounted", "[actors][accounting]") {
   job_accounting acc;
   const std::vector<msg::work_item> first{item("j2", "bob", 600), item("old", "carol", 1, msg::work_state::completed)};
   CHECK(acc.take_work(ptrs(first), 1000).empty());  // "old" finished before we saw it run: no record

@@ -26,11 +26,12 @@ namespace {
 
 constexpr auto deadline = 60s;
 
-ts::job_spec job(const std::string& id, const std::string& user, std::uint64_t max_processes = 0) {
+ts::job_spec job(const std::string& id, const std::string& user, std::uint64_t max_processes = 0,
+                 const std::string& cls = "normal") {
   ts::job_spec j;
   j.id = id;
   j.user = user;
-  j.class_name = "normal";
+  j.class_name = cls;
   j.memory_mb = 1024;
   j.max_processes = max_processes;
   return j;
@@ -54,23 +55,23 @@ std::string field(const std::string& line, const std::string& key) {
 
 std::uint64_t number(const std::string& s) { return std::stoull(s); }
 
-}  // namespace
-
-TEST_CASE("job accounting: a finished job leaves one JSON line and one job_done event with what it held",
-          "[e2e][accounting]") {
-  rm_fixture f{layout::single, {}, "\n[accounting]\nenabled = true\nfile = \"jobs.jsonl\"\n"};
+// `cls` schedules in a pool of `pool_quanta` quanta (alpha: 4 nodes x 8 GB = 32; beta: 2 x 8 = 16); in the split
+// layouts beta's scheduler runs in the second process, so its plans reach the accounting over the bus.
+void job_accounting_run(layout how, const std::string& cls, std::uint64_t pool_quanta) {
+  rm_fixture f{how, {}, "\n[accounting]\nenabled = true\nfile = \"jobs.jsonl\"\n"};
   auto& c = f.cluster();
   c.start();
   const auto started = std::chrono::steady_clock::now();
-  c.submit(job("alice-1", "alice"));
-  // Pool alpha: 4 nodes x 8 GB = 32 quanta; alice's 1 GB processes grow to all 32 shares.
-  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 32; }, deadline));
-  c.submit(job("bob-1", "bob"));
-  // bob arrives: 32 / 2 = 16 each, so 16 of alice's 32 shares are preempted.
+  c.submit(job("alice-1", "alice", 0, cls));
+  // alice's 1 GB processes (order 1) grow to every quantum of the pool.
+  REQUIRE(c.wait_state([&](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == pool_quanta; }, deadline));
+  c.submit(job("bob-1", "bob", 0, cls));
+  // bob arrives: half each, so half of alice's shares are preempted.
+  const auto half = pool_quanta / 2;
   REQUIRE(c.wait_state(
-      [](const msg::rm_state& s) {
+      [&](const msg::rm_state& s) {
         const auto* a = ts::find_job(s, "alice-1");
-        return a != nullptr && a->shares.size() == 16 && ts::active_shares(s, "bob-1") == 16;
+        return a != nullptr && a->shares.size() == half && ts::active_shares(s, "bob-1") == half;
       },
       deadline));
   c.complete("alice-1");  // gone from the orchestrator's map
@@ -81,24 +82,24 @@ TEST_CASE("job accounting: a finished job leaves one JSON line and one job_done 
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   const auto& d = done->detail;
   CHECK(d.at("user") == "alice");
-  CHECK(d.at("class") == "normal");
+  CHECK(d.at("class") == cls);
   CHECK(d.at("group").empty());
   CHECK(d.at("ended") == "gone");
-  CHECK(d.at("processes") == "32");     // 32 distinct shares were given
-  CHECK(d.at("preemptions") == "16");   // 32 -> 16
+  CHECK(number(d.at("processes")) == pool_quanta);  // every share it was given, once
+  CHECK(number(d.at("preemptions")) == half);       // pool_quanta -> half
   CHECK(d.at("evictions") == "0");
   CHECK(d.at("submitted_ms") == "1001000");  // the fake orchestrator's first submission time
   CHECK(number(d.at("started_ms")) > 0);
   CHECK(number(d.at("started_ms")) <= number(d.at("finished_ms")));
-  // Quanta-seconds: it held between 1 and 32 quanta for some time, never more than 32 quanta for the whole run.
+  // Quanta-seconds: it held some quanta for some time, never more than the whole pool for the whole run.
   const double qs = std::stod(d.at("quanta_seconds"));
   CHECK(qs > 0);
-  CHECK(qs <= 32 * elapsed_s);
+  CHECK(qs <= double(pool_quanta) * elapsed_s);
   // The preemptions counted are the preempt events published for alice's shares.
   std::size_t preempt_events = 0;
   for (const auto& e : c.events())
     if (e.kind == "preempt" && e.detail.count("job") && e.detail.at("job") == "alice-1") ++preempt_events;
-  CHECK(preempt_events == 16);
+  CHECK(preempt_events == half);
 
   // The same record, as the one line of the file (written before the event was published).
   const auto lines = lines_of(f.dir() + "/jobs.jsonl");
@@ -108,8 +109,8 @@ TEST_CASE("job accounting: a finished job leaves one JSON line and one job_done 
   CHECK(field(l, "user") == "\"alice\"");
   CHECK(field(l, "group") == "\"\"");
   CHECK(field(l, "quanta_seconds") == d.at("quanta_seconds"));
-  CHECK(field(l, "processes") == "32");
-  CHECK(field(l, "preemptions") == "16");
+  CHECK(field(l, "processes") == d.at("processes"));
+  CHECK(field(l, "preemptions") == d.at("preemptions"));
   CHECK(field(l, "finished_ms") == d.at("finished_ms"));
 
   // bob still runs: no record for him yet.
@@ -118,18 +119,37 @@ TEST_CASE("job accounting: a finished job leaves one JSON line and one job_done 
                }, 1s));
 }
 
-TEST_CASE("health: every heartbeat interval a health event with plausible readings; a warning under the threshold",
-          "[e2e][health]") {
+}  // namespace
+
+TEST_CASE("one process: a finished job leaves one JSON line and one job_done event with what it held", "[e2e][accounting]") {
+  job_accounting_run(layout::single, "normal", 32);
+}
+
+TEST_CASE("two processes: a job of the second process's pool is accounted by the publisher's process", "[e2e][accounting]") {
+  job_accounting_run(layout::split, "beta-normal", 16);
+}
+
+TEST_CASE("two processes on rmbus-proxy: a finished job is accounted once", "[e2e][accounting]") {
+  job_accounting_run(layout::split_proxy, "normal", 32);
+}
+
+// Each process reports on itself: in the split layouts the first process (every role but beta's scheduler)
+// and the second (beta's scheduler only) publish health events of their own.
+static void health_run(layout how) {
   // disk_warn_percent = 100: any file system with less than all of it free is under the threshold, so the
   // warning path runs on every machine.
-  rm_fixture f{layout::single, {}, "\n[health]\nenabled = true\ndisk_warn_percent = 100\n"};
+  rm_fixture f{how, {}, "\n[health]\nenabled = true\ndisk_warn_percent = 100\n"};
   auto& c = f.cluster();
   c.start();
   c.submit(job("alice-1", "alice", 4));
   REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 4; }, deadline));
-  // A report whose probes came back: every main actor of the process named with its mailbox depth.
+  // A report of the process running the publisher whose probes came back: its main actors named with their
+  // mailbox depths.
   auto h = c.wait_event(
-      [](const msg::rm_event& e) { return e.kind == "health" && e.detail.count("mailbox.scheduler.alpha"); }, deadline);
+      [](const msg::rm_event& e) {
+        return e.kind == "health" && e.detail.count("mailbox.scheduler.alpha") && e.detail.count("mailbox.publication");
+      },
+      deadline);
   REQUIRE(h.has_value());
   const auto& d = h->detail;
   CHECK(d.at("level") == "warn");
@@ -144,11 +164,24 @@ TEST_CASE("health: every heartbeat interval a health event with plausible readin
   CHECK(number(d.at("round_lag_ms")) < 60000);
   CHECK(number(d.at("disk_free_bytes")) > 0);
   CHECK(number(d.at("disk_free_percent")) < 100);
-  for (const char* actor : {"mailbox.router", "mailbox.publication", "mailbox.workmap_diff", "mailbox.heartbeat_intake",
-                            "mailbox.scheduler.alpha", "mailbox.scheduler.beta"}) {
+  std::vector<std::string> actors{"mailbox.router", "mailbox.publication", "mailbox.workmap_diff",
+                                  "mailbox.heartbeat_intake", "mailbox.eviction", "mailbox.admin", "mailbox.metrics",
+                                  "mailbox.scheduler.alpha"};
+  if (how == layout::single) actors.push_back("mailbox.scheduler.beta");
+  for (const auto& actor : actors) {
     INFO(actor);
     REQUIRE(d.count(actor) == 1);
     CHECK(number(d.at(actor)) < 100000);
+  }
+  if (how != layout::single) {
+    // The second process: beta's scheduler and its router, under an instance of its own.
+    auto b = c.wait_event(
+        [](const msg::rm_event& e) { return e.kind == "health" && e.detail.count("mailbox.scheduler.beta"); }, deadline);
+    REQUIRE(b.has_value());
+    CHECK(b->detail.at("instance") != d.at("instance"));
+    CHECK(b->detail.count("mailbox.router") == 1);
+    CHECK(b->detail.count("mailbox.publication") == 0);
+    CHECK(number(b->detail.at("rss_bytes")) > (1u << 20));
   }
   // Periodic: two more reports follow (one per 300 ms heartbeat interval).
   std::size_t reports = 0;
@@ -158,6 +191,17 @@ TEST_CASE("health: every heartbeat interval a health event with plausible readin
   std::stringstream text;
   text << log.rdbuf();
   CHECK(text.str().find("under the 100% warning threshold") != std::string::npos);
+}
+
+TEST_CASE("one process: a health event every heartbeat interval with plausible readings, warning under the threshold",
+          "[e2e][health]") {
+  health_run(layout::single);
+}
+
+TEST_CASE("two processes: each reports its own health", "[e2e][health]") { health_run(layout::split); }
+
+TEST_CASE("two processes on rmbus-proxy: each reports its own health", "[e2e][health]") {
+  health_run(layout::split_proxy);
 }
 
 TEST_CASE("the configured log file is written and rotated, the older files compressed and bounded", "[e2e][logging]") {
