@@ -55,8 +55,9 @@ rmbus::config::rm_config load(const std::string& native, const std::string& ducc
   return cfg;
 }
 
-// stderr, or the configured file rotated by size and count (logging/rotating_sink.hpp). Throws
-// spdlog::spdlog_ex naming the file when it cannot be opened.
+// stderr, or the configured file rotated by size and count (logging/rotating_sink.hpp), with errors also on
+// stderr so that a failed start is seen where rmbus was started. Throws spdlog::spdlog_ex naming the file
+// when it cannot be opened.
 std::shared_ptr<spdlog::logger> make_logger(const rmbus::config::logging_settings& s) {
   if (s.file.empty()) return spdlog::stderr_color_mt("rmbus");
   rmbus::logging::rotation_settings r;
@@ -64,7 +65,10 @@ std::shared_ptr<spdlog::logger> make_logger(const rmbus::config::logging_setting
   r.max_bytes = s.max_bytes;
   r.max_files = s.max_files;
   r.compress = s.compress;
-  return std::make_shared<spdlog::logger>("rmbus", std::make_shared<rmbus::logging::rotating_sink>(std::move(r)));
+  auto errors = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  errors->set_level(spdlog::level::err);
+  const spdlog::sinks_init_list sinks{std::make_shared<rmbus::logging::rotating_sink>(std::move(r)), errors};
+  return std::make_shared<spdlog::logger>("rmbus", sinks);
 }
 
 std::string describe(const rmbus::config::config_error& e) {
