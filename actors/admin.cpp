@@ -229,6 +229,7 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
   st.stamper = envelope_stamper{env.src("admin")};
   st.started_ms = wall_clock_ms();
   return {
+      [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::admin, const std::string& body, const std::string& by) { on_request(self, body, by); },
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;

@@ -143,6 +143,7 @@ caf::behavior eviction(eviction_actor* self, actor_env env) {
   self->state.guard.emplace(guard_settings(*env.cfg));
   self->delayed_send(self, std::chrono::milliseconds(env.cfg->runtime.heartbeat_interval_ms), atoms::tick::value);
   return {
+      [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
         std::vector<liveness_change> changes;

@@ -279,6 +279,7 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
   const auto interval = std::chrono::milliseconds(env.cfg->runtime.heartbeat_interval_ms);
   self->delayed_send(self, interval, atoms::tick::value);
   return {
+      [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::deliver, const std::string& topic, const std::string& body) { on_heartbeat(self, topic, body); },
       [self](atoms::deliver, const messages::routed_message& m) {
         if (const auto* r = m.as<messages::recovered_nodes>()) on_recovered(self, *r);

@@ -44,6 +44,7 @@ caf::behavior metrics(metrics_actor* self, actor_env env, std::shared_ptr<const 
   st.env = env;
   st.model.emplace(std::move(families), rm_metrics_settings_of(*env.cfg));
   return {
+      [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::deliver, const messages::routed_message& m) { on_message(self, m); },
       [self](atoms::reset, config_ptr cfg) {
         auto& st = self->state;

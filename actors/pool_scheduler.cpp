@@ -269,6 +269,7 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
           messages::node_sync_request{st.stamper.src(), st.pool});
   }
   return {
+      [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
         if (const auto* ops = m.as<messages::node_ops>()) {

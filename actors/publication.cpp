@@ -309,6 +309,7 @@ caf::behavior publication(publication_actor* self, actor_env env) {
   self->state.env = env;
   self->state.stamper = envelope_stamper{env.src("publisher")};
   return {
+      [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
         std::vector<liveness_change> changes;

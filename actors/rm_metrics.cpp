@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <optional>
 #include <string_view>
 
 namespace rmbus::actors {
@@ -76,7 +78,22 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
                                      "Bad messages: stage=envelope rejected by the bus subscriber (frames, topic, "
                                      "envelope); stage=body failed their message decoder here (a bad_message event; "
                                      "a damaged work-map item counts once per item).",
-                                     {"stage"}, 2)) {}
+                                     {"stage"}, 2)),
+      resident_memory_bytes(r.add_gauge("rmbus_resident_memory_bytes",
+                                        "Resident memory of this process at its last health report.")),
+      round_lag_ms(r.add_gauge("rmbus_round_lag_ms", "Milliseconds since the last round this process saw published "
+                                                     "(or since it started), at its last health report.")),
+      log_disk_free_bytes(r.add_gauge("rmbus_log_disk_free_bytes",
+                                      "Free bytes (for unprivileged users) on the file system where this process "
+                                      "logs, at its last health report.")),
+      mailbox_depth(r.add_gauge("rmbus_mailbox_depth",
+                                "Messages waiting in each main actor's mailbox at the last health report.",
+                                {"actor"}, 64)),
+      jobs_finished(r.add_counter("rmbus_jobs_finished_total",
+                                  "Jobs accounted as finished (job_done events), by how they ended (completed, gone).",
+                                  {"ended"}, 4)),
+      job_quanta_seconds(r.add_counter("rmbus_job_quanta_seconds_total",
+                                       "Quanta-seconds held by the jobs accounted as finished.")) {}
 
 rm_metrics_settings rm_metrics_settings_of(const config::rm_config& cfg) {
   rm_metrics_settings s;
@@ -169,6 +186,34 @@ void rm_metrics::on_event(const messages::rm_event& e) {
   if (e.kind == messages::event_kinds::preempt) f_->preemptions.inc({detail_or(e, "reason", "unknown")});
   else if (e.kind == messages::event_kinds::evict) f_->evictions.inc({detail_or(e, "reason", "unknown")});
   else if (e.kind == messages::event_kinds::bad_message) f_->bus_bad_messages.inc({"body"});
+  else if (e.kind == messages::event_kinds::health) on_health(e);
+  else if (e.kind == messages::event_kinds::job_done) on_job_done(e);
+}
+
+void rm_metrics::on_health(const messages::rm_event& e) {
+  auto number = [&](const std::string& key) -> std::optional<double> {
+    auto it = e.detail.find(key);
+    if (it == e.detail.end()) return std::nullopt;
+    std::uint64_t n = 0;
+    auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
+    if (ec != std::errc{} || p != it->second.data() + it->second.size()) return std::nullopt;
+    return double(n);
+  };
+  if (auto v = number("rss_bytes")) f_->resident_memory_bytes.set({}, *v);
+  if (auto v = number("round_lag_ms")) f_->round_lag_ms.set({}, *v);
+  if (auto v = number("disk_free_bytes")) f_->log_disk_free_bytes.set({}, *v);
+  constexpr std::string_view prefix = "mailbox.";
+  for (auto it = e.detail.lower_bound(std::string{prefix}); it != e.detail.end() && it->first.starts_with(prefix); ++it)
+    if (auto v = number(it->first)) f_->mailbox_depth.set({it->first.substr(prefix.size())}, *v);
+}
+
+void rm_metrics::on_job_done(const messages::rm_event& e) {
+  f_->jobs_finished.inc({detail_or(e, "ended", "unknown")});
+  auto it = e.detail.find("quanta_seconds");
+  if (it == e.detail.end()) return;
+  double qs = 0;
+  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), qs);
+  if (ec == std::errc{} && p == it->second.data() + it->second.size() && qs >= 0) f_->job_quanta_seconds.inc({}, qs);
 }
 
 void rm_metrics::on_node_changes(const messages::node_changes& batch) {

@@ -15,7 +15,10 @@
 //    interval" would call half of a healthy cluster's heartbeats late through jitter alone);
 //  - heartbeats missed, from the nodes' `missed` (heartbeats missed in a row) in those batches: every
 //    increase of a node's number is counted once;
-//  - nodes by state from rm.nodes.
+//  - nodes by state from rm.nodes;
+//  - resident memory, round lag, free space where it logs and mailbox depths from its `health` events, and
+//    finished jobs and their quanta-seconds from its `job_done` events (a number that does not parse is
+//    skipped, never guessed).
 // The metric names, types, labels and help texts are all in rm_metric_families (docs/metrics.md lists them).
 //
 // Untrusted input: node names and topics come off the bus, so the per-node table is bounded
@@ -71,6 +74,13 @@ struct rm_metric_families {
   metrics::counter bus_restarts;
   metrics::counter bus_untracked;
   metrics::counter bus_bad_messages;
+  // From this process's own `health` events ([health] enabled) and `job_done` events ([accounting] enabled).
+  metrics::gauge resident_memory_bytes;
+  metrics::gauge round_lag_ms;
+  metrics::gauge log_disk_free_bytes;
+  metrics::gauge mailbox_depth;
+  metrics::counter jobs_finished;
+  metrics::counter job_quanta_seconds;
 };
 
 struct rm_metrics_settings {
@@ -97,6 +107,9 @@ class rm_metrics {
   std::uint64_t order_of(const messages::job_schedule& job) const;
 
  private:
+  void on_health(const messages::rm_event& event);
+  void on_job_done(const messages::rm_event& event);
+
   std::shared_ptr<const rm_metric_families> f_;
   rm_metrics_settings settings_;
   std::map<std::string, std::uint64_t> missed_;  // node -> heartbeats missed in a row, when not 0

@@ -98,6 +98,7 @@ caf::behavior router(router_actor* self, caf::actor outbound, std::string instan
                subs.end());
   });
   return {
+      [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::publish, caf::actor outbound) { self->state.outbound = std::move(outbound); },
       [self](atoms::subscribe, std::string prefix, caf::actor who) {
         self->monitor(who);

@@ -1,6 +1,7 @@
 #include "actors/runtime.hpp"
 
 #include <atomic>
+#include <fstream>
 #include <future>
 #include <map>
 #include <optional>
@@ -98,6 +99,7 @@ struct control_state {
   std::map<std::string, caf::actor> schedulers;
   std::map<std::string, std::uint64_t> unanswered;  // pool -> the round handed to its scheduler, no plan yet
   std::set<std::string> watched;                    // work topics control is subscribed to
+  caf::actor health;                           // when [health] is enabled
   envelope_stamper stamper{"control"};
   static inline const char* name = "rmbus.control";
 };
@@ -178,6 +180,7 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
   st.stamper = envelope_stamper{env.src("control")};
   spawn_schedulers(self);
   const auto me = caf::actor_cast<caf::actor>(self);
+  if (env.cfg->runtime.health.enabled) st.health = spawn_health(self->system(), env, me);
   self->send(env.router, atoms::subscribe::value, std::string{topics::reconfigure}, me);
   self->send(env.router, atoms::subscribe::value, std::string{topics::plan}, me);
   self->set_down_handler([self](const caf::down_msg& dm) {
@@ -187,6 +190,25 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
     if (!failed.empty()) restart_scheduler(self, failed, "stopped (" + to_string(dm.reason) + ")");
   });
   return {
+      [self](atoms::probe) {
+        // The health actor asks which actors to probe for their mailbox depths: the router, every role actor
+        // and every pool's scheduler of this process, named without the "rmbus." of their CAF names.
+        auto& st = self->state;
+        std::vector<std::string> names{"router"};
+        std::vector<caf::actor> actors{st.env.router};
+        for (const auto& a : st.fixed) {
+          const auto* m = dynamic_cast<const caf::monitorable_actor*>(caf::actor_cast<caf::abstract_actor*>(a));
+          std::string name = m != nullptr ? m->name() : "actor";
+          if (name.rfind("rmbus.", 0) == 0) name.erase(0, 6);
+          names.push_back(std::move(name));
+          actors.push_back(a);
+        }
+        for (const auto& [pool, a] : st.schedulers) {
+          names.push_back("scheduler." + pool);
+          actors.push_back(a);
+        }
+        return caf::make_message(std::move(names), std::move(actors));
+      },
       [self](atoms::deliver, const messages::routed_message& m) {
         if (m.as<messages::reconfigure_request>() == nullptr) {
           watch_rounds(self, m);
@@ -207,6 +229,7 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         stop_schedulers(self);
         spawn_schedulers(self);
         for (const auto& a : st.fixed) self->send(a, atoms::reset::value, cfg);
+        if (st.health) self->send(st.health, atoms::reset::value, cfg);
       },
       [self](atoms::hup) {
         auto& st = self->state;
@@ -230,6 +253,8 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         auto& st = self->state;
         stop_schedulers(self);
         for (auto& a : st.fixed) self->send_exit(a, caf::exit_reason::user_shutdown);
+        if (st.health) self->send_exit(st.health, caf::exit_reason::user_shutdown);
+        st.health = caf::actor{};
         st.fixed.clear();
         self->quit();
       },
@@ -346,6 +371,11 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.rep->set(zmq::sockopt::linger, 200);
     m.rep->bind(rt.admin);
   }
+  if (m.opt.run.publisher && rt.accounting.enabled && !rt.accounting.file.empty()) {
+    // Checked before the actor system too, for the same reason: a file that cannot be written ends the start-up.
+    std::ofstream probe(rt.accounting.file, std::ios::app);
+    if (!probe) throw std::runtime_error("cannot open the accounting file '" + rt.accounting.file + "' for appending");
+  }
   m.sys.emplace(with_threads(m.caf_cfg, std::max(1, m.opt.threads)));
   if (m.opt.embedded_forwarder) {
     bus::forwarder_options fo;
@@ -378,6 +408,7 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   // control resets it on reconfiguration and stops it with the others.
   if (m.families) fixed.push_back(spawn_metrics(*m.sys, env, m.families));
   if (m.opt.run.publisher) fixed.push_back(spawn_publication(*m.sys, env));
+  if (m.opt.run.publisher && rt.accounting.enabled) fixed.push_back(spawn_accounting(*m.sys, env));
   if (m.opt.run.eviction) fixed.push_back(spawn_eviction(*m.sys, env));
   if (m.opt.run.diff) fixed.push_back(spawn_workmap_diff(*m.sys, env));
   if (m.opt.run.intake) fixed.push_back(spawn_heartbeat_intake(*m.sys, env));

@@ -290,6 +290,7 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
   self->delayed_send(self, std::chrono::milliseconds(rt.heartbeat_interval_ms * std::max(0, rt.init_stability)),
                      atoms::ready::value);
   return {
+      [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::deliver, const std::string& topic, const std::string& body) { on_workmap(self, topic, body); },
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;

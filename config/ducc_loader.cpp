@@ -80,6 +80,14 @@ core::scheduler_config read_class_files(const std::filesystem::path& classes_pat
   return detail::resolve_site(site, settings, errors);
 }
 
+// rmbus's own settings that DUCC configures elsewhere (log4j) or not at all, in their own rmbus.* namespace
+// of ducc.properties. As with ducc.rm.*, any other rmbus.* key is an error.
+const std::set<std::string, std::less<>> rmbus_keys = {
+    "rmbus.log.file",       "rmbus.log.max.bytes",            "rmbus.log.max.files",
+    "rmbus.log.compress",   "rmbus.health.enabled",           "rmbus.health.disk.warn.percent",
+    "rmbus.accounting.enabled", "rmbus.accounting.file",
+};
+
 class property_reader {
  public:
   property_reader(const property_map& props, std::string file, error_list& errors)
@@ -162,6 +170,11 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
   // below. Inside it, a key no DUCC release ships and no DUCC RM reads can only be a typo: refused, with the
   // known key it most likely meant (detail/ducc_rm_keys.hpp).
   for (const auto& [key, prop] : props) {
+    if (key.starts_with("rmbus.") && !rmbus_keys.contains(key)) {
+      std::string list;
+      for (const auto& k : rmbus_keys) list += (list.empty() ? "" : ", ") + k;
+      errors.add(file, prop.line, "unknown key '" + key + "' (known rmbus.* keys: " + list + ")");
+    }
     if (!key.starts_with("ducc.rm.")) continue;
     const auto* known = detail::find_ducc_rm_key(key);
     if (known == nullptr) {
@@ -208,6 +221,19 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
   r.integer("ducc.rm.state.publish.ratio", rt.state_publish_ratio, 1, 1, max_ticks);
   rt.round_timeout_ms = rt.orchestrator_publish_ms;
   rt.settle_ms = rt.heartbeat_interval_ms;
+  auto beside_properties = [&](std::string& path) {
+    if (!path.empty()) path = relative_to(properties_path.parent_path(), path).string();
+  };
+  r.text("rmbus.log.file", rt.logging.file);
+  beside_properties(rt.logging.file);
+  r.integer("rmbus.log.max.bytes", rt.logging.max_bytes, min_log_bytes, 1, max_log_bytes);
+  r.integer("rmbus.log.max.files", rt.logging.max_files, 1, 1, max_log_files);
+  r.boolean("rmbus.log.compress", rt.logging.compress);
+  r.boolean("rmbus.health.enabled", rt.health.enabled);
+  r.integer("rmbus.health.disk.warn.percent", rt.health.disk_warn_percent, 0, 1, 100);
+  r.boolean("rmbus.accounting.enabled", rt.accounting.enabled);
+  r.text("rmbus.accounting.file", rt.accounting.file);
+  beside_properties(rt.accounting.file);
   s.epoch_ms = rt.orchestrator_publish_ms * rt.state_publish_ratio;
 
   detail::site_decls site;

@@ -204,7 +204,14 @@ void read_scheduling(toml_reader& r, const toml::table& t, core::scheduling_sett
   assign(site.jd_host_user, r.string(t, "jd_host_user", w));
 }
 
-void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt) {
+// A file the process writes (log, accounting): relative to the configuration file's folder, like nodefiles.
+std::string resolve_path(const std::filesystem::path& base_dir, const std::string& file) {
+  if (file.empty()) return file;
+  std::filesystem::path p = file;
+  return (p.is_relative() ? base_dir / p : p).string();
+}
+
+void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt, const std::filesystem::path& base_dir) {
   bool round_timeout_set = false;
   bool settle_set = false;
   if (const auto* t = r.section(root, "timing")) {
@@ -247,7 +254,11 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt)
     }
   }
   if (const auto* t = r.section(root, "log")) {
-    r.only_keys(*t, "[log]", {"level"});
+    r.only_keys(*t, "[log]", {"level", "file", "max_bytes", "max_files", "compress"});
+    if (auto v = r.string(*t, "file", "log")) rt.logging.file = resolve_path(base_dir, v->value);
+    assign(rt.logging.max_bytes, r.integer(*t, "max_bytes", "log", min_log_bytes, max_log_bytes));
+    assign(rt.logging.max_files, r.integer(*t, "max_files", "log", 1, max_log_files));
+    assign(rt.logging.compress, r.boolean(*t, "compress", "log"));
     if (auto v = r.string(*t, "level", "log")) {
       if (!parse_log_level(v->value)) {
         r.errors().add(v->loc, "log.level: unknown log level '" + v->value + "' (known: " +
@@ -257,6 +268,16 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt)
         for (char& c : rt.log_level) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       }
     }
+  }
+  if (const auto* t = r.section(root, "health")) {
+    r.only_keys(*t, "[health]", {"enabled", "disk_warn_percent"});
+    assign(rt.health.enabled, r.boolean(*t, "enabled", "health"));
+    assign(rt.health.disk_warn_percent, r.integer(*t, "disk_warn_percent", "health", 0, 100));
+  }
+  if (const auto* t = r.section(root, "accounting")) {
+    r.only_keys(*t, "[accounting]", {"enabled", "file"});
+    assign(rt.accounting.enabled, r.boolean(*t, "enabled", "accounting"));
+    if (auto v = r.string(*t, "file", "accounting")) rt.accounting.file = resolve_path(base_dir, v->value);
   }
   if (const auto* t = r.section(root, "limits")) {
     const std::string w = "limits";
@@ -410,12 +431,12 @@ rm_config parse_native(std::string_view text, const std::string& name, std::file
     errors.throw_if_any();
   }
   toml_reader r(name, errors);
-  r.only_keys(root, "the top level", {"scheduling", "timing", "bus", "log", "limits", "nodepool", "class", "user"});
+  r.only_keys(root, "the top level", {"scheduling", "timing", "bus", "log", "health", "accounting", "limits", "nodepool", "class", "user"});
   rm_config cfg;
   detail::site_decls site;
   site.whole = {name, 0};
   if (const auto* t = r.section(root, "scheduling")) read_scheduling(r, *t, cfg.scheduling.settings, site);
-  read_runtime(r, root, cfg.runtime);
+  read_runtime(r, root, cfg.runtime, base_dir);
   cfg.scheduling.settings.epoch_ms = cfg.runtime.orchestrator_publish_ms * cfg.runtime.state_publish_ratio;
 
   std::vector<nodefile_ref> files;
@@ -474,6 +495,13 @@ std::vector<std::string> runtime_problems(const runtime_settings& rt) {
   ticks("node stability", rt.node_stability, 1);
   ticks("init stability", rt.init_stability, 0);
   ticks("state publish ratio", rt.state_publish_ratio, 1);
+  const auto& lg = rt.logging;
+  if (lg.max_bytes < min_log_bytes || lg.max_bytes > max_log_bytes)
+    problems.push_back("log max_bytes must be " + std::to_string(min_log_bytes) + ".." + std::to_string(max_log_bytes));
+  if (lg.max_files < 1 || lg.max_files > max_log_files)
+    problems.push_back("log max_files must be 1.." + std::to_string(max_log_files));
+  if (rt.health.disk_warn_percent < 0 || rt.health.disk_warn_percent > 100)
+    problems.push_back("health disk_warn_percent must be 0..100");
   const auto& l = rt.limits;
   if (l.max_body_bytes == 0 || l.max_string_bytes == 0 || l.max_array_len == 0 || l.max_map_len == 0 ||
       l.max_depth == 0) {

@@ -81,7 +81,16 @@ std::string render(const rm_config& cfg) {
     << "admin = " << quote(rt.admin) << "\n"
     << "metrics = " << quote(rt.metrics) << "\n"
     << "accept_any_orchestrator = " << yes_no(rt.accept_any_orchestrator) << "\n\n";
-  o << "[log]\nlevel = " << quote(rt.log_level) << "\n\n";
+  o << "[log]\nlevel = " << quote(rt.log_level) << "\n";
+  if (!rt.logging.file.empty()) o << "file = " << quote(rt.logging.file) << "\n";
+  o << "max_bytes = " << rt.logging.max_bytes << "\n"
+    << "max_files = " << rt.logging.max_files << "\n"
+    << "compress = " << yes_no(rt.logging.compress) << "\n\n";
+  o << "[health]\nenabled = " << yes_no(rt.health.enabled) << "\n"
+    << "disk_warn_percent = " << rt.health.disk_warn_percent << "\n\n";
+  o << "[accounting]\nenabled = " << yes_no(rt.accounting.enabled) << "\n";
+  if (!rt.accounting.file.empty()) o << "file = " << quote(rt.accounting.file) << "\n";
+  o << "\n";
   o << "[limits]\n"
     << "max_body_bytes = " << rt.limits.max_body_bytes << "\n"
     << "max_string_bytes = " << rt.limits.max_string_bytes << "\n"

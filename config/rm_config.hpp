@@ -31,6 +31,41 @@ struct decode_limit_settings {
   bool operator==(const decode_limit_settings&) const = default;
 };
 
+// Where the process logs. No file: stderr only. With a file, it is rotated when a write would take it past
+// max_bytes: FILE -> FILE.1 -> ... -> FILE.<max_files> (the oldest dropped), and with `compress` every
+// rotated file is gzip-compressed (FILE.1.gz ...): logging/rotating_sink.hpp. DUCC rotates through log4j.
+// Bounds on the rotation settings, shared by both configuration roads: a file of at least a few lines, and
+// no more rotated files than a person would list.
+inline constexpr std::int64_t min_log_bytes = 1024;
+inline constexpr std::int64_t max_log_bytes = 1LL << 40;  // 1 TiB
+inline constexpr std::int64_t max_log_files = 1000;
+
+struct logging_settings {
+  std::string file;                              // empty: stderr only
+  std::uint64_t max_bytes = 64u * 1024u * 1024u;  // per file, before it is rotated
+  int max_files = 5;                             // rotated files kept besides the live one
+  bool compress = true;                          // gzip the rotated files
+
+  bool operator==(const logging_settings&) const = default;
+};
+
+// Maui's SystemProfiler: a `health` rm.events event every heartbeat interval (resident memory, round lag,
+// mailbox depths, free space where the process logs), warning when free space falls under disk_warn_percent.
+struct health_settings {
+  bool enabled = false;
+  int disk_warn_percent = 10;  // 0: never warn
+
+  bool operator==(const health_settings&) const = default;
+};
+
+// Maui's JobChecker: one record per finished job, in a JSON-lines file and as an rm.events `job_done` event.
+struct accounting_settings {
+  bool enabled = false;
+  std::string file;  // JSON lines, appended; empty: the events only
+
+  bool operator==(const accounting_settings&) const = default;
+};
+
 struct runtime_settings {
   std::int64_t heartbeat_interval_ms = 30000;    // ducc.agent.node.metrics.publish.rate
   int node_stability = 6;                        // ducc.rm.node.stability: missed heartbeats until down
@@ -59,6 +94,9 @@ struct runtime_settings {
   bool accept_any_orchestrator = false;
   std::string log_level = "info";                // one of parse_log_level's names, stored lower-case
   decode_limit_settings limits;
+  logging_settings logging;
+  health_settings health;
+  accounting_settings accounting;
 
   bool operator==(const runtime_settings&) const = default;
 };

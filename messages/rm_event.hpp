@@ -7,6 +7,10 @@
 //   evict, preempt                     job, share, node, reason
 //   refused                            job, reason
 //   bad_message                        topic, error (and src, field when known)
+//   health                             instance, level (info | warn), rss_bytes, round_lag_ms, epoch_ms,
+//                                      log_dir, disk_free_bytes, disk_free_percent, mailbox.<actor> each
+//   job_done                           job, kind, user, class, group, ended, quanta_seconds, processes,
+//                                      preemptions, evictions, submitted_ms, started_ms, finished_ms
 
 #include <map>
 #include <string>
@@ -26,6 +30,8 @@ inline constexpr std::string_view preempt = "preempt";
 inline constexpr std::string_view refused = "refused";
 inline constexpr std::string_view bad_message = "bad_message";
 inline constexpr std::string_view limit = "limit";  // a configured bound refused input (detail: what, limit, refused)
+inline constexpr std::string_view health = "health";      // the process's own health, every heartbeat interval
+inline constexpr std::string_view job_done = "job_done";  // a finished job's accounting record
 }  // namespace event_kinds
 
 struct rm_event {

@@ -9,6 +9,7 @@ packages=(
   libzmq3-dev cppzmq-dev libsodium-dev   # the bus
   libmsgpack-cxx-dev              # wire format (NOT libmsgpack-dev: it hijacks find_package(msgpack))
   libspdlog-dev libfmt-dev        # logging
+  zlib1g-dev                      # compressing rotated log files
   libtomlplusplus-dev             # native configuration (TOML)
   libcli11-dev                    # command lines
   libcpp-httplib-dev              # Prometheus metrics endpoint

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <malloc.h>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,7 @@
 #include "config/loader.hpp"
 #include "config/log_level.hpp"
 #include "config/render.hpp"
+#include "logging/rotating_sink.hpp"
 
 namespace {
 
@@ -51,6 +53,22 @@ rmbus::config::rm_config load(const std::string& native, const std::string& ducc
     throw rmbus::config::config_error(std::move(issues));
   }
   return cfg;
+}
+
+// stderr, or the configured file rotated by size and count (logging/rotating_sink.hpp), with errors also on
+// stderr so that a failed start is seen where rmbus was started. Throws spdlog::spdlog_ex naming the file
+// when it cannot be opened.
+std::shared_ptr<spdlog::logger> make_logger(const rmbus::config::logging_settings& s) {
+  if (s.file.empty()) return spdlog::stderr_color_mt("rmbus");
+  rmbus::logging::rotation_settings r;
+  r.file = s.file;
+  r.max_bytes = s.max_bytes;
+  r.max_files = s.max_files;
+  r.compress = s.compress;
+  auto errors = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
+  errors->set_level(spdlog::level::err);
+  const spdlog::sinks_init_list sinks{std::make_shared<rmbus::logging::rotating_sink>(std::move(r)), errors};
+  return std::make_shared<spdlog::logger>("rmbus", sinks);
 }
 
 std::string describe(const rmbus::config::config_error& e) {
@@ -137,8 +155,14 @@ int main(int argc, char** argv) {
     std::cerr << "rmbus: " << e.what() << "\n";
     return 2;
   }
-  spdlog::set_default_logger(spdlog::stderr_color_mt("rmbus"));
+  try {
+    spdlog::set_default_logger(make_logger(cfg.runtime.logging));
+  } catch (const spdlog::spdlog_ex& e) {
+    std::cerr << "rmbus: configuration error: log file: " << e.what() << "\n";
+    return 2;
+  }
   spdlog::set_level(rmbus::config::parse_log_level(cfg.runtime.log_level).value_or(spdlog::level::info));
+  spdlog::flush_on(spdlog::level::warn);
 
   // Block the signals before any thread exists, so every thread inherits the mask and only sigwaitinfo
   // below ever takes them: no handler, no global flag.
@@ -146,6 +170,9 @@ int main(int argc, char** argv) {
   sigemptyset(&sigs);
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&sigs, s);
   pthread_sigmask(SIG_BLOCK, &sigs, nullptr);
+  // A log file is flushed every second (and at once from warn up); started after the mask, so its thread
+  // never takes a signal either.
+  if (!cfg.runtime.logging.file.empty()) spdlog::flush_every(std::chrono::seconds(1));
 
   opt.cfg = cfg;
   opt.reload = [native, ducc, o] { return load(native, ducc, o); };

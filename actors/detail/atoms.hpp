@@ -27,5 +27,6 @@ using reset = caf::atom_constant<caf::atom("reset")>;        // control -> actor
 using bad = caf::atom_constant<caf::atom("bad")>;            // bus thread -> router: (topic, field, what)
 using flush = caf::atom_constant<caf::atom("flush")>;        // intake: its batch window closed
 using nodes_due = caf::atom_constant<caf::atom("nodesdue")>;  // publication: rm.nodes may go out again
+using probe = caf::atom_constant<caf::atom("probe")>;        // health -> actor: its mailbox depth (uint64)
 
 }  // namespace rmbus::actors::atoms

@@ -32,6 +32,10 @@ caf::actor spawn_eviction(caf::actor_system& sys, actor_env env);
 caf::actor spawn_publication(caf::actor_system& sys, actor_env env);
 // metrics.cpp: records what this process sees in `families` (its Prometheus registry); sends nothing.
 caf::actor spawn_metrics(caf::actor_system& sys, actor_env env, std::shared_ptr<const rm_metric_families> families);
+// accounting.cpp: job records (JSON lines and job_done events); runs with the publisher.
+caf::actor spawn_accounting(caf::actor_system& sys, actor_env env);
+// health.cpp: the process's health event every heartbeat interval; asks `control` for the actors to probe.
+caf::actor spawn_health(caf::actor_system& sys, actor_env env, caf::actor control);
 // admin.cpp: `reload` loads the configuration from its source again (throws config::config_error).
 caf::actor spawn_admin(caf::actor_system& sys, actor_env env, std::function<config::rm_config()> reload);
 

@@ -203,3 +203,21 @@ TEST_CASE("initialization cap 0, globally and per class, means no initialization
   CHECK(cls(cfg.scheduling, "inherits").initialization_cap == 1);
   CHECK(cls(cfg.scheduling, "own").initialization_cap == 0);
 }
+
+TEST_CASE("rmbus.* keys of ducc.properties set log rotation, health and accounting", "[config][ducc]") {
+  scratch_dir dir;
+  dir.write("ducc.classes", "Nodepool main { }\nClass c { policy = FAIR_SHARE ; nodepool = main }\n");
+  auto props = dir.write("ducc.properties",
+                         "rmbus.log.file = rm.log\nrmbus.log.max.bytes = 2048\nrmbus.log.max.files = 2\n"
+                         "rmbus.log.compress = false\nrmbus.health.enabled = true\nrmbus.health.disk.warn.percent = 5\n"
+                         "rmbus.accounting.enabled = true\nrmbus.accounting.file = acct/jobs.jsonl\n");
+  const auto rt = rc::load_ducc(props).runtime;
+  CHECK(rt.logging.file == (dir.path() / "rm.log").string());  // relative to the properties file's folder
+  CHECK(rt.logging.max_bytes == 2048);
+  CHECK(rt.logging.max_files == 2);
+  CHECK_FALSE(rt.logging.compress);
+  CHECK(rt.health.enabled);
+  CHECK(rt.health.disk_warn_percent == 5);
+  CHECK(rt.accounting.enabled);
+  CHECK(rt.accounting.file == (dir.path() / "acct/jobs.jsonl").string());
+}

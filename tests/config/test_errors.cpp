@@ -476,3 +476,39 @@ TEST_CASE("reclaim grace and probe_first are read, inherited, and default to off
     }
   CHECK(seen);
 }
+
+TEST_CASE("log rotation, health and accounting keys: bounds and types name the key, on both roads", "[config][errors]") {
+  // Native: [log] max_bytes 1024..2^40, max_files 1..1000; [health] disk_warn_percent 0..100.
+  RMBUS_CHECK_CONFIG_ERROR(native("[log]\nmax_bytes = 100\n" + base_toml), "site.toml", 2,
+                           "log.max_bytes = 100 is out of range (1024..1099511627776)");
+  RMBUS_CHECK_CONFIG_ERROR(native("[log]\nmax_files = 0\n" + base_toml), "site.toml", 2,
+                           "log.max_files = 0 is out of range (1..1000)");
+  RMBUS_CHECK_CONFIG_ERROR(native("[log]\ncompress = \"yes\"\n" + base_toml), "site.toml", 2,
+                           "log.compress must be true or false");
+  RMBUS_CHECK_CONFIG_ERROR(native("[log]\nfile = 3\n" + base_toml), "site.toml", 2, "log.file must be a string");
+  RMBUS_CHECK_CONFIG_ERROR(native("[health]\ndisk_warn_percent = 101\n" + base_toml), "site.toml", 2,
+                           "health.disk_warn_percent = 101 is out of range (0..100)");
+  RMBUS_CHECK_CONFIG_ERROR(native("[health]\nenable = true\n" + base_toml), "site.toml", 2,
+                           "unknown key 'enable' in [health] (known: enabled, disk_warn_percent)");
+  RMBUS_CHECK_CONFIG_ERROR(native("[accounting]\nfiles = \"x\"\n" + base_toml), "site.toml", 2,
+                           "unknown key 'files' in [accounting]");
+  // DUCC road: the rmbus.* keys, with the same bounds; an unknown rmbus.* key is an error, as ducc.rm.* ones.
+  scratch_dir dir;
+  dir.write("ducc.classes", base_classes);
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(dir.write("ducc.properties", "ducc.ws.port = 1\nrmbus.log.max.files = 5000\n")),
+                           "ducc.properties", 2, "rmbus.log.max.files = 5000 is out of range (1..1000)");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(dir.write("ducc.properties", "rmbus.health.disk.warn.percent = -1\n")),
+                           "ducc.properties", 1, "out of range (0..100)");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(dir.write("ducc.properties", "rmbus.log.compress = maybe\n")),
+                           "ducc.properties", 1, "rmbus.log.compress must be true or false, not 'maybe'");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(dir.write("ducc.properties", "rmbus.accounting.fle = a.jsonl\n")),
+                           "ducc.properties", 1, "unknown key 'rmbus.accounting.fle' (known rmbus.* keys:");
+  // runtime_problems re-checks what may have been set elsewhere.
+  rc::runtime_settings rt;
+  rt.logging.max_files = 0;
+  rt.health.disk_warn_percent = 200;
+  auto problems = rc::runtime_problems(rt);
+  REQUIRE(problems.size() == 2);
+  CHECK(problems[0] == "log max_files must be 1..1000");
+  CHECK(problems[1] == "health disk_warn_percent must be 0..100");
+}

@@ -208,3 +208,31 @@ TEST_CASE("initialization_cap = 0, in [scheduling] and per class, means no initi
   CHECK(cfg.scheduling.settings.initialization_cap == 1);   // the default
   CHECK(cfg.scheduling.classes[0].initialization_cap == 0);
 }
+
+TEST_CASE("log rotation, health and accounting: read, files resolved next to the TOML file, defaults off", "[config][native]") {
+  // Defaults: stderr only (no file), 64 MiB x 5 compressed once a file is set; health and accounting off.
+  const auto defaults = rc::parse_native(one_pool, "site.toml").runtime;
+  CHECK(defaults.logging.file.empty());
+  CHECK(defaults.logging.max_bytes == 64u * 1024u * 1024u);
+  CHECK(defaults.logging.max_files == 5);
+  CHECK(defaults.logging.compress);
+  CHECK_FALSE(defaults.health.enabled);
+  CHECK(defaults.health.disk_warn_percent == 10);
+  CHECK_FALSE(defaults.accounting.enabled);
+  CHECK(defaults.accounting.file.empty());
+
+  scratch_dir dir;
+  auto path = dir.write("site.toml", "[log]\nfile = \"logs/rm.log\"\nmax_bytes = 4096\nmax_files = 3\ncompress = false\n"
+                                     "[health]\nenabled = true\ndisk_warn_percent = 25\n"
+                                     "[accounting]\nenabled = true\nfile = \"/var/tmp/jobs.jsonl\"\n" +
+                                         one_pool);
+  const auto rt = rc::load_native(path).runtime;
+  CHECK(rt.logging.file == (dir.path() / "logs/rm.log").string());  // relative: next to the TOML file
+  CHECK(rt.logging.max_bytes == 4096);
+  CHECK(rt.logging.max_files == 3);
+  CHECK_FALSE(rt.logging.compress);
+  CHECK(rt.health.enabled);
+  CHECK(rt.health.disk_warn_percent == 25);
+  CHECK(rt.accounting.enabled);
+  CHECK(rt.accounting.file == "/var/tmp/jobs.jsonl");  // absolute: as written
+}

@@ -62,12 +62,13 @@ default = true
 )toml";
 }
 
-rm_fixture::rm_fixture(layout how, placement_options where) : how_(how), where_(std::move(where)) {
+rm_fixture::rm_fixture(layout how, placement_options where, std::string extra_config)
+    : how_(how), where_(std::move(where)) {
   char tmpl[] = "/tmp/rmbus-e2e-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   config_ = dir_ + "/rmbus.toml";
-  std::ofstream{config_} << test_config();
+  std::ofstream{config_} << test_config() << extra_config;
   pub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
   sub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
   admin_ = test_support::loopback(test_support::free_port());

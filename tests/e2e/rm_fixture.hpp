@@ -40,7 +40,8 @@ struct placement_options {
 
 class rm_fixture {
  public:
-  explicit rm_fixture(layout how, placement_options where = {});
+  // `extra_config` is appended to test_config() (new tables, e.g. "[health]\nenabled = true\n").
+  explicit rm_fixture(layout how, placement_options where = {}, std::string extra_config = {});
   ~rm_fixture();
 
   void start_rm();             // (re)starts the RM process(es)

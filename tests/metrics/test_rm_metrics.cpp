@@ -277,3 +277,23 @@ TEST_CASE("bus statistics: totals copied, topics beyond the bound summed under (
   CHECK(f.has("rmbus_bus_messages_total{topic=\"agent.heartbeat\"} 11"));
   CHECK(f.registry.render().find("spam") == std::string::npos);
 }
+
+TEST_CASE("health and job_done events: gauges of the process's health, finished jobs and their quanta-seconds") {
+  fixture f;
+  f.m.on_event({"health",
+                {{"rss_bytes", "52428800"}, {"round_lag_ms", "1200"}, {"disk_free_bytes", "9000"},
+                 {"mailbox.router", "3"}, {"mailbox.scheduler.alpha", "0"}, {"mailbox.bad", "x1"}}});
+  CHECK(f.has("rmbus_resident_memory_bytes 52428800"));
+  CHECK(f.has("rmbus_round_lag_ms 1200"));
+  CHECK(f.has("rmbus_log_disk_free_bytes 9000"));
+  CHECK(f.has("rmbus_mailbox_depth{actor=\"router\"} 3"));
+  CHECK(f.has("rmbus_mailbox_depth{actor=\"scheduler.alpha\"} 0"));
+  CHECK(f.registry.render().find("actor=\"bad\"") == std::string::npos);  // not a number: skipped
+  // Two finished jobs: 22.000 + 1.500 = 23.5 quanta-seconds; one completed, one gone.
+  f.m.on_event({"job_done", {{"ended", "gone"}, {"quanta_seconds", "22.000"}}});
+  f.m.on_event({"job_done", {{"ended", "completed"}, {"quanta_seconds", "1.500"}}});
+  f.m.on_event({"job_done", {{"ended", "completed"}, {"quanta_seconds", "-4"}}});  // negative: not added
+  CHECK(f.has("rmbus_jobs_finished_total{ended=\"gone\"} 1"));
+  CHECK(f.has("rmbus_jobs_finished_total{ended=\"completed\"} 2"));
+  CHECK(f.has("rmbus_job_quanta_seconds_total 23.5"));
+}

@@ -271,6 +271,19 @@ void fake_cluster::set_state_observer(std::function<void(const messages::rm_stat
   impl_->state_observer = std::move(observer);
 }
 
+std::optional<messages::rm_event> fake_cluster::wait_event(const std::function<bool(const messages::rm_event&)>& pred,
+                                                          std::chrono::milliseconds timeout) {
+  auto& m = *impl_;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::unique_lock<std::mutex> lock(m.mu);
+  std::size_t checked = 0;
+  for (;;) {
+    for (; checked < m.evs.size(); ++checked)
+      if (pred(m.evs[checked])) return m.evs[checked];
+    if (!m.cv.wait_until(lock, deadline, [&] { return m.evs.size() != checked; })) return std::nullopt;
+  }
+}
+
 // ---- helpers -------------------------------------------------------------------------------------
 
 const messages::job_schedule* find_job(const messages::rm_state& s, const std::string& id) {

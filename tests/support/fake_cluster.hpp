@@ -86,6 +86,10 @@ class fake_cluster {
   // Called with EVERY rm.state received (after the orchestrator followed it), on the subscriber's thread with
   // the cluster's lock held: it must not call back into the cluster. For checks that may not skip a round.
   void set_state_observer(std::function<void(const messages::rm_state&)> observer);
+  // Waits until an rm.events event received so far (or later) satisfies `pred`; returns it, or nothing when
+  // the deadline passes first.
+  std::optional<messages::rm_event> wait_event(const std::function<bool(const messages::rm_event&)>& pred,
+                                               std::chrono::milliseconds timeout);
 
  private:
   struct impl;

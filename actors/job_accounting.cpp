@@ -1,0 +1,195 @@
+#include "actors/job_accounting.hpp"
+
+#include <algorithm>
+
+namespace rmbus::actors {
+
+void job_accounting::integrate(tracked_job& j, std::uint64_t now_ms) {
+  if (j.since_ms != 0 && now_ms > j.since_ms) j.rec.quanta_ms += j.quanta * (now_ms - j.since_ms);
+  if (now_ms > j.since_ms) j.since_ms = now_ms;
+}
+
+std::vector<job_record> job_accounting::take_work(const std::vector<const messages::work_item*>& items,
+                                                  std::uint64_t now_ms) {
+  ++round_;
+  std::vector<job_record> done;
+  auto finish = [&](tracked_job& j, const char* how) {
+    integrate(j, now_ms);
+    j.rec.ended = how;
+    j.rec.finished_ms = now_ms;
+    done.push_back(std::move(j.rec));
+  };
+  for (const auto* w : items) {
+    auto it = jobs_.find(w->id);
+    if (w->state == messages::work_state::completed) {
+      if (it != jobs_.end()) {
+        finish(it->second, "completed");
+        jobs_.erase(it);
+      }
+      continue;
+    }
+    if (it == jobs_.end()) {
+      tracked_job j;
+      j.rec.id = w->id;
+      j.rec.kind = std::string{messages::to_string(w->kind)};
+      j.rec.user = w->user;
+      j.rec.class_name = w->class_name;
+      j.rec.submitted_ms = w->submitted_ms;
+      it = jobs_.emplace(w->id, std::move(j)).first;
+    }
+    it->second.round = round_;
+  }
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    if (it->second.round == round_) {
+      ++it;
+      continue;
+    }
+    finish(it->second, "gone");
+    it = jobs_.erase(it);
+  }
+  std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  return done;
+}
+
+void job_accounting::take_schedule(const std::vector<messages::job_schedule>& jobs, std::uint64_t now_ms) {
+  std::map<std::string_view, const messages::job_schedule*> listed;
+  for (const auto& j : jobs) listed.emplace(j.id, &j);
+  for (auto& [id, t] : jobs_) {
+    integrate(t, now_ms);
+    auto it = listed.find(id);
+    if (it == listed.end()) {
+      t.quanta = 0;
+      t.shares.clear();
+      continue;
+    }
+    const auto& s = *it->second;
+    if (!s.class_name.empty() && t.rec.class_name.empty()) t.rec.class_name = s.class_name;  // its default class
+    std::map<std::string, messages::share_status> now;
+    std::uint64_t quanta = 0;
+    for (const auto& sh : s.shares) {
+      quanta += sh.quanta;
+      auto before = t.shares.find(sh.id);
+      if (before == t.shares.end()) ++t.rec.processes;
+      const bool was = before != t.shares.end() && before->second == sh.status;
+      if (sh.status == messages::share_status::preempt && !was) ++t.rec.preemptions;
+      if (sh.status == messages::share_status::evict && !was) ++t.rec.evictions;
+      now.emplace(sh.id, sh.status);
+    }
+    if (t.rec.started_ms == 0 && !s.shares.empty()) t.rec.started_ms = now_ms;
+    t.quanta = quanta;
+    t.shares = std::move(now);
+  }
+}
+
+std::string quanta_seconds_text(std::uint64_t quanta_ms) {
+  const auto frac = quanta_ms % 1000;
+  std::string f = std::to_string(frac);
+  return std::to_string(quanta_ms / 1000) + "." + std::string(3 - f.size(), '0') + f;
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i], or 0 when the bytes there are not one.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  std::size_t n = 0;
+  std::uint32_t cp = 0;
+  if (b < 0x80) return 1;
+  if ((b & 0xE0) == 0xC0) n = 2, cp = b & 0x1F;
+  else if ((b & 0xF0) == 0xE0) n = 3, cp = b & 0x0F;
+  else if ((b & 0xF8) == 0xF0) n = 4, cp = b & 0x07;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    const auto c = static_cast<unsigned char>(s[i + k]);
+    if ((c & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (c & 0x3F);
+  }
+  // Overlong forms, surrogates and code points past U+10FFFF are not valid UTF-8.
+  static constexpr std::uint32_t smallest[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < smallest[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
+  return n;
+}
+
+}  // namespace
+
+std::string json_string(std::string_view s) {
+  static const char* hex = "0123456789abcdef";
+  std::string out = "\"";
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const auto n = utf8_length(s, i);
+    if (n == 0) {
+      out += "\\ufffd";
+      ++i;
+      continue;
+    }
+    if (n > 1) {
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 0xf];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+    ++i;
+  }
+  return out + "\"";
+}
+
+std::string to_json_line(const job_record& r) {
+  std::string out = "{";
+  auto str = [&](const char* key, const std::string& v) {
+    if (out.size() > 1) out += ",";
+    out += json_string(key) + ":" + json_string(v);
+  };
+  auto num = [&](const char* key, const std::string& v) {
+    if (out.size() > 1) out += ",";
+    out += json_string(key) + ":" + v;
+  };
+  str("id", r.id);
+  str("kind", r.kind);
+  str("user", r.user);
+  str("class", r.class_name);
+  str("group", r.group);
+  str("ended", r.ended);
+  num("quanta_seconds", quanta_seconds_text(r.quanta_ms));
+  num("processes", std::to_string(r.processes));
+  num("preemptions", std::to_string(r.preemptions));
+  num("evictions", std::to_string(r.evictions));
+  num("submitted_ms", std::to_string(r.submitted_ms));
+  num("started_ms", std::to_string(r.started_ms));
+  num("finished_ms", std::to_string(r.finished_ms));
+  return out + "}";
+}
+
+messages::rm_event to_event(const job_record& r) {
+  return {std::string{messages::event_kinds::job_done},
+          {{"job", r.id},
+           {"kind", r.kind},
+           {"user", r.user},
+           {"class", r.class_name},
+           {"group", r.group},
+           {"ended", r.ended},
+           {"quanta_seconds", quanta_seconds_text(r.quanta_ms)},
+           {"processes", std::to_string(r.processes)},
+           {"preemptions", std::to_string(r.preemptions)},
+           {"evictions", std::to_string(r.evictions)},
+           {"submitted_ms", std::to_string(r.submitted_ms)},
+           {"started_ms", std::to_string(r.started_ms)},
+           {"finished_ms", std::to_string(r.finished_ms)}}};
+}
+
+}  // namespace rmbus::actors
