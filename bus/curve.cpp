@@ -110,11 +110,15 @@ std::string key_file_text(const curve_keypair& keys, bool with_secret) {
 curve_keypair parse_key_file(std::string_view text, const std::string& file_name) {
   curve_keypair keys;
   for_each_line(text, [&](int line, std::string_view l) {
-    const auto eq = l.find('=');
-    if (eq == std::string_view::npos)
+    // The entry's name is the leading word; Z85 itself contains '=', so the first '=' after the word is the
+    // separator. Nothing of the value is ever echoed: it may be a secret key.
+    std::size_t word = 0;
+    while (word < l.size() && l[word] >= 'a' && l[word] <= 'z') ++word;
+    const auto name = l.substr(0, word);
+    auto rest = trim(l.substr(word));
+    if (name.empty() || rest.empty() || rest.front() != '=')
       throw curve_error(where(file_name, line) + "expected 'public = KEY' or 'secret = KEY'");
-    const auto name = trim(l.substr(0, eq));
-    auto value = trim(l.substr(eq + 1));
+    auto value = trim(rest.substr(1));
     if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
     std::string* target = name == "public" ? &keys.public_key : name == "secret" ? &keys.secret_key : nullptr;
     if (target == nullptr)
@@ -240,6 +244,13 @@ std::vector<allowed_key> read_keys_file(const std::filesystem::path& file) {
 
 std::string keys_file_line(const allowed_key& key) {
   return role_list_text(key.roles) + " " + key.name + " " + key.public_key + "\n";
+}
+
+std::optional<curve_client> load_curve_client(const std::string& key_file, const std::string& server_key_file) {
+  if (key_file.empty() && server_key_file.empty()) return std::nullopt;
+  if (key_file.empty() || server_key_file.empty())
+    throw curve_error("CURVE needs both --key (this client's key pair) and --server-key (the server's public key)");
+  return curve_client{read_key_file(server_key_file, false).public_key, read_key_file(key_file, true)};
 }
 
 void apply_curve_client(zmq::socket_t& socket, const curve_client& curve) {

@@ -90,6 +90,10 @@ struct curve_client {
   curve_keypair own;
 };
 
+// The tools' `--key FILE --server-key FILE`: nothing when both are empty (CURVE off), both files read
+// otherwise; throws curve_error when only one is given or a file is bad.
+std::optional<curve_client> load_curve_client(const std::string& key_file, const std::string& server_key_file);
+
 // ZAP domains: the forwarder's sockets admit any listed key; the admin endpoint only admin keys.
 inline constexpr std::string_view bus_zap_domain = "rmbus.bus";
 inline constexpr std::string_view admin_zap_domain = "rmbus.admin";
