@@ -277,3 +277,14 @@ TEST_CASE("bus statistics: totals copied, topics beyond the bound summed under (
   CHECK(f.has("rmbus_bus_messages_total{topic=\"agent.heartbeat\"} 11"));
   CHECK(f.registry.render().find("spam") == std::string::npos);
 }
+
+TEST_CASE("CURVE refusals: messages refused for their sender's role and refused keys, each under its reason") {
+  fixture f;
+  bus_metrics b{f.families};
+  CHECK(f.registry.render().find("rmbus_bus_refused_total{") == std::string::npos);  // CURVE off: no series
+  b.update_refused(3, 1);
+  CHECK(f.has("rmbus_bus_refused_total{reason=\"role\"} 3"));
+  CHECK(f.has("rmbus_bus_refused_total{reason=\"key\"} 1"));
+  b.update_refused(5, 1);  // totals, copied at each scrape
+  CHECK(f.has("rmbus_bus_refused_total{reason=\"role\"} 5"));
+}
