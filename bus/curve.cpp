@@ -26,10 +26,10 @@ struct role_name {
   role_set bit;
 };
 constexpr std::array<role_name, 5> role_names{{{"agent", roles::agent},
-                                                {"orchestrator", roles::orchestrator},
-                                                {"monitor", roles::monitor},
-                                                {"admin", roles::admin},
-                                                {"rm", roles::rm}}};
+                                               {"orchestrator", roles::orchestrator},
+                                               {"monitor", roles::monitor},
+                                               {"admin", roles::admin},
+                                               {"rm", roles::rm}}};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
@@ -60,7 +60,8 @@ std::string read_bounded(const std::filesystem::path& file, std::size_t max_byte
   text.resize(max_bytes + 1);
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > max_bytes) throw curve_error(file.string() + ": larger than " + std::to_string(max_bytes) + " bytes");
+  if (text.size() > max_bytes)
+    throw curve_error(file.string() + ": larger than " + std::to_string(max_bytes) + " bytes");
   return text;
 }
 
@@ -119,19 +120,25 @@ curve_keypair parse_key_file(std::string_view text, const std::string& file_name
     if (name.empty() || rest.empty() || rest.front() != '=')
       throw curve_error(where(file_name, line) + "expected 'public = KEY' or 'secret = KEY'");
     auto value = trim(rest.substr(1));
-    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') value = value.substr(1, value.size() - 2);
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+      value = value.substr(1, value.size() - 2);
     std::string* target = name == "public" ? &keys.public_key : name == "secret" ? &keys.secret_key : nullptr;
     if (target == nullptr)
-      throw curve_error(where(file_name, line) + "unknown entry '" + std::string{name} + "' (known: public, secret)");
-    if (!target->empty()) throw curve_error(where(file_name, line) + "'" + std::string{name} + "' given twice");
+      throw curve_error(where(file_name, line) + "unknown entry '" + std::string{name} +
+                        "' (known: public, secret)");
+    if (!target->empty())
+      throw curve_error(where(file_name, line) + "'" + std::string{name} + "' given twice");
     if (!is_z85_key(value))
-      throw curve_error(where(file_name, line) + std::string{name} + ": not a CURVE key (40 characters of Z85)");
+      throw curve_error(where(file_name, line) + std::string{name} +
+                        ": not a CURVE key (40 characters of Z85)");
     *target = std::string{value};
   });
-  if (keys.public_key.empty() && keys.secret_key.empty()) throw curve_error(file_name + ": no key in the file");
+  if (keys.public_key.empty() && keys.secret_key.empty())
+    throw curve_error(file_name + ": no key in the file");
   if (!keys.secret_key.empty()) {
     const auto derived = curve_public_of(keys.secret_key);
-    if (keys.public_key.empty()) keys.public_key = derived;
+    if (keys.public_key.empty())
+      keys.public_key = derived;
     else if (keys.public_key != derived)
       throw curve_error(file_name + ": the public key does not belong to the secret key");
   }
@@ -147,7 +154,8 @@ curve_keypair read_key_file(const std::filesystem::path& file, bool need_secret)
 
 void write_key_file(const std::filesystem::path& file, const curve_keypair& keys, bool with_secret) {
   const auto text = key_file_text(keys, with_secret);
-  // O_EXCL: never replace a key someone relies on; the mode is set at creation, so the secret is never readable.
+  // O_EXCL: never replace a key someone relies on; the mode is set at creation, so the secret is never
+  // readable.
   const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL, with_secret ? 0600 : 0644);
   if (fd < 0) throw curve_error(file.string() + ": cannot create (" + std::strerror(errno) + ")");
   std::size_t done = 0;
@@ -179,7 +187,8 @@ role_set parse_role_list(std::string_view list) {
       }
     }
     if (!known)
-      throw curve_error("unknown role '" + std::string{item} + "' (known: " + std::string{role_list_names} + ")");
+      throw curve_error("unknown role '" + std::string{item} + "' (known: " + std::string{role_list_names} +
+                        ")");
     start = end + 1;
   }
   return set;
@@ -230,9 +239,11 @@ std::vector<allowed_key> parse_keys_file(std::string_view text, const std::strin
       throw curve_error(where(file_name, line) + "not a CURVE public key (40 characters of Z85)");
     k.name = std::string{fields[1]};
     k.public_key = std::string{fields[2]};
-    if (!names.insert(k.name).second) throw curve_error(where(file_name, line) + "name '" + k.name + "' listed twice");
+    if (!names.insert(k.name).second)
+      throw curve_error(where(file_name, line) + "name '" + k.name + "' listed twice");
     if (!publics.insert(k.public_key).second)
-      throw curve_error(where(file_name, line) + "public key listed twice (give one line several roles instead)");
+      throw curve_error(where(file_name, line) +
+                        "public key listed twice (give one line several roles instead)");
     keys.push_back(std::move(k));
   });
   return keys;
@@ -246,10 +257,12 @@ std::string keys_file_line(const allowed_key& key) {
   return role_list_text(key.roles) + " " + key.name + " " + key.public_key + "\n";
 }
 
-std::optional<curve_client> load_curve_client(const std::string& key_file, const std::string& server_key_file) {
+std::optional<curve_client> load_curve_client(const std::string& key_file,
+                                              const std::string& server_key_file) {
   if (key_file.empty() && server_key_file.empty()) return std::nullopt;
   if (key_file.empty() || server_key_file.empty())
-    throw curve_error("CURVE needs both --key (this client's key pair) and --server-key (the server's public key)");
+    throw curve_error(
+        "CURVE needs both --key (this client's key pair) and --server-key (the server's public key)");
   return curve_client{read_key_file(server_key_file, false).public_key, read_key_file(key_file, true)};
 }
 

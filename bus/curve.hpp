@@ -1,6 +1,6 @@
 #pragma once
-// CURVE on the bus and the admin endpoint: key pairs and their files, the list of allowed public keys with the
-// roles each may play, and what a role may publish. docs/bus.md ("Security") describes the files.
+// CURVE on the bus and the admin endpoint: key pairs and their files, the list of allowed public keys with
+// the roles each may play, and what a role may publish. docs/bus.md ("Security") describes the files.
 //
 // The forwarder and rmbus hold server key pairs; agents, orchestrators, monitors, admins and the RM's own
 // processes hold client key pairs. A ZAP handler (bus/zap_handler.hpp) admits a connection only when its
@@ -92,7 +92,8 @@ struct curve_client {
 
 // The tools' `--key FILE --server-key FILE`: nothing when both are empty (CURVE off), both files read
 // otherwise; throws curve_error when only one is given or a file is bad.
-std::optional<curve_client> load_curve_client(const std::string& key_file, const std::string& server_key_file);
+std::optional<curve_client> load_curve_client(const std::string& key_file,
+                                              const std::string& server_key_file);
 
 // ZAP domains: the forwarder's sockets admit any listed key; the admin endpoint only admin keys.
 inline constexpr std::string_view bus_zap_domain = "rmbus.bus";

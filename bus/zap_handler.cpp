@@ -4,9 +4,9 @@
 
 #include <array>
 #include <atomic>
-#include <optional>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -44,7 +44,8 @@ struct zap_handler::impl {
   std::optional<std::string> decide(const std::vector<zmq::message_t>& request, std::string& reason);
 };
 
-std::optional<std::string> zap_handler::impl::decide(const std::vector<zmq::message_t>& req, std::string& reason) {
+std::optional<std::string> zap_handler::impl::decide(const std::vector<zmq::message_t>& req,
+                                                     std::string& reason) {
   // version, request id, domain, address, routing id, mechanism, credentials...
   if (req.size() < 6 || req[0].to_string_view() != "1.0") {
     reason = "malformed ZAP request";
@@ -52,7 +53,8 @@ std::optional<std::string> zap_handler::impl::decide(const std::vector<zmq::mess
   }
   const auto domain = req[2].to_string_view();
   if (req[5].to_string_view() != "CURVE" || req.size() != 7 || req[6].size() != 32) {
-    reason = "not a CURVE connection (" + std::string{req[5].to_string_view()} + ") from " + req[3].to_string();
+    reason =
+        "not a CURVE connection (" + std::string{req[5].to_string_view()} + ") from " + req[3].to_string();
     return std::nullopt;
   }
   const auto it = by_raw_key.find(req[6].to_string());
@@ -96,7 +98,8 @@ void zap_handler::impl::run() {
       } else {
         refused.fetch_add(1);
         const auto key = req.size() > 6 ? req[6].to_string() : reason;
-        if (logged.size() < max_refusals_logged && logged.insert(key).second) spdlog::warn("CURVE: refused {}", reason);
+        if (logged.size() < max_refusals_logged && logged.insert(key).second)
+          spdlog::warn("CURVE: refused {}", reason);
       }
       const std::string user_id_text = user_id.value_or(std::string{});
       std::array<zmq::const_buffer, 6> reply{

@@ -24,10 +24,12 @@ int main(int argc, char** argv) {
   std::string role_list;
   std::string keys_file;
   CLI::App app{"rmbus-keygen: makes a CURVE key pair (NAME.key, mode 0600, and NAME.pub)"};
-  app.add_option("--out", out, "DIR/NAME: writes DIR/NAME.key and DIR/NAME.pub; NAME names the key")->required();
-  auto* roles_opt = app.add_option("--roles", role_list,
-                                   "with --keys: the roles of the key (" + std::string{role_list_names} + ")");
-  auto* keys_opt = app.add_option("--keys", keys_file, "append the public key with its roles to this keys file");
+  app.add_option("--out", out, "DIR/NAME: writes DIR/NAME.key and DIR/NAME.pub; NAME names the key")
+      ->required();
+  auto* roles_opt = app.add_option(
+      "--roles", role_list, "with --keys: the roles of the key (" + std::string{role_list_names} + ")");
+  auto* keys_opt =
+      app.add_option("--keys", keys_file, "append the public key with its roles to this keys file");
   roles_opt->needs(keys_opt);
   keys_opt->needs(roles_opt);
   try {
@@ -45,7 +47,8 @@ int main(int argc, char** argv) {
       // The line must read back, and neither its name nor (later) its key may clash with the file's.
       if (fs::exists(keys_file)) {
         for (const auto& k : read_keys_file(keys_file))
-          if (k.name == entry.name) throw curve_error(keys_file + ": the name '" + entry.name + "' is listed already");
+          if (k.name == entry.name)
+            throw curve_error(keys_file + ": the name '" + entry.name + "' is listed already");
       }
       entry.public_key = make_curve_keypair().public_key;  // placeholder, only to check the line's form
       (void)parse_keys_file(keys_file_line(entry), "the new line");
@@ -69,7 +72,8 @@ int main(int argc, char** argv) {
       f << keys_file_line(entry);
       f.close();
       if (!f) throw curve_error(keys_file + ": cannot append");
-      std::cout << "listed " << entry.name << " (" << role_list_text(entry.roles) << ") in " << keys_file << "\n";
+      std::cout << "listed " << entry.name << " (" << role_list_text(entry.roles) << ") in " << keys_file
+                << "\n";
     }
   } catch (const std::exception& e) {
     std::cerr << "rmbus-keygen: " << e.what() << "\n";

@@ -89,7 +89,7 @@ double run_once(bool curve, int messages) {
       zmq::pollitem_t items[] = {{sub.handle(), 0, ZMQ_POLLIN, 0}};
       if (zmq::poll(items, 1, std::chrono::milliseconds(100)) == 0) continue;
       while (sub.recv(m, zmq::recv_flags::dontwait)) {
-        if (m.more()) continue;  // count whole messages at their last frame
+        if (m.more()) continue;                 // count whole messages at their last frame
         if (m.size() != body.size()) continue;  // a late marker
         if (received == 0) first = steady::now();
         ++received;

@@ -27,7 +27,8 @@ using namespace rmbus::bus::testing;
 namespace {
 
 std::filesystem::path fresh_dir(const std::string& name) {
-  auto dir = std::filesystem::temp_directory_path() / ("rmbus-curve-" + name + "-" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("rmbus-curve-" + name + "-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
@@ -56,9 +57,10 @@ struct curve_bus {
   curve_keypair orchestrator = make_curve_keypair();
   curve_keypair monitor = make_curve_keypair();
   curve_keypair stranger = make_curve_keypair();  // never listed
-  zap_handler zap{ctx, {{agent.public_key, "node01", roles::agent},
-                        {orchestrator.public_key, "orch", roles::orchestrator},
-                        {monitor.public_key, "top", roles::monitor}}};
+  zap_handler zap{ctx,
+                  {{agent.public_key, "node01", roles::agent},
+                   {orchestrator.public_key, "orch", roles::orchestrator},
+                   {monitor.public_key, "top", roles::monitor}}};
   std::mutex mutex;
   std::vector<refused_publish> refusals;
   std::optional<forwarder> fwd;
@@ -138,7 +140,9 @@ TEST_CASE("a key pair file is written with mode 0600, a public key file with 064
 TEST_CASE("a malformed key file is refused with its name, line and what is wrong") {
   const auto a = make_curve_keypair();
   const auto b = make_curve_keypair();
-  CHECK_THAT(error_of([&] { parse_key_file("public = " + a.public_key + "\nsecret = " + b.secret_key + "\n", "k"); }),
+  CHECK_THAT(error_of([&] {
+               parse_key_file("public = " + a.public_key + "\nsecret = " + b.secret_key + "\n", "k");
+             }),
              Catch::Contains("k: the public key does not belong to the secret key"));
   CHECK_THAT(error_of([&] { parse_key_file("# comment\npublic = tooshort\n", "k"); }),
              Catch::Contains("k:2: public: not a CURVE key"));
@@ -154,8 +158,8 @@ TEST_CASE("a malformed key file is refused with its name, line and what is wrong
 TEST_CASE("the keys file lists roles, a name and a public key per line, and refuses mistakes by line") {
   const auto a = make_curve_keypair();
   const auto b = make_curve_keypair();
-  const std::string good = "# roles name key\n\nagent node01 " + a.public_key + "\n  agent,orchestrator  sim  " +
-                           b.public_key + "  \n";
+  const std::string good = "# roles name key\n\nagent node01 " + a.public_key +
+                           "\n  agent,orchestrator  sim  " + b.public_key + "  \n";
   const auto keys = parse_keys_file(good, "keys");
   REQUIRE(keys.size() == 2);
   CHECK(keys[0].name == "node01");
@@ -170,18 +174,21 @@ TEST_CASE("the keys file lists roles, a name and a public key per line, and refu
              Catch::Contains("keys:1: unknown role 'root'"));
   CHECK_THAT(error_of([&] { parse_keys_file("agent node01", "keys"); }),
              Catch::Contains("keys:1: expected 'ROLE[,ROLE...] NAME PUBLIC_KEY', got 2 fields"));
-  CHECK_THAT(error_of([&] { parse_keys_file("agent no:de " + a.public_key, "keys"); }), Catch::Contains("keys:1: name"));
+  CHECK_THAT(error_of([&] { parse_keys_file("agent no:de " + a.public_key, "keys"); }),
+             Catch::Contains("keys:1: name"));
   CHECK_THAT(error_of([&] { parse_keys_file("agent n1 " + a.secret_key.substr(1), "keys"); }),
              Catch::Contains("keys:1: not a CURVE public key"));
-  CHECK_THAT(error_of([&] { parse_keys_file("agent n1 " + a.public_key + "\nmonitor n1 " + b.public_key, "keys"); }),
-             Catch::Contains("keys:2: name 'n1' listed twice"));
-  CHECK_THAT(error_of([&] { parse_keys_file("agent n1 " + a.public_key + "\nmonitor n2 " + a.public_key, "keys"); }),
-             Catch::Contains("keys:2: public key listed twice"));
+  CHECK_THAT(
+      error_of([&] { parse_keys_file("agent n1 " + a.public_key + "\nmonitor n1 " + b.public_key, "keys"); }),
+      Catch::Contains("keys:2: name 'n1' listed twice"));
+  CHECK_THAT(
+      error_of([&] { parse_keys_file("agent n1 " + a.public_key + "\nmonitor n2 " + a.public_key, "keys"); }),
+      Catch::Contains("keys:2: public key listed twice"));
   CHECK_THAT(error_of([&] { parse_keys_file("agent,,monitor n1 " + a.public_key, "keys"); }),
              Catch::Contains("unknown role ''"));
 }
 
-TEST_CASE("each role publishes its own topics only; monitors and admins publish nothing") {
+TEST_CASE("each role publishes its own topics only and monitors and admins publish nothing") {
   CHECK(may_publish(roles::agent, "agent.heartbeat"));
   CHECK_FALSE(may_publish(roles::agent, "orchestrator.workmap"));
   CHECK_FALSE(may_publish(roles::agent, "agent.heartbeat.x"));  // exact topics, not prefixes
@@ -263,11 +270,13 @@ TEST_CASE("a client without CURVE cannot join a CURVE forwarder") {
                              [&](auto t) { return in.wait_count("agent.heartbeat", 3, t); }));
   for (int i = 0; i < 20; ++i) unsecured.publish("agent.heartbeat", ev("plain"));
   agent.publish("agent.heartbeat", ev("last"));
-  REQUIRE(in.wait_for([](const auto& msgs, const auto&) {
-    for (const auto& m : msgs)
-      if (m.env.src == "agent-1" && m.body.find("last") != std::string::npos) return true;
-    return false;
-  }, 10s));
+  REQUIRE(in.wait_for(
+      [](const auto& msgs, const auto&) {
+        for (const auto& m : msgs)
+          if (m.env.src == "agent-1" && m.body.find("last") != std::string::npos) return true;
+        return false;
+      },
+      10s));
   for (const auto& m : in.on_topic("agent.heartbeat")) CHECK(m.env.src == "agent-1");
   good.stop();
 }
@@ -285,8 +294,9 @@ TEST_CASE("a listed key publishing outside its role is dropped, counted and repo
   // rm.state, resent until its connection is up and the first one is refused.
   for (int i = 0; i < 5; ++i) agent.publish("orchestrator.workmap", ev("forged"));
   REQUIRE(eventually([&] { return bus.fwd->refused() >= 5; }));
-  REQUIRE(send_until_arrived([&] { monitor.publish("rm.state", ev("forged")); },
-                             [&](auto) { return eventually([&] { return bus.fwd->refused() >= 6; }, 20ms); }));
+  REQUIRE(
+      send_until_arrived([&] { monitor.publish("rm.state", ev("forged")); },
+                         [&](auto) { return eventually([&] { return bus.fwd->refused() >= 6; }, 20ms); }));
   // One more heartbeat after the forgeries, to know everything sent before it has passed the forwarder.
   const auto hb_before = in.on_topic("agent.heartbeat").size();
   agent.publish("agent.heartbeat", ev("after"));
@@ -307,7 +317,8 @@ TEST_CASE("the admin domain admits admin keys only") {
   const auto server = make_curve_keypair();
   const auto admin = make_curve_keypair();
   const auto agent = make_curve_keypair();
-  zap_handler zap{ctx, {{admin.public_key, "alice", roles::admin}, {agent.public_key, "node01", roles::agent}}};
+  zap_handler zap{ctx,
+                  {{admin.public_key, "alice", roles::admin}, {agent.public_key, "node01", roles::agent}}};
   zap.start();
   zmq::socket_t rep{ctx, zmq::socket_type::rep};
   rep.set(zmq::sockopt::linger, 0);

@@ -67,7 +67,8 @@ TEST_CASE("with CURVE on, listed keys work end to end and wrong roles and unknow
   REQUIRE(::mkdtemp(tmpl) != nullptr);
   const std::string dir = tmpl;
   const std::string keys = dir + "/keys";
-  keygen({"--out", dir + "/rmbus"});  // the RM's own key: not listed, it has the rm role on its forwarder anyway
+  keygen(
+      {"--out", dir + "/rmbus"});  // the RM's own key: not listed, it has the rm role on its forwarder anyway
   keygen({"--out", dir + "/cluster", "--roles", "agent,orchestrator", "--keys", keys});
   keygen({"--out", dir + "/alice", "--roles", "admin", "--keys", keys});
   keygen({"--out", dir + "/node99", "--roles", "agent", "--keys", keys});
@@ -76,8 +77,9 @@ TEST_CASE("with CURVE on, listed keys work end to end and wrong roles and unknow
   REQUIRE(::stat((dir + "/alice.key").c_str(), &st) == 0);
   CHECK((st.st_mode & 0777u) == 0600u);
   // rmbus-keygen refuses a name the keys file has already.
-  CHECK(ts::run_to_end(RMBUS_KEYGEN_BIN, {"--out", dir + "/again/alice", "--roles", "admin", "--keys", keys}, 30s).status ==
-        std::optional<int>{2});
+  CHECK(ts::run_to_end(RMBUS_KEYGEN_BIN, {"--out", dir + "/again/alice", "--roles", "admin", "--keys", keys},
+                       30s)
+            .status == std::optional<int>{2});
 
   // One configuration section turns CURVE on; the key files sit next to the configuration.
   const std::string config = dir + "/rmbus.toml";
@@ -87,8 +89,10 @@ TEST_CASE("with CURVE on, listed keys work end to end and wrong roles and unknow
   const auto sub = ts::loopback(ts::free_port());
   const auto admin = ts::loopback(ts::free_port());
   const auto metrics = "127.0.0.1:" + std::to_string(ts::free_port());
-  ts::child_process rm{RMBUS_BIN, {"--config", config, "--bus-pub", pub, "--bus-sub", sub, "--admin", admin,
-                                   "--metrics", metrics}, dir + "/rmbus.log"};
+  ts::child_process rm{
+      RMBUS_BIN,
+      {"--config", config, "--bus-pub", pub, "--bus-sub", sub, "--admin", admin, "--metrics", metrics},
+      dir + "/rmbus.log"};
 
   const auto server_public = bus::read_key_file(dir + "/rmbus.pub", false).public_key;
   ts::cluster_options co;
@@ -109,21 +113,26 @@ TEST_CASE("with CURVE on, listed keys work end to end and wrong roles and unknow
 
   SECTION("an admin key may send admin requests, an agent key and no key may not") {
     REQUIRE(cluster.wait_state([](const auto& s) { return ts::active_shares(s, "j1") > 0; }, 90s));
-    auto ok = ts::run_to_end(RMBUS_ADMIN_BIN, {"--admin", admin, "--key", dir + "/alice.key", "--server-key",
-                                               dir + "/rmbus.pub", "status"}, 30s);
+    auto ok = ts::run_to_end(
+        RMBUS_ADMIN_BIN,
+        {"--admin", admin, "--key", dir + "/alice.key", "--server-key", dir + "/rmbus.pub", "status"}, 30s);
     INFO(ok.output);
     CHECK(ok.status == std::optional<int>{0});
     // The request is logged and published with the key that sent it.
     const auto alice = bus::read_key_file(dir + "/alice.pub", false).public_key;
-    CHECK(eventually([&] {
-      return has_event(cluster, "admin_request", [&](const auto& e) {
-        return e.detail.count("key") && e.detail.at("key") == "alice" && e.detail.at("public_key") == alice &&
-               e.detail.at("cmd") == "status";
-      });
-    }, 10s));
+    CHECK(eventually(
+        [&] {
+          return has_event(cluster, "admin_request", [&](const auto& e) {
+            return e.detail.count("key") && e.detail.at("key") == "alice" &&
+                   e.detail.at("public_key") == alice && e.detail.at("cmd") == "status";
+          });
+        },
+        10s));
 
-    auto agent = ts::run_to_end(RMBUS_ADMIN_BIN, {"--admin", admin, "--key", dir + "/node99.key", "--server-key",
-                                                  dir + "/rmbus.pub", "--timeout-ms", "5000", "status"}, 30s);
+    auto agent = ts::run_to_end(RMBUS_ADMIN_BIN,
+                                {"--admin", admin, "--key", dir + "/node99.key", "--server-key",
+                                 dir + "/rmbus.pub", "--timeout-ms", "5000", "status"},
+                                30s);
     INFO(agent.output);
     CHECK(agent.status == std::optional<int>{4});
     CHECK(agent.output.find("refused this key") != std::string::npos);
@@ -151,19 +160,23 @@ TEST_CASE("with CURVE on, listed keys work end to end and wrong roles and unknow
     ghost.node = "b2";
     ghost.memory_mb = 8192;
     // Refused by role: the forwarder drops each and rmbus publishes bus_refused events naming the key.
-    REQUIRE(eventually([&] {
-      forger.publish(rmbus::messages::topics::workmap, empty);
-      stranger.publish(rmbus::messages::topics::heartbeat, ghost);
-      return has_event(cluster, "bus_refused", [](const auto& e) {
-        return e.detail.at("sender") == "node99 (agent)" && e.detail.at("topic") == "orchestrator.workmap";
-      });
-    }, 20s));
+    REQUIRE(eventually(
+        [&] {
+          forger.publish(rmbus::messages::topics::workmap, empty);
+          stranger.publish(rmbus::messages::topics::heartbeat, ghost);
+          return has_event(cluster, "bus_refused", [](const auto& e) {
+            return e.detail.at("sender") == "node99 (agent)" &&
+                   e.detail.at("topic") == "orchestrator.workmap";
+          });
+        },
+        20s));
     // Rounds after the forgeries still schedule j1, and the stranger's node b2 never came up.
     REQUIRE(cluster.wait_state([](const auto& s) { return ts::active_shares(s, "j1") > 0; }, 30s));
     REQUIRE(cluster.wait_nodes([](const auto&) { return true; }, 30s));
     const auto nodes = cluster.last_nodes();
     REQUIRE(nodes);
-    for (const auto& n : nodes->nodes) CHECK_FALSE((n.node == "b2" && n.state == rmbus::messages::node_state::up));
+    for (const auto& n : nodes->nodes)
+      CHECK_FALSE((n.node == "b2" && n.state == rmbus::messages::node_state::up));
     CHECK(read_all(dir + "/rmbus.log").find("refused unknown key") != std::string::npos);
   }
 
@@ -179,9 +192,11 @@ TEST_CASE("rmbus stops at start with the file's name when a key file is missing"
   const std::string dir = tmpl;
   const std::string config = dir + "/rmbus.toml";
   std::ofstream{config} << rmbus::e2e::test_config() << "\n[security]\ncurve = true\n";
-  ts::child_process rm{RMBUS_BIN, {"--config", config, "--bus-pub", ts::loopback(ts::free_port()), "--bus-sub",
-                                   ts::loopback(ts::free_port()), "--admin", ts::loopback(ts::free_port()),
-                                   "--metrics", "off"}, dir + "/rmbus.log"};
+  ts::child_process rm{
+      RMBUS_BIN,
+      {"--config", config, "--bus-pub", ts::loopback(ts::free_port()), "--bus-sub",
+       ts::loopback(ts::free_port()), "--admin", ts::loopback(ts::free_port()), "--metrics", "off"},
+      dir + "/rmbus.log"};
   CHECK(rm.wait(30s) == std::optional<int>{1});
   // The default key path is curve/rmbus.key next to the configuration.
   CHECK(read_all(dir + "/rmbus.log").find(dir + "/curve/rmbus.key: cannot read") != std::string::npos);
