@@ -131,7 +131,9 @@ void ask(admin_actor* self, pending_query q, std::variant<messages::vary_request
   self->delayed_send(self, deadline, atoms::timeout::value, qid);
 }
 
-void on_request(admin_actor* self, const std::string& body, const std::string& by) {
+// `key_name` and `public_key`: the CURVE key that sent the request (both empty when CURVE is off).
+void on_request(admin_actor* self, const std::string& body, const std::string& by, const std::string& key_name,
+                const std::string& public_key) {
   auto& st = self->state;
   auto rp = self->make_response_promise();
   auto req = messages::decode_admin_request(messages::topics::admin, body, limits_of(*st.env.cfg));
@@ -142,9 +144,15 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
   }
   const auto& cmd = req.value().cmd;
   // Who asked what, for the operators: every request that decoded is logged and published as an event.
-  spdlog::info("admin request '{}' from {}", cmd, by);
-  route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
-        messages::rm_event{"admin_request", {{"cmd", cmd}, {"by", by}}});
+  messages::rm_event event{"admin_request", {{"cmd", cmd}, {"by", by}}};
+  if (key_name.empty()) {
+    spdlog::info("admin request '{}' from {}", cmd, by);
+  } else {
+    spdlog::info("admin request '{}' from {}, key '{}' ({})", cmd, by, key_name, public_key);
+    event.detail["key"] = key_name;
+    event.detail["public_key"] = public_key;
+  }
+  route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events}, std::move(event));
   auto args = messages::arguments(req.value());
   namespace ac = messages::admin_commands;
   pending_query q{rp, cmd, {}, {}};
@@ -230,7 +238,8 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
   st.started_ms = wall_clock_ms();
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
-      [self](atoms::admin, const std::string& body, const std::string& by) { on_request(self, body, by); },
+      [self](atoms::admin, const std::string& body, const std::string& by, const std::string& key_name,
+             const std::string& public_key) { on_request(self, body, by, key_name, public_key); },
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
         if (const auto* r = m.as<messages::round_start>()) {

@@ -93,7 +93,12 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
                                   "Jobs accounted as finished (job_done events), by how they ended (completed, gone).",
                                   {"ended"}, 4)),
       job_quanta_seconds(r.add_counter("rmbus_job_quanta_seconds_total",
-                                       "Quanta-seconds held by the jobs accounted as finished.")) {}
+                                       "Quanta-seconds held by the jobs accounted as finished.")),
+      bus_refused(r.add_counter("rmbus_bus_refused_total",
+                                "CURVE: reason=role messages the embedded forwarder dropped because the sender's "
+                                "roles may not publish the topic; reason=key connections refused (unknown key, or "
+                                "not an admin key at the admin endpoint).",
+                                {"reason"}, 2)) {}
 
 rm_metrics_settings rm_metrics_settings_of(const config::rm_config& cfg) {
   rm_metrics_settings s;
@@ -259,6 +264,11 @@ void bus_metrics::update(const bus::subscriber_stats& stats) {
   f_->bus_restarts.set({}, double(stats.restarts));
   f_->bus_untracked.set({}, double(stats.untracked));
   f_->bus_bad_messages.set({"envelope"}, double(stats.bad_messages));
+}
+
+void bus_metrics::update_refused(std::uint64_t by_role, std::uint64_t by_key) {
+  f_->bus_refused.set({"role"}, double(by_role));
+  f_->bus_refused.set({"key"}, double(by_key));
 }
 
 }  // namespace rmbus::actors

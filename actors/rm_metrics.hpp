@@ -81,6 +81,7 @@ struct rm_metric_families {
   metrics::gauge mailbox_depth;
   metrics::counter jobs_finished;
   metrics::counter job_quanta_seconds;
+  metrics::counter bus_refused;
 };
 
 struct rm_metrics_settings {
@@ -120,6 +121,9 @@ class bus_metrics {
   explicit bus_metrics(std::shared_ptr<const rm_metric_families> families, std::size_t max_topics = 200);
   // Copies the subscriber's totals into the counters (they only grow while the process runs).
   void update(const bus::subscriber_stats& stats);
+  // CURVE (docs/bus.md "Security"): messages the embedded forwarder dropped for their sender's role, and
+  // connections its ZAP handler refused.
+  void update_refused(std::uint64_t by_role, std::uint64_t by_key);
 
  private:
   std::shared_ptr<const rm_metric_families> f_;

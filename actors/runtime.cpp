@@ -4,6 +4,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -19,7 +20,9 @@
 #include "actors/detail/spawn.hpp"
 #include "actors/rm_metrics.hpp"
 #include "bus/bridge.hpp"
+#include "bus/curve.hpp"
 #include "bus/forwarder.hpp"
+#include "bus/zap_handler.hpp"
 #include "messages/admin.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/topics.hpp"
@@ -278,6 +281,66 @@ std::string make_instance() {
 // A short spin (and one sleeping poll) keeps a busy RM fast and lets an idle one sleep; a relaxed worker wakes at
 // once for work handed to it, and looks for work to steal every 10 ms (CAF's default: waking more often cost an
 // idle RM a few percent of a core and gained nothing measurable).
+// CURVE (docs/bus.md "Security"): this process's key pair, the client keys its bridge uses, and the ZAP handler
+// for its server sockets (embedded forwarder, admin endpoint), read from the files [security] names.
+struct curve_setup {
+  bus::curve_keypair own;
+  bus::curve_client client;
+  std::vector<bus::allowed_key> allowed;  // empty when this process serves no CURVE socket
+};
+
+curve_setup read_curve_setup(const config::security_settings& sec, bool serves) {
+  curve_setup c;
+  c.own = bus::read_key_file(sec.key, true);
+  c.client.own = c.own;
+  c.client.server_public_key =
+      sec.server_key.empty() ? c.own.public_key : bus::read_key_file(sec.server_key, false).public_key;
+  if (serves) {
+    c.allowed = bus::read_keys_file(sec.keys);
+    // The RM's own key always has the rm role on its own forwarder, listed or not.
+    bool listed = false;
+    for (const auto& k : c.allowed) listed = listed || k.public_key == c.own.public_key;
+    if (!listed) c.allowed.push_back({c.own.public_key, "rmbus", bus::roles::rm});
+  }
+  return c;
+}
+
+// bus_refused events, at most 10 a second: the forwarder's thread reports refusals here, and they go out as
+// rm.events through the router once it exists (refusals before that are counted and logged only).
+class refusal_events {
+ public:
+  void set_target(caf::actor router) {
+    std::lock_guard lock{mutex_};
+    router_ = std::move(router);
+  }
+  void report(const bus::refused_publish& r) {
+    std::lock_guard lock{mutex_};
+    const auto now = std::chrono::steady_clock::now();
+    if (now - window_start_ >= std::chrono::seconds{1}) {
+      if (dropped_ > 0) spdlog::warn("bus: {} more messages refused for their sender's role", dropped_);
+      window_start_ = now;
+      used_ = 0;
+      dropped_ = 0;
+    }
+    if (used_ >= 10 || !router_) {
+      ++dropped_;
+      return;
+    }
+    ++used_;
+    spdlog::warn("bus: refused {} from {}: not a topic its roles may publish", r.topic, r.sender);
+    caf::anon_send(router_, bus::make_outbound(messages::topics::rm_events,
+                                               messages::rm_event{std::string{messages::event_kinds::bus_refused},
+                                                                  {{"sender", r.sender}, {"topic", r.topic}}}));
+  }
+
+ private:
+  std::mutex mutex_;
+  caf::actor router_;
+  std::chrono::steady_clock::time_point window_start_{};
+  int used_ = 0;
+  std::uint64_t dropped_ = 0;
+};
+
 caf::actor_system_config& with_threads(caf::actor_system_config& cfg, int threads) {
   cfg.set("scheduler.max-threads", threads);
   cfg.set("work-stealing.aggressive-poll-attempts", 20);
@@ -290,6 +353,9 @@ caf::actor_system_config& with_threads(caf::actor_system_config& cfg, int thread
 struct runtime::impl {
   // Declaration order is destruction order reversed: the context outlives every socket (deps.md trap 5).
   zmq::context_t ctx;
+  std::optional<curve_setup> curve;
+  std::optional<bus::zap_handler> zap;  // after ctx: its socket is closed before the context goes
+  refusal_events refusals;
   caf::actor_system_config caf_cfg;
   std::optional<caf::actor_system> sys;
   std::optional<bus::forwarder> fwd;
@@ -316,6 +382,7 @@ struct runtime::impl {
 
 std::string runtime::impl::render_metrics() {
   if (bridge && bus_stats) bus_stats->update(bridge->inbound_stats());
+  if (curve && bus_stats) bus_stats->update_refused(fwd ? fwd->refused() : 0, zap ? zap->stats().refused : 0);
   return registry->render();
 }
 
@@ -334,10 +401,14 @@ void runtime::impl::serve_admin() {
       r.error = "an admin request is one frame, got " + std::to_string(frames.size());
       reply = messages::encode(messages::envelope{1, 0, 0, instance + ":admin"}, r);
     } else {
-      // Who sent it: the connection's peer address (ZeroMQ message metadata).
+      // Who sent it: the connection's peer address (ZeroMQ message metadata) and, with CURVE, the key the
+      // ZAP handler admitted (its User-Id: roles, name, public key).
       const char* peer = frames[0].gets("Peer-Address");
+      const char* user_id = curve ? frames[0].gets("User-Id") : nullptr;
+      const auto key = user_id != nullptr ? bus::parse_user_id(user_id) : std::nullopt;
       self->request(admin, std::chrono::seconds(8), atoms::admin::value, frames[0].to_string(),
-                    std::string{peer != nullptr ? peer : "unknown peer"})
+                    std::string{peer != nullptr ? peer : "unknown peer"}, key ? key->name : std::string{},
+                    key ? key->public_key : std::string{})
           .receive([&](std::string& body) { reply = std::move(body); },
                    [&](caf::error& err) {
                      messages::admin_reply r;
@@ -355,6 +426,14 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   m.opt = std::move(options);
   m.instance = make_instance();
   const auto& rt = m.opt.cfg.runtime;
+  if (rt.security.curve) {
+    // First of all: a missing or malformed key file ends the start-up before anything runs.
+    m.curve = read_curve_setup(rt.security, m.opt.embedded_forwarder || m.opt.run.admin);
+    if (!m.curve->allowed.empty()) {
+      m.zap.emplace(m.ctx, m.curve->allowed);
+      m.zap->start();
+    }
+  }
   if (rt.metrics != "off") {
     // Bound before anything else exists, so a busy port ends the start-up with nothing to take down.
     m.registry = std::make_shared<metrics::metrics_registry>();
@@ -369,6 +448,7 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     // (they hold one another through the router), and the process would hang instead of exiting 1.
     m.rep.emplace(m.ctx, zmq::socket_type::rep);
     m.rep->set(zmq::sockopt::linger, 200);
+    if (m.curve) bus::apply_curve_server(*m.rep, m.curve->own, bus::admin_zap_domain);
     m.rep->bind(rt.admin);
   }
   if (m.opt.run.publisher && rt.accounting.enabled && !rt.accounting.file.empty()) {
@@ -381,7 +461,8 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     bus::forwarder_options fo;
     fo.pub_endpoint = rt.bus_pub;
     fo.sub_endpoint = rt.bus_sub;
-    m.fwd.emplace(m.ctx, fo);
+    if (m.curve) fo.curve = m.curve->own;
+    m.fwd.emplace(m.ctx, fo, [&m](const bus::refused_publish& r) { m.refusals.report(r); });
     m.fwd->start();
   }
   const bool split = !m.opt.run.everything();
@@ -399,8 +480,13 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   if (bo.subscribe.topics.empty()) bo.subscribe.topics.emplace_back("rm.internal.none");
   bo.subscribe.limits = limits_of(m.opt.cfg);
   bo.subscribe.coalesce = std::chrono::milliseconds(2);  // at most 2 ms more on any message; see subscriber.hpp
+  if (m.curve) {
+    bo.publish.curve = m.curve->client;
+    bo.subscribe.curve = m.curve->client;
+  }
   m.bridge.emplace(m.ctx, *m.sys, bo, m.router);
   caf::anon_send(m.router, atoms::publish::value, m.bridge->publisher_actor());
+  m.refusals.set_target(m.router);
 
   actor_env env{m.router, m.instance, std::make_shared<const config::rm_config>(m.opt.cfg), m.opt.fault};
   std::vector<caf::actor> fixed;
@@ -421,8 +507,8 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.rep_thread = std::thread([&m] { m.serve_admin(); });
   }
   if (m.http) m.http->start();
-  spdlog::info("rmbus {} started: bus pub {} sub {}{}; metrics {}", m.instance, rt.bus_pub, rt.bus_sub,
-               m.opt.embedded_forwarder ? " (embedded forwarder)" : "",
+  spdlog::info("rmbus {} started: bus pub {} sub {}{}{}; metrics {}", m.instance, rt.bus_pub, rt.bus_sub,
+               m.opt.embedded_forwarder ? " (embedded forwarder)" : "", m.curve ? " with CURVE" : "",
                m.http ? "http://" + m.http->host() + ":" + std::to_string(m.http->port()) + "/metrics" : "off");
 }
 
@@ -467,6 +553,7 @@ void runtime::stop() {
   }
   m.bridge->stop();
   caf::anon_send_exit(m.router, caf::exit_reason::user_shutdown);
+  m.refusals.set_target(caf::actor{});
   m.router = caf::actor{};
   m.control = caf::actor{};
   m.admin = caf::actor{};
@@ -475,6 +562,7 @@ void runtime::stop() {
   m.sys.reset();
   if (m.fwd) m.fwd->stop();
   m.fwd.reset();
+  if (m.zap) m.zap->stop();
   spdlog::info("rmbus {} stopped", m.instance);
 }
 

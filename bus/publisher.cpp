@@ -21,6 +21,7 @@ struct publisher::impl {
     if (options.name.empty()) throw std::invalid_argument("publisher: name (envelope src) must not be empty");
     socket.set(zmq::sockopt::sndhwm, options.sndhwm);
     socket.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
+    if (options.curve) apply_curve_client(socket, *options.curve);
     if (options.mode == attach::bind) {
       socket.bind(options.endpoint);
     } else {

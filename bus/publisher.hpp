@@ -22,9 +22,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "bus/curve.hpp"
 #include "bus/endpoints.hpp"
 #include "messages/envelope.hpp"
 
@@ -38,6 +40,7 @@ struct publisher_options {
   std::string name;                            // envelope `src`; REQUIRES: non-empty
   std::string endpoint{default_pub_endpoint};  // the forwarder's XSUB side, or where to bind
   attach mode = attach::connect;
+  std::optional<curve_client> curve;  // CURVE client keys (docs/bus.md "Security"); none: CURVE off
   int sndhwm = 10000;                     // messages queued per peer before drops start
   std::chrono::milliseconds linger{500};  // bound on close; never 0 (drops what is queued)
 };

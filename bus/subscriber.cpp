@@ -41,6 +41,7 @@ struct subscriber::impl {
     socket.set(zmq::sockopt::rcvhwm, options.rcvhwm);
     socket.set(zmq::sockopt::linger, 0);  // a SUB socket never has anything of ours queued to send
     for (const auto& t : options.topics) socket.set(zmq::sockopt::subscribe, t);
+    if (options.curve) apply_curve_client(socket, *options.curve);
     if (options.mode == attach::bind) {
       socket.bind(options.endpoint);
     } else {

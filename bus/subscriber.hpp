@@ -22,10 +22,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bus/bus_message.hpp"
+#include "bus/curve.hpp"
 #include "bus/endpoints.hpp"
 #include "messages/envelope.hpp"
 
@@ -39,6 +41,7 @@ struct subscriber_options {
   std::string name = "subscriber";             // for logs only
   std::string endpoint{default_sub_endpoint};  // the forwarder's XPUB side, or where to bind
   attach mode = attach::connect;
+  std::optional<curve_client> curve;  // CURVE client keys (docs/bus.md "Security"); none: CURVE off
   std::vector<std::string> topics{""};  // prefix subscriptions; "" = everything
   int rcvhwm = 10000;
   std::chrono::milliseconds poll_interval{50};  // bound on how long stop() waits for the thread

@@ -211,6 +211,29 @@ std::string resolve_path(const std::filesystem::path& base_dir, const std::strin
   return (p.is_relative() ? base_dir / p : p).string();
 }
 
+// [security]: CURVE on the bus and the admin endpoint. Relative paths are resolved against the configuration's
+// folder, so a site's keys live next to its configuration; the key files are read at start-up (bus/curve.hpp).
+void read_security(toml_reader& r, const toml::table& root, const std::filesystem::path& base_dir,
+                   security_settings& sec) {
+  const auto* t = r.section(root, "security");
+  if (t == nullptr) return;
+  r.only_keys(*t, "[security]", {"curve", "key", "server_key", "keys"});
+  assign(sec.curve, r.boolean(*t, "curve", "security"));
+  for (auto [key, target] : {std::pair<std::string_view, std::string*>{"key", &sec.key},
+                             {"server_key", &sec.server_key},
+                             {"keys", &sec.keys}}) {
+    if (auto v = r.string(*t, key, "security")) {
+      if (v->value.empty()) r.errors().add(v->loc, "security." + std::string(key) + ": a file path must not be empty");
+      else *target = v->value;
+    }
+  }
+  for (auto* path : {&sec.key, &sec.server_key, &sec.keys}) {
+    if (path->empty()) continue;
+    const std::filesystem::path p = *path;
+    if (p.is_relative()) *path = (base_dir / p).lexically_normal().string();
+  }
+}
+
 void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt, const std::filesystem::path& base_dir) {
   bool round_timeout_set = false;
   bool settle_set = false;
@@ -431,12 +454,14 @@ rm_config parse_native(std::string_view text, const std::string& name, std::file
     errors.throw_if_any();
   }
   toml_reader r(name, errors);
-  r.only_keys(root, "the top level", {"scheduling", "timing", "bus", "log", "health", "accounting", "limits", "nodepool", "class", "user"});
+  r.only_keys(root, "the top level",
+              {"scheduling", "timing", "bus", "log", "health", "accounting", "limits", "security", "nodepool", "class", "user"});
   rm_config cfg;
   detail::site_decls site;
   site.whole = {name, 0};
   if (const auto* t = r.section(root, "scheduling")) read_scheduling(r, *t, cfg.scheduling.settings, site);
   read_runtime(r, root, cfg.runtime, base_dir);
+  read_security(r, root, base_dir, cfg.runtime.security);
   cfg.scheduling.settings.epoch_ms = cfg.runtime.orchestrator_publish_ms * cfg.runtime.state_publish_ratio;
 
   std::vector<nodefile_ref> files;

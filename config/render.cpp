@@ -98,6 +98,12 @@ std::string render(const rm_config& cfg) {
     << "max_map_len = " << rt.limits.max_map_len << "\n"
     << "max_depth = " << rt.limits.max_depth << "\n"
     << "max_nodes = " << rt.limits.max_nodes << "\n";
+  if (rt.security.curve) {
+    o << "\n[security]\ncurve = true\n"
+      << "key = " << quote(rt.security.key) << "\n"
+      << (rt.security.server_key.empty() ? std::string{} : "server_key = " + quote(rt.security.server_key) + "\n")
+      << "keys = " << quote(rt.security.keys) << "\n";
+  }
   for (const auto& p : cfg.scheduling.nodepools) {
     o << "\n[[nodepool]]\nname = " << quote(p.name) << "\n";
     if (!p.parent.empty()) o << "parent = " << quote(p.parent) << "\n";

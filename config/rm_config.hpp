@@ -66,6 +66,19 @@ struct accounting_settings {
   bool operator==(const accounting_settings&) const = default;
 };
 
+// CURVE on the bus and the admin endpoint (docs/bus.md, "Security"). Off by default; `curve = true` turns it
+// on. The paths are resolved against the configuration file's folder when read; the files themselves are read
+// when the process starts (bus/curve.hpp), so a missing or malformed key file stops rmbus with its name.
+struct security_settings {
+  bool curve = false;
+  std::string key = "curve/rmbus.key";  // this process's key pair: the server key of its forwarder and admin
+                                        // endpoint, and its own client key on the bus (role rm)
+  std::string server_key;               // the forwarder's public key when it is not embedded; empty: `key`
+  std::string keys = "curve/keys";      // the allowed public keys, each with its roles and a name
+
+  bool operator==(const security_settings&) const = default;
+};
+
 struct runtime_settings {
   std::int64_t heartbeat_interval_ms = 30000;    // ducc.agent.node.metrics.publish.rate
   int node_stability = 6;                        // ducc.rm.node.stability: missed heartbeats until down
@@ -97,6 +110,7 @@ struct runtime_settings {
   logging_settings logging;
   health_settings health;
   accounting_settings accounting;
+  security_settings security;
 
   bool operator==(const runtime_settings&) const = default;
 };

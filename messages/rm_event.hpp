@@ -32,6 +32,7 @@ inline constexpr std::string_view bad_message = "bad_message";
 inline constexpr std::string_view limit = "limit";  // a configured bound refused input (detail: what, limit, refused)
 inline constexpr std::string_view health = "health";      // the process's own health, every heartbeat interval
 inline constexpr std::string_view job_done = "job_done";  // a finished job's accounting record
+inline constexpr std::string_view bus_refused = "bus_refused";  // CURVE: a sender's roles may not publish a topic
 }  // namespace event_kinds
 
 struct rm_event {

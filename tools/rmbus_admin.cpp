@@ -1,14 +1,17 @@
 // rmbus-admin: the admin client. Sends one request to the RM's admin endpoint (ZeroMQ REQ, one frame of
 // MessagePack: `cmd` plus arguments) and prints the reply readably.
 //
-//   rmbus-admin [--admin tcp://127.0.0.1:5562] [--timeout-ms 5000] COMMAND [ARGS]
+//   rmbus-admin [--admin tcp://127.0.0.1:5562] [--timeout-ms 5000] [--key FILE --server-key FILE] COMMAND [ARGS]
 //     status | qload | qoccupancy | reconfigure
 //     vary-off NODE... | vary-on NODE...
 //     explain JOB        (with a running job's estimated end, pending work's estimated start)
 //     whatif --user U [--class C] [--kind job] --memory-mb M [--max-processes N] [--id ID]
 //
+// With CURVE (docs/bus.md, "Security"): --key is this admin's key pair (rmbus-keygen), --server-key the RM's
+// public key; the RM admits admin keys only.
+//
 // Exit status: 0 when the RM answered ok, 1 when it answered with an error, 2 for a usage error, 3 when no
-// answer came within the timeout.
+// answer came within the timeout, 4 when the RM refused this key (CURVE).
 
 #include <cstdlib>
 #include <iostream>
@@ -16,7 +19,11 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <optional>
 #include <zmq.hpp>
+
+#include "bus/curve.hpp"
 
 #include "messages/admin.hpp"
 #include "messages/topics.hpp"
@@ -71,12 +78,16 @@ int main(int argc, char** argv) {
   std::string job;
   msg::work_item w;
   std::string kind = "job";
+  std::string key_file;
+  std::string server_key_file;
   w.id = "whatif";
   w.submitted_ms = 0;
 
   CLI::App app{"rmbus-admin: talks to the RM's admin endpoint"};
   app.add_option("--admin", endpoint, "the RM's admin endpoint")->capture_default_str();
   app.add_option("--timeout-ms", timeout_ms, "how long to wait for the reply")->capture_default_str()->check(CLI::Range(1, 600000));
+  app.add_option("--key", key_file, "CURVE: this admin's key pair file (rmbus-keygen)");
+  app.add_option("--server-key", server_key_file, "CURVE: the RM's public key file");
   app.require_subcommand(1);
   auto* status = app.add_subcommand("status", "the RM's state: instance, last round, pools");
   auto* qload = app.add_subcommand("qload", "demand and awards by class and order, per pool");
@@ -134,12 +145,27 @@ int main(int argc, char** argv) {
     req.args["work"] = std::move(v.value());
   }
 
+  std::optional<rmbus::bus::curve_client> curve;
+  try {
+    curve = rmbus::bus::load_curve_client(key_file, server_key_file);
+  } catch (const rmbus::bus::curve_error& e) {
+    std::cerr << "rmbus-admin: " << e.what() << "\n";
+    return 2;
+  }
   zmq::context_t ctx;
   zmq::socket_t sock{ctx, zmq::socket_type::req};
   sock.set(zmq::sockopt::linger, 0);
-  sock.set(zmq::sockopt::rcvtimeo, timeout_ms);
   sock.set(zmq::sockopt::sndtimeo, timeout_ms);
+  // With CURVE, a monitor reports a refused handshake, so a refused key is told apart from a silent RM.
+  std::optional<zmq::socket_t> events;
   try {
+    if (curve) {
+      rmbus::bus::apply_curve_client(sock, *curve);
+      if (zmq_socket_monitor(sock.handle(), "inproc://rmbus-admin.monitor", ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) != 0)
+        throw zmq::error_t{};
+      events.emplace(ctx, zmq::socket_type::pair);
+      events->connect("inproc://rmbus-admin.monitor");
+    }
     sock.connect(endpoint);
   } catch (const zmq::error_t& e) {
     std::cerr << "rmbus-admin: cannot connect to " << endpoint << ": " << e.what() << "\n";
@@ -154,9 +180,21 @@ int main(int argc, char** argv) {
     return 3;
   }
   zmq::message_t reply;
-  if (!sock.recv(reply, zmq::recv_flags::none)) {
-    std::cerr << "rmbus-admin: no answer from " << endpoint << " within " << timeout_ms << " ms\n";
-    return 3;
+  std::vector<zmq::pollitem_t> items{{sock.handle(), 0, ZMQ_POLLIN, 0}};
+  if (events) items.push_back({events->handle(), 0, ZMQ_POLLIN, 0});
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || zmq::poll(items, std::max(left, std::chrono::milliseconds(1))) == 0) {
+      std::cerr << "rmbus-admin: no answer from " << endpoint << " within " << timeout_ms << " ms\n";
+      return 3;
+    }
+    if (items.size() > 1 && (items[1].revents & ZMQ_POLLIN) != 0) {
+      std::cerr << "rmbus-admin: " << endpoint << " refused this key (--key " << key_file
+                << "): it is not listed as an admin key there\n";
+      return 4;
+    }
+    if ((items[0].revents & ZMQ_POLLIN) != 0 && sock.recv(reply, zmq::recv_flags::dontwait)) break;
   }
   auto rep = msg::decode_admin_reply(msg::topics::admin, reply.to_string_view());
   if (!rep) {

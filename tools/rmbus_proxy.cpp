@@ -2,27 +2,37 @@
 // (the RM embeds the same forwarder when everything runs on one host).
 //
 //   rmbus-proxy [--bus-pub tcp://HOST:5560] [--bus-sub tcp://HOST:5561] [--hwm N] [--log-level info]
+//               [--key FILE --keys FILE]
 //
 // --bus-pub is the endpoint PUBLISHERS connect to (the XSUB side); --bus-sub the endpoint SUBSCRIBERS connect
 // to (the XPUB side). Both are bound here; a port of 0 picks a free one (the log says which).
+// --key (the forwarder's key pair, from rmbus-keygen) and --keys (the allowed public keys with their roles)
+// turn CURVE on (docs/bus.md, "Security"): only listed keys connect, and each may publish its role's topics.
 // SIGINT or SIGTERM stops the forwarder cleanly and the process exits 0; a bad argument or an endpoint that
 // cannot be bound exits non-zero with the reason.
 
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <string>
 #include <zmq.hpp>
 
+#include <optional>
+
+#include "bus/curve.hpp"
 #include "bus/endpoints.hpp"
 #include "bus/forwarder.hpp"
 #include "bus/log_level.hpp"
+#include "bus/zap_handler.hpp"
 
 int main(int argc, char** argv) {
   rmbus::bus::forwarder_options options;
   std::string level_name = "info";
+  std::string key_file;
+  std::string keys_file;
 
   CLI::App app{"rmbus-proxy: forwards bus messages between publishers (XSUB) and subscribers (XPUB)"};
   app.add_option("--bus-pub", options.pub_endpoint, "endpoint publishers connect to (XSUB side, bound here)")
@@ -39,8 +49,22 @@ int main(int argc, char** argv) {
                                               : "unknown log level '" + s + "' (expected one of " +
                                                     std::string{rmbus::bus::log_level_names} + ")";
       });
+  auto* key_opt = app.add_option("--key", key_file, "CURVE: the forwarder's key pair file (rmbus-keygen)");
+  auto* keys_opt = app.add_option("--keys", keys_file, "CURVE: the allowed public keys with their roles");
+  key_opt->needs(keys_opt);
+  keys_opt->needs(key_opt);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(*rmbus::bus::parse_log_level(level_name));
+  std::vector<rmbus::bus::allowed_key> allowed;
+  if (!key_file.empty()) {
+    try {
+      options.curve = rmbus::bus::read_key_file(key_file, true);
+      allowed = rmbus::bus::read_keys_file(keys_file);
+    } catch (const rmbus::bus::curve_error& e) {
+      spdlog::critical("rmbus-proxy: {}", e.what());
+      return 2;
+    }
+  }
 
   // Block the stop signals before any thread exists (ZeroMQ's I/O threads, the proxy thread), so they all
   // inherit the mask and the signals are only ever taken by sigwait below: no handler, no global flag.
@@ -55,7 +79,23 @@ int main(int argc, char** argv) {
 
   zmq::context_t ctx;  // declared before the forwarder: destroyed after its sockets are closed
   try {
-    rmbus::bus::forwarder fwd{ctx, options};
+    // Before the forwarder binds: a CURVE server socket without a ZAP handler would admit every key.
+    std::optional<rmbus::bus::zap_handler> zap;
+    if (options.curve) {
+      zap.emplace(ctx, allowed);
+      zap->start();
+    }
+    // Logged at most 10 times a second (runs on the forwarder's thread only); all are counted.
+    auto window = std::chrono::steady_clock::time_point{};
+    int logged = 0;
+    rmbus::bus::forwarder fwd{ctx, options, [&window, &logged](const rmbus::bus::refused_publish& r) {
+                                const auto now = std::chrono::steady_clock::now();
+                                if (now - window >= std::chrono::seconds(1)) {
+                                  window = now;
+                                  logged = 0;
+                                }
+                                if (logged++ < 10) spdlog::warn("rmbus-proxy: refused {} from {}", r.topic, r.sender);
+                              }};
     fwd.start();
     int signal_number = 0;
     if (sigwait(&stop_signals, &signal_number) != 0) {
@@ -64,6 +104,11 @@ int main(int argc, char** argv) {
     }
     spdlog::info("rmbus-proxy: signal {} received, stopping", signal_number);
     fwd.stop();
+    if (zap) {
+      spdlog::info("rmbus-proxy: {} messages refused for their sender's role, {} connections refused",
+                   fwd.refused(), zap->stats().refused);
+      zap->stop();
+    }
   } catch (const zmq::error_t& e) {
     spdlog::critical("rmbus-proxy: cannot serve --bus-pub {} / --bus-sub {}: {}", options.pub_endpoint,
                      options.sub_endpoint, e.what());

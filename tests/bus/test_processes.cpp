@@ -3,9 +3,12 @@
 
 #include <catch2/catch.hpp>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <zmq.hpp>
 
+#include "bus/curve.hpp"
 #include "bus/forwarder.hpp"
 #include "bus/publisher.hpp"
 #include "bus/subscriber.hpp"
@@ -187,4 +190,100 @@ TEST_CASE("a forwarder reports a busy endpoint at construction, and stop is safe
   nameless.endpoint = "tcp://127.0.0.1:0";
   nameless.mode = attach::bind;
   CHECK_THROWS_AS(publisher(ctx, nameless), std::invalid_argument);
+}
+
+TEST_CASE("rmbus-proxy with --key and --keys forwards a listed key's topics only") {
+  zmq::context_t ctx;
+  const auto dir = std::filesystem::temp_directory_path() / ("rmbus-proxy-curve-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto server = make_curve_keypair();
+  const auto agent = make_curve_keypair();
+  const auto monitor = make_curve_keypair();
+  const auto stranger = make_curve_keypair();
+  write_key_file(dir / "proxy.key", server, true);
+  std::ofstream(dir / "keys") << keys_file_line({agent.public_key, "node01", roles::agent})
+                              << keys_file_line({monitor.public_key, "top", roles::monitor});
+  for (int attempt = 1; attempt <= 3; ++attempt) {
+    const std::string pub_ep = "tcp://127.0.0.1:" + std::to_string(free_loopback_port());
+    const std::string sub_ep = "tcp://127.0.0.1:" + std::to_string(free_loopback_port());
+    child_process proxy{{RMBUS_PROXY_PATH, "--bus-pub", pub_ep, "--bus-sub", sub_ep, "--log-level", "warn", "--key",
+                         (dir / "proxy.key").string(), "--keys", (dir / "keys").string()}};
+    inbox in;
+    subscriber_options so;
+    so.endpoint = sub_ep;
+    so.poll_interval = 20ms;
+    so.curve = curve_client{server.public_key, monitor};
+    subscriber sub{ctx, so, in.handlers()};
+    sub.start();
+    auto pub_with = [&](const std::string& name, const curve_keypair& own) {
+      publisher_options po;
+      po.name = name;
+      po.endpoint = pub_ep;
+      po.curve = curve_client{server.public_key, own};
+      return publisher{ctx, po};
+    };
+    publisher good = pub_with("good", agent);
+    publisher forger = pub_with("forger", agent);
+    publisher unknown = pub_with("unknown", stranger);
+    bool proxy_died = false;
+    const bool warm = send_until_arrived([&] { good.publish("agent.heartbeat", numbered("warm", 0)); },
+                                         [&](auto t) {
+                                           if (proxy.wait_exit(0ms).has_value()) {
+                                             proxy_died = true;
+                                             return true;
+                                           }
+                                           return in.wait_count("agent.heartbeat", 1, t);
+                                         });
+    if (proxy_died) {
+      WARN("rmbus-proxy exited early (port taken?), attempt " << attempt);
+      continue;
+    }
+    REQUIRE(warm);
+    // The forger's connection is up once one of its heartbeats arrives; then its forged map is refused.
+    REQUIRE(send_until_arrived([&] { forger.publish("agent.heartbeat", numbered("forger-up", 0)); },
+                               [&](auto t) {
+                                 return in.wait_for([](const auto& msgs, const auto&) {
+                                   for (const auto& m : msgs)
+                                     if (m.env.src == "forger") return true;
+                                   return false;
+                                 }, t);
+                               }));
+    for (std::uint64_t n = 1; n <= 10; ++n) {
+      forger.publish("orchestrator.workmap", numbered("forged", n));
+      unknown.publish("agent.heartbeat", numbered("unknown", n));
+    }
+    const auto before = in.on_topic("agent.heartbeat").size();
+    good.publish("agent.heartbeat", numbered("last", 1));
+    REQUIRE(in.wait_count("agent.heartbeat", before + 1, 20s));
+    CHECK(in.on_topic("orchestrator.workmap").empty());
+    for (const auto& m : in.on_topic("agent.heartbeat")) CHECK(m.env.src != "unknown");
+    sub.stop();
+    proxy.send_signal(SIGTERM);
+    const auto code = proxy.wait_exit(20s);
+    REQUIRE(code.has_value());
+    CHECK(*code == 0);
+    std::filesystem::remove_all(dir);
+    return;
+  }
+  FAIL("rmbus-proxy could not bind free ports in 3 attempts");
+}
+
+TEST_CASE("rmbus-proxy refuses --key without --keys, and a bad keys file with its line") {
+  const auto dir = std::filesystem::temp_directory_path() / ("rmbus-proxy-badkeys-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  write_key_file(dir / "proxy.key", make_curve_keypair(), true);
+  std::ofstream(dir / "keys") << "agent node01 not-a-key\n";
+  child_process alone{{RMBUS_PROXY_PATH, "--bus-pub", "tcp://127.0.0.1:0", "--bus-sub", "tcp://127.0.0.1:0", "--key",
+                       (dir / "proxy.key").string()}};
+  const auto alone_code = alone.wait_exit(20s);
+  REQUIRE(alone_code.has_value());
+  CHECK(*alone_code != 0);
+  child_process bad{{RMBUS_PROXY_PATH, "--bus-pub", "tcp://127.0.0.1:0", "--bus-sub", "tcp://127.0.0.1:0", "--key",
+                     (dir / "proxy.key").string(), "--keys", (dir / "keys").string()}};
+  const auto bad_code = bad.wait_exit(20s);
+  REQUIRE(bad_code.has_value());
+  CHECK(*bad_code == 2);
+  std::filesystem::remove_all(dir);
 }

@@ -236,3 +236,29 @@ TEST_CASE("log rotation, health and accounting: read, files resolved next to the
   CHECK(rt.accounting.enabled);
   CHECK(rt.accounting.file == "/var/tmp/jobs.jsonl");  // absolute: as written
 }
+
+TEST_CASE("[security]: off by default, one line turns CURVE on, paths resolve next to the file", "[config][native]") {
+  const auto off = rc::parse_native(one_pool, "/site/rmbus.toml");
+  CHECK_FALSE(off.runtime.security.curve);
+  CHECK(off.runtime.security == rc::security_settings{});  // nothing resolved when the section is absent
+
+  const auto on = rc::parse_native("[security]\ncurve = true\n" + one_pool, "/site/rmbus.toml");
+  CHECK(on.runtime.security.curve);
+  CHECK(on.runtime.security.key == "/site/curve/rmbus.key");
+  CHECK(on.runtime.security.keys == "/site/curve/keys");
+  CHECK(on.runtime.security.server_key.empty());  // the own key's public half
+
+  const auto named = rc::parse_native(
+      "[security]\ncurve = true\nkey = \"../k/rm.key\"\nserver_key = \"/etc/proxy.pub\"\nkeys = \"allowed\"\n" + one_pool,
+      "/site/conf/rmbus.toml");
+  CHECK(named.runtime.security.key == "/site/k/rm.key");
+  CHECK(named.runtime.security.server_key == "/etc/proxy.pub");
+  CHECK(named.runtime.security.keys == "/site/conf/allowed");
+
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[security]\ncurve = true\npassword = \"x\"\n" + one_pool, "s.toml"),
+                           "s.toml", 3, "password");
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[security]\nkeys = \"\"\n" + one_pool, "s.toml"), "s.toml", 2,
+                           "security.keys: a file path must not be empty");
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[security]\ncurve = \"yes\"\n" + one_pool, "s.toml"), "s.toml", 2,
+                           "curve");
+}

@@ -173,3 +173,16 @@ TEST_CASE("render prints a native configuration that reads back equal", "[config
     CHECK(text.find("[[class]]") != std::string::npos);
   }
 }
+
+TEST_CASE("render writes [security] when CURVE is on, and it reads back equal", "[config][render]") {
+  auto cfg = rc::embedded_default();
+  CHECK(rc::render(cfg).find("[security]") == std::string::npos);  // off: the section is not written
+  cfg.runtime.security.curve = true;
+  cfg.runtime.security.key = "/site/curve/rmbus.key";
+  cfg.runtime.security.server_key = "/site/curve/proxy.pub";
+  cfg.runtime.security.keys = "/site/curve/keys";
+  const auto text = rc::render(cfg);
+  INFO(text);
+  CHECK(text.find("[security]\ncurve = true\n") != std::string::npos);
+  CHECK(rc::parse_native(text, "<rendered>") == cfg);
+}

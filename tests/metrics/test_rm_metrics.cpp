@@ -297,3 +297,14 @@ TEST_CASE("health and job_done events: gauges of the process's health, finished 
   CHECK(f.has("rmbus_jobs_finished_total{ended=\"completed\"} 2"));
   CHECK(f.has("rmbus_job_quanta_seconds_total 23.5"));
 }
+
+TEST_CASE("CURVE refusals: messages refused for their sender's role and refused keys, each under its reason") {
+  fixture f;
+  bus_metrics b{f.families};
+  CHECK(f.registry.render().find("rmbus_bus_refused_total{") == std::string::npos);  // CURVE off: no series
+  b.update_refused(3, 1);
+  CHECK(f.has("rmbus_bus_refused_total{reason=\"role\"} 3"));
+  CHECK(f.has("rmbus_bus_refused_total{reason=\"key\"} 1"));
+  b.update_refused(5, 1);  // totals, copied at each scrape
+  CHECK(f.has("rmbus_bus_refused_total{reason=\"role\"} 5"));
+}

@@ -69,6 +69,7 @@ struct fake_cluster::impl {
     bus::publisher_options po;
     po.name = opt.name;
     po.endpoint = opt.bus_pub;
+    po.curve = opt.curve;
     bus::publisher pub{ctx, po};
     auto next = std::chrono::steady_clock::now();
     while (running.load()) {
@@ -105,6 +106,7 @@ void fake_cluster::start() {
   bus::subscriber_options so;
   so.name = m.opt.name;
   so.endpoint = m.opt.bus_sub;
+  so.curve = m.opt.curve;
   so.topics = {std::string{messages::topics::rm_state}, std::string{messages::topics::rm_nodes},
                std::string{messages::topics::rm_events}, std::string{messages::topics::rm_cycle}};
   bus::subscriber_handlers h;

@@ -24,6 +24,7 @@
 #include <thread>
 #include <vector>
 
+#include "bus/curve.hpp"
 #include "messages/rm_cycle.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_nodes.hpp"
@@ -37,6 +38,7 @@ struct cluster_options {
   std::string bus_sub = "tcp://127.0.0.1:5561";
   std::chrono::milliseconds period{200};
   std::string name = "fake-cluster";
+  std::optional<bus::curve_client> curve;  // CURVE keys (roles agent,orchestrator); none: CURVE off
 };
 
 // A job to submit; the harness fills in the rest of the work item (state, processes, submission time).

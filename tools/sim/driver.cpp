@@ -99,10 +99,12 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   bus::publisher_options po;
   po.name = options.name;
   po.endpoint = options.bus_pub;
+  po.curve = options.curve;
   bus::publisher pub{ctx, po};
   bus::subscriber_options so;
   so.name = options.name;
   so.endpoint = options.bus_sub;
+  so.curve = options.curve;
   so.topics = {std::string{messages::topics::rm_state}, std::string{messages::topics::rm_nodes},
                std::string{messages::topics::rm_events}};
   bus::subscriber_handlers handlers;

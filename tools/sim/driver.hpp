@@ -22,6 +22,7 @@
 #include <ostream>
 #include <string>
 
+#include "bus/curve.hpp"
 #include "tools/sim/recorder.hpp"
 #include "tools/sim/report.hpp"
 #include "tools/sim/scenario.hpp"
@@ -36,6 +37,7 @@ struct driver_options {
   std::chrono::milliseconds ready_timeout{90000};  // wall time to wait for the first rm.state
   std::chrono::milliseconds summary_every{2000};   // 0: no progress lines
   std::string name = "rmbus-sim";                  // envelope src
+  std::optional<bus::curve_client> curve;          // CURVE keys (roles agent,orchestrator); none: CURVE off
 };
 
 struct driver_outcome {

@@ -4,7 +4,10 @@
 //   rmbus-sim --bus-pub EP --bus-sub EP (--scenario FILE | --random SEED [--nodes DESC] [--jobs N] [--users
 //   N])
 //             [--seconds N] [--speed X] [--summary-every-ms N] [--ready-timeout-s N]
-//             [--csv FILE] [--plot FILE.svg] [--report FILE] [--log-level L]
+//             [--csv FILE] [--plot FILE.svg] [--report FILE] [--log-level L] [--key FILE --server-key FILE]
+//
+// --key (the simulator's key pair, roles agent,orchestrator) and --server-key (the forwarder's public key)
+// join a CURVE bus (docs/bus.md, "Security").
 //
 // It talks to rmbus only through the bus (publishers connect to the forwarder's --bus-pub side, subscribers
 // to its --bus-sub side), so the RM may run on another host. docs/sim.md describes the scenario format, the
@@ -24,6 +27,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "bus/curve.hpp"
 #include "bus/log_level.hpp"
 #include "tools/sim/driver.hpp"
 #include "tools/sim/random_scenario.hpp"
@@ -57,10 +61,13 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0;
   sim::random_spec rnd;
   int seconds = 60, ready_timeout_s = 90, summary_every_ms = 2000;
+  std::string key_file, server_key_file;
 
   CLI::App app{"rmbus-sim: simulated agents and orchestrator in a closed loop with a running rmbus"};
   app.add_option("--bus-pub", opt.bus_pub, "forwarder side publishers connect to")->capture_default_str();
   app.add_option("--bus-sub", opt.bus_sub, "forwarder side subscribers connect to")->capture_default_str();
+  app.add_option("--key", key_file, "CURVE: the simulator's key pair file (roles agent,orchestrator)");
+  app.add_option("--server-key", server_key_file, "CURVE: the bus forwarder's public key file");
   auto* scenario_opt = app.add_option("--scenario", scenario_file, "scenario file (TOML, docs/sim.md)");
   auto* random_opt = app.add_option("--random", seed, "generate a random scenario from this seed instead");
   scenario_opt->excludes(random_opt);
@@ -110,6 +117,12 @@ int main(int argc, char** argv) {
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("rmbus-sim"));
   spdlog::set_level(*level);
+  try {
+    opt.curve = rmbus::bus::load_curve_client(key_file, server_key_file);
+  } catch (const rmbus::bus::curve_error& e) {
+    std::cerr << "rmbus-sim: " << e.what() << "\n";
+    return 2;
+  }
   if (scenario_opt->count() == 0 && random_opt->count() == 0) {
     std::cerr << "rmbus-sim: give a scenario: --scenario FILE or --random SEED (see --help)\n";
     return 2;

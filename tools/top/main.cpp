@@ -4,7 +4,10 @@
 // screen with ncurses, or prints them once (--once) for scripts.
 //
 //   rmbus-top [--bus-sub tcp://127.0.0.1:5561] [--once] [--timeout-ms 10000] [--width 120]
-//             [--refresh-ms 1000] [--log-level warn]
+//             [--refresh-ms 1000] [--log-level warn] [--key FILE --server-key FILE]
+//
+// --key (this monitor's key pair) and --server-key (the forwarder's public key) join a CURVE bus
+// (docs/bus.md, "Security"); a monitor key may subscribe only.
 //
 // Two threads: the bus subscriber's (decodes, then folds under the model's mutex) and the main one (renders
 // under the same mutex, and owns the terminal). Exit status: 0; 1 on an unexpected error; 2 for a bad
@@ -25,6 +28,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "bus/curve.hpp"
 #include "bus/log_level.hpp"
 #include "bus/subscriber.hpp"
 #include "tools/top/monitor_model.hpp"
@@ -117,7 +121,8 @@ int run_once(shared_model& shared, const bus::subscriber& sub, const top::render
   return 0;
 }
 
-int run(const std::string& endpoint, bool once, int timeout_ms, std::size_t width, int refresh_ms) {
+int run(const std::string& endpoint, bool once, int timeout_ms, std::size_t width, int refresh_ms,
+        const std::optional<bus::curve_client>& curve) {
   // Blocked before any thread exists (ZeroMQ's included), so only the screen loop ever takes them and the
   // terminal is always restored. --once keeps the default actions: it has no terminal state to restore.
   sigset_t stop_signals;
@@ -137,6 +142,7 @@ int run(const std::string& endpoint, bool once, int timeout_ms, std::size_t widt
   zmq::context_t ctx;
   shared_model shared;
   bus::subscriber_options so;
+  so.curve = curve;
   so.name = "rmbus-top";
   so.endpoint = endpoint;
   so.topics = top::monitored_topics();
@@ -176,9 +182,13 @@ int main(int argc, char** argv) {
   int refresh_ms = 1000;
   std::size_t width = 120;
   std::string log_level = "warn";
+  std::string key_file;
+  std::string server_key_file;
   CLI::App app{"rmbus-top: the live monitor of a running rmbus"};
   app.add_option("--bus-sub", endpoint, "the bus forwarder's subscriber side (rmbus's --bus-sub)")
       ->capture_default_str();
+  app.add_option("--key", key_file, "CURVE: this monitor's key pair file (rmbus-keygen)");
+  app.add_option("--server-key", server_key_file, "CURVE: the bus forwarder's public key file");
   app.add_flag("--once", once, "print the picture once, as plain text, and exit");
   app.add_option("--timeout-ms", timeout_ms, "--once: how long to wait for rm.state and rm.nodes")
       ->capture_default_str()
@@ -205,8 +215,15 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("rmbus-top"));
   // Log lines written to the terminal would tear the full screen: there, logs need stderr redirected.
   spdlog::set_level(!once && ::isatty(STDERR_FILENO) ? spdlog::level::off : *level);
+  std::optional<bus::curve_client> curve;
   try {
-    return run(endpoint, once, timeout_ms, width, refresh_ms);
+    curve = bus::load_curve_client(key_file, server_key_file);
+  } catch (const bus::curve_error& e) {
+    std::cerr << "rmbus-top: " << e.what() << '\n';
+    return 2;
+  }
+  try {
+    return run(endpoint, once, timeout_ms, width, refresh_ms, curve);
   } catch (const std::exception& e) {
     std::cerr << "rmbus-top: " << e.what() << '\n';
     return 1;

@@ -17,6 +17,7 @@
 #include <map>
 #include <sstream>
 
+#include "bus/curve.hpp"
 #include "tests/support/child_process.hpp"
 
 namespace ts = rmbus::test_support;
@@ -83,8 +84,8 @@ struct running_rm {
   std::string admin = ts::loopback(ts::free_port());
   std::unique_ptr<ts::child_process> proc;
 
-  explicit running_rm(const std::string& log) {
-    std::vector<std::string> args{"--config",    std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml",
+  explicit running_rm(const std::string& log, const std::string& config = std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml") {
+    std::vector<std::string> args{"--config",    config,
                                   "--bus-pub",   pub,
                                   "--bus-sub",   sub,
                                   "--admin",     admin,
@@ -217,4 +218,55 @@ TEST_CASE("e2e: a bad scenario or argument is exit status 2 with the problem nam
   CHECK(run.status == 2);
   run = ts::run_to_end(RMBUS_SIM_BIN, {"--random", "1", "--log-level", "INFO"}, std::chrono::seconds(30));
   CHECK(run.status == 2);
+}
+
+TEST_CASE("e2e: with CURVE on, rmbus-sim with an agent,orchestrator key runs the scenario and rmbus-top watches with a monitor key") {
+  namespace bus = rmbus::bus;
+  temp_dir dir;
+  const auto rm_keys = bus::make_curve_keypair();
+  const auto sim_keys = bus::make_curve_keypair();
+  const auto top_keys = bus::make_curve_keypair();
+  bus::write_key_file(dir.path + "/rmbus.key", rm_keys, true);
+  bus::write_key_file(dir.path + "/rmbus.pub", rm_keys, false);
+  bus::write_key_file(dir.path + "/sim.key", sim_keys, true);
+  bus::write_key_file(dir.path + "/top.key", top_keys, true);
+  std::ofstream{dir.path + "/keys"} << bus::keys_file_line({sim_keys.public_key, "sim", bus::roles::agent | bus::roles::orchestrator})
+                                    << bus::keys_file_line({top_keys.public_key, "top", bus::roles::monitor});
+  const std::string config = dir.path + "/rmbus.toml";
+  std::ofstream{config} << slurp(std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml")
+                        << "\n[security]\ncurve = true\nkey = \"rmbus.key\"\nkeys = \"keys\"\n";
+  running_rm rm{dir.path + "/rmbus.log", config};
+  // rm.state follows the work maps, so the monitor watches while the simulation runs.
+  ts::child_process top{RMBUS_TOP_BIN,
+                        {"--bus-sub", rm.sub, "--once", "--timeout-ms", "60000", "--key", dir.path + "/top.key",
+                         "--server-key", dir.path + "/rmbus.pub"},
+                        dir.path + "/top.out"};
+  const std::string report_file = dir.path + "/report.txt";
+  const auto run = ts::run_to_end(RMBUS_SIM_BIN,
+                                  {"--bus-pub", rm.pub, "--bus-sub", rm.sub, "--key", dir.path + "/sim.key",
+                                   "--server-key", dir.path + "/rmbus.pub", "--scenario",
+                                   std::string(RMBUS_SIM_DIR) + "/scenarios/two-users.toml", "--speed", "20",
+                                   "--seconds", "45", "--ready-timeout-s", "20", "--summary-every-ms", "0",
+                                   "--report", report_file},
+                                  std::chrono::seconds(90));
+  INFO(run.output);
+  INFO(slurp(dir.path + "/rmbus.log"));
+  REQUIRE(run.status == 0);
+  const auto f = figures_of(slurp(report_file));
+  REQUIRE_FALSE(f.empty());
+  CHECK(f.at("end_reason") == "all work done");
+  CHECK(f.at("jobs_completed") == "2");
+  // The monitor key saw the RM's picture.
+  INFO(slurp(dir.path + "/top.out"));
+  CHECK(top.wait(std::chrono::seconds(60)) == std::optional<int>{0});
+  // Without keys, rmbus-top never gets through the handshake: no picture (exit 3).
+  const auto plain = ts::run_to_end(RMBUS_TOP_BIN, {"--bus-sub", rm.sub, "--once", "--timeout-ms", "1500"},
+                                    std::chrono::seconds(30));
+  CHECK(plain.status == 3);
+  // Only one of the two options is a usage error.
+  const auto half = ts::run_to_end(RMBUS_SIM_BIN, {"--bus-pub", rm.pub, "--bus-sub", rm.sub, "--key",
+                                                   dir.path + "/sim.key", "--random", "1"},
+                                   std::chrono::seconds(30));
+  CHECK(half.status == 2);
+  CHECK(half.output.find("--server-key") != std::string::npos);
 }
