@@ -29,7 +29,7 @@ std::vector<const msg::work_item*> ptrs(const std::vector<msg::work_item>& items
 }
 
 msg::share_schedule share(const std::string& id, std::uint64_t quanta, msg::share_status status) {
-  return msg::share_schedule{id, "n1", quanta, status};
+  return msg::share_schedule{id, "n1", quanta, status, {}};
 }
 
 msg::job_schedule job(const std::string& id, std::vector<msg::share_schedule> shares) {

@@ -78,9 +78,9 @@ TEST_CASE("following a schedule starts new shares and stops preempted and evicte
   msg::rm_state state;
   msg::job_schedule j;
   j.id = "j1";
-  j.shares = {{"s1", "n1", 1, msg::share_status::running},
-              {"s2", "n2", 1, msg::share_status::preempt},
-              {"s3", "n3", 1, msg::share_status::new_}};
+  j.shares = {{"s1", "n1", 1, msg::share_status::running, {}},
+              {"s2", "n2", 1, msg::share_status::preempt, {}},
+              {"s3", "n3", 1, msg::share_status::new_, {}}};
   state.jobs.push_back(j);
   CHECK(follow_schedule(work, state) == 2);  // s2 stopped, s3 started
   REQUIRE(work.work[0].processes.size() == 2);

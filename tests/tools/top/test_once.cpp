@@ -33,7 +33,7 @@ msg::rm_state state() {
   j.class_name = "normal";
   j.status = msg::job_status::scheduled;
   j.memory_mb = 4096;
-  j.shares = {{"x.1", "n1", 4, msg::share_status::running}, {"x.2", "n2", 4, msg::share_status::new_}};
+  j.shares = {{"x.1", "n1", 4, msg::share_status::running, {}}, {"x.2", "n2", 4, msg::share_status::new_, {}}};
   j.given = 2;
   j.demand = 9;
   j.fair_share = 3;

@@ -27,7 +27,7 @@ inline msg::job_schedule job(std::string id, std::string user, std::string cls, 
   j.reason = std::move(reason);
   j.memory_mb = 2048;
   int n = 0;
-  for (auto s : shares) j.shares.push_back({j.id + "." + std::to_string(++n), "n1", 2, s});
+  for (auto s : shares) j.shares.push_back({j.id + "." + std::to_string(++n), "n1", 2, s, {}});
   j.given = given;
   j.demand = demand;
   j.fair_share = fair;
