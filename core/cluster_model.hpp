@@ -24,6 +24,7 @@
 #include "core/job_cap.hpp"
 #include "core/policy.hpp"
 #include "core/schedule_plan.hpp"
+#include "core/share_tree.hpp"
 #include "core/work.hpp"
 
 namespace rmbus::core {
@@ -39,6 +40,7 @@ struct pool_rec {
 struct class_rec {
   resource_class def;
   int pool = -1;  // index into pools, -1 when the class's pool is not in this tree
+  share_tree tree;  // its share groups (FAIR_SHARE); empty: users directly under the class, as in DUCC
 };
 
 struct machine_rec {
@@ -121,6 +123,7 @@ struct alignas(64) job_rec {
   std::vector<int> shares;            // live share slots
   std::vector<int> reserve_machines;  // RESERVE: machines earmarked for it this round
   std::vector<int> fixed_machines;    // FIXED_SHARE: the machine of each process counted but not placed
+  int group = -1;  // its user's innermost share group in its class's tree (set on arrival); -1: none
   std::string reason_text;  // counts only while reason != none (How Much resets the code, not the text)
   std::string refusal_text;
 

@@ -10,6 +10,7 @@
 #include "core/free_blocks.hpp"
 #include "core/quanta.hpp"
 #include "core/reason_text.hpp"
+#include "core/share_tree.hpp"
 #include "core/what_of.hpp"
 
 namespace rmbus::core {
@@ -513,6 +514,50 @@ struct counter {
     return cj;
   }
 
+  // The group path of split_class: the class's award walked down its share tree (share_tree.hpp) instead
+  // of split among its users directly. Writes each user's given into `users`, its pure fair share into
+  // tree_user_pfs, and each group with work into out.groups.
+  std::vector<std::int64_t> tree_user_pfs;        // per user of the class being split (group path only)
+  std::vector<share_tree_award> tree_awards;      // per group of that class (group path only)
+
+  static std::int64_t group_qshares(const share_tree_award& a) {
+    std::int64_t q = 0;
+    for (std::size_t s = 0; s < a.wanted.size() && s < a.given.size(); ++s) q += a.given[s] * a.wanted[s].first;
+    return q;
+  }
+
+  template <class UserSpan>
+  void count_groups(int c, const std::vector<UserSpan>& by_user, const std::vector<class_job>& cj,
+                    std::vector<apportion_entity>& users, free_blocks& class_blocks, std::int64_t class_pfs) {
+    const auto& rec = m.classes[static_cast<std::size_t>(c)];
+    std::vector<int> user_group(by_user.size());
+    std::vector<const std::string*> user_names(by_user.size());
+    for (std::size_t i = 0; i < by_user.size(); ++i) {
+      user_group[i] = m.jobs[static_cast<std::size_t>(cj[by_user[i].begin].slot)].group;
+      user_names[i] = &m.users[static_cast<std::size_t>(by_user[i].user_slot)].str();
+    }
+    apportion_share_tree(rec.tree, user_group, user_names, users, class_blocks, class_pfs, tree_user_pfs, tree_awards,
+                         apportion_ws);
+    for (std::size_t g = 0; g < rec.tree.groups.size(); ++g) {
+      const auto& a = tree_awards[g];
+      if (!a.present) continue;
+      const auto& def = rec.tree.groups[g];
+      group_load load;
+      load.class_name = rec.def.name;
+      load.name = def.name;
+      load.parent = def.parent < 0 ? rec.def.name : rec.tree.groups[static_cast<std::size_t>(def.parent)].name;
+      load.depth = def.depth;
+      load.weight = def.weight;
+      load.priority = def.priority;
+      for (std::size_t s = 0; s < a.wanted.size(); ++s) {
+        load.demand_by_order[a.wanted[s].first] = a.wanted[s].second;
+        load.awarded_by_order[a.wanted[s].first] = a.given[s];
+      }
+      load.pure_fair_share_qshares = a.pure_fair_share_qshares;
+      out.groups.push_back(std::move(load));
+    }
+  }
+
   void split_class(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
                    std::int64_t class_pfs, std::vector<class_job>& cj) {
     // Both ranks are unique, so the keys are a total order.
@@ -537,7 +582,9 @@ struct counter {
       users[i].wanted = wants_by_order(cj.data() + by_user[i].begin, cj.data() + by_user[i].end);
     std::vector<std::vector<std::pair<int, std::int64_t>>> user_orders(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) user_orders[i] = users[i].wanted;
-    apportion_qshares(users, class_blocks, apportion_ws);
+    const share_tree& tree = m.classes[static_cast<std::size_t>(c)].tree;
+    if (tree.empty()) apportion_qshares(users, class_blocks, apportion_ws);
+    else count_groups(c, by_user, cj, users, class_blocks, class_pfs);
     std::vector<std::int64_t> user_qshares(users.size());
     for (std::size_t ui = 0; ui < by_user.size(); ++ui) {
       const auto& span = by_user[ui];
@@ -567,14 +614,21 @@ struct counter {
       auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
       const auto& u = by_user[static_cast<std::size_t>(x.user)];
       j.given = static_cast<int>(x.given);
-      j.pfs_qshares = user_pfs / static_cast<std::int64_t>(u.end - u.begin);
+      const std::int64_t pfs_of_user = tree.empty() ? user_pfs : tree_user_pfs[static_cast<std::size_t>(x.user)];
+      j.pfs_qshares = pfs_of_user / static_cast<std::int64_t>(u.end - u.begin);
       if (x.given != 0 || x.cap <= 0) continue;
       if (max_subtree[static_cast<std::size_t>(pool)] < x.order) {
         no_machine_reason(j, pool);
         continue;
       }
       auto& text = nothing_for[static_cast<std::size_t>(x.user)];
-      if (text.empty())
+      if (text.empty() && j.group >= 0 && !tree.empty())
+        write_text(text, "fair share counted nothing: class ", cname, " got ", class_qshares, " quanta, group ",
+                   tree.groups[static_cast<std::size_t>(j.group)].name, " ",
+                   group_qshares(tree_awards[static_cast<std::size_t>(j.group)]), " quanta, user ",
+                   m.users[static_cast<std::size_t>(u.user_slot)].str(), " ", user_qshares[static_cast<std::size_t>(x.user)],
+                   " quanta, a process needs ");
+      else if (text.empty())
         write_text(text, "fair share counted nothing: class ", cname, " got ", class_qshares, " quanta, user ",
                    m.users[static_cast<std::size_t>(u.user_slot)].str(), " ", user_qshares[static_cast<std::size_t>(x.user)],
                    " quanta, a process needs ");
@@ -685,6 +739,14 @@ how_much_result how_much(cluster_model& m, const round_input& in) {
     if (a.weight != b.weight) return a.weight > b.weight;
     return a.name < b.name;
   });
+  if (!c.out.groups.empty()) {
+    // Groups follow their classes' order; within a class they stay in tree order (parents first).
+    std::map<std::string, std::size_t> class_pos;
+    for (std::size_t i = 0; i < c.out.classes.size(); ++i) class_pos.emplace(c.out.classes[i].name, i);
+    std::stable_sort(c.out.groups.begin(), c.out.groups.end(), [&](const group_load& a, const group_load& b) {
+      return class_pos[a.class_name] < class_pos[b.class_name];
+    });
+  }
   return std::move(c.out);
 }
 

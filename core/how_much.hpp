@@ -13,11 +13,13 @@
 //    earmarked and cleared by preemption.
 //  * Allotment (non-preemptable only): per user, global across classes AND top-level pools (the other
 //    pools' holdings come in round_input), MB converted to this pool's quanta.
-//  * FAIR_SHARE: apportion_qshares at class, user and job level. Nested pools: classes of the deepest
-//    pools are counted first against their own subtree, then each ancestor's classes against what is
-//    left of the ancestor's whole subtree. A subpool's residents therefore come before squatters from
-//    above, and what they do not use stays available to the parent's classes (DUCC discarded the
-//    subpool class's win at the ancestor level and left capacity idle, shared/ducc-rm.md 6.1 #3).
+//  * FAIR_SHARE: apportion_qshares at class, user and job level; a class with share groups splits its
+//    award down its share tree (share_tree.hpp) instead of among its users directly. Nested pools:
+//    classes of the deepest pools are counted first against their own subtree, then each ancestor's
+//    classes against what is left of the ancestor's whole subtree. A subpool's residents therefore come
+//    before squatters from above, and what they do not use stays available to the parent's classes
+//    (DUCC discarded the subpool class's win at the ancestor level and left capacity idle,
+//    shared/ducc-rm.md 6.1 #3).
 // Each job's count, pure fair share and reason are written into its job_rec.
 
 #include <cstdint>
@@ -31,6 +33,7 @@ namespace rmbus::core {
 
 struct how_much_result {
   std::vector<class_load> classes;  // demand and awards by order, for the view
+  std::vector<group_load> groups;   // share groups with work (only when groups are configured)
 };
 
 // REQUIRES: compute_job_caps(m) ran this round.

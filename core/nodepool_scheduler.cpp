@@ -61,6 +61,7 @@ nodepool_scheduler::nodepool_scheduler(std::string top_pool, scheduler_config cf
     r.def = c;
     for (std::size_t p = 0; p < model_.pools.size(); ++p)
       if (model_.pools[p].name == c.nodepool) r.pool = static_cast<int>(p);
+    if (c.policy == policy::fair_share && !cfg.groups.empty()) r.tree = share_tree::of_class(cfg.groups, c.name);
     model_.classes.push_back(r);
   }
 }
@@ -216,7 +217,11 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   if (in.settling) return settle_round(in);
   compute_job_caps(model_);
   lap(timings_.caps_us);
-  last_loads_ = how_much(model_, in).classes;
+  {
+    auto counted = how_much(model_, in);
+    last_loads_ = std::move(counted.classes);
+    last_groups_ = std::move(counted.groups);
+  }
   lap(timings_.how_much_us);
   what_of(model_);
   lap(timings_.what_of_us);
@@ -295,7 +300,52 @@ job_explanation nodepool_scheduler::explain(const job_id& id) const {
   auto estimates = estimate_job(model_, it->second, last_input_.now_ms);
   e.estimated_end = std::move(estimates.end);
   e.estimated_start = std::move(estimates.start);
+  if (j.cls >= 0 && j.group >= 0)
+    e.group = model_.classes[static_cast<std::size_t>(j.cls)].tree.groups[static_cast<std::size_t>(j.group)].name;
+  if (!j.refused && j.cls >= 0 && model_.policy_of(j) == policy::fair_share) e.path = share_path(it->second);
   return e;
+}
+
+// class > groups > user > job, each with what the last round counted for it. The class's and groups' numbers
+// come from the last How Much; the user's are summed over its jobs in the class.
+std::vector<share_level> nodepool_scheduler::share_path(int ji) const {
+  const auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+  const auto& rec = model_.classes[static_cast<std::size_t>(j.cls)];
+  const auto quanta_of = [](const std::map<int, std::int64_t>& by_order) {
+    std::int64_t q = 0;
+    for (const auto& [o, n] : by_order) q += static_cast<std::int64_t>(o) * n;
+    return q;
+  };
+  std::vector<share_level> path;
+  share_level cls{"class", rec.def.name, rec.def.weight, rec.def.priority, 0, 0};
+  for (const auto& l : last_loads_)
+    if (l.name == rec.def.name) {
+      cls.demand_qshares = quanta_of(l.demand_by_order);
+      cls.awarded_qshares = quanta_of(l.awarded_by_order);
+    }
+  path.push_back(cls);
+  std::vector<int> chain;  // innermost first
+  for (int g = j.group; g >= 0; g = rec.tree.groups[static_cast<std::size_t>(g)].parent) chain.push_back(g);
+  for (auto g = chain.rbegin(); g != chain.rend(); ++g) {
+    const auto& def = rec.tree.groups[static_cast<std::size_t>(*g)];
+    share_level level{"group", def.name, def.weight, def.priority, 0, 0};
+    for (const auto& l : last_groups_)
+      if (l.class_name == rec.def.name && l.name == def.name) {
+        level.demand_qshares = quanta_of(l.demand_by_order);
+        level.awarded_qshares = quanta_of(l.awarded_by_order);
+      }
+    path.push_back(level);
+  }
+  share_level user{"user", j.item.user.str(), 1, 0, 0, 0};
+  for (const auto& other : model_.jobs) {
+    if (!other.live || other.refused || other.cls != j.cls || other.item.user != j.item.user) continue;
+    user.demand_qshares += std::max<std::int64_t>(0, other.cap.cap) * other.order;
+    user.awarded_qshares += static_cast<std::int64_t>(other.given) * other.order;
+  }
+  path.push_back(user);
+  path.push_back({"job", j.item.id.str(), 1, 0, std::max<std::int64_t>(0, j.cap.cap) * j.order,
+                  static_cast<std::int64_t>(j.given) * j.order});
+  return path;
 }
 
 whatif_result nodepool_scheduler::whatif(const work_item& item) const {
@@ -341,6 +391,7 @@ pool_view nodepool_scheduler::view() const {
   v.pool = model_.top_pool;
   v.quantum_mb = model_.quantum_mb;
   v.classes = last_loads_;
+  v.groups = last_groups_;
   std::vector<int> idx(model_.machines.size());
   for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
   std::sort(idx.begin(), idx.end(), [&](int a, int b) {

@@ -130,10 +130,12 @@ class nodepool_scheduler {
   int own_share_near(int job, const share_id& id, std::size_t& cursor) const;
   void mark_seen(int share_slot, const process_report& p);
   int pool_index(const std::string& name) const;
+  std::vector<share_level> share_path(int job) const;
 
   cluster_model model_;
   std::vector<nodepool_def> pool_defs_;  // for node membership (lists and patterns)
   std::vector<class_load> last_loads_;   // the last round's How Much, for view()
+  std::vector<group_load> last_groups_;  // the same for share groups (empty without groups)
   bool dirty_ = true;                    // some input changed since the last round, or that round changed state
   plan_keeper plan_;                     // the last round's plan, returned again for an unchanged round
   round_input last_input_;

@@ -88,6 +88,14 @@ void plan_keeper::fill(const cluster_model& m, std::size_t k) {
     const auto* rc = m.class_of(j);
     p.class_name = rc != nullptr ? rc->name : std::string{};
     src.cls = j.cls;
+    src.group = -1;
+    p.group.clear();
+  }
+  if (src.group != j.group) {
+    // Only a class with share groups sets one (nodepool_scheduler::arrive).
+    p.group = j.group >= 0 ? m.classes[static_cast<std::size_t>(j.cls)].tree.groups[static_cast<std::size_t>(j.group)].name
+                           : std::string{};
+    src.group = j.group;
   }
   p.demand = j.demand;
   p.fair_share = j.order > 0 ? j.pfs_qshares / j.order : 0;

@@ -48,6 +48,7 @@ class plan_keeper {
     std::uint64_t version = 0;  // the job's shares_version its share list was built from (0: never)
     int user_slot = -1;         // its user (cluster_model::users) when the user name was copied
     int cls = -2;               // its class when the class name was copied (-1: none)
+    int group = -1;             // its share group when the group name was copied (-1: none)
   };
 
   void merge_jobs(const cluster_model& m, jobs_in_id_order order);

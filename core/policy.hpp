@@ -81,12 +81,29 @@ struct scheduling_settings {
   bool operator==(const scheduling_settings&) const = default;
 };
 
+// One group of a FAIR_SHARE class's share tree (native [[group]]; IBM EGO's consumer tree, seed 002): a
+// project or department between the class and its users, nested to any depth. Its parent is the class (a
+// top-level group) or another group of the same class; a user listed here has its work in that class
+// counted under this group. Users in no group stay directly under the class, as in DUCC. Among siblings,
+// groups of a lower `priority` number are served first (DUCC's convention for class priorities); equal
+// priorities share by `weight`. A user is a consumer of weight 1 and priority 0 among its siblings.
+struct share_group {
+  std::string name;
+  std::string parent;               // a class name, or another group's name
+  int weight = 1;                   // share ratio among its siblings, > 0
+  int priority = 0;                 // share priority among its siblings: lower is served first
+  std::vector<std::string> users;   // users counted under this group within its class
+
+  bool operator==(const share_group&) const = default;
+};
+
 // Everything the scheduling core needs to know about the site's policy.
 struct scheduler_config {
   scheduling_settings settings;
   std::vector<nodepool_def> nodepools;   // in definition order; the first top-level pool takes unknown nodes
   std::vector<resource_class> classes;
   std::vector<user_limit> users;
+  std::vector<share_group> groups;       // in definition order; empty: DUCC's class > user > job
 
   bool operator==(const scheduler_config&) const = default;
 };

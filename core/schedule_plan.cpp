@@ -89,6 +89,16 @@ std::string job_explanation::text() const {
       o << "all " << s.processes << ": nothing known frees enough";
     o << ": " << s.basis << "\n";
   }
+  if (!group.empty()) o << "group: " << group << "\n";
+  if (!path.empty()) {
+    o << "share path (quanta awarded of asked):";
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      const auto& l = path[i];
+      o << (i == 0 ? " " : " > ") << l.level << " " << l.name << " " << l.awarded_qshares << " of " << l.demand_qshares;
+      if (l.level == "class" || l.level == "group") o << " (weight " << l.weight << ", priority " << l.priority << ")";
+    }
+    o << "\n";
+  }
   return o.str();
 }
 

@@ -75,6 +75,7 @@ struct job_plan {
   // For monitors: who asked, in which class, and the numbers its count came from (processes).
   user_id user;
   std::string class_name;               // empty when no class resolved (refused)
+  std::string group;                    // its user's innermost share group in the class; empty: none
   std::int64_t demand = 0;              // what its remaining work could use (step 2 of the cap)
   std::int64_t fair_share = 0;          // pure fair share before bonus shares
 
@@ -128,11 +129,23 @@ struct round_input {
   bool settling = false;
 };
 
+// One level of the share tree between a job's class and the job itself, as the last round counted it.
+struct share_level {
+  std::string level;                  // "class", "group", "user" or "job"
+  std::string name;
+  int weight = 0;                     // share ratio among its siblings (users 1; jobs 1)
+  int priority = 0;                   // share priority among its siblings, lower first (classes: the class's)
+  std::int64_t demand_qshares = 0;    // what the work beneath it asked for (job caps x order, quanta)
+  std::int64_t awarded_qshares = 0;   // what How Much counted for it (quanta)
+};
+
 // The numbers behind one job's count (admin "explain").
 struct job_explanation {
   job_id id;
   bool known = false;
   std::string class_name;
+  std::string group;                      // innermost share group; empty: none
+  std::vector<share_level> path;          // class, its groups outermost first, user, job (FAIR_SHARE only)
   core::policy policy = core::policy::fair_share;
   int order = 0;
   std::int64_t demand = 0;                // processes its remaining work could use (step 2 of the cap)
@@ -174,6 +187,20 @@ struct class_load {
   std::map<int, std::int64_t> awarded_by_order;  // How Much counts, by order
 };
 
+// One share group of a FAIR_SHARE class with work in the last round (admin qload; listed only when groups
+// are configured).
+struct group_load {
+  std::string class_name;
+  std::string name;
+  std::string parent;  // the class or the enclosing group
+  int depth = 1;       // 1: directly under the class
+  int weight = 1;
+  int priority = 0;
+  std::map<int, std::int64_t> demand_by_order;   // processes wanted (job caps), by order
+  std::map<int, std::int64_t> awarded_by_order;  // How Much counts, by order
+  std::int64_t pure_fair_share_qshares = 0;      // its share of the class's pure fair share (quanta)
+};
+
 enum class machine_state { up, varied_off, down, blacklisted };
 const char* to_string(machine_state s);
 
@@ -197,6 +224,7 @@ struct pool_view {
   std::string pool;
   std::uint64_t quantum_mb = 0;
   std::vector<class_load> classes;     // classes with work, by priority then weight desc then name
+  std::vector<group_load> groups;      // share groups with work, by class as above, then tree order
   std::vector<machine_view> machines;  // by name
 };
 
