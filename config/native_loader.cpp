@@ -433,6 +433,28 @@ void read_users(toml_reader& r, const toml::table& root, detail::site_decls& sit
   }
 }
 
+void read_groups(toml_reader& r, const toml::table& root, detail::site_decls& site) {
+  auto tables = r.tables(root, "group");
+  for (std::size_t i = 0; i < tables.size(); ++i) {
+    const auto& t = *tables[i];
+    std::string w = table_name(r, t, "group", i);
+    r.only_keys(t, w, {"name", "parent", "weight", "priority", "users"});
+    detail::group_decl g;
+    g.loc = r.loc(t);
+    auto name = r.string(t, "name", w);
+    if (!name || name->value.empty()) {
+      r.errors().add(name ? name->loc : g.loc, w + " has no name (required)");
+      continue;
+    }
+    g.name = name->value;
+    g.parent = r.string(t, "parent", w);
+    g.weight = r.int32(t, "weight", w);
+    g.priority = r.int32(t, "priority", w);
+    g.users = r.strings(t, "users", w);
+    site.groups.push_back(std::move(g));
+  }
+}
+
 std::optional<std::string> read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::nullopt;
@@ -455,7 +477,8 @@ rm_config parse_native(std::string_view text, const std::string& name, std::file
   }
   toml_reader r(name, errors);
   r.only_keys(root, "the top level",
-              {"scheduling", "timing", "bus", "log", "health", "accounting", "limits", "security", "nodepool", "class", "user"});
+              {"scheduling", "timing", "bus", "log", "health", "accounting", "limits", "security", "nodepool", "class",
+               "user", "group"});
   rm_config cfg;
   detail::site_decls site;
   site.whole = {name, 0};
@@ -468,6 +491,7 @@ rm_config parse_native(std::string_view text, const std::string& name, std::file
   read_nodepools(r, root, site, files);
   read_classes(r, root, site);
   read_users(r, root, site);
+  read_groups(r, root, site);
   std::set<std::filesystem::path> pool_files;
   auto resolve_path = [&](const std::string& f) {
     std::filesystem::path p = f;

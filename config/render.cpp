@@ -135,6 +135,13 @@ std::string render(const rm_config& cfg) {
     o << "\n[[user]]\nname = " << quote(u.user) << "\n";
     if (u.max_allotment_mb) o << "max_allotment = " << size(*u.max_allotment_mb) << "\n";
   }
+  for (const auto& g : cfg.scheduling.groups) {
+    o << "\n[[group]]\nname = " << quote(g.name) << "\n"
+      << "parent = " << quote(g.parent) << "\n"
+      << "weight = " << g.weight << "\n"
+      << "priority = " << g.priority << "\n"
+      << "users = " << quote_list(g.users) << "\n";
+  }
   return o.str();
 }
 

@@ -67,10 +67,21 @@ struct user_decl {
   std::vector<located<std::pair<std::string, std::uint64_t>>> class_allotments_mb;
 };
 
+// A share group (native [[group]] only; DUCC has none).
+struct group_decl {
+  std::string name;
+  source_loc loc;
+  std::optional<located<std::string>> parent;  // a FAIR_SHARE class or another group
+  std::optional<located<int>> weight;
+  std::optional<located<int>> priority;
+  std::optional<located<std::vector<std::string>>> users;
+};
+
 struct site_decls {
   std::vector<nodepool_decl> nodepools;
   std::vector<class_decl> classes;
   std::vector<user_decl> users;
+  std::vector<group_decl> groups;
   std::string jd_host_class = "JobDriver";  // ducc.jd.host.class: this class authorises jd_host_user
   std::string jd_host_user = "System";      // ducc.jd.host.user
   source_loc whole;                         // the file to blame for "no nodepool at all"

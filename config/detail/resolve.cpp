@@ -399,6 +399,155 @@ std::vector<core::user_limit> build_users(const site_decls& site, const std::vec
   return users;
 }
 
+// ---- share groups ----------------------------------------------------------------------------------------
+
+// A file is untrusted: a tree deeper than this is an error, not a long walk every round.
+constexpr int max_group_depth = 16;
+
+std::vector<core::share_group> build_groups(const site_decls& site, const std::vector<core::resource_class>& classes,
+                                            error_list& errors) {
+  std::vector<core::share_group> out;
+  if (site.groups.empty()) return out;
+  std::map<std::string, const core::resource_class*> class_by_name;
+  for (const auto& c : classes) class_by_name.emplace(c.name, &c);
+  const auto n = site.groups.size();
+  std::map<std::string, std::size_t> by_name;
+  std::vector<bool> first(n, false);  // the first definition of its name (later ones are reported)
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& g = site.groups[i];
+    auto [it, fresh] = by_name.emplace(g.name, i);
+    first[i] = fresh;
+    if (!fresh) {
+      errors.add(g.loc, "duplicate group '" + g.name + "' (first defined at " + at(site.groups[it->second].loc) + ")");
+    } else if (class_by_name.contains(g.name)) {
+      errors.add(g.loc, "group '" + g.name + "' has the name of a class; a parent names either, so group and class "
+                        "names must differ");
+    }
+  }
+  // Parents: a FAIR_SHARE class or another group.
+  enum class up { none, cls, group };
+  std::vector<up> parent_kind(n, up::none);
+  std::vector<std::size_t> parent_group(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& g = site.groups[i];
+    if (!first[i]) continue;
+    if (g.weight && g.weight->value <= 0) {
+      errors.add(g.weight->loc, "group '" + g.name + "': weight " + std::to_string(g.weight->value) +
+                                    " is not allowed; a weight must be greater than 0");
+    }
+    if (!g.parent || g.parent->value.empty()) {
+      errors.add(g.parent ? g.parent->loc : g.loc,
+                 "group '" + g.name + "' names no parent (required: a FAIR_SHARE class or another group)");
+      continue;
+    }
+    const auto& p = g.parent->value;
+    if (auto c = class_by_name.find(p); c != class_by_name.end()) {
+      if (c->second->policy != core::policy::fair_share) {
+        errors.add(g.parent->loc, "group '" + g.name + "': class '" + p + "' is " +
+                                      std::string(policy_name(c->second->policy)) +
+                                      "; share groups apply to FAIR_SHARE classes only");
+      } else {
+        parent_kind[i] = up::cls;
+      }
+    } else if (auto o = by_name.find(p); o != by_name.end()) {
+      parent_kind[i] = up::group;
+      parent_group[i] = o->second;
+    } else {
+      errors.add(g.parent->loc, "group '" + g.name + "' names parent '" + p +
+                                    "', which is neither a class nor a group (an abstract class has no groups)");
+    }
+  }
+  // Each group's class and depth, walking up with memory so that the whole file costs one pass: a walk stops
+  // at a class, at a group already settled, or at a group on its own path (a cycle).
+  enum class mark { fresh, on_path, settled };
+  std::vector<mark> marks(n, mark::fresh);
+  std::vector<int> depth(n, 0);                  // 0: no class above (unknown parent or cycle)
+  std::vector<std::string> root(n);
+  for (std::size_t start = 0; start < n; ++start) {
+    if (!first[start] || marks[start] != mark::fresh) continue;
+    std::vector<std::size_t> path;
+    std::size_t cur = start;
+    int base = 0;  // the depth of what the path hangs from: 0 for the class (or for nothing)
+    bool has_class = false;
+    std::string base_root;
+    while (true) {
+      if (marks[cur] == mark::settled) {
+        has_class = depth[cur] > 0;
+        base = depth[cur];
+        base_root = root[cur];
+        break;
+      }
+      if (marks[cur] == mark::on_path) {
+        std::string chain;
+        for (auto it = std::find(path.begin(), path.end(), cur); it != path.end(); ++it)
+          chain += site.groups[*it].name + " -> ";
+        chain += site.groups[cur].name;
+        errors.add(site.groups[cur].parent->loc, "cycle in group parents: " + chain);
+        break;
+      }
+      marks[cur] = mark::on_path;
+      path.push_back(cur);
+      if (parent_kind[cur] == up::cls) {
+        has_class = true;
+        base_root = site.groups[cur].parent->value;
+        break;
+      }
+      if (parent_kind[cur] != up::group) break;  // no parent, or an unknown one: reported above
+      cur = parent_group[cur];
+    }
+    // Unwind: each group on the path is one level below the one it hangs from.
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      marks[*it] = mark::settled;
+      if (!has_class) continue;
+      depth[*it] = ++base;
+      root[*it] = base_root;
+    }
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    if (first[i] && depth[i] == max_group_depth + 1) {
+      errors.add(site.groups[i].parent->loc, "group '" + site.groups[i].name + "' is " + std::to_string(depth[i]) +
+                                                 " levels below class '" + root[i] + "'; at most " +
+                                                 std::to_string(max_group_depth) + " are allowed");
+    }
+  }
+  // Users: one group per class, and only users the class allows.
+  std::map<std::pair<std::string, std::string>, std::size_t> home;  // (class, user) -> group
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& g = site.groups[i];
+    if (!first[i]) continue;
+    core::share_group def;
+    def.name = g.name;
+    if (g.parent) def.parent = g.parent->value;
+    if (g.weight) def.weight = g.weight->value;
+    if (g.priority) def.priority = g.priority->value;
+    if (g.users) {
+      for (const auto& user : g.users->value) {
+        if (std::find(def.users.begin(), def.users.end(), user) != def.users.end()) continue;
+        if (user.empty()) {
+          errors.add(g.users->loc, "group '" + g.name + "': a user name must not be empty");
+          continue;
+        }
+        def.users.push_back(user);
+        if (depth[i] == 0) continue;
+        const auto& cls = *class_by_name.at(root[i]);
+        if (!cls.users.empty() && std::find(cls.users.begin(), cls.users.end(), user) == cls.users.end()) {
+          errors.add(g.users->loc, "group '" + g.name + "' lists user '" + user + "', who may not use class '" +
+                                       cls.name + "' (not in its users)");
+        }
+        auto [it, fresh] = home.emplace(std::make_pair(root[i], user), i);
+        if (!fresh) {
+          const auto& other = site.groups[it->second];
+          errors.add(g.users->loc, "user '" + user + "' is in group '" + g.name + "' and already in group '" +
+                                       other.name + "' (" + at(other.users->loc) + "), both under class '" + root[i] +
+                                       "'; a user may be in one group of a class");
+        }
+      }
+    }
+    out.push_back(std::move(def));
+  }
+  return out;
+}
+
 }  // namespace
 
 core::scheduler_config resolve_site(const site_decls& site, const core::scheduling_settings& settings,
@@ -413,6 +562,7 @@ core::scheduler_config resolve_site(const site_decls& site, const core::scheduli
   out.nodepools = build_pools(site, settings);
   out.classes = build_classes(site, pools, settings, errors);
   out.users = build_users(site, out.classes, errors);
+  out.groups = build_groups(site, out.classes, errors);
   return out;
 }
 

@@ -512,3 +512,54 @@ TEST_CASE("log rotation, health and accounting keys: bounds and types name the k
   CHECK(problems[0] == "log max_files must be 1..1000");
   CHECK(problems[1] == "health disk_warn_percent must be 0..100");
 }
+
+TEST_CASE("share groups: unknown parent, cycle, a user in two groups, weight, depth", "[config][errors]") {
+  const std::string g = "[[group]]\n";  // each case's first line is `next`
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + g + "name = \"x\"\nparent = \"nonesuch\"\n"), "site.toml", next + 2,
+                           "group 'x' names parent 'nonesuch', which is neither a class nor a group");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + g + "name = \"x\"\n"), "site.toml", next, "group 'x' names no parent");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + g + "parent = \"normal\"\n"), "site.toml", next, "has no name");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + g + "name = \"x\"\nparent = \"normal\"\nshare = 3\n"), "site.toml",
+                           next + 3, "unknown key 'share' in group 'x'");
+  // a -> b -> a: reported at a's parent line.
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + g + "name = \"a\"\nparent = \"b\"\n" + g + "name = \"b\"\nparent = \"a\"\n"),
+                           "site.toml", next + 2, "cycle in group parents: a -> b -> a");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + g + "name = \"a\"\nparent = \"a\"\n"), "site.toml", next + 2,
+                           "cycle in group parents: a -> a");
+  // ann under p and again under q, which hangs from p: both in class normal's tree.
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + g + "name = \"p\"\nparent = \"normal\"\nusers = [\"ann\"]\n" + g +
+                                  "name = \"q\"\nparent = \"p\"\nusers = [\"ann\"]\n"),
+                           "site.toml", next + 7, "user 'ann' is in group 'q' and already in group 'p'");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + g + "name = \"x\"\nparent = \"normal\"\nweight = 0\n"), "site.toml",
+                           next + 3, "group 'x': weight 0 is not allowed");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + g + "name = \"normal\"\nparent = \"normal\"\n"), "site.toml", next,
+                           "group 'normal' has the name of a class");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + g + "name = \"x\"\nparent = \"normal\"\n" + g + "name = \"x\"\nparent = \"normal\"\n"),
+                           "site.toml", next + 3, "duplicate group 'x'");
+  // Groups hang from FAIR_SHARE classes only.
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "[[class]]\nname = \"rigid\"\npolicy = \"FIXED_SHARE\"\nnodepool = \"main\"\n" +
+                                  g + "name = \"x\"\nparent = \"rigid\"\n"),
+                           "site.toml", next + 6, "class 'rigid' is FIXED_SHARE; share groups apply to FAIR_SHARE classes only");
+  // A class that lists its users admits no other user through a group.
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "users = [\"ann\"]\n" + g + "name = \"x\"\nparent = \"normal\"\nusers = [\"bob\"]\n"),
+                           "site.toml", next + 4, "group 'x' lists user 'bob', who may not use class 'normal'");
+}
+
+TEST_CASE("share groups: at most 16 levels below a class; a user may be in one group per class", "[config][errors]") {
+  // g1 under the class, g2 under g1, ... each table three lines, its parent on the third.
+  const auto chain = [](int levels) {
+    std::string text = base_toml;
+    for (int k = 1; k <= levels; ++k)
+      text += "[[group]]\nname = \"g" + std::to_string(k) + "\"\nparent = \"" + (k == 1 ? std::string("normal") : "g" + std::to_string(k - 1)) + "\"\n";
+    return text;
+  };
+  CHECK(native(chain(16)).scheduling.groups.size() == 16);
+  // g17's parent line: next + 3 * 16 + 2
+  RMBUS_CHECK_CONFIG_ERROR(native(chain(17)), "site.toml", next + 3 * 16 + 2,
+                           "group 'g17' is 17 levels below class 'normal'; at most 16 are allowed");
+  // The same user in groups of two different classes is fine.
+  auto ok = native(base_toml + "[[class]]\nname = \"high\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"main\"\n" +
+                   "[[group]]\nname = \"p\"\nparent = \"normal\"\nusers = [\"ann\"]\n" +
+                   "[[group]]\nname = \"q\"\nparent = \"high\"\nusers = [\"ann\"]\n");
+  CHECK(ok.scheduling.groups.size() == 2);
+}

@@ -6,6 +6,7 @@
 
 #include "config/detail/values.hpp"
 #include "config/loader.hpp"
+#include "config/render.hpp"
 #include "support.hpp"
 
 namespace rc = rmbus::config;
@@ -261,4 +262,38 @@ TEST_CASE("[security]: off by default, one line turns CURVE on, paths resolve ne
                            "security.keys: a file path must not be empty");
   RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[security]\ncurve = \"yes\"\n" + one_pool, "s.toml"), "s.toml", 2,
                            "curve");
+}
+
+TEST_CASE("share groups: [[group]] tables with parent, weight, priority and users", "[config][native]") {
+  const std::string text = one_pool + R"(
+[[class]]
+name = "normal"
+policy = "FAIR_SHARE"
+nodepool = "main"
+
+[[group]]
+name = "physics"
+parent = "normal"
+weight = 2
+
+[[group]]
+name = "lhc"
+parent = "physics"
+priority = -1
+users = ["ann", "bob", "ann"]
+)";
+  auto cfg = rc::parse_native(text, "site.toml");
+  const auto& g = cfg.scheduling.groups;
+  REQUIRE(g.size() == 2);
+  CHECK(g[0].name == "physics");
+  CHECK(g[0].parent == "normal");
+  CHECK(g[0].weight == 2);
+  CHECK(g[0].priority == 0);  // default
+  CHECK(g[0].users.empty());
+  CHECK(g[1].parent == "physics");
+  CHECK(g[1].weight == 1);  // default: a group weighs as one user
+  CHECK(g[1].priority == -1);
+  CHECK(g[1].users == std::vector<std::string>{"ann", "bob"});  // a repeated name is listed once
+  // render() writes them back so that they read back equal.
+  CHECK(rc::parse_native(rc::render(cfg), "<rendered>") == cfg);
 }
