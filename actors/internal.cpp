@@ -103,6 +103,7 @@ messages::job_schedule to_schedule(const core::job_plan& p) {
   j.memory_mb = p.memory_mb_per_process;
   j.user = p.user.str();
   j.class_name = p.class_name;
+  j.group = p.group;
   j.given = static_cast<std::uint64_t>(std::max(0, p.given));
   j.demand = static_cast<std::uint64_t>(std::max<std::int64_t>(0, p.demand));
   j.fair_share = static_cast<std::uint64_t>(std::max<std::int64_t>(0, p.fair_share));

@@ -190,6 +190,21 @@ value explanation_of(const core::job_explanation& e) {
   if (e.estimated_end) m["estimated_end"] = to_value(*e.estimated_end);
   if (e.estimated_start) m["estimated_start"] = to_value(*e.estimated_start);
   m["text"] = value{e.text()};
+  if (!e.group.empty()) m["group"] = value{e.group};
+  if (!e.path.empty()) {
+    value::array path;
+    for (const auto& l : e.path) {
+      value::map lm;
+      lm["level"] = value{l.level};
+      lm["name"] = value{l.name};
+      lm["weight"] = value{static_cast<std::int64_t>(l.weight)};
+      lm["priority"] = value{static_cast<std::int64_t>(l.priority)};
+      lm["demand_quanta"] = value{l.demand_qshares};
+      lm["awarded_quanta"] = value{l.awarded_qshares};
+      path.emplace_back(std::move(lm));
+    }
+    m["path"] = value{std::move(path)};
+  }
   return value{std::move(m)};
 }
 
@@ -210,6 +225,23 @@ value::map answer_query(scheduler_actor* self, const std::string& cmd, const val
     }
     r["quantum_mb"] = value{v.quantum_mb};
     r["classes"] = value{std::move(classes)};
+    if (!v.groups.empty()) {  // only with share groups configured
+      value::array groups;
+      for (const auto& g : v.groups) {
+        value::map gm;
+        gm["class"] = value{g.class_name};
+        gm["group"] = value{g.name};
+        gm["parent"] = value{g.parent};
+        gm["depth"] = value{static_cast<std::int64_t>(g.depth)};
+        gm["weight"] = value{static_cast<std::int64_t>(g.weight)};
+        gm["priority"] = value{static_cast<std::int64_t>(g.priority)};
+        gm["demand_by_order"] = by_order(g.demand_by_order);
+        gm["awarded_by_order"] = by_order(g.awarded_by_order);
+        gm["pure_fair_share_quanta"] = value{g.pure_fair_share_qshares};
+        groups.emplace_back(std::move(gm));
+      }
+      r["groups"] = value{std::move(groups)};
+    }
     std::int64_t total = 0, free = 0, up = 0;
     for (const auto& mv : v.machines) {
       if (mv.state != core::machine_state::up) continue;

@@ -61,6 +61,9 @@ struct job_schedule {
   std::uint64_t given = 0;
   std::uint64_t demand = 0;
   std::uint64_t fair_share = 0;
+  // Optional on the wire, and sent only when set: the innermost share group of the job's user in its class
+  // (configured [[group]] tables); empty when the user is in none, or from an RM without groups.
+  std::string group;
 
   friend bool operator==(const job_schedule&, const job_schedule&) = default;
 };

@@ -86,3 +86,13 @@ TEST_CASE("a share under a reclaim grace carries its deadline into rm.state, sti
   REQUIRE(j.shares[0].reclaim_at_ms.has_value());
   CHECK(*j.shares[0].reclaim_at_ms == 1'700'000'045'000ULL);
 }
+
+TEST_CASE("a job plan's share group reaches its rm.state entry") {
+  rmbus::core::job_plan p;
+  p.id = rmbus::core::job_id{"j1"};
+  p.class_name = "normal";
+  p.group = "lhc";
+  CHECK(to_schedule(p).group == "lhc");
+  p.group.clear();
+  CHECK(to_schedule(p).group.empty());
+}

@@ -297,3 +297,23 @@ users = ["ann", "bob", "ann"]
   // render() writes them back so that they read back equal.
   CHECK(rc::parse_native(rc::render(cfg), "<rendered>") == cfg);
 }
+
+TEST_CASE("the share group example in docs/configuration.md extends the complete example", "[config][native]") {
+  auto doc = rc::test::data_dir().parent_path().parent_path().parent_path() / "docs" / "configuration.md";
+  std::ifstream in(doc);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string md = text.str();
+  const auto block = [&](std::size_t from) {
+    auto begin = md.find("```toml\n", from);
+    REQUIRE(begin != std::string::npos);
+    begin += 8;
+    return md.substr(begin, md.find("```", begin) - begin);
+  };
+  const auto groups_at = md.find("### Share groups");
+  REQUIRE(groups_at != std::string::npos);
+  auto cfg = rc::parse_native(block(0) + block(groups_at), "docs/configuration.md examples");
+  REQUIRE(cfg.scheduling.groups.size() == 2);
+  CHECK(cfg.scheduling.groups[1].parent == "physics");
+}

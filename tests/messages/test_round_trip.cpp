@@ -139,3 +139,25 @@ TEST_CASE("rm_state: a share's optional reclaim_at_ms round-trips, and is absent
   CHECK(share1.as_map()->size() == 5);
   CHECK(share1.as_map()->count("reclaim_at_ms") == 1);
 }
+
+TEST_CASE("rm.state's optional group key: sent only when set, absent decodes as empty") {
+  const auto body = encode(samples::env(), samples::full_rm_state());
+  auto tree = decode_value("rm.state", body);
+  REQUIRE(tree.ok());
+  const auto& jobs = *tree.value().as_map()->at("jobs").as_array();
+  // j1's user is in share group "physics"; j2 and j3 are in none, so their maps carry no "group" key.
+  REQUIRE(jobs.at(0).as_map()->count("group") == 1);
+  CHECK(*jobs.at(0).as_map()->at("group").as_string() == "physics");
+  CHECK(jobs.at(1).as_map()->count("group") == 0);
+  CHECK(jobs.at(2).as_map()->count("group") == 0);
+  auto r = decode_rm_state(topics::rm_state, body);
+  REQUIRE(r.ok());
+  CHECK(r.value().jobs.at(0).group == "physics");
+  CHECK(r.value().jobs.at(1).group.empty());
+  // A group that is not a string is named in the error.
+  auto bad = tree.value();
+  (*bad.as_map()->at("jobs").as_array())[0].as_map()->at("group") = value{std::uint64_t{7}};
+  auto e = decode_rm_state(topics::rm_state, encode_value(bad));
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().message().find("group") != std::string::npos);
+}
