@@ -56,7 +56,6 @@ value to_value(const core::job_plan& p) {
   m["order"] = value{static_cast<std::int64_t>(p.order)};
   m["user"] = value{p.user.str()};
   m["class"] = value{p.class_name};
-  if (!p.group.empty()) m["group"] = value{p.group};
   m["demand"] = value{p.demand};
   m["fair_share"] = value{p.fair_share};
   value::array shares;

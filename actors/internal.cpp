@@ -93,7 +93,7 @@ core::work_item to_core(const messages::work_item& w) {
   return c;
 }
 
-messages::job_schedule to_schedule(const core::job_plan& p) {
+messages::job_schedule to_schedule(const core::job_plan& p, const std::string& group) {
   messages::job_schedule j;
   j.id = p.id.str();
   j.status = p.status == core::job_status::scheduled ? messages::job_status::scheduled
@@ -103,7 +103,7 @@ messages::job_schedule to_schedule(const core::job_plan& p) {
   j.memory_mb = p.memory_mb_per_process;
   j.user = p.user.str();
   j.class_name = p.class_name;
-  j.group = p.group;
+  j.group = group;
   j.given = static_cast<std::uint64_t>(std::max(0, p.given));
   j.demand = static_cast<std::uint64_t>(std::max<std::int64_t>(0, p.demand));
   j.fair_share = static_cast<std::uint64_t>(std::max<std::int64_t>(0, p.fair_share));

@@ -43,7 +43,8 @@ std::int64_t wall_clock_ms();
 core::work_item to_core(const messages::work_item& w);
 
 // A job's plan as its rm.state entry (with the How Much numbers monitors read).
-messages::job_schedule to_schedule(const core::job_plan& p);
+// `group`: the job's share group as its plan names it (schedule_plan::group_of).
+messages::job_schedule to_schedule(const core::job_plan& p, const std::string& group = {});
 
 // Per-user megabytes (the allotment bookkeeping) keyed by plain user names.
 std::map<std::string, std::uint64_t> by_user_name(const std::map<core::user_id, std::uint64_t>& mb);

@@ -156,7 +156,7 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   out.preempted = static_cast<std::uint64_t>(plan.counts.preempted);
   out.evicted = static_cast<std::uint64_t>(plan.counts.evicted);
   out.jobs.reserve(plan.jobs.size());
-  for (const auto& j : plan.jobs) out.jobs.push_back(to_schedule(j));
+  for (const auto& j : plan.jobs) out.jobs.push_back(to_schedule(j, plan.group_of(j)));
   out.np_mb = by_user_name(st.sched->nonpreemptable_mb_by_user());
   out.machines_complete = st.send_all_machines;
   out.machines = changed_machines(st, st.send_all_machines);

@@ -6,6 +6,11 @@
 
 namespace rmbus::core {
 
+const share_tree& cluster_model::tree_of(int cls) const {
+  static const share_tree none;
+  return cls >= 0 && static_cast<std::size_t>(cls) < trees.size() ? trees[static_cast<std::size_t>(cls)] : none;
+}
+
 bool cluster_model::in_subtree(int p, int ancestor) const {
   while (p >= 0) {
     if (p == ancestor) return true;

@@ -40,7 +40,6 @@ struct pool_rec {
 struct class_rec {
   resource_class def;
   int pool = -1;  // index into pools, -1 when the class's pool is not in this tree
-  share_tree tree;  // its share groups (FAIR_SHARE); empty: users directly under the class, as in DUCC
 };
 
 struct machine_rec {
@@ -136,6 +135,13 @@ struct cluster_model {
   scheduling_settings settings;
   std::vector<pool_rec> pools;  // [0] is the top-level pool
   std::vector<class_rec> classes;
+  // Per class (same index): its share groups (FAIR_SHARE); an empty tree puts the users directly under the
+  // class, as in DUCC. Kept beside the class records rather than in them, so that the stages reading
+  // classes every round walk records of the same size as before groups existed.
+  std::vector<share_tree> trees;
+  // The share tree of class `cls`: an empty one when the model has none for it (a model built by hand).
+  const share_tree& tree_of(int cls) const;
+  std::vector<std::string> group_names;  // every class's share groups, class by class (schedule_plan's)
   std::vector<user_limit> user_limits;
   std::vector<machine_rec> machines;
   std::vector<share_rec> shares;

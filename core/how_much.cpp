@@ -536,16 +536,17 @@ struct counter {
       user_group[i] = m.jobs[static_cast<std::size_t>(cj[by_user[i].begin].slot)].group;
       user_names[i] = &m.users[static_cast<std::size_t>(by_user[i].user_slot)].str();
     }
-    apportion_share_tree(rec.tree, user_group, user_names, users, class_blocks, class_pfs, tree_user_pfs, tree_awards,
+    const share_tree& tree = m.tree_of(c);
+    apportion_share_tree(tree, user_group, user_names, users, class_blocks, class_pfs, tree_user_pfs, tree_awards,
                          apportion_ws);
-    for (std::size_t g = 0; g < rec.tree.groups.size(); ++g) {
+    for (std::size_t g = 0; g < tree.groups.size(); ++g) {
       const auto& a = tree_awards[g];
       if (!a.present) continue;
-      const auto& def = rec.tree.groups[g];
+      const auto& def = tree.groups[g];
       group_load load;
       load.class_name = rec.def.name;
       load.name = def.name;
-      load.parent = def.parent < 0 ? rec.def.name : rec.tree.groups[static_cast<std::size_t>(def.parent)].name;
+      load.parent = def.parent < 0 ? rec.def.name : tree.groups[static_cast<std::size_t>(def.parent)].name;
       load.depth = def.depth;
       load.weight = def.weight;
       load.priority = def.priority;
@@ -582,8 +583,9 @@ struct counter {
       users[i].wanted = wants_by_order(cj.data() + by_user[i].begin, cj.data() + by_user[i].end);
     std::vector<std::vector<std::pair<int, std::int64_t>>> user_orders(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) user_orders[i] = users[i].wanted;
-    const share_tree& tree = m.classes[static_cast<std::size_t>(c)].tree;
-    if (tree.empty()) apportion_qshares(users, class_blocks, apportion_ws);
+    const share_tree& tree = m.tree_of(c);
+    const bool grouped = !tree.empty();  // read once: the loops below write job records
+    if (!grouped) apportion_qshares(users, class_blocks, apportion_ws);
     else count_groups(c, by_user, cj, users, class_blocks, class_pfs);
     std::vector<std::int64_t> user_qshares(users.size());
     for (std::size_t ui = 0; ui < by_user.size(); ++ui) {
@@ -614,7 +616,7 @@ struct counter {
       auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
       const auto& u = by_user[static_cast<std::size_t>(x.user)];
       j.given = static_cast<int>(x.given);
-      const std::int64_t pfs_of_user = tree.empty() ? user_pfs : tree_user_pfs[static_cast<std::size_t>(x.user)];
+      const std::int64_t pfs_of_user = grouped ? tree_user_pfs[static_cast<std::size_t>(x.user)] : user_pfs;
       j.pfs_qshares = pfs_of_user / static_cast<std::int64_t>(u.end - u.begin);
       if (x.given != 0 || x.cap <= 0) continue;
       if (max_subtree[static_cast<std::size_t>(pool)] < x.order) {
@@ -622,7 +624,7 @@ struct counter {
         continue;
       }
       auto& text = nothing_for[static_cast<std::size_t>(x.user)];
-      if (text.empty() && j.group >= 0 && !tree.empty())
+      if (text.empty() && grouped && j.group >= 0)
         write_text(text, "fair share counted nothing: class ", cname, " got ", class_qshares, " quanta, group ",
                    tree.groups[static_cast<std::size_t>(j.group)].name, " ",
                    group_qshares(tree_awards[static_cast<std::size_t>(j.group)]), " quanta, user ",

@@ -61,8 +61,13 @@ nodepool_scheduler::nodepool_scheduler(std::string top_pool, scheduler_config cf
     r.def = c;
     for (std::size_t p = 0; p < model_.pools.size(); ++p)
       if (model_.pools[p].name == c.nodepool) r.pool = static_cast<int>(p);
-    if (c.policy == policy::fair_share && !cfg.groups.empty()) r.tree = share_tree::of_class(cfg.groups, c.name);
     model_.classes.push_back(r);
+    auto& tree = model_.trees.emplace_back();
+    if (c.policy == policy::fair_share && !cfg.groups.empty()) tree = share_tree::of_class(cfg.groups, c.name);
+    for (auto& g : tree.groups) {
+      g.plan_index = static_cast<int>(model_.group_names.size());
+      model_.group_names.push_back(g.name);
+    }
   }
 }
 
@@ -301,7 +306,7 @@ job_explanation nodepool_scheduler::explain(const job_id& id) const {
   e.estimated_end = std::move(estimates.end);
   e.estimated_start = std::move(estimates.start);
   if (j.cls >= 0 && j.group >= 0)
-    e.group = model_.classes[static_cast<std::size_t>(j.cls)].tree.groups[static_cast<std::size_t>(j.group)].name;
+    e.group = model_.tree_of(j.cls).groups[static_cast<std::size_t>(j.group)].name;
   if (!j.refused && j.cls >= 0 && model_.policy_of(j) == policy::fair_share) e.path = share_path(it->second);
   return e;
 }
@@ -311,6 +316,7 @@ job_explanation nodepool_scheduler::explain(const job_id& id) const {
 std::vector<share_level> nodepool_scheduler::share_path(int ji) const {
   const auto& j = model_.jobs[static_cast<std::size_t>(ji)];
   const auto& rec = model_.classes[static_cast<std::size_t>(j.cls)];
+  const auto& tree = model_.tree_of(j.cls);
   const auto quanta_of = [](const std::map<int, std::int64_t>& by_order) {
     std::int64_t q = 0;
     for (const auto& [o, n] : by_order) q += static_cast<std::int64_t>(o) * n;
@@ -325,9 +331,9 @@ std::vector<share_level> nodepool_scheduler::share_path(int ji) const {
     }
   path.push_back(cls);
   std::vector<int> chain;  // innermost first
-  for (int g = j.group; g >= 0; g = rec.tree.groups[static_cast<std::size_t>(g)].parent) chain.push_back(g);
+  for (int g = j.group; g >= 0; g = tree.groups[static_cast<std::size_t>(g)].parent) chain.push_back(g);
   for (auto g = chain.rbegin(); g != chain.rend(); ++g) {
-    const auto& def = rec.tree.groups[static_cast<std::size_t>(*g)];
+    const auto& def = tree.groups[static_cast<std::size_t>(*g)];
     share_level level{"group", def.name, def.weight, def.priority, 0, 0};
     for (const auto& l : last_groups_)
       if (l.class_name == rec.def.name && l.name == def.name) {

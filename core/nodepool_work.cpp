@@ -61,7 +61,7 @@ void nodepool_scheduler::arrive(const work_item& item) {
   }
   j.cls = cls;
   const auto& rc = model_.classes[static_cast<std::size_t>(cls)];
-  if (!rc.tree.empty()) j.group = rc.tree.group_of(item.user.str());
+  if (const auto& tree = model_.tree_of(cls); !tree.empty()) j.group = tree.group_of(item.user.str());  // else -1
   if (rc.pool < 0) {
     refuse(j, reason_code::class_not_in_pool,
            "class " + rc.def.name + " schedules in pool " + rc.def.nodepool + ", not in " + model_.top_pool);
@@ -279,11 +279,12 @@ int nodepool_scheduler::apply_one(const work_item& item, int ji) {
       const bool reindex = cur.submitted_ms != item.submitted_ms || cur.user != item.user;
       if (reindex) model_.unindex_job(ji);
       assign_fields(cur, item);
-      if (reindex) model_.index_job(ji);
-      // A new user may sit in another share group of the class.
-      auto& j = model_.jobs[static_cast<std::size_t>(ji)];
-      if (j.cls >= 0 && !model_.classes[static_cast<std::size_t>(j.cls)].tree.empty())
-        j.group = model_.classes[static_cast<std::size_t>(j.cls)].tree.group_of(cur.user.str());
+      if (reindex) {
+        model_.index_job(ji);
+        // A new user may sit in another share group of the class.
+        auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+        if (const auto& tree = model_.tree_of(j.cls); !tree.empty()) j.group = tree.group_of(cur.user.str());
+      }
     }
   }
   reconcile_processes(ji, item);

@@ -15,9 +15,11 @@ void assign_if_changed(T& dst, const T& src) {
 
 const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t now_ms, jobs_in_id_order order) {
   if (rebuild_ || m.job_set_changes != job_set_seen_ || sources_.size() != m.jobs_by_id.size()) merge_jobs(m, order);
+  with_groups_ = !m.group_names.empty();
   for (std::size_t k = 0; k < plan_.jobs.size(); ++k) fill(m, k);
 
   plan_.pool = m.top_pool;
+  if (plan_.group_names.size() != m.group_names.size()) plan_.group_names = m.group_names;  // fixed per scheduler
   plan_.now_ms = now_ms;
   plan_.quantum_mb = m.quantum_mb;
   auto& c = plan_.counts;
@@ -88,15 +90,10 @@ void plan_keeper::fill(const cluster_model& m, std::size_t k) {
     const auto* rc = m.class_of(j);
     p.class_name = rc != nullptr ? rc->name : std::string{};
     src.cls = j.cls;
-    src.group = -1;
-    p.group.clear();
   }
-  if (src.group != j.group) {
-    // Only a class with share groups sets one (nodepool_scheduler::arrive).
-    p.group = j.group >= 0 ? m.classes[static_cast<std::size_t>(j.cls)].tree.groups[static_cast<std::size_t>(j.group)].name
-                           : std::string{};
-    src.group = j.group;
-  }
+  // Only a class with share groups sets one (nodepool_scheduler::arrive); the index is the class tree's.
+  if (with_groups_)
+    p.group = j.group >= 0 ? m.tree_of(j.cls).groups[static_cast<std::size_t>(j.group)].plan_index : -1;
   p.demand = j.demand;
   p.fair_share = j.order > 0 ? j.pfs_qshares / j.order : 0;
   // The share list, rebuilt only when a share of the job changed since it was last built. Versions are

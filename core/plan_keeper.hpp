@@ -48,7 +48,6 @@ class plan_keeper {
     std::uint64_t version = 0;  // the job's shares_version its share list was built from (0: never)
     int user_slot = -1;         // its user (cluster_model::users) when the user name was copied
     int cls = -2;               // its class when the class name was copied (-1: none)
-    int group = -1;             // its share group when the group name was copied (-1: none)
   };
 
   void merge_jobs(const cluster_model& m, jobs_in_id_order order);
@@ -59,6 +58,7 @@ class plan_keeper {
 
   schedule_plan plan_;
   std::vector<source> sources_;
+  bool with_groups_ = false;  // the model has share groups (fill() then sets job_plan::group)
   std::vector<const share_rec*> by_creation_;  // fill()'s scratch: a job's shares in plan order
   std::uint64_t job_set_seen_ = 0;  // cluster_model::job_set_changes at the last merge
   bool rebuild_ = true;

@@ -55,6 +55,13 @@ const char* to_string(reason_code r) {
   return "?";
 }
 
+const std::string& schedule_plan::group_of(const job_plan& j) const {
+  static const std::string none;
+  return j.group >= 0 && static_cast<std::size_t>(j.group) < group_names.size()
+             ? group_names[static_cast<std::size_t>(j.group)]
+             : none;
+}
+
 const job_plan* schedule_plan::find(const job_id& id) const {
   for (const auto& j : jobs)
     if (j.id == id) return &j;

@@ -75,7 +75,9 @@ struct job_plan {
   // For monitors: who asked, in which class, and the numbers its count came from (processes).
   user_id user;
   std::string class_name;               // empty when no class resolved (refused)
-  std::string group;                    // its user's innermost share group in the class; empty: none
+  // Its user's innermost share group in the class: an index into schedule_plan::group_names (an int, not
+  // a name, so that a plan without groups moves no more strings than before); -1: none.
+  int group = -1;
   std::int64_t demand = 0;              // what its remaining work could use (step 2 of the cap)
   std::int64_t fair_share = 0;          // pure fair share before bonus shares
 
@@ -102,6 +104,10 @@ struct schedule_plan {
   std::uint64_t quantum_mb = 0;
   std::vector<job_plan> jobs;  // sorted by job id
   schedule_counts counts;
+  std::vector<std::string> group_names;  // every share group of the pool's classes (job_plan::group)
+
+  // The name of the job's share group; "" when it has none.
+  const std::string& group_of(const job_plan& j) const;
 
   const job_plan* find(const job_id& id) const;
   bool operator==(const schedule_plan&) const = default;

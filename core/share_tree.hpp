@@ -44,6 +44,7 @@ struct share_tree {
     int depth = 1;    // 1: directly under the class
     int weight = 1;
     int priority = 0;
+    int plan_index = -1;  // its place in cluster_model::group_names (set by the scheduler)
   };
   std::vector<group> groups;               // parents before children
   std::map<std::string, int> group_of_user;  // user name -> its innermost group (lookup only)

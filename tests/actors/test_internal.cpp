@@ -91,8 +91,11 @@ TEST_CASE("a job plan's share group reaches its rm.state entry") {
   rmbus::core::job_plan p;
   p.id = rmbus::core::job_id{"j1"};
   p.class_name = "normal";
-  p.group = "lhc";
-  CHECK(to_schedule(p).group == "lhc");
-  p.group.clear();
-  CHECK(to_schedule(p).group.empty());
+  p.group = 0;
+  rmbus::core::schedule_plan plan;
+  plan.group_names = {"lhc"};
+  CHECK(to_schedule(p, plan.group_of(p)).group == "lhc");
+  p.group = -1;
+  CHECK(plan.group_of(p).empty());
+  CHECK(to_schedule(p, plan.group_of(p)).group.empty());
 }
