@@ -545,7 +545,7 @@ TEST_CASE("share groups: unknown parent, cycle, a user in two groups, weight, de
                            "site.toml", next + 4, "group 'x' lists user 'bob', who may not use class 'normal'");
 }
 
-TEST_CASE("share groups: at most 16 levels below a class; a user may be in one group per class", "[config][errors]") {
+TEST_CASE("share groups: at most 16 levels below a class, and a user in one group per class", "[config][errors]") {
   // g1 under the class, g2 under g1, ... each table three lines, its parent on the third.
   const auto chain = [](int levels) {
     std::string text = base_toml;

@@ -49,7 +49,7 @@ const group_load& load_of(const pool_view& v, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("the seed's example in quanta: A 1/3, B 2/3, C 0; A1 1/9, A2 2/9; B1 2/3, B2 0") {
+TEST_CASE("the seed's example in quanta: A 1/3, B 2/3, C 0, then A1 1/9, A2 2/9, B1 2/3, B2 0") {
   harness h(seed_tree());
   h.machines("n", 9, 4);  // 9 machines of 4 quanta = 36 quanta; every job has order 1 and wants 1000
   seed_jobs(h);
