@@ -64,6 +64,7 @@ void job_accounting::take_schedule(const std::vector<messages::job_schedule>& jo
     }
     const auto& s = *it->second;
     if (!s.class_name.empty() && t.rec.class_name.empty()) t.rec.class_name = s.class_name;  // its default class
+    if (!s.group.empty()) t.rec.group = s.group;  // its user's share group in that class, as rm.state names it
     std::map<std::string, messages::share_status> now;
     std::uint64_t quanta = 0;
     for (const auto& sh : s.shares) {

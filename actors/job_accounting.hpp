@@ -16,7 +16,8 @@
 //  - preemptions / evictions suffered: shares newly listed as `preempt` / `evict`;
 //  - times (ms since the epoch): submitted as the work map says, started at the first rm.state listing a
 //    share for it (0: it never ran), finished at the round that saw it finish.
-// `group` is empty until share groups exist; the field is there so a reader's schema need not change.
+// `group` is the share group rm.state names for the job (its user's innermost [[group]] in its class); empty
+// when the user is in none.
 //
 // Time is an input (the rounds' and schedules' timestamps), so the arithmetic is testable and deterministic.
 // Memory: one entry per live job and, per job, its currently listed shares.
@@ -39,7 +40,7 @@ struct job_record {
   std::string kind;   // job, service, ap, reservation
   std::string user;
   std::string class_name;
-  std::string group;  // empty: share groups do not exist yet
+  std::string group;  // the share group rm.state names for it; empty: none
   std::string ended;  // "completed" (the map said so) or "gone" (it left the map)
   std::uint64_t quanta_ms = 0;
   std::uint64_t processes = 0;

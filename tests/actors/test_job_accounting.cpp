@@ -170,3 +170,16 @@ TEST_CASE("the JSON line escapes what the bus may carry and keeps the field orde
   CHECK(e.detail.at("group").empty());
   CHECK(e.detail.size() == 13);
 }
+
+TEST_CASE("a job's record names the share group rm.state gives it", "[actors][accounting]") {
+  job_accounting acc;
+  const std::vector<msg::work_item> one{item("j1", "alice", 500)};
+  CHECK(acc.take_work(ptrs(one), 1000).empty());
+  auto j = job("j1", {share("s1", 1, st::running)});
+  j.group = "physics";
+  acc.take_schedule({j}, 2000);
+  const auto done = acc.take_work({}, 3000);
+  REQUIRE(done.size() == 1);
+  CHECK(done[0].group == "physics");
+  CHECK(done[0].user == "alice");
+}
