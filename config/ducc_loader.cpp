@@ -12,6 +12,7 @@
 #include "config/detail/ducc_rm_keys.hpp"
 #include "config/detail/java_properties.hpp"
 #include "config/detail/nodefile.hpp"
+#include "config/detail/text_checks.hpp"
 #include "config/detail/values.hpp"
 #include "config/loader.hpp"
 #include "config/timing_bounds.hpp"
@@ -47,11 +48,13 @@ core::scheduler_config read_class_files(const std::filesystem::path& classes_pat
     errors.add(classes_named_at, "cannot read class file '" + classes_path.string() + "'");
     return {};
   }
+  detail::check_utf8_lines(*text, classes_path.string(), errors);
   detail::parse_ducc_classes(*text, classes_path.string(), site, nodefiles, errors);
   if (!users_path.empty()) {
     if (auto users = read_file(users_path)) {
       detail::site_decls registry;
       std::vector<detail::nodefile_ref> ignored;
+      detail::check_utf8_lines(*users, users_path.string(), errors);
       detail::parse_ducc_classes(*users, users_path.string(), registry, ignored, errors);
       for (const auto& p : registry.nodepools) {
         errors.add(p.loc, "a user registry may hold User stanzas only, not Nodepool '" + p.name + "'");
@@ -165,6 +168,7 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
     errors.add(file, 0, "cannot read properties file");
     errors.throw_if_any();
   }
+  detail::check_utf8_lines(*text, file, errors);
   auto props = detail::parse_java_properties(*text);
   // Keys outside ducc.rm.* belong to other DUCC daemons and are none of our business, except the few read
   // below. Inside it, a key no DUCC release ships and no DUCC RM reads can only be a typo: refused, with the

@@ -17,7 +17,8 @@ std::string quote(const std::string& text) {
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20) {
+        // TOML allows no control character unescaped in a basic string, DEL (0x7f) included.
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
           static const char* hex = "0123456789abcdef";
           out += "\\u00";
           out += hex[(c >> 4) & 0xf];

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/detail/text_checks.hpp"
 #include "config/detail/values.hpp"
 
 namespace rmbus::config::detail {
@@ -66,6 +67,12 @@ void read_host_file(const std::filesystem::path& path, const source_loc& named_a
   if (!read_lines(path, lines)) {
     errors.add(named_at, "cannot read nodefile '" + path.string() + "'");
     return;
+  }
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (!valid_utf8(lines[i])) {
+      errors.add({path.string(), static_cast<int>(i + 1)}, "line is not valid UTF-8 (configuration files are UTF-8 text)");
+      lines[i].clear();  // its hosts would be names no heartbeat can carry
+    }
   }
   if (path.extension() == ".regex") {
     read_regex_file(path, lines, pool, errors);

@@ -563,3 +563,32 @@ TEST_CASE("share groups: at most 16 levels below a class, and a user in one grou
                    "[[group]]\nname = \"q\"\nparent = \"high\"\nusers = [\"ann\"]\n");
   CHECK(ok.scheduling.groups.size() == 2);
 }
+
+// Found by fuzz_native_config and fuzz_ducc_config (docs/reliability.md, "Hostile input"): bytes that are not
+// UTF-8 in a DUCC file or nodefile used to become class or node names, which then made `rmbus --check-config`
+// print TOML its own reader refused (and no heartbeat could ever carry such a node name).
+TEST_CASE("a line that is not valid UTF-8 in a DUCC file or a nodefile names its file and line", "[config][errors]") {
+  scratch_dir dir;
+  const std::string bad = "debu\xff\xfeg";
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Class " + bad + " { policy = FIXED_SHARE ; nodepool = main }\n"),
+                           "ducc.classes", 3, "not valid UTF-8");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes, "User alice { max-allotment = 1 }\nUser " + bad + " { }\n"),
+                           "ducc.users", 2, "not valid UTF-8");
+  // A truncated sequence (0xdb wants one continuation byte) in a host name of a nodefile, on both roads.
+  dir.write("main.nodes", "n1\nbM\xdb[m02.example.org\n");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Nodepool main { nodefile = main.nodes }\n"
+                                     "Class normal { policy = FAIR_SHARE ; nodepool = main }\n"),
+                           "main.nodes", 2, "not valid UTF-8");
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[[nodepool]]\nname = \"main\"\nnodefile = \"main.nodes\"\n", "site.toml",
+                                            dir.path()),
+                           "main.nodes", 2, "not valid UTF-8");
+  dir.write("ducc.classes", base_classes);
+  auto props = dir.write("ducc.properties", "ducc.ws.port = 1\nducc.jd.host.user = " + bad + "\n");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 2, "not valid UTF-8");
+  // Overlong forms and surrogates are not UTF-8 either; valid multi-byte names are fine.
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Class a\xc0\xaf { policy = FIXED_SHARE ; nodepool = main }\n"),
+                           "ducc.classes", 3, "not valid UTF-8");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Class a\xed\xa0\x80 { policy = FIXED_SHARE ; nodepool = main }\n"),
+                           "ducc.classes", 3, "not valid UTF-8");
+  CHECK_NOTHROW(ducc(dir, base_classes + "Class d\xc3\xa9j\xc3\xa0-vu { policy = FIXED_SHARE ; nodepool = main }\n"));
+}

@@ -186,3 +186,18 @@ TEST_CASE("render writes [security] when CURVE is on, and it reads back equal", 
   CHECK(text.find("[security]\ncurve = true\n") != std::string::npos);
   CHECK(rc::parse_native(text, "<rendered>") == cfg);
 }
+
+// Found by fuzz_ducc_config: a class name holding DEL (0x7f), valid in ducc.classes, was printed unescaped,
+// which TOML forbids in a basic string, so the rendering did not read back.
+TEST_CASE("render escapes every control character, DEL included, so names holding them read back", "[config][render]") {
+  rc::test::scratch_dir dir;
+  auto classes = dir.write("ducc.classes", "Nodepool main { }\n"
+                                           "Class de\x7f\x01g { policy = FAIR_SHARE ; nodepool = main ; default = true }\n");
+  dir.write("ducc.properties", "ducc.rm.share.quantum = 1\n");
+  const auto cfg = rc::load_ducc(dir.path() / "ducc.properties");
+  REQUIRE(cfg.scheduling.classes.size() == 1);
+  CHECK(cfg.scheduling.classes[0].name == "de\x7f\x01g");
+  const auto text = rc::render(cfg);
+  CHECK(text.find("\"de\\u007f\\u0001g\"") != std::string::npos);
+  CHECK(rc::parse_native(text, "rendered.toml") == cfg);
+}
