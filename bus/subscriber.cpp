@@ -85,10 +85,17 @@ bool subscriber::impl::receive_one() {
   if (!socket.recv(frame, zmq::recv_flags::dontwait)) return false;
   // Keep the first three frames (enough to report a wrong count with its topic), count and discard the rest.
   // The remaining frames of a multipart message are already here: ZeroMQ delivers a message whole.
+  // A body beyond max_body_bytes is refused on its size alone and never copied: a 100 MB frame costs ZeroMQ's
+  // buffer only, not a second 100 MB.
   std::string kept[3];
   std::uint32_t frames = 0;
+  std::size_t oversized_body = 0;
   while (true) {
-    if (frames < 3) kept[frames] = frame.to_string();
+    if (frames == 1 && frame.size() > options.limits.max_body_bytes) {
+      oversized_body = frame.size();
+    } else if (frames < 3) {
+      kept[frames] = frame.to_string();
+    }
     if (frames < UINT32_MAX) ++frames;
     if (!frame.more()) break;
     if (!socket.recv(frame, zmq::recv_flags::dontwait)) break;  // cannot happen for a whole message
@@ -96,6 +103,15 @@ bool subscriber::impl::receive_one() {
   if (frames != 2) {
     reject({printable_topic(kept[0], options.max_topic_bytes), "",
             "expected 2 frames [topic, body], got " + std::to_string(frames)},
+           frames);
+    return true;
+  }
+  if (oversized_body > 0) {
+    auto topic = check_topic(kept[0], options.max_topic_bytes) ? printable_topic(kept[0], options.max_topic_bytes)
+                                                               : std::move(kept[0]);
+    reject({std::move(topic), "",
+            "body of " + std::to_string(oversized_body) + " bytes exceeds max_body_bytes (" +
+                std::to_string(options.limits.max_body_bytes) + ")"},
            frames);
     return true;
   }

@@ -340,3 +340,32 @@ TEST_CASE("per-stream and per-topic tables stay bounded whatever topics and name
   CHECK(st.by_topic.size() == 2);
   CHECK(st.by_topic.at("tb.b") == 1);
 }
+
+TEST_CASE("a body beyond max_body_bytes is refused on its size, naming it and the limit, and the next one is delivered") {
+  zmq::context_t ctx;
+  inbox in;
+  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
+  opts.limits.max_body_bytes = 1024;
+  subscriber sub{ctx, opts, in.handlers()};
+  sub.start();
+  zmq::socket_t raw{ctx, zmq::socket_type::pub};
+  raw.set(zmq::sockopt::linger, 1000);
+  raw.connect(sub.endpoint());
+  std::uint64_t warm_seq = 0;
+  REQUIRE(send_until_arrived([&] { send_raw(raw, {"big.warm", envelope_body(++warm_seq, "raw")}); },
+                             [&](auto t) { return in.wait_count("big.warm", 1, t); }));
+  // A valid envelope followed by 2,000 bytes of padding: 1 byte too many is enough, the size alone decides.
+  auto padded = envelope_body(1, "raw");
+  padded.append(2000, 'x');
+  send_raw(raw, {"big.x", padded});
+  send_raw(raw, {"big.x", envelope_body(1, "raw")});
+  REQUIRE(in.wait_count("big.x", 1, 20s));
+  const auto bad = in.bad();
+  REQUIRE(bad.size() == 1);
+  CHECK(bad[0].error.topic == "big.x");
+  CHECK(bad[0].frames == 2);
+  CHECK(bad[0].error.what ==
+        "body of " + std::to_string(padded.size()) + " bytes exceeds max_body_bytes (1024)");
+  CHECK(sub.stats().bad_messages == 1);
+  CHECK(in.on_topic("big.x").size() == 1);
+}
