@@ -187,8 +187,9 @@ TEST_CASE("render writes [security] when CURVE is on, and it reads back equal", 
   CHECK(rc::parse_native(text, "<rendered>") == cfg);
 }
 
-// Found by fuzz_ducc_config: a class name holding DEL (0x7f), valid in ducc.classes, was printed unescaped,
-// which TOML forbids in a basic string, so the rendering did not read back.
+// Next to what fuzz_ducc_config found (bytes that are not UTF-8 in a class name): a class name holding DEL
+// (0x7f), which is valid UTF-8, was printed unescaped, which TOML forbids in a basic string, so the rendering
+// did not read back.
 TEST_CASE("render escapes every control character, DEL included, so names holding them read back", "[config][render]") {
   rc::test::scratch_dir dir;
   auto classes = dir.write("ducc.classes", "Nodepool main { }\n"
