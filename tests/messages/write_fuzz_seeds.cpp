@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   const envelope env{schema_version, 7, 1'700'000'000'000, "rm-1:intake"};
   const payload samples[] = {samples::full_node_ops(),     samples::full_node_changes(),
-                             samples::full_node_snapshot(), node_sync_request{"rm-2:scheduler"},
+                             samples::full_node_snapshot(), node_sync_request{"rm-2:scheduler", "alpha"},
                              samples::full_work_slice(),    samples::full_round_start(),
                              samples::full_pool_plan(),     round_done{12},
                              samples::full_admin_query(),   samples::full_admin_answer(),
