@@ -345,10 +345,9 @@ TEST_CASE("a 100 MB body and a heartbeat with a 10 MB node name are refused with
 TEST_CASE("heartbeats from 100,000 invented node names fill max_nodes, the rest are refused with a limit event, and memory stops growing at the bound") {
   scene s;
   constexpr std::size_t storm = 100'000;  // with the 6 real nodes, 6 more than max_nodes (100,000)
-  // Sends heartbeats from `count` names `prefix`0.. at a bounded pace (the bus queues are 10,000 deep; a
-  // storm faster than the RM drains would only measure ZeroMQ's drops).
-  // 500 heartbeats per 20 ms: at most 25,000 a second, what one intake drains on this shared machine; faster
-  // storms queue in the intake's mailbox (docs/reliability.md: an open finding).
+  // Sends heartbeats from `count` names `prefix`0.. at a bounded pace: 500 per 20 ms, at most 25,000 a second,
+  // what one intake drains on this shared machine. Faster storms queue in the intake's mailbox, which this
+  // test would measure instead of the table's bound (docs/reliability.md: an open finding).
   constexpr std::size_t pace_batch = 500;
   auto send_storm = [&](const std::string& prefix, std::size_t count) {
     msg::heartbeat hb;
@@ -357,7 +356,8 @@ TEST_CASE("heartbeats from 100,000 invented node names fill max_nodes, the rest 
     for (std::size_t i = 0; i < count; ++i) {
       hb.node = prefix + std::to_string(i);
       s.pub.publish(msg::topics::heartbeat, hb);
-      if (i % pace_batch == pace_batch - 1) std::this_thread::sleep_for(20ms);  // pacing the sender, not waiting for a result
+      // Pacing the sender, not waiting for a result.
+      if (i % pace_batch == pace_batch - 1) std::this_thread::sleep_for(20ms);
     }
   };
   const auto limit_event = [&] { return find_event(s.watch, "limit", "what", "max_nodes"); };
