@@ -76,6 +76,8 @@ for t in "${targets[@]}"; do
   findings="$build/findings/$t"
   mkdir -p "$corpus" "$findings"
   log="$build/findings/$t.log"
+  started="$build/findings/$t.started"  # only inputs written by this run are reported
+  touch "$started"
   echo "== $t: ${seconds} s from ${seeds[$t]} (corpus $corpus)"
   set +e
   # -rss_limit_mb bounds a run that allocates without limit (reported as an out-of-memory finding);
@@ -86,7 +88,8 @@ for t in "${targets[@]}"; do
   rc=$?
   set -e
   grep -E '^#[0-9]+[[:space:]]+(INITED|DONE)|^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)' "$log" || true
-  found=$(find "$findings" -maxdepth 1 -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | sort)
+  found=$(find "$findings" -maxdepth 1 -type f -newer "$started" \
+    \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' \) | sort)
   if [ $rc -ne 0 ] || [ -n "$found" ]; then
     status=1
     echo "!! $t found something (exit $rc); log $log"
