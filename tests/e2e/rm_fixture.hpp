@@ -73,9 +73,6 @@ class rm_fixture {
   std::string log_file() const { return dir_ + "/rmbus.log"; }
   // Arguments the next start_rm() adds to every rmbus process (e.g. --inject-fault ...).
   void set_extra_args(std::vector<std::string> args) { extra_args_ = std::move(args); }
-  // The process id of rmbus process `process` (0: the single process, or A of a split layout; 1: B), e.g. to
-  // read its resident memory from /proc.
-  pid_t pid(std::size_t process = 0) const { return procs_.at(process)->pid(); }
 
  private:
   layout how_;

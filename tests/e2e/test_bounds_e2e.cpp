@@ -221,7 +221,7 @@ struct scene {
     f.cluster().start();
     f.cluster().submit(job("alice-1", "alice", 2));
     REQUIRE(still_schedules(f.cluster(), "alice-1", 2));
-    before_mb = rss_mb(f.pid());
+    before_mb = rss_mb(f.rm_pid());
     REQUIRE(before_mb > 0);
   }
   static rmbus::bus::publisher_options options(const std::string& endpoint) {
@@ -232,7 +232,7 @@ struct scene {
     return po;
   }
   ts::fake_cluster& c() { return f.cluster(); }
-  double now_mb() { return rss_mb(f.pid()); }
+  double now_mb() { return rss_mb(f.rm_pid()); }
 };
 
 // How far above its level before any flood the RM's resident memory may be after each. A refused body is freed
