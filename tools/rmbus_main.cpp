@@ -132,6 +132,12 @@ int main(int argc, char** argv) {
     std::cerr << "rmbus: " << e.what() << "\n";
     return 2;
   }
+  // A level given on the command line holds while the configuration is read too, so that the loader's own
+  // lines (e.g. the ducc.rm.* keys it ignores, at debug level) are seen; the process's logger replaces this one.
+  if (const auto level = rmbus::config::parse_log_level(o.log_level)) {
+    spdlog::set_default_logger(spdlog::stderr_color_mt("rmbus.config"));
+    spdlog::set_level(*level);
+  }
   rmbus::config::rm_config cfg;
   try {
     cfg = load(native, ducc, o);
