@@ -75,6 +75,8 @@ class apportioner {
     first_.assign(n_ + 1, 0);
     weight_.assign(n_, 0);
     demand_q_.assign(n_, 0);
+    got_q_.assign(n_, 0);
+    target_.assign(n_, 0);
     working_.assign(n_, 0);
     for (std::size_t e = 0; e < n_; ++e) {
       first_[e] = slot_entity_.size();
@@ -144,25 +146,30 @@ class apportioner {
     return gave;
   }
 
-  // Deserved qshares: the weighted part of the total, water-filled so that an entity wanting less than its
-  // part (in quanta) is deserved exactly its demand and the rest is shared by the others in the same pass
-  // (DUCC: floor(total * w / W) and later passes, which drift); then the floors, and the leftover qshares
-  // one each by largest remainder (ties: entity order; DUCC: entity order).
+  // Deserved qshares: the weighted part of the total (held + free), water-filled so that an entity wanting
+  // less than its part (in quanta) is deserved exactly its demand and the rest is shared by the others in the
+  // same pass (DUCC: floor(total * w / W) of the free space alone, and later passes, which drift); then the
+  // floors, the leftover qshares one each by largest remainder (ties: entity order; DUCC: entity order), and
+  // what each entity already holds is taken off.
   void deserve(std::int64_t total, std::int64_t w_sum) {
     ++pass_no_;
-    std::int64_t rest = total, w_rest = w_sum;
-    // One sweep in order of demand per weight: once an entity's demand exceeds the current level, so do
-    // all after it (removing a capped entity only raises the level). The last pass's order is the
-    // starting point: demands shrink a little from pass to pass, so it is often still in order.
+    // Held + free, not the free space alone: splitting only what is left by weight again would take from an
+    // entity what an earlier pass owed it but could not give at its order (a small class behind a class
+    // with large-order work).
+    std::int64_t held = 0;
+    for (std::size_t e : alive_) held += got_q_[e];
+    const std::int64_t whole = total + held;
+    std::int64_t rest = whole, w_rest = w_sum;
+    const auto need = [&](std::size_t e) { return got_q_[e] + demand_q_[e]; };
     by_need_.erase(std::remove_if(by_need_.begin(), by_need_.end(), [&](std::size_t e) { return !working_[e]; }),
                    by_need_.end());
     const auto less_need = [&](std::size_t a, std::size_t b) {
       if (equal_weights_) {
-        if (demand_q_[a] != demand_q_[b]) return demand_q_[a] < demand_q_[b];
+        if (need(a) != need(b)) return need(a) < need(b);
         return a < b;
       }
-      const auto x = static_cast<__int128>(demand_q_[a]) * weight_[b];
-      const auto y = static_cast<__int128>(demand_q_[b]) * weight_[a];
+      const auto x = static_cast<__int128>(need(a)) * weight_[b];
+      const auto y = static_cast<__int128>(need(b)) * weight_[a];
       if (x != y) return x < y;
       return a < b;
     };
@@ -170,29 +177,24 @@ class apportioner {
     zero_deserved_.clear();
     for (std::size_t e : by_need_) {
       if (w_rest <= 0) break;
-      // demand_q <= rest * w / w_rest ?
-      if (static_cast<__int128>(demand_q_[e]) * w_rest > static_cast<__int128>(rest) * weight_[e]) break;
+      if (static_cast<__int128>(need(e)) * w_rest > static_cast<__int128>(rest) * weight_[e]) break;
       capped_at_[e] = pass_no_;
-      deserved_[e] = demand_q_[e];
-      if (deserved_[e] <= 0) zero_deserved_.push_back(e);
-      rest -= demand_q_[e];
+      target_[e] = need(e);
+      rest -= need(e);
       w_rest -= weight_[e];
     }
-    // (Entities that stopped working are read nowhere below: their deserved and counters go stale.)
     std::int64_t handed = 0;
     by_rem_.clear();
     for (std::size_t e : alive_) {
       if (capped_at_[e] != pass_no_) {
-        deserved_[e] = w_rest > 0 ? rest * weight_[e] / w_rest : 0;
+        target_[e] = w_rest > 0 ? rest * weight_[e] / w_rest : 0;
         if (!equal_weights_) rem_[e] = w_rest > 0 ? (rest * weight_[e]) % w_rest : 0;
         by_rem_.push_back(e);
-        if (deserved_[e] <= 0) zero_deserved_.push_back(e);
       }
-      handed += deserved_[e];
+      handed += target_[e];
       pass_given_[e] = 0;
       out_of_w_[e] = 0;
     }
-    // Equal weights leave equal remainders, so by_rem_ (entity order) is already in order.
     if (!equal_weights_) {
       const auto larger_rem = [&](std::size_t a, std::size_t b) {
         if (rem_[a] != rem_[b]) return rem_[a] > rem_[b];
@@ -201,9 +203,13 @@ class apportioner {
       if (!std::is_sorted(by_rem_.begin(), by_rem_.end(), larger_rem)) std::sort(by_rem_.begin(), by_rem_.end(), larger_rem);
     }
     for (std::size_t e : by_rem_) {
-      if (handed >= total) break;
-      ++deserved_[e];
+      if (handed >= whole) break;
+      ++target_[e];
       ++handed;
+    }
+    for (std::size_t e : alive_) {
+      deserved_[e] = std::max<std::int64_t>(0, target_[e] - got_q_[e]);
+      if (deserved_[e] <= 0) zero_deserved_.push_back(e);
     }
   }
 
@@ -318,6 +324,7 @@ class apportioner {
       slot_want_[pt.slot] -= pt.whole;
       pass_given_[e] += pt.whole * o;
       demand_q_[e] -= pt.whole * o;
+      got_q_[e] += pt.whole * o;
     }
     return taken;
   }
@@ -386,6 +393,8 @@ class apportioner {
   bool equal_weights_ = true;
   // Per entity.
   std::vector<std::int64_t> weight_, demand_q_, deserved_, pass_given_, rem_;
+  std::vector<std::int64_t> got_q_;    // qshares given in earlier passes
+  std::vector<std::int64_t> target_;   // deserve's water-fill of held + free space
   std::vector<char> working_, out_of_w_;
   std::vector<std::uint64_t> capped_at_;  // the pass in which the water-fill last capped the entity
   std::uint64_t pass_no_ = 0;

@@ -4,8 +4,9 @@
 //
 // It splits free space, given as blocks by size (free_blocks), among entities that each want some number
 // of nshares of one or more orders, by weight, in qshares, while handing out whole processes:
-//   pass loop: deserved quanta water-filled by weight over what each entity still wants (floors, then
-//              the leftover quanta by largest remainder); orders from the largest wanted down: each
+//   pass loop: deserved quanta water-filled by weight over what each entity holds from earlier passes
+//              plus what it still wants (floors, then the leftover quanta by largest remainder), less
+//              what it holds; orders from the largest wanted down: each
 //              entity's entitlement in processes is min(nshares(o) * w / W, room / o), whole parts first,
 //              then one more for each remainder of half a process or more, largest first, while nshares
 //              last (DUCC: floor(t / o), one whole process for any sliver); the nshares handed out at an

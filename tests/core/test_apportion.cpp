@@ -125,6 +125,24 @@ TEST_CASE("G: a job larger than every block gets nothing and no error") {
   CHECK(v.total_qshares() == 10);
 }
 
+TEST_CASE("a small class behind a large-order one keeps its max-min share across passes: 9 / 39") {
+  // 6 free blocks of order 8 = 48 quanta. normal (weight 100) wants 16 processes of order 2 and 28 of order
+  // 1; low (weight 50) wants 9 of order 1. Max-min by weight: low's part 48 x 50/150 = 16 > 9, so low gets
+  // its 9 and normal the other 39. Pass 1: normal takes 16 x 2 = 32 at order 2; at order 1 (16 left) low's
+  // weighted part is 16 x 50/150 = 5.3 -> 5 and normal's room is 7. Pass 2 must still owe low 4 of the last
+  // 4 quanta (it was deserved 9 and holds 5); splitting them by weight again left low at 6, normal at 42.
+  auto v = blocks({{8, 6}});
+  apportion_entity normal;
+  normal.weight = 100;
+  normal.wanted = {{2, 16}, {1, 28}};
+  std::vector<apportion_entity> es{normal, entity(50, 1, 9)};
+  apportion_qshares(es, v);
+  CHECK(es[0].given_at(2) == 16);
+  CHECK(es[0].given_at(1) == 7);
+  CHECK(es[0].given_qshares() == 39);
+  CHECK(es[1].given_qshares() == 9);
+}
+
 TEST_CASE("an entitlement of half a process or more is rounded up to one whole process") {
   // One 4-block and two 1-blocks (6 quanta); X order 4, Y order 1, equal weights: deserved 3 / 3.
   // Order 4: nshares(4) = 1, X's entitlement min(1 * 1/2, 3/4) = 0.5 process -> rounded up to 1 (4 quanta).
