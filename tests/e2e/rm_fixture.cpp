@@ -62,6 +62,23 @@ default = true
 )toml";
 }
 
+const std::map<std::string, std::uint64_t>& node_quanta() {
+  static const std::map<std::string, std::uint64_t> quanta{{"a1", 8}, {"a2", 8}, {"a3", 8}, {"a4", 8}, {"b1", 8}, {"b2", 8}};
+  return quanta;
+}
+
+test_support::job_spec job(const std::string& id, const std::string& user, const std::string& cls, std::uint64_t mb,
+                           std::uint64_t max_processes, messages::work_kind kind) {
+  test_support::job_spec j;
+  j.id = id;
+  j.user = user;
+  j.class_name = cls;
+  j.memory_mb = mb;
+  j.max_processes = max_processes;
+  j.kind = kind;
+  return j;
+}
+
 rm_fixture::rm_fixture(layout how, placement_options where, std::string extra_config)
     : how_(how), where_(std::move(where)) {
   char tmpl[] = "/tmp/rmbus-e2e-XXXXXX";

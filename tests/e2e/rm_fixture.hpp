@@ -13,6 +13,8 @@
 // 127.0.0.1:<port>`, the same port again after a restart), so parallel tests never meet on the default 9464.
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +31,13 @@ enum class layout { single, split, split_proxy };
 // Classes: normal (FAIR_SHARE, alpha, default), beta-normal (FAIR_SHARE, beta), reserve (RESERVE, alpha,
 // default), fixed (FIXED_SHARE, alpha).
 std::string test_config();
+
+// Those nodes' quanta, for test_support::double_bookings().
+const std::map<std::string, std::uint64_t>& node_quanta();
+
+// A job for the fake orchestrator.
+test_support::job_spec job(const std::string& id, const std::string& user, const std::string& cls, std::uint64_t mb,
+                           std::uint64_t max_processes = 0, messages::work_kind kind = messages::work_kind::job);
 
 // Where the processes run. By default everything is on loopback. For the two-host layout, `bus_host` is the
 // address the forwarder binds (process A's side of a veth pair) and `b_wrapper` starts process B in another

@@ -26,6 +26,7 @@
 #include "tests/e2e/rm_fixture.hpp"
 
 using namespace std::chrono_literals;
+using rmbus::e2e::job;
 using rmbus::e2e::layout;
 using rmbus::e2e::rm_fixture;
 namespace ts = rmbus::test_support;
@@ -36,18 +37,7 @@ namespace {
 
 constexpr auto deadline = 60s;
 const std::vector<std::string> cluster_nodes{"a1", "a2", "a3", "a4", "b1", "b2"};
-const std::map<std::string, std::uint64_t> quanta_of_nodes{{"a1", 8}, {"a2", 8}, {"a3", 8}, {"a4", 8}, {"b1", 8}, {"b2", 8}};
-
-ts::job_spec job(const std::string& id, const std::string& user, const std::string& cls, std::uint64_t mb,
-                 std::uint64_t max_processes) {
-  ts::job_spec j;
-  j.id = id;
-  j.user = user;
-  j.class_name = cls;
-  j.memory_mb = mb;
-  j.max_processes = max_processes;
-  return j;
-}
+const auto& quanta_of_nodes = rmbus::e2e::node_quanta();
 
 // share id -> node, for every process the orchestrator runs.
 std::map<std::string, std::string> running_processes(const ts::fake_cluster& c) {

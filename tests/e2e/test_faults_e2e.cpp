@@ -202,7 +202,7 @@ TEST_CASE("a node back with less memory than its shares hold loses only the shar
   REQUIRE(c.wait_state([&](const msg::rm_state& s) {
     return shares_with(s, "alice-1", msg::share_status::evict) == 0;
   }, deadline));
-  std::map<std::string, std::uint64_t> quanta{{"a1", 8}, {"a2", 8}, {"a3", 8}, {"a4", 8}, {"b1", 8}, {"b2", 8}};
+  auto quanta = rmbus::e2e::node_quanta();
   quanta[node] = 5;
   CHECK(ts::double_bookings(*c.last_state(), quanta).empty());
 }
@@ -252,8 +252,7 @@ void scheduler_failure_is_contained(const std::string& fault) {
       [&](const msg::rm_state& s) { return share_nodes(s, "carol-1") == carol && ts::active_shares(s, "dave-1") == 2; },
       deadline));
   // Nothing double-booked: beta's two 8 GB nodes hold carol's 3 and dave's 2 processes of 1 GB.
-  const std::map<std::string, std::uint64_t> quanta{{"a1", 8}, {"a2", 8}, {"a3", 8}, {"a4", 8}, {"b1", 8}, {"b2", 8}};
-  CHECK(ts::double_bookings(*c.last_state(), quanta).empty());
+  CHECK(ts::double_bookings(*c.last_state(), rmbus::e2e::node_quanta()).empty());
   CHECK(count_events(c, "pool_restarted", "pool", "alpha") == 0);
 }
 

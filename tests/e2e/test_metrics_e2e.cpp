@@ -20,6 +20,7 @@
 #include "tests/e2e/rm_fixture.hpp"
 
 using namespace std::chrono_literals;
+using rmbus::e2e::job;
 using rmbus::e2e::layout;
 using rmbus::e2e::rm_fixture;
 namespace ts = rmbus::test_support;
@@ -78,17 +79,6 @@ samples scrape_until(rm_fixture& f, int port, Pred pred) {
     s = scrape(port);
   }
   return s;
-}
-
-ts::job_spec job(const std::string& id, const std::string& user, const std::string& cls, std::uint64_t mb,
-                 std::uint64_t max_processes) {
-  ts::job_spec j;
-  j.id = id;
-  j.user = user;
-  j.class_name = cls;
-  j.memory_mb = mb;
-  j.max_processes = max_processes;
-  return j;
 }
 
 }  // namespace

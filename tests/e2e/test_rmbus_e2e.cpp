@@ -21,6 +21,7 @@
 #include "tests/e2e/rm_fixture.hpp"
 
 using namespace std::chrono_literals;
+using rmbus::e2e::job;
 using rmbus::e2e::layout;
 using rmbus::e2e::rm_fixture;
 namespace ts = rmbus::test_support;
@@ -30,23 +31,11 @@ namespace {
 
 constexpr auto deadline = 60s;
 
-ts::job_spec job(const std::string& id, const std::string& user, const std::string& cls, std::uint64_t mb,
-                 std::uint64_t max_processes = 0, msg::work_kind kind = msg::work_kind::job) {
-  ts::job_spec j;
-  j.id = id;
-  j.user = user;
-  j.class_name = cls;
-  j.memory_mb = mb;
-  j.max_processes = max_processes;
-  j.kind = kind;
-  return j;
-}
-
 bool all_on(const std::vector<std::string>& nodes, char pool_letter) {
   return std::all_of(nodes.begin(), nodes.end(), [&](const std::string& n) { return !n.empty() && n[0] == pool_letter; });
 }
 
-const std::map<std::string, std::uint64_t> quanta_of_nodes{{"a1", 8}, {"a2", 8}, {"a3", 8}, {"a4", 8}, {"b1", 8}, {"b2", 8}};
+const auto& quanta_of_nodes = rmbus::e2e::node_quanta();
 
 std::optional<msg::node_state> state_of(const msg::rm_nodes& n, const std::string& node) {
   for (const auto& r : n.nodes)
