@@ -19,6 +19,7 @@
 
 #include "actors/detail/spawn.hpp"
 #include "actors/rm_metrics.hpp"
+#include "actors/round_watch.hpp"
 #include "bus/bridge.hpp"
 #include "bus/curve.hpp"
 #include "bus/forwarder.hpp"
@@ -100,7 +101,7 @@ struct control_state {
   std::function<config::rm_config()> reload;
   std::vector<caf::actor> fixed;               // intake, diff, eviction, publication, admin
   std::map<std::string, caf::actor> schedulers;
-  std::map<std::string, std::uint64_t> unanswered;  // pool -> the round handed to its scheduler, no plan yet
+  round_watch unanswered;                      // rounds handed to local schedulers, no plan back yet
   std::set<std::string> watched;                    // work topics control is subscribed to
   caf::actor health;                           // when [health] is enabled
   envelope_stamper stamper{"control"};
@@ -145,7 +146,7 @@ void restart_scheduler(control_actor* self, const std::string& pool, const std::
   if (it == st.schedulers.end()) return;
   const auto old = it->second;
   st.schedulers.erase(it);
-  st.unanswered.erase(pool);
+  st.unanswered.forget(pool);
   self->demonitor(old);
   self->send_exit(old, caf::exit_reason::kill);
   spdlog::error("pool {}: its scheduler {}; a new one takes over and recovers the pool from the next work map", pool, why);
@@ -158,15 +159,14 @@ void restart_scheduler(control_actor* self, const std::string& pool, const std::
 void watch_rounds(control_actor* self, const messages::routed_message& m) {
   auto& st = self->state;
   if (const auto* plan = m.as<messages::pool_plan>()) {
-    auto it = st.unanswered.find(plan->pool);
-    if (it != st.unanswered.end() && it->second <= plan->cycle) st.unanswered.erase(it);
+    st.unanswered.answered(plan->pool, plan->cycle);
     return;
   }
   const auto* slice = m.as<messages::work_slice>();
   if (slice == nullptr) return;
   for (const auto& [pool, a] : st.schedulers) {
     if (m.topic != topics::work_topic(pool)) continue;
-    st.unanswered[pool] = slice->cycle;
+    st.unanswered.handed(pool, slice->cycle);
     self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.round_timeout_ms), atoms::timeout::value, pool,
                        slice->cycle);
     return;
@@ -246,8 +246,7 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
       },
       [self](atoms::timeout, const std::string& pool, std::uint64_t cycle) {
         auto& st = self->state;
-        auto it = st.unanswered.find(pool);
-        if (it == st.unanswered.end() || it->second != cycle) return;
+        if (!st.unanswered.overdue(pool, cycle)) return;
         restart_scheduler(self, pool,
                           "did not answer round " + std::to_string(cycle) + " within " +
                               std::to_string(st.env.cfg->runtime.round_timeout_ms) + " ms");
