@@ -92,6 +92,7 @@ std::vector<messages::machine_summary> changed_machines(scheduler_state& st, boo
   if (st.last_sent.size() < s.machine_count()) st.last_sent.resize(s.machine_count());
   for (std::size_t i = 0; i < s.machine_count(); ++i) {
     const auto b = s.machine_at(i);
+    if (b.foreign) continue;  // its own pool reports it
     auto& last = st.last_sent[i];
     const auto state = to_wire(b.state);
     const auto quanta = static_cast<std::uint64_t>(b.quanta);
@@ -133,7 +134,12 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   in.settling = slice.settling;
   for (const auto& [u, mb] : slice.other_np_mb) in.other_pools_nonpreemptable_mb[core::user_id{u}] = mb;
 
+  std::map<core::machine_id, int> foreign;
+  for (const auto& [node, n] : slice.foreign_processes)
+    foreign.emplace(core::machine_id{node}, static_cast<int>(std::min<std::uint64_t>(n, 1u << 30)));
+
   const auto t0 = std::chrono::steady_clock::now();
+  st.sched->set_foreign_processes(foreign);
   st.sched->apply_work(snapshot);
   const auto& plan = st.sched->schedule(in);
   const auto total_us =

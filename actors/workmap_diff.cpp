@@ -23,6 +23,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -45,6 +46,10 @@ struct diff_state {
   envelope_stamper stamper{"diff"};
   messages::decode_limits limits;
   std::optional<config::node_placement> placement;
+  // Node -> its top-level pool, by name as the work map gives it: placement runs regular expressions, and
+  // every live process of every round is looked up. Cleared on reconfiguration and when it outgrows
+  // twice max_nodes (names come from the orchestrator).
+  std::unordered_map<std::string, std::string> top_level_of_node;
   std::optional<workmap_gate> gate;
   std::vector<std::string> pools;                    // top-level pools, configuration order
   // The last map taken (every item in its last good version), shared with the round waiting for it: a map of
@@ -72,6 +77,7 @@ void configure(diff_actor* self, config_ptr cfg) {
   st.env.cfg = std::move(cfg);
   st.limits = limits_of(*st.env.cfg);
   st.placement.emplace(st.env.cfg->scheduling);
+  st.top_level_of_node.clear();
   if (!st.gate)
     st.gate.emplace(st.env.cfg->runtime.accept_any_orchestrator, 3 * st.env.cfg->runtime.orchestrator_publish_ms);
   st.pools.clear();
@@ -128,6 +134,13 @@ bool take_map(diff_actor* self, const messages::envelope& env) {
   return false;
 }
 
+const std::string& top_level_of(diff_state& st, const std::string& node) {
+  auto it = st.top_level_of_node.find(node);
+  if (it != st.top_level_of_node.end()) return it->second;
+  if (st.top_level_of_node.size() >= 2 * st.env.cfg->runtime.limits.max_nodes) st.top_level_of_node.clear();
+  return st.top_level_of_node.emplace(node, st.placement->place(node, "").top_level).first->second;
+}
+
 void start_round(diff_actor* self, const std::map<std::string, messages::work_item>& items) {
   auto& st = self->state;
   const auto& cfg = st.env.cfg->scheduling;
@@ -147,7 +160,7 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
     } else {
       for (const auto& p : w.processes)
         if (p.state != messages::process_state::ended) {
-          pool = st.placement->place(p.node, "").top_level;
+          pool = top_level_of(st, p.node);
           break;
         }
     }
@@ -162,6 +175,15 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
     if (rc != nullptr && rc->policy != core::policy::fair_share && w.state != messages::work_state::completed) {
       auto it = st.wants_more.find(id);
       if (it == st.wants_more.end() || it->second) waiting.push_back({w.user, pool, static_cast<std::int64_t>(w.submitted_ms), id});
+    }
+    // Live processes on another top-level pool's node (it moved there in a reconfiguration): that pool
+    // must not place anything on the node while they run.
+    for (const auto& p : w.processes) {
+      if (p.state == messages::process_state::ended || p.node.empty()) continue;
+      const auto& node_pool = top_level_of(st, p.node);
+      if (node_pool == pool) continue;
+      auto other = slices.find(node_pool);
+      if (other != slices.end()) ++other->second.foreign_processes[p.node];
     }
     slice->second.work.push_back(w);
   }

@@ -57,11 +57,18 @@ struct machine_rec {
   int blacklisted_shares = 0;    // live shares of refused (reconfigured away) work on it
   int nonpreemptable_used = 0;   // quanta held by fixed (non-preemptable) shares
   int reclaiming = 0;            // quanta held by shares awaiting their reclaim deadline (still running)
+  // A machine of another top-level pool, known here only because work of this pool still runs on it (its
+  // node moved to that pool in a reconfiguration): its shares are accounted and published, nothing is
+  // placed on it, and it counts nowhere as this pool's capacity.
+  bool foreign = false;
+  // Processes of OTHER top-level pools' work running on this machine (the same move seen from the node's new
+  // pool): the machine is blacklisted until they end, so it is never double-booked.
+  int foreign_processes = 0;
   std::vector<int> shares;       // live share slots
 
   int free() const { return order - used; }  // may be negative after a shrink or recovery
-  bool blacklisted() const { return admin_blacklisted || blacklisted_shares > 0; }
-  bool schedulable() const { return !down && !varied_off && !quiesced && !blacklisted(); }
+  bool blacklisted() const { return admin_blacklisted || blacklisted_shares > 0 || foreign_processes > 0; }
+  bool schedulable() const { return !foreign && !down && !varied_off && !quiesced && !blacklisted(); }
 };
 
 struct share_rec {

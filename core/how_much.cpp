@@ -18,6 +18,7 @@ namespace rmbus::core {
 int count_machines_of_order(const cluster_model& m, int pool, int lo, int hi, bool subtree) {
   int n = 0;
   for (const auto& mc : m.machines) {
+    if (mc.foreign) continue;
     const bool in_pool = subtree ? m.in_subtree(mc.pool, pool) : mc.pool == pool;
     if (in_pool && mc.order >= lo && mc.order <= hi) ++n;
   }
@@ -46,7 +47,8 @@ struct counter {
   void index_orders() {
     max_local.assign(m.pools.size(), 0);
     for (const auto& mc : m.machines)
-      max_local[static_cast<std::size_t>(mc.pool)] = std::max(max_local[static_cast<std::size_t>(mc.pool)], mc.order);
+      if (!mc.foreign)
+        max_local[static_cast<std::size_t>(mc.pool)] = std::max(max_local[static_cast<std::size_t>(mc.pool)], mc.order);
     max_subtree = max_local;
     for (int p : m.pool_postorder) {  // children come first
       const int parent = m.pools[static_cast<std::size_t>(p)].parent;
@@ -312,7 +314,8 @@ struct counter {
   int machines_of_order(int pool, int lo, int hi) {
     if (machines_by_order.empty()) {
       machines_by_order.assign(m.pools.size(), std::vector<int>(static_cast<std::size_t>(m.max_order) + 1, 0));
-      for (const auto& mc : m.machines) ++machines_by_order[static_cast<std::size_t>(mc.pool)][static_cast<std::size_t>(mc.order)];
+      for (const auto& mc : m.machines)
+        if (!mc.foreign) ++machines_by_order[static_cast<std::size_t>(mc.pool)][static_cast<std::size_t>(mc.order)];
     }
     int n = 0;
     for (int o = std::max(lo, 0); o <= std::min(hi, m.max_order); ++o) n += machines_by_order[static_cast<std::size_t>(pool)][static_cast<std::size_t>(o)];

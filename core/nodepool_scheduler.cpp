@@ -97,6 +97,15 @@ bool nodepool_scheduler::update_machine(const machine_report& r) {
     dirty_ = true;
   } else {
     mi = it->second;
+    auto& known = model_.machines[static_cast<std::size_t>(mi)];
+    if (known.foreign) {
+      // Reported as ours after all: it becomes one of this pool's machines, with the shares it holds.
+      scheduler_config cfg;
+      cfg.nodepools = pool_defs_;
+      known.foreign = false;
+      known.pool = pool_index(find_nodepool(cfg, r.name.str(), r.ip));
+      dirty_ = true;
+    }
   }
   auto& mc = model_.machines[static_cast<std::size_t>(mi)];
   if (mc.memory_mb != r.memory_mb || mc.order != order || mc.quiesced != r.quiesced || mc.down ||
@@ -187,6 +196,42 @@ bool nodepool_scheduler::vary_on(const machine_id& name) {
   model_.machines[static_cast<std::size_t>(it->second)].varied_off = false;
   dirty_ = true;
   return true;
+}
+
+int nodepool_scheduler::add_foreign_machine(const machine_id& name, std::uint64_t memory_mb) {
+  machine_rec mc;
+  mc.name = name;
+  mc.memory_mb = memory_mb;
+  mc.order = usable_machine_order(memory_mb, model_.settings.reserved_dram_mb, model_.quantum_mb);
+  mc.pool = pool_index(model_.top_pool);
+  mc.foreign = true;
+  const int mi = static_cast<int>(model_.machines.size());
+  model_.machines.push_back(mc);
+  model_.machine_index[name] = mi;
+  dirty_ = true;
+  return mi;
+}
+
+void nodepool_scheduler::set_foreign_processes(const std::map<machine_id, int>& per_node) {
+  std::vector<int> held;
+  for (const auto& [name, count] : per_node) {
+    auto it = model_.machine_index.find(name);
+    if (it == model_.machine_index.end() || count <= 0) continue;
+    auto& mc = model_.machines[static_cast<std::size_t>(it->second)];
+    if (mc.foreign) continue;  // another pool's machine here as well: nothing of ours to protect
+    held.push_back(it->second);
+    if (mc.foreign_processes != count) {
+      dirty_ = true;
+      mc.foreign_processes = count;
+    }
+  }
+  std::sort(held.begin(), held.end());
+  for (int mi : foreign_held_)
+    if (!std::binary_search(held.begin(), held.end(), mi)) {
+      model_.machines[static_cast<std::size_t>(mi)].foreign_processes = 0;
+      dirty_ = true;
+    }
+  foreign_held_ = std::move(held);
 }
 
 bool nodepool_scheduler::set_blacklisted(const machine_id& name, bool blacklisted) {
@@ -389,6 +434,7 @@ machine_brief nodepool_scheduler::machine_at(std::size_t slot) const {
   b.memory_mb = mc.memory_mb;
   b.quanta = mc.order;
   b.free_quanta = std::max(0, mc.free());
+  b.foreign = mc.foreign;
   return b;
 }
 
@@ -405,6 +451,7 @@ pool_view nodepool_scheduler::view() const {
   });
   for (int i : idx) {
     const auto& mc = model_.machines[static_cast<std::size_t>(i)];
+    if (mc.foreign) continue;  // its own pool reports it
     const auto b = machine_at(static_cast<std::size_t>(i));
     machine_view mv;
     mv.name = mc.name;

@@ -54,6 +54,7 @@ struct machine_brief {
   std::uint64_t memory_mb = 0;
   int quanta = 0;
   int free_quanta = 0;
+  bool foreign = false;  // another top-level pool's machine, here only for work of ours on it: not reported
 };
 
 class nodepool_scheduler {
@@ -74,6 +75,10 @@ class nodepool_scheduler {
   // Admin blacklist: evict what can be evicted (jobs, services), keep APs and reservations accounted,
   // allocate nothing new until cleared.
   bool set_blacklisted(const machine_id& name, bool blacklisted);
+  // Processes of other top-level pools' work running on this pool's machines (a node moved here in a
+  // reconfiguration while that work ran on it), counted per node; replaces the previous counts. Such a
+  // machine is blacklisted until they end: nothing new is placed on it. Unknown nodes are ignored.
+  void set_foreign_processes(const std::map<machine_id, int>& per_node);
 
   // ---- work -----------------------------------------------------------------------------------
   // The orchestrator's full work map for this pool. Reconciles: new work arrives (refusals decided here),
@@ -130,6 +135,7 @@ class nodepool_scheduler {
   int own_share_near(int job, const share_id& id, std::size_t& cursor) const;
   void mark_seen(int share_slot, const process_report& p);
   int pool_index(const std::string& name) const;
+  int add_foreign_machine(const machine_id& name, std::uint64_t memory_mb);
   std::vector<share_level> share_path(int job) const;
 
   cluster_model model_;
@@ -137,6 +143,7 @@ class nodepool_scheduler {
   std::vector<class_load> last_loads_;   // the last round's How Much, for view()
   std::vector<group_load> last_groups_;  // the same for share groups (empty without groups)
   bool dirty_ = true;                    // some input changed since the last round, or that round changed state
+  std::vector<int> foreign_held_;        // machines whose foreign_processes is not 0
   plan_keeper plan_;                     // the last round's plan, returned again for an unchanged round
   round_input last_input_;
   struct reconciled {

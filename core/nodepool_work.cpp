@@ -150,13 +150,17 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
       // Recovery: a live process the RM does not know (restart, reconfiguration).
       auto mit = model_.machine_index.find(p.node);
       if (mit == model_.machine_index.end() && p.node_memory_mb > 0) {
-        // Register the node from the orchestrator's record, but only if it belongs to this pool tree.
+        // Register the node from the orchestrator's record: as one of ours if it belongs to this pool tree,
+        // else as a foreign machine (its node is another top-level pool's now, e.g. after a reconfiguration),
+        // so that the process is accounted and published here, the job stays whole, and nothing new goes there.
         scheduler_config cfg;
         cfg.nodepools = pool_defs_;
         if (top_level_of(cfg, find_nodepool(cfg, p.node.str(), "")) == model_.top_pool || pool_defs_.empty()) {
           update_machine({p.node, "", p.node_memory_mb, false});
-          mit = model_.machine_index.find(p.node);
+        } else {
+          add_foreign_machine(p.node, p.node_memory_mb);
         }
+        mit = model_.machine_index.find(p.node);
       }
       if (mit == model_.machine_index.end()) {
         if (!j.refused) refuse(j, reason_code::unknown_node, "Cannot restore work because node " + p.node.str() + " is unknown.");
@@ -173,10 +177,12 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
       const int cp = model_.class_pool(j);
       const int mp = model_.machines[static_cast<std::size_t>(mi)].pool;
       const bool fair = model_.policy_of(j) == policy::fair_share;
-      if (!j.refused && cp >= 0 && (fair ? !model_.in_subtree(mp, cp) : mp != cp) &&
+      const bool foreign = model_.machines[static_cast<std::size_t>(mi)].foreign;
+      if (!j.refused && cp >= 0 && (foreign || (fair ? !model_.in_subtree(mp, cp) : mp != cp)) &&
           (fair || j.item.kind == work_kind::service)) {
-        // Recovered into a pool its class may not use (the configuration changed): fair-share work and
-        // services are evicted (they are re-placed or restarted); other non-preemptable work stays.
+        // Recovered into a pool its class may not use (the configuration changed; a foreign machine is
+        // another top-level pool's): fair-share work and services are evicted (they are re-placed or
+        // restarted); other non-preemptable work stays.
         model_.mark_removing(slot, share_status::evict);
         if (!fair) j.done = true;
       }

@@ -25,8 +25,10 @@ const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t no
   auto& c = plan_.counts;
   c = schedule_counts{};
   c.jobs = static_cast<int>(plan_.jobs.size());
-  c.nodes = static_cast<int>(m.machines.size());
-  for (const auto& mc : m.machines) c.schedulable_nodes += mc.schedulable() ? 1 : 0;
+  for (const auto& mc : m.machines) {
+    c.nodes += mc.foreign ? 0 : 1;
+    c.schedulable_nodes += mc.schedulable() ? 1 : 0;
+  }
   c.given = m.round_given;
   c.preempted = m.round_preempted;
   c.evicted = m.round_evicted;

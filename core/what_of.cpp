@@ -250,7 +250,7 @@ void what_of(cluster_model& m) {
       bool any_host = j.item.hosts.empty();
       if (!any_host)
         for (const auto& mc : m.machines)
-          if (m.in_subtree(mc.pool, m.class_pool(j)) && host_allowed(j, mc)) any_host = true;
+          if (!mc.foreign && m.in_subtree(mc.pool, m.class_pool(j)) && host_allowed(j, mc)) any_host = true;
       j.reason = any_host ? reason_code::waiting_for_preemptions : reason_code::no_machine_matches_hosts;
       j.reason_text = any_host ? "Waiting for preemptions." : "No machines match user specified list.";
     }

@@ -5,13 +5,14 @@
 namespace rmbus::messages {
 
 namespace {
-constexpr std::array<std::string_view, 5> root_keys{"cycle", "now_ms", "other_np_mb", "work", "settling"};
+constexpr std::array<std::string_view, 6> root_keys{"cycle", "now_ms", "other_np_mb", "work", "settling",
+                                                    "foreign_processes"};
 }  // namespace
 
 std::string encode(const envelope& env, const work_slice& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, msg.settling ? 5 : 4);
+  detail::pack_envelope_head(pk, env, 4 + (msg.settling ? 1 : 0) + (msg.foreign_processes.empty() ? 0 : 1));
   detail::pack_kv_uint(pk, "cycle", msg.cycle);
   detail::pack_kv_uint(pk, "now_ms", msg.now_ms);
   detail::pack_key(pk, "other_np_mb");
@@ -20,6 +21,10 @@ std::string encode(const envelope& env, const work_slice& msg) {
   pk.pack_array(static_cast<std::uint32_t>(msg.work.size()));
   for (const auto& w : msg.work) detail::pack_work_item(pk, w);
   if (msg.settling) detail::pack_kv_bool(pk, "settling", true);
+  if (!msg.foreign_processes.empty()) {
+    detail::pack_key(pk, "foreign_processes");
+    detail::pack_uint_map(pk, msg.foreign_processes);
+  }
   return detail::to_string(buf);
 }
 
@@ -37,6 +42,7 @@ result<work_slice> decode_work_slice(std::string_view topic, std::string_view bo
                             case 2: detail::read_uint_map(v, f, msg.other_np_mb); break;
                             case 3: detail::read_array(v, f, msg.work, detail::read_work_item); break;
                             case 4: detail::read(v, f, msg.settling); break;
+                            case 5: detail::read_uint_map(v, f, msg.foreign_processes); break;
                           }
                         });
     return msg;

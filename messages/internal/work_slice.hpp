@@ -5,6 +5,7 @@
 // The slice is complete (every work item whose class belongs to the pool): the scheduler differences it
 // against what it holds (core::nodepool_scheduler::apply_work). `other_np_mb` is the per-user allotment
 // already held or promised in the OTHER top-level pools (actors/allotment_partition.hpp).
+// `foreign_processes` counts, per node of this pool, the live processes of work that belongs to another pool.
 
 #include <cstdint>
 #include <map>
@@ -24,6 +25,10 @@ struct work_slice {
   std::map<std::string, std::uint64_t> other_np_mb;  // user -> MB
   std::vector<work_item> work;
   bool settling = false;  // a restarted RM's settle window: the round only reports (optional key, false)
+  // Node -> live processes of OTHER pools' work on this pool's node (the node moved here in a
+  // reconfiguration while that work ran on it): the scheduler places nothing there until they end
+  // (optional key, empty).
+  std::map<std::string, std::uint64_t> foreign_processes;
 
   friend bool operator==(const work_slice&, const work_slice&) = default;
 };

@@ -8,6 +8,7 @@ rmbus_add_test(NAME test_defragment SOURCES test_defragment.cpp LIBS rmbus_core 
 rmbus_add_test(NAME test_scheduler SOURCES test_scheduler.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_settle SOURCES test_settle.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_node_faults SOURCES test_node_faults.cpp LIBS rmbus_core TIMEOUT 60)
+rmbus_add_test(NAME test_node_moves SOURCES test_node_moves.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_core_purity SOURCES test_core_purity.cpp LIBS rmbus_core TIMEOUT 60)
 target_compile_definitions(test_core_purity PRIVATE RMBUS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 rmbus_add_test(NAME test_incremental SOURCES test_incremental.cpp LIBS rmbus_core rmbus_workload TIMEOUT 300)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -277,4 +278,88 @@ TEST_CASE("rmbus refuses a malformed --inject-fault with the reason") {
     CHECK(r.status == std::optional<int>{2});
     CHECK(r.output.find("--inject-fault") != std::string::npos);
   }
+}
+
+namespace {
+
+// A node whose name moves from pool alpha to pool beta in a reconfiguration while alpha's work runs on it:
+// the fair-share processes there are evicted and re-placed in alpha, the FIXED_SHARE one keeps running with
+// its share id, and beta places nothing on the node until that process ends; nothing is ever double-booked.
+void node_moves_to_another_pool(layout how) {
+  rm_fixture f{how};
+  auto& c = f.cluster();
+  c.start();
+  // Alpha's 32 quanta: fred's one 4 GB FIXED_SHARE process and 28 of alice's 1 GB processes fill it.
+  auto fred = job("fred-1", "fred", 4096, 1);
+  fred.class_name = "fixed";
+  c.submit(fred);
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return shares_with(s, "fred-1", msg::share_status::running) == 1; }, deadline));
+  c.submit(job("alice-1", "alice", 1024, 28));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return shares_with(s, "alice-1", msg::share_status::running) == 28; }, deadline));
+  const auto moved = ts::nodes_of(*c.last_state(), "fred-1").front();
+  const auto fred_share = share_nodes(*c.last_state(), "fred-1").begin()->first;
+  std::size_t alice_there = 0;
+  for (const auto& [id, node] : share_nodes(*c.last_state(), "alice-1")) alice_there += node == moved;
+  REQUIRE(alice_there == 4);  // 8 quanta: fred's 4 and 4 of alice's
+
+  std::set<std::string> double_booked;
+  c.set_state_observer([&](const msg::rm_state& s) {
+    for (const auto& n : ts::double_bookings(s, rmbus::e2e::node_quanta())) double_booked.insert(n);
+  });
+  // The new configuration lists the node in beta instead of alpha.
+  auto text = rmbus::e2e::test_config();
+  const auto quoted = "\"" + moved + "\"";
+  const auto in_alpha = text.find(quoted);
+  REQUIRE(in_alpha != std::string::npos);
+  text.erase(in_alpha, quoted.size() + (text.compare(in_alpha + quoted.size(), 2, ", ") == 0 ? 2 : 0));
+  if (text.compare(in_alpha - 2, 3, ", ]") == 0) text.erase(in_alpha - 2, 2);
+  const auto beta_nodes = text.find("nodes = [\"b1\", \"b2\"]");
+  REQUIRE(beta_nodes != std::string::npos);
+  text.insert(beta_nodes + std::string{"nodes = [\"b1\", \"b2\""}.size(), ", " + quoted);
+  INFO(text);
+  { std::ofstream{f.config_path()} << text; }
+  auto reconfigured = f.admin({"reconfigure"});
+  INFO(reconfigured.output);
+  REQUIRE(reconfigured.status == 0);
+
+  // The node reports in beta; alice's 4 processes there are evicted and made up in alpha's 24 quanta
+  // (32 - 8 of the moved node); fred's process keeps its share id and keeps running, its job whole.
+  REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) {
+    return std::any_of(n.nodes.begin(), n.nodes.end(), [&](const msg::node_report& r) { return r.node == moved && r.pool == "beta"; });
+  }, deadline));
+  REQUIRE(c.wait_state([&](const msg::rm_state& s) {
+    std::size_t there = 0;
+    for (const auto& [id, node] : share_nodes(s, "alice-1")) there += node == moved;
+    const auto* j = ts::find_job(s, "fred-1");
+    return there == 0 && shares_with(s, "alice-1", msg::share_status::running) == 24 && j != nullptr &&
+           j->status != msg::job_status::refused && share_nodes(s, "fred-1") == std::map<std::string, std::string>{{fred_share, moved}};
+  }, deadline));
+  // Beta wants 24 quanta of its own: it gets b1 and b2 (16), and nothing on the node while fred runs there.
+  c.submit(beta_job("dave-1", "dave", 24));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return shares_with(s, "dave-1", msg::share_status::running) == 16; }, deadline));
+  for (int round = 0; round < 5; ++round)
+    REQUIRE(c.wait_state([&](const msg::rm_state& s) {
+      const auto nodes = ts::nodes_of(s, "dave-1");
+      return std::find(nodes.begin(), nodes.end(), moved) == nodes.end();
+    }, 2s));
+  REQUIRE(c.wait_nodes([&](const msg::rm_nodes& n) {
+    return std::any_of(n.nodes.begin(), n.nodes.end(),
+                       [&](const msg::node_report& r) { return r.node == moved && r.state == msg::node_state::blacklisted; });
+  }, deadline));
+  // Fred's job ends: the node is beta's to fill.
+  c.complete("fred-1");
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return shares_with(s, "dave-1", msg::share_status::running) == 24; }, deadline));
+  CHECK(ts::nodes_of(*c.last_state(), "dave-1").size() == 3);
+  c.set_state_observer({});
+  CHECK(double_booked.empty());
+}
+
+}  // namespace
+
+TEST_CASE("one process: a node moved to another pool by a reconfiguration is never double-booked and its work is not lost") {
+  node_moves_to_another_pool(layout::single);
+}
+
+TEST_CASE("two processes: a node moved to the other process's pool by a reconfiguration is never double-booked") {
+  node_moves_to_another_pool(layout::split);
 }

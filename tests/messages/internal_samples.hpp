@@ -34,6 +34,7 @@ inline work_slice full_work_slice() {
   s.now_ms = 1'700'000'000'999;
   s.other_np_mb = {{"alice", 61440}, {"bob", 0}};
   s.work = full_workmap().work;
+  s.foreign_processes = {{"beta-n1", 2}, {"beta-n4", 1}};
   return s;
 }
 

@@ -145,6 +145,22 @@ TEST_CASE("a field of the wrong type is named with its path") {
   CHECK(slice.error().field == "other_np_mb");
 }
 
+TEST_CASE("a work slice's optional keys are left out when unset, and a slice without them decodes to their defaults") {
+  work_slice plain = samples::full_work_slice();
+  plain.foreign_processes.clear();
+  const auto body = encode(samples::env(), plain);
+  CHECK(body.find("foreign_processes") == std::string::npos);
+  CHECK(body.find("settling") == std::string::npos);
+  auto back = decode_work_slice("rm.internal.work.alpha", body);
+  REQUIRE(back.ok());
+  CHECK(back.value().foreign_processes.empty());
+  CHECK(back.value() == plain);
+  // A count that is not a whole number is named.
+  auto bad = decode_work_slice("rm.internal.work.alpha", with_key_as_string(samples::full_work_slice(), "foreign_processes"));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "foreign_processes");
+}
+
 TEST_CASE("a missing required key is named") {
   auto a = decode_round_start(it::round, without_key(samples::full_round_start(), "pools"));
   REQUIRE_FALSE(a.ok());
