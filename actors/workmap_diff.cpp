@@ -152,6 +152,7 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
   round.workmap_seq = st.pending_seq;
   round.workmap_src = st.pending_src;
   std::vector<waiting_np_work> waiting;
+  const std::vector<messages::work_process> no_processes;
   for (const auto& [id, w] : items) {
     std::string pool;
     const auto* rc = class_of(cfg, w);
@@ -177,8 +178,8 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
       if (it == st.wants_more.end() || it->second) waiting.push_back({w.user, pool, static_cast<std::int64_t>(w.submitted_ms), id});
     }
     // Live processes on another top-level pool's node (it moved there in a reconfiguration): that pool
-    // must not place anything on the node while they run.
-    for (const auto& p : w.processes) {
+    // must not place anything on the node while they run. (One pool: no node can be another's.)
+    for (const auto& p : slices.size() > 1 ? w.processes : no_processes) {
       if (p.state == messages::process_state::ended || p.node.empty()) continue;
       const auto& node_pool = top_level_of(st, p.node);
       if (node_pool == pool) continue;
