@@ -1,0 +1,153 @@
+// The forwarder's repeat shedding over real sockets on loopback (bus/forwarder.hpp, options.shed): one key's
+// repeats on the shed topic are dropped and counted; other keys, other topics, bodies without a readable key
+// and messages of more than two frames pass untouched; a gap of 0 set while running turns it off.
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <iterator>
+#include <map>
+#include <string>
+#include <zmq.hpp>
+#include <zmq_addon.hpp>
+
+#include "bus/forwarder.hpp"
+#include "messages/heartbeat.hpp"
+
+using namespace rmbus;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string heartbeat_of(const std::string& node, std::uint64_t seq) {
+  messages::heartbeat hb;
+  hb.node = node;
+  hb.ip = "10.0.0.1";
+  hb.memory_mb = 1024;
+  return messages::encode(messages::envelope{1, seq, 1700000000000, "agents"}, hb);
+}
+
+struct bench_bus {
+  zmq::context_t ctx;
+  bus::forwarder fwd;
+  zmq::socket_t pub{ctx, zmq::socket_type::pub};
+  zmq::socket_t sub{ctx, zmq::socket_type::sub};
+
+  explicit bench_bus(std::chrono::milliseconds gap) : fwd(ctx, options(gap)) {
+    fwd.start();
+    pub.set(zmq::sockopt::sndhwm, 100000);
+    sub.set(zmq::sockopt::rcvhwm, 100000);
+    sub.set(zmq::sockopt::subscribe, "");
+    sub.connect(fwd.sub_endpoint());
+    pub.connect(fwd.pub_endpoint());
+    // Past the slow-joiner window: a marker until one arrives, then drain.
+    for (auto deadline = std::chrono::steady_clock::now() + 10s;;) {
+      REQUIRE(std::chrono::steady_clock::now() < deadline);
+      send({"warm", "w"});
+      zmq::pollitem_t items[] = {{sub.handle(), 0, ZMQ_POLLIN, 0}};
+      if (zmq::poll(items, 1, 20ms) > 0) break;
+    }
+    receive_until("", 100ms);
+  }
+  ~bench_bus() {
+    pub.close();
+    sub.close();
+    fwd.stop();
+  }
+
+  static bus::forwarder_options options(std::chrono::milliseconds gap) {
+    bus::forwarder_options o;
+    o.pub_endpoint = "tcp://127.0.0.1:0";
+    o.sub_endpoint = "tcp://127.0.0.1:0";
+    o.shed = bus::repeat_shedding{"agent.heartbeat",
+                                  [](std::string_view body) { return messages::peek_heartbeat_node(body); }, gap};
+    return o;
+  }
+
+  void send(const std::vector<std::string>& frames) {
+    for (std::size_t i = 0; i < frames.size(); ++i)
+      pub.send(zmq::buffer(frames[i]), i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
+
+  // Received messages as "topic|key or frame count", counted, until a message on `end_topic` (or quiet for `quiet`
+  // when end_topic is empty).
+  std::map<std::string, int> receive_until(const std::string& end_topic, std::chrono::milliseconds quiet) {
+    std::map<std::string, int> seen;
+    for (;;) {
+      zmq::pollitem_t items[] = {{sub.handle(), 0, ZMQ_POLLIN, 0}};
+      if (zmq::poll(items, 1, end_topic.empty() ? quiet : 10000ms) == 0) {
+        if (!end_topic.empty()) FAIL("no end marker within 10 s");
+        return seen;
+      }
+      std::vector<zmq::message_t> frames;
+      (void)zmq::recv_multipart(sub, std::back_inserter(frames));
+      const std::string topic = frames[0].to_string();
+      if (!end_topic.empty() && topic == end_topic) return seen;
+      std::string what = std::to_string(frames.size()) + " frames";
+      if (frames.size() == 2)
+        what = messages::peek_heartbeat_node(frames[1].to_string_view()).value_or(std::string_view{"(no key)"});
+      ++seen[topic + "|" + what];
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("forwarder sheds one key's repeats on the shed topic and passes everything else") {
+  bench_bus b{60s};  // far longer than the test: every repeat of a key after its first is shed
+  const std::vector<std::string> nodes{"a1", "a2", "a3", "a4", "b1", "b2"};
+  std::uint64_t seq = 0;
+  for (int i = 0; i < 600; ++i) {
+    b.send({"agent.heartbeat", heartbeat_of("x1", ++seq)});
+    if (i % 100 == 50) b.send({"agent.heartbeat", heartbeat_of(nodes[static_cast<std::size_t>(i / 100)], ++seq)});
+  }
+  for (int i = 0; i < 10; ++i) {
+    b.send({"agent.heartbeat", "\xc1junk"});                // no readable key: forwarded unexamined
+    b.send({"agent.other", heartbeat_of("x1", ++seq)});     // another topic: never shed
+  }
+  b.send({"agent.heartbeat", heartbeat_of("x1", ++seq), "third"});  // not [topic, body]: forwarded as it is
+  b.send({"zz.end", "e"});
+  const auto seen = b.receive_until("zz.end", 0ms);
+  // 600 of x1 offered, the first forwarded: 599 shed.
+  CHECK(seen.at("agent.heartbeat|x1") == 1);
+  for (const auto& n : nodes) CHECK(seen.at("agent.heartbeat|" + n) == 1);
+  CHECK(seen.at("agent.heartbeat|(no key)") == 10);
+  CHECK(seen.at("agent.other|x1") == 10);
+  CHECK(seen.at("agent.heartbeat|3 frames") == 1);
+  CHECK(b.fwd.shed() == 599);
+}
+
+TEST_CASE("forwarder shedding follows set_shed_gap: 0 turns it off while running") {
+  bench_bus b{60s};
+  std::uint64_t seq = 0;
+  for (int i = 0; i < 50; ++i) b.send({"agent.heartbeat", heartbeat_of("x1", ++seq)});
+  b.send({"zz.end", "e"});
+  auto seen = b.receive_until("zz.end", 0ms);
+  CHECK(seen.at("agent.heartbeat|x1") == 1);
+  CHECK(b.fwd.shed() == 49);
+
+  b.fwd.set_shed_gap(0ms);
+  for (int i = 0; i < 50; ++i) b.send({"agent.heartbeat", heartbeat_of("x1", ++seq)});
+  b.send({"zz.end", "e"});
+  seen = b.receive_until("zz.end", 0ms);
+  CHECK(seen.at("agent.heartbeat|x1") == 50);  // every one forwarded
+  CHECK(b.fwd.shed() == 49);                   // no more shed
+}
+
+TEST_CASE("forwarder options: shedding without key_of is refused, set_shed_gap without shedding does nothing") {
+  zmq::context_t ctx;
+  bus::forwarder_options o;
+  o.pub_endpoint = "tcp://127.0.0.1:0";
+  o.sub_endpoint = "tcp://127.0.0.1:0";
+  bus::forwarder fwd{ctx, o};
+  CHECK(fwd.shed() == 0);
+  fwd.set_shed_gap(10ms);  // ignored: no shedding configured
+  CHECK(fwd.shed() == 0);
+  CHECK_THROWS_AS((bus::forwarder{ctx, [] {
+                                     bus::forwarder_options bad;
+                                     bad.pub_endpoint = "tcp://127.0.0.1:0";
+                                     bad.sub_endpoint = "tcp://127.0.0.1:0";
+                                     bad.shed = bus::repeat_shedding{"agent.heartbeat", {}, 10ms};
+                                     return bad;
+                                   }()}),
+                  std::invalid_argument);
+}
