@@ -320,11 +320,18 @@ void flood_heartbeats(layout how, double per_s) {
   // Shed by the embedded forwarder (its metric), or by rmbus-proxy (its log line, written at the first shed).
   std::string shed = "n/a";
   if (how == layout::single) {
-    shed = std::to_string(static_cast<std::uint64_t>(metric(f.metrics_port(), "rmbus_bus_shed_total")));
+    const double n = metric(f.metrics_port(), "rmbus_bus_shed_total");
+    shed = n < 0 ? "unknown (no rmbus_bus_shed_total)" : std::to_string(static_cast<std::uint64_t>(n));
   } else if (how == layout::split_proxy) {
+    // rmbus-proxy logs its total when it stops ("rmbus-proxy: N repeated heartbeats shed").
+    f.kill_proxy(SIGTERM);
     std::ifstream log{f.dir() + "/proxy.log"};
     const std::string text{std::istreambuf_iterator<char>{log}, {}};
-    shed = text.find("bus forwarder: shed ") != std::string::npos ? "yes (proxy.log)" : "none logged";
+    const std::string tail = " repeated heartbeats shed";
+    const auto end = text.rfind(tail);
+    const auto begin = end == std::string::npos ? end : text.rfind("rmbus-proxy: ", end);
+    shed = begin == std::string::npos ? "none logged" : text.substr(begin + 13, end - begin - 13);
+    CHECK(text.find("bus forwarder: shed ") != std::string::npos);  // the warn line at the first shed
   }
   std::cout << "[figures] heartbeat flood" << (how == layout::split_proxy ? " through rmbus-proxy" : "") << ": "
             << flooded << " heartbeats of x1 in " << secs << " s ("
