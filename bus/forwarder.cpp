@@ -127,9 +127,11 @@ void forwarder::impl::run() {
 }
 
 bool forwarder::impl::is_repeat(const zmq::message_t& body) {
+  const auto gap_ns = shed_gap_ns.load(std::memory_order_relaxed);
+  if (gap_ns <= 0) return false;  // turned off: not even a peek
   const auto key = options.shed->key_of(body.to_string_view());
   if (!key) return false;
-  repeats->set_min_gap(std::chrono::nanoseconds{shed_gap_ns.load(std::memory_order_relaxed)});
+  repeats->set_min_gap(std::chrono::nanoseconds{gap_ns});
   const auto now = std::chrono::steady_clock::now();
   if (repeats->admit(key_hash(*key), now.time_since_epoch().count())) return false;
   shed.fetch_add(1, std::memory_order_relaxed);
