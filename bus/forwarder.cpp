@@ -63,7 +63,7 @@ struct forwarder::impl {
     control_owner.connect(control);
     if (options.shed) {
       shed_gap_ns = std::chrono::nanoseconds{options.shed->min_gap}.count();
-      repeats.emplace(options.shed->slots, options.shed->min_gap);
+      repeats.emplace(options.shed->slots, options.shed->min_gap, options.shed->burst);
     }
   }
 
@@ -141,10 +141,11 @@ bool forwarder::impl::is_repeat(const zmq::message_t& body) {
 
 void forwarder::impl::log_sheds(std::chrono::steady_clock::time_point now, bool force) {
   if (shed_unlogged == 0 || (!force && now - shed_logged_at < shed_log_period)) return;
-  spdlog::warn("bus forwarder: shed {} repeated {} messages (a key's message less than {} ms after its last "
-               "forwarded one), e.g. key '{}'; {} shed since start",
-               shed_unlogged, options.shed->topic, shed_gap_ns.load(std::memory_order_relaxed) / 1'000'000,
-               shed_example, shed.load(std::memory_order_relaxed));
+  spdlog::warn("bus forwarder: shed {} repeated {} messages (a key sending more than {} back to back and then one "
+               "per {} ms), e.g. key '{}'; {} shed since start",
+               shed_unlogged, options.shed->topic, options.shed->burst,
+               shed_gap_ns.load(std::memory_order_relaxed) / 1'000'000, shed_example,
+               shed.load(std::memory_order_relaxed));
   shed_unlogged = 0;
   shed_logged_at = now;
 }
@@ -214,8 +215,9 @@ void forwarder::start() {
   if (impl_->thread.joinable()) throw std::logic_error("forwarder: started twice");
   spdlog::info("bus forwarder: publishers connect to {}, subscribers to {}{}{}", impl_->pub_endpoint,
                impl_->sub_endpoint, impl_->options.curve ? " (CURVE: listed keys only)" : "",
-               impl_->options.shed ? "; repeats on " + impl_->options.shed->topic + " within " +
-                                         std::to_string(impl_->options.shed->min_gap.count()) + " ms of a key's last are shed"
+               impl_->options.shed ? "; a key's repeats on " + impl_->options.shed->topic + " beyond " +
+                                         std::to_string(impl_->options.shed->burst) + " back to back, then one per " +
+                                         std::to_string(impl_->options.shed->min_gap.count()) + " ms, are shed"
                                    : std::string{});
   impl_->thread = std::thread([i = impl_.get()] {
     try {

@@ -12,9 +12,9 @@
 // subscriber are dropped (ZeroMQ's PUB semantics), which the subscriber sees as seq gaps. A slow subscriber
 // therefore never slows the forwarder, the publishers, or the other subscribers.
 //
-// Shedding repeats (options.shed set; docs/bus.md "Shedding repeats"): on one topic, a message whose key (taken
-// from its body by the caller's key_of) was forwarded less than min_gap ago is dropped here and counted
-// (shed()), before it can take a place in the queue toward a slow subscriber. The XSUB side fair-queues between
+// Shedding repeats (options.shed set; docs/bus.md "Shedding repeats"): on one topic, a key (taken from a
+// message's body by the caller's key_of) may pass `burst` messages back to back, then one per min_gap; the
+// others are dropped here and counted (shed()), before it can take a place in the queue toward a slow subscriber. The XSUB side fair-queues between
 // publishers' connections, so while the forwarder keeps up reading, a flooding publisher overflows only its own
 // pipe; the queue that overflowed toward the RM was the XPUB side, indiscriminately. The table of recent keys
 // has a fixed size (bus/repeat_filter.hpp); a message whose key cannot be read is forwarded. Sheds are logged
@@ -50,14 +50,16 @@ class context_t;
 
 namespace rmbus::bus {
 
-// Which repeats the forwarder sheds: messages on `topic` (the first frame, exactly) whose key was forwarded less
-// than min_gap ago. The caller knows the message; the bus only holds the table.
+// Which repeats the forwarder sheds: on `topic` (the first frame, exactly), a key's messages beyond `burst` back
+// to back and then one per min_gap (bus/repeat_filter.hpp). The caller knows the message; the bus only holds
+// the table.
 struct repeat_shedding {
   std::string topic;
   // The key in a body (the message's second and last frame), or nullopt to forward the message unexamined.
   // Runs on the forwarder's thread for every message on `topic`: a cheap peek, not a full decode.
   std::function<std::optional<std::string_view>(std::string_view body)> key_of;
   std::chrono::milliseconds min_gap{0};  // 0: nothing is shed (and set_shed_gap can turn it on later)
+  int burst = 2;                         // 1 to 64
   std::size_t slots = 4096;              // a power of two; 4096 x 24 bytes = 96 KiB
 };
 

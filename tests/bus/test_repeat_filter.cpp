@@ -1,5 +1,5 @@
-// The forwarder's repeat filter (bus/repeat_filter.hpp) without sockets: the gap is respected, the table's
-// size is fixed whatever the keys, and a collision with another key forwards rather than sheds.
+// The forwarder's repeat filter (bus/repeat_filter.hpp) without sockets: the gap and the burst are respected,
+// the table's size is fixed whatever the keys, and a collision with another key forwards rather than sheds.
 
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -36,6 +36,33 @@ TEST_CASE("repeat filter: a flood of one key at 1 per microsecond lets through o
   int forwarded = 0;
   for (std::int64_t t = 0; t < 1'000 * ms; t += 1'000) forwarded += f.admit(x1, t) ? 1 : 0;
   CHECK(forwarded == 28);
+}
+
+TEST_CASE("repeat filter: with burst 2 a quiet key may send one extra at once, then one per min_gap") {
+  repeat_filter f{64, 40ms, 2};
+  const auto a1 = key_hash("a1");
+  CHECK(f.admit(a1, 0));             // tat = 40
+  CHECK(f.admit(a1, 5 * ms));        // 5 >= 40 - 40: the burst's second; tat = 80
+  CHECK_FALSE(f.admit(a1, 6 * ms));  // 6 < 80 - 40: spent
+  CHECK_FALSE(f.admit(a1, 39 * ms));
+  CHECK(f.admit(a1, 40 * ms));       // 40 >= 40; tat = 120
+  CHECK_FALSE(f.admit(a1, 41 * ms));  // 41 < 80
+  // A periodic sender (every 200 ms) with one extra right after each periodic one loses nothing:
+  // at 240: tat = max(120, 240) + 40 = 280; the extra at 245: 245 >= 280 - 40 passes, tat = 320.
+  CHECK(f.admit(a1, 240 * ms));
+  CHECK(f.admit(a1, 245 * ms));
+  CHECK(f.admit(a1, 440 * ms));
+  CHECK(f.admit(a1, 445 * ms));
+}
+
+TEST_CASE("repeat filter: with burst 2 a flood is held to one per min_gap after its first two") {
+  // 1 s of one key every microsecond with a 37 ms gap: forwarded at t = 0 and 1 us (the burst), then at 37,
+  // 74, ..., 999 ms: 2 + floor(999 / 37) = 2 + 27 = 29.
+  repeat_filter f{4096, 37ms, 2};
+  const auto x1 = key_hash("x1");
+  int forwarded = 0;
+  for (std::int64_t t = 0; t < 1'000 * ms; t += 1'000) forwarded += f.admit(x1, t) ? 1 : 0;
+  CHECK(forwarded == 29);
 }
 
 TEST_CASE("repeat filter: other keys are never shed by one key's flood") {
@@ -95,10 +122,12 @@ TEST_CASE("repeat filter: min_gap 0 sheds nothing, and a new gap applies at once
   CHECK(f.admit(x1, 2 * ms));
 }
 
-TEST_CASE("repeat filter: a table size that is not a power of two is refused") {
+TEST_CASE("repeat filter: a table size that is not a power of two, a negative gap or a burst outside 1..64 is refused") {
   CHECK_THROWS_AS((repeat_filter{0, 1ms}), std::invalid_argument);
   CHECK_THROWS_AS((repeat_filter{100, 1ms}), std::invalid_argument);
   CHECK_THROWS_AS((repeat_filter{64, -1ms}), std::invalid_argument);
+  CHECK_THROWS_AS((repeat_filter{64, 1ms, 0}), std::invalid_argument);
+  CHECK_THROWS_AS((repeat_filter{64, 1ms, 65}), std::invalid_argument);
 }
 
 TEST_CASE("key_hash is FNV-1a 64") {
