@@ -100,8 +100,8 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
                                 "not an admin key at the admin endpoint).",
                                 {"reason"}, 2)),
       bus_shed(r.add_counter("rmbus_bus_shed_total",
-                             "Heartbeats the embedded forwarder dropped because the same node's previous heartbeat "
-                             "was forwarded less than the minimum gap ago (one publisher flooding).")) {}
+                             "Heartbeats the embedded forwarder dropped because the same node sent more than two "
+                             "back to back and then more than one per minimum gap (one publisher flooding).")) {}
 
 rm_metrics_settings rm_metrics_settings_of(const config::rm_config& cfg) {
   rm_metrics_settings s;

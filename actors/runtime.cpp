@@ -347,7 +347,7 @@ class refusal_events {
 };
 
 // The embedded forwarder's shedding gap: as configured, or an eighth of the heartbeat interval. The RM needs a
-// node's heartbeats once per interval; up to eight per interval pass, so a node whose heartbeats bunch up (an
+// node's heartbeat once per interval; up to eight per interval pass, so a node whose heartbeats bunch up (an
 // agent catching up after a pause) loses none that matter.
 std::chrono::milliseconds heartbeat_min_gap(const runtime_options& opt, const config::rm_config& cfg) {
   return std::chrono::milliseconds(opt.heartbeat_min_gap_ms ? *opt.heartbeat_min_gap_ms

@@ -53,8 +53,8 @@ struct runtime_options {
   std::function<config::rm_config()> reload;
   roles run;
   bool embedded_forwarder = true;  // false: connect to an existing forwarder (--no-forwarder)
-  // The embedded forwarder sheds a node's heartbeat that comes less than this many ms after the node's last
-  // forwarded one (docs/bus.md "Shedding repeats"). Unset: heartbeat_interval_ms / 8, following a
+  // The embedded forwarder sheds a node's heartbeats beyond two back to back and then one per this many ms
+  // (docs/bus.md "Shedding repeats"). Unset: heartbeat_interval_ms / 8, following a
   // reconfiguration; 0: no shedding (--heartbeat-min-gap-ms).
   std::optional<std::int64_t> heartbeat_min_gap_ms;
   int threads = 2;                 // CAF scheduler threads

@@ -1,10 +1,10 @@
 #pragma once
 // The bus's meeting point: an XSUB socket that publishers connect to and an XPUB socket that subscribers
-// connect to, joined by zmq::proxy_steerable on a thread of its own. Subscriptions flow upstream (XPUB ->
+// connect to, joined by a poll loop of our own on a thread of its own. Subscriptions flow upstream (XPUB ->
 // XSUB -> publishers, so publishers filter at the source), messages flow downstream.
 //
 // The RM process embeds one (start/stop below); `rmbus-proxy` runs one alone when actors are spread over
-// hosts. Stop is explicit and bounded: stop() sends TERMINATE on an inproc PAIR control socket, the proxy
+// hosts. Stop is explicit and bounded: stop() sends TERMINATE on an inproc PAIR control socket, the loop
 // returns, and the thread closes its sockets before it ends (plain zmq::proxy would only return when the
 // context terminates, which in turn waits for these very sockets).
 //

@@ -117,8 +117,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 64));
   std::optional<std::int64_t> heartbeat_min_gap_ms;
   app.add_option("--heartbeat-min-gap-ms", heartbeat_min_gap_ms,
-                 "the embedded forwarder drops a node's heartbeat that comes less than this many ms after the "
-                 "node's last forwarded one (default: heartbeat_interval_ms / 8; 0: forward every heartbeat)")
+                 "the embedded forwarder drops a node's heartbeats beyond two back to back and then one per this "
+                 "many ms (default: heartbeat_interval_ms / 8; 0: forward every heartbeat)")
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{24} * 3600 * 1000));
   std::string fault_spec;
   app.add_option("--inject-fault", fault_spec,

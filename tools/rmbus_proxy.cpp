@@ -8,8 +8,8 @@
 // to (the XPUB side). Both are bound here; a port of 0 picks a free one (the log says which).
 // --key (the forwarder's key pair, from rmbus-keygen) and --keys (the allowed public keys with their roles)
 // turn CURVE on (docs/bus.md, "Security"): only listed keys connect, and each may publish its role's topics.
-// --heartbeat-min-gap-ms: a node's heartbeat that comes less than MS after that node's last forwarded one is
-// dropped (shed) and counted, so that one flooding publisher cannot crowd the other nodes' heartbeats out of
+// --heartbeat-min-gap-ms: a node's heartbeats beyond two back to back and then one per MS are dropped (shed)
+// and counted, so that one flooding publisher cannot crowd the other nodes' heartbeats out of
 // the queue toward a slow subscriber (docs/bus.md "Shedding repeats"). Set it to the RM's heartbeat_interval_ms
 // / 8, as rmbus's embedded forwarder does; the default, 25, suits any interval of 200 ms and more; 0: off.
 // SIGINT or SIGTERM stops the forwarder cleanly and the process exits 0; a bad argument or an endpoint that
@@ -57,8 +57,8 @@ int main(int argc, char** argv) {
       });
   std::int64_t min_gap_ms = 25;
   app.add_option("--heartbeat-min-gap-ms", min_gap_ms,
-                 "drop a node's heartbeat that comes less than this many ms after its last forwarded one (set it "
-                 "to the RM's heartbeat_interval_ms / 8; 0: forward every heartbeat)")
+                 "drop a node's heartbeats beyond two back to back and then one per this many ms (set it to the "
+                 "RM's heartbeat_interval_ms / 8; 0: forward every heartbeat)")
       ->capture_default_str()
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{24} * 3600 * 1000));
   auto* key_opt = app.add_option("--key", key_file, "CURVE: the forwarder's key pair file (rmbus-keygen)");

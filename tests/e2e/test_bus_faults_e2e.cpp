@@ -358,3 +358,53 @@ TEST_CASE("bus faults: rmbus-proxy sheds a flooding publisher's repeated heartbe
   // The RM's two processes and the cluster meet on a standalone rmbus-proxy (default --heartbeat-min-gap-ms 25).
   flood_heartbeats(layout::split_proxy, flood_rate(0));
 }
+
+TEST_CASE("bus faults: the embedded forwarder's shedding gap follows a reconfigured heartbeat interval") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  REQUIRE(c.wait_nodes(all_up, deadline));
+  zmq::context_t ctx;
+  rmbus::bus::publisher_options po;
+  po.name = "x1-agent";
+  po.endpoint = f.bus_pub();
+  rmbus::bus::publisher pub{ctx, po};
+  msg::heartbeat hb;
+  hb.node = "x1";
+  hb.ip = "127.0.0.1";
+  hb.memory_mb = 8192;
+  // x1 heartbeats every 50 ms for `span`.
+  auto heartbeat_for = [&](std::chrono::milliseconds span) {
+    for (const auto until = steady::now() + span; steady::now() < until;) {
+      pub.publish(msg::topics::heartbeat, hb);
+      std::this_thread::sleep_for(50ms);
+    }
+  };
+  auto shed_during = [&](std::chrono::milliseconds span) {
+    const double before = metric(f.metrics_port(), "rmbus_bus_shed_total");
+    heartbeat_for(span);
+    std::this_thread::sleep_for(100ms);  // the last ones through the forwarder
+    return metric(f.metrics_port(), "rmbus_bus_shed_total") - before;
+  };
+  heartbeat_for(1s);  // past the slow-joiner window
+  // heartbeat_interval_ms 300: gap 300 / 8 = 37 ms, shorter than x1's 50 ms: nothing shed (a few only if the
+  // forwarder's thread stalls so long that three of x1's heartbeats bunch up behind it).
+  const double shed_at_300 = shed_during(2s);
+  CHECK(shed_at_300 <= 3);
+
+  auto text = rmbus::e2e::test_config();
+  const auto at = text.find("heartbeat_interval_ms = 300");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, std::string{"heartbeat_interval_ms = 300"}.size(), "heartbeat_interval_ms = 1200");
+  { std::ofstream{f.config_path()} << text; }
+  const auto r = f.admin({"reconfigure"});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  heartbeat_for(500ms);
+  // heartbeat_interval_ms 1200: gap 150 ms. Of x1's 40 heartbeats in 2 s, at most 2 + 2000 / 150 = 15 pass,
+  // so at least 25 are shed; 15 leaves room for a slow machine.
+  const double shed_at_1200 = shed_during(2s);
+  CHECK(shed_at_1200 >= 15);
+  std::cout << "[figures] reconfigured gap: x1 every 50 ms, shed in 2 s: " << shed_at_300 << " at 300 ms (gap 37 ms), "
+            << shed_at_1200 << " at 1200 ms (gap 150 ms)\n";
+}
