@@ -98,7 +98,10 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
                                 "CURVE: reason=role messages the embedded forwarder dropped because the sender's "
                                 "roles may not publish the topic; reason=key connections refused (unknown key, or "
                                 "not an admin key at the admin endpoint).",
-                                {"reason"}, 2)) {}
+                                {"reason"}, 2)),
+      bus_shed(r.add_counter("rmbus_bus_shed_total",
+                             "Heartbeats the embedded forwarder dropped because the same node sent more than two "
+                             "back to back and then more than one per minimum gap (one publisher flooding).")) {}
 
 rm_metrics_settings rm_metrics_settings_of(const config::rm_config& cfg) {
   rm_metrics_settings s;
@@ -265,6 +268,8 @@ void bus_metrics::update(const bus::subscriber_stats& stats) {
   f_->bus_untracked.set({}, double(stats.untracked));
   f_->bus_bad_messages.set({"envelope"}, double(stats.bad_messages));
 }
+
+void bus_metrics::update_shed(std::uint64_t shed) { f_->bus_shed.set({}, double(shed)); }
 
 void bus_metrics::update_refused(std::uint64_t by_role, std::uint64_t by_key) {
   f_->bus_refused.set({"role"}, double(by_role));

@@ -82,6 +82,7 @@ struct rm_metric_families {
   metrics::counter jobs_finished;
   metrics::counter job_quanta_seconds;
   metrics::counter bus_refused;
+  metrics::counter bus_shed;
 };
 
 struct rm_metrics_settings {
@@ -124,6 +125,8 @@ class bus_metrics {
   // CURVE (docs/bus.md "Security"): messages the embedded forwarder dropped for their sender's role, and
   // connections its ZAP handler refused.
   void update_refused(std::uint64_t by_role, std::uint64_t by_key);
+  // Repeated heartbeats the embedded forwarder shed (docs/bus.md "Shedding repeats").
+  void update_shed(std::uint64_t shed);
 
  private:
   std::shared_ptr<const rm_metric_families> f_;

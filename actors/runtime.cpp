@@ -25,6 +25,7 @@
 #include "bus/forwarder.hpp"
 #include "bus/zap_handler.hpp"
 #include "messages/admin.hpp"
+#include "messages/heartbeat.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/topics.hpp"
 #include "metrics/metrics_http.hpp"
@@ -99,6 +100,7 @@ struct control_state {
   actor_env env;
   roles run;
   std::function<config::rm_config()> reload;
+  std::function<void(const config::rm_config&)> reconfigured;
   std::vector<caf::actor> fixed;               // intake, diff, eviction, publication, admin
   std::map<std::string, caf::actor> schedulers;
   round_watch unanswered;                      // rounds handed to local schedulers, no plan back yet
@@ -173,12 +175,15 @@ void watch_rounds(control_actor* self, const messages::routed_message& m) {
   }
 }
 
+// `reconfigured` runs on control's thread with each configuration it takes up (the embedded forwarder follows a
+// changed heartbeat interval through it).
 caf::behavior control(control_actor* self, actor_env env, roles run, std::function<config::rm_config()> reload,
-                      std::vector<caf::actor> fixed) {
+                      std::vector<caf::actor> fixed, std::function<void(const config::rm_config&)> reconfigured) {
   auto& st = self->state;
   st.env = env;
   st.run = std::move(run);
   st.reload = std::move(reload);
+  st.reconfigured = std::move(reconfigured);
   st.fixed = std::move(fixed);
   st.stamper = envelope_stamper{env.src("control")};
   spawn_schedulers(self);
@@ -229,6 +234,7 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         }
         spdlog::info("reconfiguring");
         st.env.cfg = cfg;
+        if (st.reconfigured) st.reconfigured(*cfg);
         stop_schedulers(self);
         spawn_schedulers(self);
         for (const auto& a : st.fixed) self->send(a, atoms::reset::value, cfg);
@@ -340,6 +346,14 @@ class refusal_events {
   std::uint64_t dropped_ = 0;
 };
 
+// The embedded forwarder's shedding gap: as configured, or an eighth of the heartbeat interval. The RM needs a
+// node's heartbeat once per interval; up to eight per interval pass, so a node whose heartbeats bunch up (an
+// agent catching up after a pause) loses none that matter.
+std::chrono::milliseconds heartbeat_min_gap(const runtime_options& opt, const config::rm_config& cfg) {
+  return std::chrono::milliseconds(opt.heartbeat_min_gap_ms ? *opt.heartbeat_min_gap_ms
+                                                            : cfg.runtime.heartbeat_interval_ms / 8);
+}
+
 caf::actor_system_config& with_threads(caf::actor_system_config& cfg, int threads) {
   cfg.set("scheduler.max-threads", threads);
   cfg.set("work-stealing.aggressive-poll-attempts", 20);
@@ -382,6 +396,7 @@ struct runtime::impl {
 std::string runtime::impl::render_metrics() {
   if (bridge && bus_stats) bus_stats->update(bridge->inbound_stats());
   if (curve && bus_stats) bus_stats->update_refused(fwd ? fwd->refused() : 0, zap ? zap->stats().refused : 0);
+  if (fwd && bus_stats) bus_stats->update_shed(fwd->shed());
   return registry->render();
 }
 
@@ -461,6 +476,9 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     fo.pub_endpoint = rt.bus_pub;
     fo.sub_endpoint = rt.bus_sub;
     if (m.curve) fo.curve = m.curve->own;
+    fo.shed = bus::repeat_shedding{std::string{messages::topics::heartbeat},
+                                   [](std::string_view body) { return messages::peek_heartbeat_node(body); },
+                                   heartbeat_min_gap(m.opt, m.opt.cfg)};
     m.fwd.emplace(m.ctx, fo, [&m](const bus::refused_publish& r) { m.refusals.report(r); });
     m.fwd->start();
   }
@@ -501,7 +519,9 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.admin = spawn_admin(*m.sys, env, m.opt.reload);
     fixed.push_back(m.admin);
   }
-  m.control = m.sys->spawn(control, env, m.opt.run, m.opt.reload, fixed);
+  m.control = m.sys->spawn(control, env, m.opt.run, m.opt.reload, fixed, [&m](const config::rm_config& cfg) {
+    if (m.fwd) m.fwd->set_shed_gap(heartbeat_min_gap(m.opt, cfg));
+  });
   if (m.opt.run.admin) {
     m.rep_thread = std::thread([&m] { m.serve_admin(); });
   }

@@ -12,8 +12,12 @@
 // (subscriber joined, publisher closed with a bounded linger), actor system destroyed, forwarder stopped,
 // context destroyed.
 //
+// The embedded forwarder sheds repeated heartbeats of one node (runtime_options::heartbeat_min_gap_ms), so that
+// one flooding publisher cannot crowd every other node's heartbeats out of the forwarder's queue toward the RM.
+//
 // No CAF, ZeroMQ or cpp-httplib in this header (pimpl): tools and tests include it cheaply.
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -49,6 +53,10 @@ struct runtime_options {
   std::function<config::rm_config()> reload;
   roles run;
   bool embedded_forwarder = true;  // false: connect to an existing forwarder (--no-forwarder)
+  // The embedded forwarder sheds a node's heartbeats beyond two back to back and then one per this many ms
+  // (docs/bus.md "Shedding repeats"). Unset: heartbeat_interval_ms / 8, following a
+  // reconfiguration; 0: no shedding (--heartbeat-min-gap-ms).
+  std::optional<std::int64_t> heartbeat_min_gap_ms;
   int threads = 2;                 // CAF scheduler threads
   std::optional<injected_fault> fault;  // --inject-fault: a failure on purpose, for tests
 };

@@ -5,10 +5,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <utility>
 #include <zmq.hpp>
+
+#include "bus/repeat_filter.hpp"
 
 namespace rmbus::bus {
 
@@ -23,6 +27,14 @@ struct forwarder::impl {
   std::thread thread;
   std::function<void(const refused_publish&)> on_refused;
   std::atomic<std::uint64_t> refused{0};
+  // Shedding (options.shed): the table is the forwarder thread's own; the gap may be changed from outside.
+  std::optional<repeat_filter> repeats;
+  std::atomic<std::int64_t> shed_gap_ns{0};
+  std::atomic<std::uint64_t> shed{0};
+  // For the log line: sheds since the last one, and one key shed in that window (made printable).
+  std::uint64_t shed_unlogged = 0;
+  std::string shed_example;
+  std::chrono::steady_clock::time_point shed_logged_at{};
 
   impl(zmq::context_t& ctx, forwarder_options opts, std::function<void(const refused_publish&)> refused_cb)
       : options(std::move(opts)),
@@ -31,6 +43,7 @@ struct forwarder::impl {
         control_proxy(ctx, zmq::socket_type::pair),
         control_owner(ctx, zmq::socket_type::pair),
         on_refused(std::move(refused_cb)) {
+    if (options.shed && !options.shed->key_of) throw std::invalid_argument("forwarder: repeat_shedding needs key_of");
     xsub.set(zmq::sockopt::rcvhwm, options.hwm);
     xsub.set(zmq::sockopt::linger, 0);
     xpub.set(zmq::sockopt::sndhwm, options.hwm);
@@ -48,33 +61,60 @@ struct forwarder::impl {
         "inproc://rmbus.forwarder.control." + std::to_string(reinterpret_cast<std::uintptr_t>(this));
     control_proxy.bind(control);
     control_owner.connect(control);
+    if (options.shed) {
+      shed_gap_ns = std::chrono::nanoseconds{options.shed->min_gap}.count();
+      repeats.emplace(options.shed->slots, options.shed->min_gap, options.shed->burst);
+    }
   }
 
-  void run_checked();
+  void run();
   bool forward_one_publication();
   bool forward_one_subscription();
+  bool is_repeat(const zmq::message_t& body);
+  void log_sheds(std::chrono::steady_clock::time_point now, bool force);
 };
 
 namespace {
 // Messages taken from one side before the others are looked at again, so neither side starves the other.
 constexpr int max_batch = 256;
+constexpr auto shed_log_period = std::chrono::seconds(10);
+
+// A key for the log: printable ASCII kept, other bytes as \xNN, cut to 64 bytes (keys come from the bus).
+std::string printable(std::string_view key) {
+  std::string out;
+  for (const unsigned char c : key.substr(0, 64)) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  if (key.size() > 64) out += "...";
+  return out;
+}
 }  // namespace
 
-// The CURVE proxy: XSUB -> (topic allowed for the sender's roles?) -> XPUB, XPUB -> XSUB, until TERMINATE.
-void forwarder::impl::run_checked() {
+// XSUB -> (topic allowed for the sender's roles? a repeat?) -> XPUB, XPUB -> XSUB, until TERMINATE.
+void forwarder::impl::run() {
   zmq::pollitem_t items[] = {{xsub.handle(), 0, ZMQ_POLLIN, 0},
                              {xpub.handle(), 0, ZMQ_POLLIN, 0},
                              {control_proxy.handle(), 0, ZMQ_POLLIN, 0}};
   for (;;) {
     try {
-      zmq::poll(items, 3, std::chrono::milliseconds(-1));
+      // While sheds wait to be logged, wake up now and then to log them even if the bus falls quiet.
+      zmq::poll(items, 3, std::chrono::milliseconds(shed_unlogged > 0 ? 1000 : -1));
     } catch (const zmq::error_t& e) {
       if (e.num() == EINTR) continue;
       throw;
     }
     if ((items[2].revents & ZMQ_POLLIN) != 0) {
       zmq::message_t command;
-      if (control_proxy.recv(command, zmq::recv_flags::dontwait) && command.to_string_view() == "TERMINATE") return;
+      if (control_proxy.recv(command, zmq::recv_flags::dontwait) && command.to_string_view() == "TERMINATE") {
+        log_sheds(std::chrono::steady_clock::now(), true);
+        return;
+      }
     }
     if ((items[0].revents & ZMQ_POLLIN) != 0)
       for (int n = 0; n < max_batch && forward_one_publication(); ++n) {
@@ -82,29 +122,68 @@ void forwarder::impl::run_checked() {
     if ((items[1].revents & ZMQ_POLLIN) != 0)
       for (int n = 0; n < max_batch && forward_one_subscription(); ++n) {
       }
+    if (shed_unlogged > 0) log_sheds(std::chrono::steady_clock::now(), false);
   }
+}
+
+bool forwarder::impl::is_repeat(const zmq::message_t& body) {
+  const auto gap_ns = shed_gap_ns.load(std::memory_order_relaxed);
+  if (gap_ns <= 0) return false;  // turned off: not even a peek
+  const auto key = options.shed->key_of(body.to_string_view());
+  if (!key) return false;
+  repeats->set_min_gap(std::chrono::nanoseconds{gap_ns});
+  const auto now = std::chrono::steady_clock::now();
+  if (repeats->admit(key_hash(*key), now.time_since_epoch().count())) return false;
+  shed.fetch_add(1, std::memory_order_relaxed);
+  if (shed_unlogged++ == 0) shed_example = printable(*key);
+  return true;
+}
+
+void forwarder::impl::log_sheds(std::chrono::steady_clock::time_point now, bool force) {
+  if (shed_unlogged == 0 || (!force && now - shed_logged_at < shed_log_period)) return;
+  spdlog::warn("bus forwarder: shed {} repeated {} messages (a key sending more than {} back to back and then one "
+               "per {} ms), e.g. key '{}'; {} shed since start",
+               shed_unlogged, options.shed->topic, options.shed->burst,
+               shed_gap_ns.load(std::memory_order_relaxed) / 1'000'000, shed_example,
+               shed.load(std::memory_order_relaxed));
+  shed_unlogged = 0;
+  shed_logged_at = now;
 }
 
 bool forwarder::impl::forward_one_publication() {
   zmq::message_t frame;
   if (!xsub.recv(frame, zmq::recv_flags::dontwait)) return false;
   // The frames of one message arrive together: after the first, the rest are already queued.
-  const char* user_id = frame.gets("User-Id");
-  const auto topic = frame.to_string_view();
-  const bool allowed = user_id != nullptr && may_publish(roles_of_user_id(user_id), topic);
-  if (!allowed) {
-    refused.fetch_add(1, std::memory_order_relaxed);
-    refused_publish r;
-    if (const auto who = user_id != nullptr ? parse_user_id(user_id) : std::nullopt)
-      r.sender = who->name + " (" + role_list_text(who->roles) + ")";
-    else
-      r.sender = "an unidentified peer";
-    r.topic = std::string{topic.substr(0, 256)};
-    spdlog::debug("bus forwarder: refused {} from {}", r.topic, r.sender);
-    if (on_refused) on_refused(r);
+  bool allowed = true;
+  if (options.curve) {
+    const char* user_id = frame.gets("User-Id");
+    const auto topic = frame.to_string_view();
+    allowed = user_id != nullptr && may_publish(roles_of_user_id(user_id), topic);
+    if (!allowed) {
+      refused.fetch_add(1, std::memory_order_relaxed);
+      refused_publish r;
+      if (const auto who = user_id != nullptr ? parse_user_id(user_id) : std::nullopt)
+        r.sender = who->name + " (" + role_list_text(who->roles) + ")";
+      else
+        r.sender = "an unidentified peer";
+      r.topic = std::string{topic.substr(0, 256)};
+      spdlog::debug("bus forwarder: refused {} from {}", r.topic, r.sender);
+      if (on_refused) on_refused(r);
+    }
   }
   bool more = frame.more();
-  if (allowed) xpub.send(frame, more ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  if (allowed && more && repeats && frame.to_string_view() == options.shed->topic) {
+    // [topic, body]: the body decides, so the topic frame waits for it.
+    zmq::message_t body;
+    if (!xsub.recv(body, zmq::recv_flags::none)) return true;
+    if (!body.more() && is_repeat(body)) return true;  // both frames dropped
+    xpub.send(frame, zmq::send_flags::sndmore);
+    frame = std::move(body);
+    more = frame.more();
+    xpub.send(frame, more ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  } else if (allowed) {
+    xpub.send(frame, more ? zmq::send_flags::sndmore : zmq::send_flags::none);
+  }
   while (more) {
     if (!xsub.recv(frame, zmq::recv_flags::none)) break;
     more = frame.more();
@@ -134,12 +213,15 @@ forwarder::~forwarder() { stop(); }
 
 void forwarder::start() {
   if (impl_->thread.joinable()) throw std::logic_error("forwarder: started twice");
-  spdlog::info("bus forwarder: publishers connect to {}, subscribers to {}{}", impl_->pub_endpoint,
-               impl_->sub_endpoint, impl_->options.curve ? " (CURVE: listed keys only)" : "");
+  spdlog::info("bus forwarder: publishers connect to {}, subscribers to {}{}{}", impl_->pub_endpoint,
+               impl_->sub_endpoint, impl_->options.curve ? " (CURVE: listed keys only)" : "",
+               impl_->options.shed ? "; a key's repeats on " + impl_->options.shed->topic + " beyond " +
+                                         std::to_string(impl_->options.shed->burst) + " back to back, then one per " +
+                                         std::to_string(impl_->options.shed->min_gap.count()) + " ms, are shed"
+                                   : std::string{});
   impl_->thread = std::thread([i = impl_.get()] {
     try {
-      if (i->options.curve) i->run_checked();
-      else zmq::proxy_steerable(i->xsub, i->xpub, zmq::socket_ref{}, i->control_proxy);
+      i->run();
     } catch (const zmq::error_t& e) {
       spdlog::error("bus forwarder stopped by ZeroMQ: {}", e.what());
     }
@@ -167,5 +249,10 @@ void forwarder::stop() {
 const std::string& forwarder::pub_endpoint() const { return impl_->pub_endpoint; }
 const std::string& forwarder::sub_endpoint() const { return impl_->sub_endpoint; }
 std::uint64_t forwarder::refused() const { return impl_->refused.load(std::memory_order_relaxed); }
+std::uint64_t forwarder::shed() const { return impl_->shed.load(std::memory_order_relaxed); }
+void forwarder::set_shed_gap(std::chrono::milliseconds min_gap) {
+  if (impl_->options.shed && min_gap.count() >= 0)
+    impl_->shed_gap_ns.store(std::chrono::nanoseconds{min_gap}.count(), std::memory_order_relaxed);
+}
 
 }  // namespace rmbus::bus

@@ -1,6 +1,7 @@
 #include "messages/heartbeat.hpp"
 
 #include "messages/detail/codec.hpp"
+#include "messages/detail/peek.hpp"
 
 namespace rmbus::messages {
 
@@ -41,6 +42,10 @@ result<heartbeat> decode_heartbeat(std::string_view topic, std::string_view body
     if (msg.node.empty()) detail::fail(at.key("node"), "must not be empty");
     return msg;
   });
+}
+
+std::optional<std::string_view> peek_heartbeat_node(std::string_view body) {
+  return detail::peek_top_level_str(body, "node");
 }
 
 }  // namespace rmbus::messages

@@ -30,4 +30,8 @@ std::string encode(const envelope& env, const heartbeat& msg);
 result<heartbeat> decode_heartbeat(std::string_view topic, std::string_view body, const decode_limits& limits = {},
                                    envelope* env_out = nullptr);
 
+// The node name of a heartbeat body without decoding it (the bus forwarder sheds a node's repeats by it):
+// the string under "node" in the body's top-level map, or nullopt. Validates nothing else; a view into body.
+std::optional<std::string_view> peek_heartbeat_node(std::string_view body);
+
 }  // namespace rmbus::messages

@@ -3,7 +3,7 @@
 //
 //   rmbus [--config FILE | --ducc FILE] [--bus-pub EP] [--bus-sub EP] [--no-forwarder] [--admin EP]
 //         [--metrics HOST:PORT|off] [--roles LIST] [--log-level LEVEL] [--check-config]
-//         [--threads N] [--inject-fault throw:POOL:CYCLE|hang:POOL:CYCLE  (tests only)]
+//         [--threads N] [--heartbeat-min-gap-ms MS] [--inject-fault throw:POOL:CYCLE|hang:POOL:CYCLE  (tests only)]
 //
 // The command line is a contract (test harnesses and the README rely on it): see docs/architecture.md.
 // SIGTERM / SIGINT stop it gracefully (exit 0); SIGHUP reloads the configuration as the admin command
@@ -11,6 +11,7 @@
 // that cannot be bound exits 1.
 
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -114,6 +115,11 @@ int main(int argc, char** argv) {
   app.add_option("--threads", threads,
                  "actor scheduler threads (default 2; 1 runs the top-level pools' rounds one after another)")
       ->check(CLI::Range(1, 64));
+  std::optional<std::int64_t> heartbeat_min_gap_ms;
+  app.add_option("--heartbeat-min-gap-ms", heartbeat_min_gap_ms,
+                 "the embedded forwarder drops a node's heartbeats beyond two back to back and then one per this "
+                 "many ms (default: heartbeat_interval_ms / 8; 0: forward every heartbeat)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{24} * 3600 * 1000));
   std::string fault_spec;
   app.add_option("--inject-fault", fault_spec,
                  "tests only: throw:POOL:CYCLE or hang:POOL:CYCLE makes that pool's scheduler fail in that round")
@@ -183,6 +189,7 @@ int main(int argc, char** argv) {
   opt.cfg = cfg;
   opt.reload = [native, ducc, o] { return load(native, ducc, o); };
   opt.embedded_forwarder = !no_forwarder;
+  opt.heartbeat_min_gap_ms = heartbeat_min_gap_ms;
   std::optional<rmbus::actors::runtime> rm;
   try {
     rm.emplace(std::move(opt));

@@ -2,12 +2,16 @@
 // (the RM embeds the same forwarder when everything runs on one host).
 //
 //   rmbus-proxy [--bus-pub tcp://HOST:5560] [--bus-sub tcp://HOST:5561] [--hwm N] [--log-level info]
-//               [--key FILE --keys FILE]
+//               [--key FILE --keys FILE] [--heartbeat-min-gap-ms MS]
 //
 // --bus-pub is the endpoint PUBLISHERS connect to (the XSUB side); --bus-sub the endpoint SUBSCRIBERS connect
 // to (the XPUB side). Both are bound here; a port of 0 picks a free one (the log says which).
 // --key (the forwarder's key pair, from rmbus-keygen) and --keys (the allowed public keys with their roles)
 // turn CURVE on (docs/bus.md, "Security"): only listed keys connect, and each may publish its role's topics.
+// --heartbeat-min-gap-ms: a node's heartbeats beyond two back to back and then one per MS are dropped (shed)
+// and counted, so that one flooding publisher cannot crowd the other nodes' heartbeats out of
+// the queue toward a slow subscriber (docs/bus.md "Shedding repeats"). Set it to the RM's heartbeat_interval_ms
+// / 8, as rmbus's embedded forwarder does; the default, 25, suits any interval of 200 ms and more; 0: off.
 // SIGINT or SIGTERM stops the forwarder cleanly and the process exits 0; a bad argument or an endpoint that
 // cannot be bound exits non-zero with the reason.
 
@@ -27,6 +31,8 @@
 #include "bus/forwarder.hpp"
 #include "bus/log_level.hpp"
 #include "bus/zap_handler.hpp"
+#include "messages/heartbeat.hpp"
+#include "messages/topics.hpp"
 
 int main(int argc, char** argv) {
   rmbus::bus::forwarder_options options;
@@ -49,12 +55,23 @@ int main(int argc, char** argv) {
                                               : "unknown log level '" + s + "' (expected one of " +
                                                     std::string{rmbus::bus::log_level_names} + ")";
       });
+  std::int64_t min_gap_ms = 25;
+  app.add_option("--heartbeat-min-gap-ms", min_gap_ms,
+                 "drop a node's heartbeats beyond two back to back and then one per this many ms (set it to the "
+                 "RM's heartbeat_interval_ms / 8; 0: forward every heartbeat)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{24} * 3600 * 1000));
   auto* key_opt = app.add_option("--key", key_file, "CURVE: the forwarder's key pair file (rmbus-keygen)");
   auto* keys_opt = app.add_option("--keys", keys_file, "CURVE: the allowed public keys with their roles");
   key_opt->needs(keys_opt);
   keys_opt->needs(key_opt);
   CLI11_PARSE(app, argc, argv);
   spdlog::set_level(*rmbus::bus::parse_log_level(level_name));
+  if (min_gap_ms > 0)
+    options.shed = rmbus::bus::repeat_shedding{
+        std::string{rmbus::messages::topics::heartbeat},
+        [](std::string_view body) { return rmbus::messages::peek_heartbeat_node(body); },
+        std::chrono::milliseconds(min_gap_ms)};
   std::vector<rmbus::bus::allowed_key> allowed;
   if (!key_file.empty()) {
     try {
@@ -104,6 +121,7 @@ int main(int argc, char** argv) {
     }
     spdlog::info("rmbus-proxy: signal {} received, stopping", signal_number);
     fwd.stop();
+    if (options.shed) spdlog::info("rmbus-proxy: {} repeated heartbeats shed", fwd.shed());
     if (zap) {
       spdlog::info("rmbus-proxy: {} messages refused for their sender's role, {} connections refused",
                    fwd.refused(), zap->stats().refused);

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <csignal>
 #include <fstream>
+#include <iterator>
 #include <iostream>
 #include <map>
 #include <set>
@@ -248,16 +249,22 @@ TEST_CASE("bus faults: a subscriber that never reads does not stall the RM and t
             << " rounds published meanwhile\n";
 }
 
-TEST_CASE("bus faults: one publisher flooding agent.heartbeat at 20000 per second does not make other nodes missing") {
-  rm_fixture f{layout::single};
+// RMBUS_FLOOD_PER_S: a number, or "max" for the flooder's full speed (no pacing).
+double flood_rate(double default_per_s) {
+  const char* v = std::getenv("RMBUS_FLOOD_PER_S");
+  if (v == nullptr) return default_per_s;
+  return std::string{v} == "max" ? 0 : std::stod(v);
+}
+
+// One publisher floods valid heartbeats of one extra node x1 for 6 s (20 heartbeat intervals of 300 ms) at
+// `per_s` a second (0: as fast as it can) while the cluster's 6 nodes heartbeat every 200 ms; then no other
+// node may have been reported missing and the schedule is intact. The forwarder (rmbus's embedded one, or
+// rmbus-proxy in layout split_proxy) sheds x1's repeats: docs/bus.md "Shedding repeats".
+void flood_heartbeats(layout how, double per_s) {
+  rm_fixture f{how};
   auto& c = f.cluster();
   load_cluster(c);
   const auto missing_before = events_of(c, "node_missing");
-  // 20,000 heartbeats a second of one node (each real node sends 5): well within what the RM takes in on the
-  // shared 2-core machine (150,000 / s whole, once). RMBUS_FLOOD_PER_S overrides it for measurements; from
-  // about 240,000 / s the rule does NOT hold today (docs/reliability.md says why), so ctest runs 20,000.
-  const char* rate_override = std::getenv("RMBUS_FLOOD_PER_S");
-  const double flood_per_s = rate_override != nullptr ? std::stod(rate_override) : 20000;
   const double received_before = metric(f.metrics_port(), "rmbus_heartbeats_received_total");
   std::atomic<bool> stop{false};
   std::uint64_t flooded = 0;
@@ -271,11 +278,17 @@ TEST_CASE("bus faults: one publisher flooding agent.heartbeat at 20000 per secon
     hb.node = "x1";  // a node of its own, so its heartbeats are valid: the flood is rate, not junk
     hb.ip = "127.0.0.1";
     hb.memory_mb = 8192;
-    // Paced at `flood_per_s` (sent in 1 ms slices), the rate docs/reliability.md states the rule for.
     const auto t0 = steady::now();
     while (!stop.load()) {
-      const auto due = static_cast<std::uint64_t>(std::chrono::duration<double>(steady::now() - t0).count() * flood_per_s);
-      while (flooded < due) {
+      if (per_s <= 0) {
+        // Full speed: what ZeroMQ cannot take is dropped at the flooder's own high-water mark.
+        for (int i = 0; i < 1000; ++i) pub.publish(msg::topics::heartbeat, hb);
+        flooded += 1000;
+        continue;
+      }
+      // Paced at `per_s` (sent in 1 ms slices), the rate docs/reliability.md states the rule for.
+      const auto due = static_cast<std::uint64_t>(std::chrono::duration<double>(steady::now() - t0).count() * per_s);
+      while (flooded < due && !stop.load()) {
         pub.publish(msg::topics::heartbeat, hb);
         ++flooded;
       }
@@ -290,8 +303,8 @@ TEST_CASE("bus faults: one publisher flooding agent.heartbeat at 20000 per secon
   flooder.join();
   const double secs = std::chrono::duration<double>(steady::now() - start).count();
   REQUIRE(c.wait_nodes(all_up, deadline));
-  // What the RM's intake took in meanwhile (the rest was dropped on the way, at the flooder's or the
-  // forwarder's high-water mark: docs/bus.md).
+  // What the RM's intake took in meanwhile (the rest was shed by the forwarder, or dropped on the way at the
+  // flooder's or the forwarder's high-water mark: docs/bus.md).
   const double received = metric(f.metrics_port(), "rmbus_heartbeats_received_total") - received_before;
   std::vector<std::string> reported_missing;
   for (const auto& e : c.events())
@@ -304,9 +317,94 @@ TEST_CASE("bus faults: one publisher flooding agent.heartbeat at 20000 per secon
   CHECK(events_of(c, "node_missing") == missing_before);
   CHECK(reported_missing.empty());
   CHECK(ts::active_shares(*c.last_state(), "alice-1") == 12);
-  std::cout << "[figures] heartbeat flood: " << flooded << " heartbeats of x1 in " << secs << " s ("
-            << static_cast<std::uint64_t>(static_cast<double>(flooded) / secs) << "/s); the RM's intake counted "
-            << static_cast<std::uint64_t>(received) << " heartbeats meanwhile ("
+  // Shed by the embedded forwarder (its metric), or by rmbus-proxy (its log line, written at the first shed).
+  std::string shed = "n/a";
+  if (how == layout::single) {
+    const double n = metric(f.metrics_port(), "rmbus_bus_shed_total");
+    shed = n < 0 ? "unknown (no rmbus_bus_shed_total)" : std::to_string(static_cast<std::uint64_t>(n));
+  } else if (how == layout::split_proxy) {
+    // rmbus-proxy logs its total when it stops ("rmbus-proxy: N repeated heartbeats shed").
+    f.kill_proxy(SIGTERM);
+    std::ifstream log{f.dir() + "/proxy.log"};
+    const std::string text{std::istreambuf_iterator<char>{log}, {}};
+    const std::string tail = " repeated heartbeats shed";
+    const auto end = text.rfind(tail);
+    const auto begin = end == std::string::npos ? end : text.rfind("rmbus-proxy: ", end);
+    shed = begin == std::string::npos ? "none logged" : text.substr(begin + 13, end - begin - 13);
+    CHECK(text.find("bus forwarder: shed ") != std::string::npos);  // the warn line at the first shed
+  }
+  std::cout << "[figures] heartbeat flood" << (how == layout::split_proxy ? " through rmbus-proxy" : "") << ": "
+            << flooded << " heartbeats of x1 in " << secs << " s ("
+            << static_cast<std::uint64_t>(static_cast<double>(flooded) / secs) << "/s offered); shed " << shed
+            << "; the RM's intake counted " << static_cast<std::uint64_t>(received) << " heartbeats meanwhile ("
             << static_cast<std::uint64_t>(received / secs) << "/s); nodes reported missing " << reported_missing.size()
             << "\n";
+}
+
+TEST_CASE("bus faults: one publisher flooding agent.heartbeat at 20000 per second does not make other nodes missing") {
+  // 20,000 heartbeats a second of one node (each real node sends 5), a rate the RM takes in whole.
+  // RMBUS_FLOOD_PER_S overrides it for measurements (docs/reliability.md).
+  flood_heartbeats(layout::single, flood_rate(20000));
+}
+
+TEST_CASE("bus faults: one publisher flooding agent.heartbeat at full speed does not make other nodes missing (the forwarder sheds its repeats)") {
+  // As fast as one publisher thread can encode and send (1.3 million a second offered on the development
+  // machine). Before the forwarder shed repeats, from 240,000 a second the real nodes' heartbeats were dropped
+  // with the flood's at the forwarder's queue toward the RM and every node was reported missing.
+  flood_heartbeats(layout::single, flood_rate(0));
+}
+
+TEST_CASE("bus faults: rmbus-proxy sheds a flooding publisher's repeated heartbeats the same way (split layout, full speed)") {
+  // The RM's two processes and the cluster meet on a standalone rmbus-proxy (default --heartbeat-min-gap-ms 25).
+  flood_heartbeats(layout::split_proxy, flood_rate(0));
+}
+
+TEST_CASE("bus faults: the embedded forwarder's shedding gap follows a reconfigured heartbeat interval") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  REQUIRE(c.wait_nodes(all_up, deadline));
+  zmq::context_t ctx;
+  rmbus::bus::publisher_options po;
+  po.name = "x1-agent";
+  po.endpoint = f.bus_pub();
+  rmbus::bus::publisher pub{ctx, po};
+  msg::heartbeat hb;
+  hb.node = "x1";
+  hb.ip = "127.0.0.1";
+  hb.memory_mb = 8192;
+  // x1 heartbeats every 50 ms for `span`.
+  auto heartbeat_for = [&](std::chrono::milliseconds span) {
+    for (const auto until = steady::now() + span; steady::now() < until;) {
+      pub.publish(msg::topics::heartbeat, hb);
+      std::this_thread::sleep_for(50ms);
+    }
+  };
+  auto shed_during = [&](std::chrono::milliseconds span) {
+    const double before = metric(f.metrics_port(), "rmbus_bus_shed_total");
+    heartbeat_for(span);
+    std::this_thread::sleep_for(100ms);  // the last ones through the forwarder
+    return metric(f.metrics_port(), "rmbus_bus_shed_total") - before;
+  };
+  heartbeat_for(1s);  // past the slow-joiner window
+  // heartbeat_interval_ms 300: gap 300 / 8 = 37 ms, shorter than x1's 50 ms: nothing shed (a few only if the
+  // forwarder's thread stalls so long that three of x1's heartbeats bunch up behind it).
+  const double shed_at_300 = shed_during(2s);
+  CHECK(shed_at_300 <= 3);
+
+  auto text = rmbus::e2e::test_config();
+  const auto at = text.find("heartbeat_interval_ms = 300");
+  REQUIRE(at != std::string::npos);
+  text.replace(at, std::string{"heartbeat_interval_ms = 300"}.size(), "heartbeat_interval_ms = 1200");
+  { std::ofstream{f.config_path()} << text; }
+  const auto r = f.admin({"reconfigure"});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  heartbeat_for(500ms);
+  // heartbeat_interval_ms 1200: gap 150 ms. Of x1's 40 heartbeats in 2 s, at most 2 + 2000 / 150 = 15 pass,
+  // so at least 25 are shed; 15 leaves room for a slow machine.
+  const double shed_at_1200 = shed_during(2s);
+  CHECK(shed_at_1200 >= 15);
+  std::cout << "[figures] reconfigured gap: x1 every 50 ms, shed in 2 s: " << shed_at_300 << " at 300 ms (gap 37 ms), "
+            << shed_at_1200 << " at 1200 ms (gap 150 ms)\n";
 }

@@ -308,3 +308,12 @@ TEST_CASE("CURVE refusals: messages refused for their sender's role and refused 
   b.update_refused(5, 1);  // totals, copied at each scrape
   CHECK(f.has("rmbus_bus_refused_total{reason=\"role\"} 5"));
 }
+
+TEST_CASE("shed heartbeats: the embedded forwarder's total is copied at each scrape") {
+  fixture f;
+  bus_metrics b{f.families};
+  b.update_shed(0);
+  CHECK(f.has("rmbus_bus_shed_total 0"));
+  b.update_shed(123456);
+  CHECK(f.has("rmbus_bus_shed_total 123456"));
+}

@@ -118,7 +118,11 @@ std::string write_config(const options& o, const load_cluster& c, std::int64_t h
 rm_layout start(const options& o, const std::string& config, const std::string& how) {
   rm_layout l;
   auto base = [&](std::vector<std::string> extra) {
-    std::vector<std::string> a{"--config", config, "--bus-pub", tcp(l.pub), "--bus-sub", tcp(l.sub)};
+    // The intake phase offers each node's heartbeat every few milliseconds (10,000 nodes in turn at up to
+    // 600,000 a second): the forwarder would shed those repeats (docs/bus.md "Shedding repeats"), and the phase
+    // measures what the RM's intake absorbs, so shedding is off.
+    std::vector<std::string> a{"--config", config, "--bus-pub", tcp(l.pub), "--bus-sub", tcp(l.sub),
+                               "--heartbeat-min-gap-ms", "0"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };

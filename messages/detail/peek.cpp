@@ -1,0 +1,141 @@
+#include "messages/detail/peek.hpp"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rmbus::messages::detail {
+
+namespace {
+
+// A reader over the body's bytes; every read checks what is left.
+struct cursor {
+  std::string_view b;
+  std::size_t at = 0;
+
+  std::size_t left() const { return b.size() - at; }
+  bool take(std::size_t n) {
+    if (n > left()) return false;
+    at += n;
+    return true;
+  }
+  bool big_endian(std::size_t n, std::uint64_t& out) {
+    if (n > left()) return false;
+    out = 0;
+    for (std::size_t i = 0; i < n; ++i) out = (out << 8) | static_cast<unsigned char>(b[at + i]);
+    at += n;
+    return true;
+  }
+};
+
+// A string header at the cursor: its length, cursor left on its first byte. false when not a string.
+bool str_header(cursor& c, std::uint64_t& len) {
+  if (c.left() == 0) return false;
+  const auto tag = static_cast<unsigned char>(c.b[c.at]);
+  if (tag >= 0xa0 && tag <= 0xbf) {
+    len = tag & 0x1fu;
+    return c.take(1);
+  }
+  const std::size_t width = tag == 0xd9 ? 1 : tag == 0xda ? 2 : tag == 0xdb ? 4 : 0;
+  if (width == 0) return false;
+  c.take(1);
+  return c.big_endian(width, len);
+}
+
+// Skips one value; `pending` gains the elements of a container so the caller skips them too.
+bool skip_head(cursor& c, std::uint64_t& pending) {
+  if (c.left() == 0) return false;
+  const auto tag = static_cast<unsigned char>(c.b[c.at]);
+  c.take(1);
+  std::uint64_t n = 0;
+  if (tag <= 0x7f || tag >= 0xe0 || tag == 0xc0 || tag == 0xc2 || tag == 0xc3) return true;  // fixint, nil, bool
+  if (tag >= 0x80 && tag <= 0x8f) {
+    pending += 2u * (tag & 0x0fu);
+    return true;
+  }
+  if (tag >= 0x90 && tag <= 0x9f) {
+    pending += tag & 0x0fu;
+    return true;
+  }
+  if (tag >= 0xa0 && tag <= 0xbf) return c.take(tag & 0x1fu);
+  switch (tag) {
+    case 0xc4: return c.big_endian(1, n) && c.take(n);      // bin 8
+    case 0xc5: return c.big_endian(2, n) && c.take(n);      // bin 16
+    case 0xc6: return c.big_endian(4, n) && c.take(n);      // bin 32
+    case 0xc7: return c.big_endian(1, n) && c.take(n + 1);  // ext 8 (+ type)
+    case 0xc8: return c.big_endian(2, n) && c.take(n + 1);
+    case 0xc9: return c.big_endian(4, n) && c.take(n + 1);
+    case 0xca: return c.take(4);   // float 32
+    case 0xcb: return c.take(8);   // float 64
+    case 0xcc: return c.take(1);   // uint 8
+    case 0xcd: return c.take(2);
+    case 0xce: return c.take(4);
+    case 0xcf: return c.take(8);
+    case 0xd0: return c.take(1);   // int 8
+    case 0xd1: return c.take(2);
+    case 0xd2: return c.take(4);
+    case 0xd3: return c.take(8);
+    case 0xd4: return c.take(2);   // fixext 1 (+ type)
+    case 0xd5: return c.take(3);
+    case 0xd6: return c.take(5);
+    case 0xd7: return c.take(9);
+    case 0xd8: return c.take(17);
+    case 0xd9: return c.big_endian(1, n) && c.take(n);  // str 8
+    case 0xda: return c.big_endian(2, n) && c.take(n);
+    case 0xdb: return c.big_endian(4, n) && c.take(n);
+    case 0xdc: return c.big_endian(2, n) && ((pending += n), true);       // array 16
+    case 0xdd: return c.big_endian(4, n) && ((pending += n), true);
+    case 0xde: return c.big_endian(2, n) && ((pending += 2 * n), true);   // map 16
+    case 0xdf: return c.big_endian(4, n) && ((pending += 2 * n), true);
+    default: return false;  // 0xc1: never used
+  }
+}
+
+// Skips one value with everything nested in it. Each step eats at least one byte, and more elements pending
+// than bytes left cannot be well-formed, so the loop is bounded by the body's size.
+bool skip_value(cursor& c) {
+  std::uint64_t pending = 1;
+  while (pending > 0) {
+    if (pending > c.left()) return false;
+    --pending;
+    if (!skip_head(c, pending)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::string_view> peek_top_level_str(std::string_view body, std::string_view key) {
+  cursor c{body};
+  if (c.left() == 0) return std::nullopt;
+  const auto tag = static_cast<unsigned char>(body[0]);
+  std::uint64_t entries = 0;
+  if (tag >= 0x80 && tag <= 0x8f) {
+    entries = tag & 0x0fu;
+    c.take(1);
+  } else if (tag == 0xde || tag == 0xdf) {
+    c.take(1);
+    if (!c.big_endian(tag == 0xde ? 2 : 4, entries)) return std::nullopt;
+  } else {
+    return std::nullopt;
+  }
+  for (std::uint64_t i = 0; i < entries; ++i) {
+    std::uint64_t len = 0;
+    const auto key_at = c.at;
+    if (str_header(c, len)) {
+      if (len > c.left()) return std::nullopt;
+      const bool match = body.substr(c.at, len) == key;
+      c.take(len);
+      if (match) {
+        if (!str_header(c, len) || len > c.left()) return std::nullopt;
+        return body.substr(c.at, len);
+      }
+    } else {
+      c.at = key_at;
+      if (!skip_value(c)) return std::nullopt;  // a key that is not a string: skipped like any value
+    }
+    if (!skip_value(c)) return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace rmbus::messages::detail

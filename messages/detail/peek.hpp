@@ -1,0 +1,21 @@
+#pragma once
+// A cheap look into a MessagePack body without unpacking it: the string value of one key of the top-level
+// map. For the bus forwarder, which sheds a node's repeated heartbeats by their node name at hundreds of
+// thousands of messages a second and must not pay a full decode for each (docs/bus.md "Shedding repeats").
+//
+// It validates nothing beyond what it reads: every length is checked against the bytes left, so a malformed
+// or hostile body gives nullopt (never a read past its end), and the scan does at most one step per byte.
+// Nested values before the key are skipped by counting, not by recursion.
+//
+// Thread-safety: a free function over its arguments.
+
+#include <optional>
+#include <string_view>
+
+namespace rmbus::messages::detail {
+
+// The value of `key` in the top-level map of `body` when it is a string; nullopt when the body is not a map,
+// has no such key, the value is not a string, or the bytes end early. The view points into `body`.
+std::optional<std::string_view> peek_top_level_str(std::string_view body, std::string_view key);
+
+}  // namespace rmbus::messages::detail
