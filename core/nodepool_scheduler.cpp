@@ -213,24 +213,25 @@ int nodepool_scheduler::add_foreign_machine(const machine_id& name, std::uint64_
 }
 
 void nodepool_scheduler::set_foreign_processes(const std::map<machine_id, int>& per_node) {
-  std::vector<int> held;
+  std::vector<machine_id> held;
   for (const auto& [name, count] : per_node) {
     auto it = model_.machine_index.find(name);
     if (it == model_.machine_index.end() || count <= 0) continue;
     auto& mc = model_.machines[static_cast<std::size_t>(it->second)];
     if (mc.foreign) continue;  // another pool's machine here as well: nothing of ours to protect
-    held.push_back(it->second);
+    held.push_back(name);  // in name order: per_node is a map
     if (mc.foreign_processes != count) {
       dirty_ = true;
       mc.foreign_processes = count;
     }
   }
-  std::sort(held.begin(), held.end());
-  for (int mi : foreign_held_)
-    if (!std::binary_search(held.begin(), held.end(), mi)) {
-      model_.machines[static_cast<std::size_t>(mi)].foreign_processes = 0;
-      dirty_ = true;
-    }
+  for (const auto& name : foreign_held_) {
+    if (std::binary_search(held.begin(), held.end(), name)) continue;
+    auto it = model_.machine_index.find(name);
+    if (it == model_.machine_index.end()) continue;
+    model_.machines[static_cast<std::size_t>(it->second)].foreign_processes = 0;
+    dirty_ = true;
+  }
   foreign_held_ = std::move(held);
 }
 

@@ -113,7 +113,8 @@ rm_fixture::~rm_fixture() {
   }
   std::error_code ec;
   (void)ec;
-  std::system(("rm -rf '" + dir_ + "'").c_str());
+  // RMBUS_KEEP set: the folder (configuration, logs of every process) stays for a failed test to be read.
+  if (std::getenv("RMBUS_KEEP") == nullptr) std::system(("rm -rf '" + dir_ + "'").c_str());
 }
 
 void rm_fixture::start_rm() {
