@@ -180,3 +180,17 @@ TEST_CASE("an RM process with an unlisted key is refused and the listed one keep
       90s));
   CHECK(site.proxy->running());
 }
+
+TEST_CASE("rmbus --key without CURVE in the configuration is a usage error naming what is missing") {
+  char tmpl[] = "/tmp/rmbus-curve-split-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  keygen({"--out", dir + "/rm-b"});
+  const std::string config = dir + "/rmbus.toml";
+  std::ofstream{config} << rmbus::e2e::test_config();  // no [security]
+  const auto r = ts::run_to_end(RMBUS_BIN, {"--config", config, "--key", dir + "/rm-b.key", "--check-config"}, 30s);
+  INFO(r.output);
+  CHECK(r.status == std::optional<int>{2});
+  CHECK(r.output.find("--key and --server-key need CURVE on ([security] curve = true") != std::string::npos);
+  std::system(("rm -rf '" + dir + "'").c_str());
+}
