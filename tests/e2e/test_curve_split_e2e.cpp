@@ -145,8 +145,8 @@ TEST_CASE("with CURVE on, two RM processes with their own rm keys schedule both 
   CHECK(agent.status == std::optional<int>{4});
 }
 
-TEST_CASE("an RM process with an unlisted key is refused and the listed one keeps working; listed and the proxy "
-          "sent SIGHUP, it joins when it connects again, the proxy never restarted") {
+TEST_CASE("an RM process with an unlisted key is refused and the listed one keeps working, and once listed and "
+          "the proxy sent SIGHUP it joins when it connects again, the proxy never restarted") {
   split_curve_site site{meeting::proxy, false};
   const auto b_public = bus::read_key_file(site.dir + "/rm-b.pub", false).public_key;
   // Process A schedules alpha; B's connections are refused at the handshake by the proxy.
