@@ -39,6 +39,7 @@ struct scheduler_state {
   std::optional<core::nodepool_scheduler> sched;
   std::vector<sent_machine> last_sent;  // by machine slot
   bool send_all_machines = true;        // the first plan, and the one after a node_sync_request
+  bool ask_machines_on_first_slice = false;  // a scheduler joining a bus whose intake is in another process
   envelope_stamper stamper{"scheduler"};
   static inline const char* name = "rmbus.pool_scheduler";
 };
@@ -290,7 +291,8 @@ value::map answer_query(scheduler_actor* self, const std::string& cmd, const val
   return r;
 }
 
-caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string pool, bool restarted) {
+caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string pool, bool restarted,
+                             bool intake_elsewhere) {
   auto& st = self->state;
   st.env = env;
   st.pool = pool;
@@ -305,6 +307,8 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
     // slice recovers every running process (as after a reconfiguration).
     route(self, st.env.router, st.stamper, std::string{topics::node_sync},
           messages::node_sync_request{st.stamper.src(), st.pool});
+  } else {
+    st.ask_machines_on_first_slice = intake_elsewhere;
   }
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
@@ -313,6 +317,13 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
         if (const auto* ops = m.as<messages::node_ops>()) {
           on_node_ops(self, *ops);
         } else if (const auto* w = m.as<messages::work_slice>()) {
+          if (st.ask_machines_on_first_slice) {
+            // The intake announces each machine once, when it comes up: a scheduler process started after
+            // that would never hear of it. This round runs with what it knows; the next has every machine.
+            st.ask_machines_on_first_slice = false;
+            route(self, st.env.router, st.stamper, std::string{topics::node_sync},
+                  messages::node_sync_request{st.stamper.src(), st.pool});
+          }
           on_work(self, *w);
         } else if (const auto* q = m.as<messages::admin_query>()) {
           messages::admin_answer a;
@@ -329,11 +340,12 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
 
 }  // namespace
 
-caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, bool restarted) {
+caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, bool restarted,
+                                bool intake_elsewhere) {
   auto router = env.router;
   const std::vector<std::string> subscriptions{topics::node_topic(pool), topics::work_topic(pool),
                                                topics::query_topic(pool), std::string{topics::node_sync}};
-  auto self = sys.spawn(pool_scheduler, std::move(env), std::move(pool), restarted);
+  auto self = sys.spawn(pool_scheduler, std::move(env), std::move(pool), restarted, intake_elsewhere);
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).
   for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);

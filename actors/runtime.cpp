@@ -114,7 +114,7 @@ using control_actor = caf::stateful_actor<control_state>;
 
 void spawn_scheduler(control_actor* self, const std::string& pool, bool restarted) {
   auto& st = self->state;
-  auto a = spawn_pool_scheduler(self->system(), st.env, pool, restarted);
+  auto a = spawn_pool_scheduler(self->system(), st.env, pool, restarted, !st.run.intake);
   self->monitor(a);
   st.schedulers[pool] = a;
   if (st.watched.insert(topics::work_topic(pool)).second)
@@ -176,7 +176,7 @@ void watch_rounds(control_actor* self, const messages::routed_message& m) {
 }
 
 // `reconfigured` runs on control's thread with each configuration it takes up (the embedded forwarder follows a
-// changed heartbeat interval through it).
+// changed heartbeat interval through it, and the CURVE server sockets the allowed keys).
 caf::behavior control(control_actor* self, actor_env env, roles run, std::function<config::rm_config()> reload,
                       std::vector<caf::actor> fixed, std::function<void(const config::rm_config&)> reconfigured) {
   auto& st = self->state;
@@ -291,23 +291,51 @@ std::string make_instance() {
 struct curve_setup {
   bus::curve_keypair own;
   bus::curve_client client;
+  bool serves = false;                    // this process has CURVE server sockets (forwarder, admin endpoint)
   std::vector<bus::allowed_key> allowed;  // empty when this process serves no CURVE socket
 };
 
-curve_setup read_curve_setup(const config::security_settings& sec, bool serves) {
+// The keys file, plus the RM's own key: it always has the rm role on its own forwarder, listed or not.
+std::vector<bus::allowed_key> read_allowed(const config::security_settings& sec, const bus::curve_keypair& own) {
+  auto allowed = bus::read_keys_file(sec.keys);
+  bool listed = false;
+  for (const auto& k : allowed) listed = listed || k.public_key == own.public_key;
+  if (!listed) allowed.push_back({own.public_key, "rmbus", bus::roles::rm});
+  return allowed;
+}
+
+// The forwarder this process connects to: its own embedded one (whose server key is this process's key, so a
+// server_key meant for the --no-forwarder processes sharing the configuration is ignored), or server_key's.
+std::string forwarder_public_key(const config::security_settings& sec, const bus::curve_keypair& own,
+                                 bool embedded_forwarder) {
+  if (embedded_forwarder || sec.server_key.empty()) return own.public_key;
+  return bus::read_key_file(sec.server_key, false).public_key;
+}
+
+curve_setup read_curve_setup(const config::security_settings& sec, bool serves, bool embedded_forwarder) {
   curve_setup c;
   c.own = bus::read_key_file(sec.key, true);
   c.client.own = c.own;
-  c.client.server_public_key =
-      sec.server_key.empty() ? c.own.public_key : bus::read_key_file(sec.server_key, false).public_key;
-  if (serves) {
-    c.allowed = bus::read_keys_file(sec.keys);
-    // The RM's own key always has the rm role on its own forwarder, listed or not.
-    bool listed = false;
-    for (const auto& k : c.allowed) listed = listed || k.public_key == c.own.public_key;
-    if (!listed) c.allowed.push_back({c.own.public_key, "rmbus", bus::roles::rm});
-  }
+  c.client.server_public_key = forwarder_public_key(sec, c.own, embedded_forwarder);
+  if (embedded_forwarder && !sec.server_key.empty())
+    spdlog::info("CURVE: server_key {} not used: this process connects to its own embedded forwarder",
+                 sec.server_key);
+  c.serves = serves;
+  if (serves) c.allowed = read_allowed(sec, c.own);
   return c;
+}
+
+// "+carol -bob": the names a new list adds and drops, for the log.
+std::string key_changes(const std::vector<bus::allowed_key>& before, const std::vector<bus::allowed_key>& after) {
+  std::map<std::string, std::string> old_keys, new_keys;  // public key -> name
+  for (const auto& k : before) old_keys[k.public_key] = k.name;
+  for (const auto& k : after) new_keys[k.public_key] = k.name;
+  std::string out;
+  for (const auto& [key, name] : new_keys)
+    if (!old_keys.count(key)) out += " +" + name;
+  for (const auto& [key, name] : old_keys)
+    if (!new_keys.count(key)) out += " -" + name;
+  return out.empty() ? " (no change)" : out;
 }
 
 // bus_refused events, at most 10 a second: the forwarder's thread reports refusals here, and they go out as
@@ -391,7 +419,46 @@ struct runtime::impl {
 
   void serve_admin();
   std::string render_metrics();
+  void reload_keys(const config::security_settings& sec);
 };
+
+// On reconfiguration (SIGHUP, rmbus-admin reconfigure): the allowed keys are read again and decide every
+// connection from now on. The process's own key pair, the server key it connects with and CURVE on or off are
+// fixed at start (its sockets hold them): a new configuration that changes them is logged and not applied.
+void runtime::impl::reload_keys(const config::security_settings& sec) {
+  if (sec.curve != curve.has_value()) {
+    spdlog::warn("CURVE: [security] curve = {} takes effect only when rmbus restarts; CURVE stays {}", sec.curve,
+                 curve ? "on" : "off");
+    return;
+  }
+  if (!curve) return;
+  try {
+    if (bus::read_key_file(sec.key, true).public_key != curve->own.public_key)
+      spdlog::warn("CURVE: the key pair in {} differs from the one in force ({}); a process's own key pair "
+                   "changes only when it restarts",
+                   sec.key, curve->own.public_key);
+    const auto server = forwarder_public_key(sec, curve->own, opt.embedded_forwarder);
+    if (server != curve->client.server_public_key)
+      spdlog::warn("CURVE: the forwarder's public key ({}) differs from the one in force ({}); it changes only "
+                   "when rmbus restarts",
+                   server, curve->client.server_public_key);
+  } catch (const bus::curve_error& e) {
+    spdlog::warn("CURVE: {} (the key pair in force stays until rmbus restarts)", e.what());
+  }
+  if (!curve->serves || !zap) return;
+  try {
+    auto allowed = read_allowed(sec, curve->own);
+    const auto changes = key_changes(curve->allowed, allowed);
+    zap->replace_allowed(allowed);
+    spdlog::info("CURVE: allowed keys reloaded from {}: {} keys{}; connections made from now on are checked "
+                 "against them, open ones stay until they reconnect",
+                 sec.keys, allowed.size(), changes);
+    curve->allowed = std::move(allowed);
+  } catch (const bus::curve_error& e) {
+    spdlog::error("CURVE: allowed keys not reloaded, the {} keys in force stay: {}", curve->allowed.size(),
+                  e.what());
+  }
+}
 
 std::string runtime::impl::render_metrics() {
   if (bridge && bus_stats) bus_stats->update(bridge->inbound_stats());
@@ -442,7 +509,7 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   const auto& rt = m.opt.cfg.runtime;
   if (rt.security.curve) {
     // First of all: a missing or malformed key file ends the start-up before anything runs.
-    m.curve = read_curve_setup(rt.security, m.opt.embedded_forwarder || m.opt.run.admin);
+    m.curve = read_curve_setup(rt.security, m.opt.embedded_forwarder || m.opt.run.admin, m.opt.embedded_forwarder);
     if (!m.curve->allowed.empty()) {
       m.zap.emplace(m.ctx, m.curve->allowed);
       m.zap->start();
@@ -521,6 +588,7 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   }
   m.control = m.sys->spawn(control, env, m.opt.run, m.opt.reload, fixed, [&m](const config::rm_config& cfg) {
     if (m.fwd) m.fwd->set_shed_gap(heartbeat_min_gap(m.opt, cfg));
+    m.reload_keys(cfg.runtime.security);
   });
   if (m.opt.run.admin) {
     m.rep_thread = std::thread([&m] { m.serve_admin(); });

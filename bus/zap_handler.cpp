@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -17,24 +18,34 @@ namespace rmbus::bus {
 
 namespace {
 constexpr std::size_t max_refusals_logged = 1024;  // distinct keys logged at warn; later ones only counted
+
+using key_map = std::map<std::string, allowed_key>;  // 32-byte public key -> entry
+
+key_map index_by_raw_key(std::vector<allowed_key> allowed) {
+  key_map by_raw_key;
+  for (auto& k : allowed) {
+    std::string raw(32, '\0');
+    if (zmq_z85_decode(reinterpret_cast<std::uint8_t*>(raw.data()), k.public_key.c_str()) == nullptr)
+      throw curve_error("allowed key '" + k.name + "' is not a CURVE public key");
+    by_raw_key.emplace(std::move(raw), std::move(k));
+  }
+  return by_raw_key;
 }
+}  // namespace
 
 struct zap_handler::impl {
   zmq::socket_t socket;
-  std::map<std::string, allowed_key> by_raw_key;  // 32-byte public key -> entry
+  std::mutex keys_mutex;  // by_raw_key is replaced from another thread (replace_allowed)
+  key_map by_raw_key;
+  bool forget_logged = false;  // set with a new list: a key refused before is logged again under it
   std::atomic<bool> stop_requested{false};
   std::atomic<std::uint64_t> admitted{0};
   std::atomic<std::uint64_t> refused{0};
-  std::set<std::string> logged;  // keys whose refusal was logged (a refused client retries every 100 ms)
+  std::set<std::string> logged;  // keys whose refusal was logged (one client may open several connections)
   std::thread thread;
 
-  impl(zmq::context_t& ctx, std::vector<allowed_key> allowed) : socket(ctx, zmq::socket_type::rep) {
-    for (auto& k : allowed) {
-      std::string raw(32, '\0');
-      if (zmq_z85_decode(reinterpret_cast<std::uint8_t*>(raw.data()), k.public_key.c_str()) == nullptr)
-        throw curve_error("allowed key '" + k.name + "' is not a CURVE public key");
-      by_raw_key.emplace(std::move(raw), std::move(k));
-    }
+  impl(zmq::context_t& ctx, std::vector<allowed_key> allowed)
+      : socket(ctx, zmq::socket_type::rep), by_raw_key(index_by_raw_key(std::move(allowed))) {
     socket.set(zmq::sockopt::linger, 0);
     socket.bind("inproc://zeromq.zap.01");
   }
@@ -56,6 +67,11 @@ std::optional<std::string> zap_handler::impl::decide(const std::vector<zmq::mess
     reason =
         "not a CURVE connection (" + std::string{req[5].to_string_view()} + ") from " + req[3].to_string();
     return std::nullopt;
+  }
+  std::lock_guard lock{keys_mutex};
+  if (forget_logged) {
+    logged.clear();
+    forget_logged = false;
   }
   const auto it = by_raw_key.find(req[6].to_string());
   if (it == by_raw_key.end()) {
@@ -131,6 +147,13 @@ void zap_handler::stop() {
   impl_->stop_requested = true;
   if (impl_->thread.joinable()) impl_->thread.join();
   impl_->socket.close();
+}
+
+void zap_handler::replace_allowed(std::vector<allowed_key> allowed) {
+  auto fresh = index_by_raw_key(std::move(allowed));
+  std::lock_guard lock{impl_->keys_mutex};
+  impl_->by_raw_key = std::move(fresh);
+  impl_->forget_logged = true;
 }
 
 zap_stats zap_handler::stats() const { return {impl_->admitted.load(), impl_->refused.load()}; }

@@ -11,7 +11,11 @@
 // socket of the context takes connections, or libzmq admits them unchecked. rmbus runs one for its forwarder
 // and its admin endpoint together; rmbus-proxy one for its forwarder.
 //
-// Thread-safety: construct, start and stop from one thread; stats() from any.
+// The list can be replaced while the handler runs (replace_allowed: rmbus on reconfiguration, rmbus-proxy on
+// SIGHUP). ZAP runs once per connection, at its handshake: the new list decides every connection made from
+// then on; a connection admitted before stays until it is closed or reconnects.
+//
+// Thread-safety: construct, start and stop from one thread; stats() and replace_allowed() from any.
 
 #include <cstdint>
 #include <memory>
@@ -40,6 +44,9 @@ class zap_handler {
 
   void start();  // REQUIRES: not started before
   void stop();   // joins the thread (within about 100 ms); idempotent
+  // Swaps in a new list of allowed keys for the connections from now on; throws curve_error (and keeps the
+  // list in force) when a key is not a CURVE public key.
+  void replace_allowed(std::vector<allowed_key> allowed);
   zap_stats stats() const;
 
  private:

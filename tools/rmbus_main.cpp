@@ -3,11 +3,12 @@
 //
 //   rmbus [--config FILE | --ducc FILE] [--bus-pub EP] [--bus-sub EP] [--no-forwarder] [--admin EP]
 //         [--metrics HOST:PORT|off] [--roles LIST] [--log-level LEVEL] [--check-config]
-//         [--threads N] [--heartbeat-min-gap-ms MS] [--inject-fault throw:POOL:CYCLE|hang:POOL:CYCLE  (tests only)]
+//         [--threads N] [--heartbeat-min-gap-ms MS] [--key FILE] [--server-key FILE]
+//         [--inject-fault throw:POOL:CYCLE|hang:POOL:CYCLE  (tests only)]
 //
 // The command line is a contract (test harnesses and the README rely on it): see docs/architecture.md.
 // SIGTERM / SIGINT stop it gracefully (exit 0); SIGHUP reloads the configuration as the admin command
-// `reconfigure` does. A bad argument or configuration exits 2 with the reason; a bus, admin or metrics endpoint
+// `reconfigure` does (with CURVE it also re-reads the allowed keys). A bad argument or configuration exits 2 with the reason; a bus, admin or metrics endpoint
 // that cannot be bound exits 1.
 
 #include <csignal>
@@ -36,6 +37,7 @@ namespace {
 
 struct cli_overrides {
   std::string bus_pub, bus_sub, admin, metrics, log_level;
+  std::string key, server_key;  // [security] key / server_key for this process (several RM processes, one file)
 };
 
 rmbus::config::rm_config load(const std::string& native, const std::string& ducc, const cli_overrides& o) {
@@ -47,7 +49,11 @@ rmbus::config::rm_config load(const std::string& native, const std::string& ducc
   if (!o.admin.empty()) cfg.runtime.admin = o.admin;
   if (!o.metrics.empty()) cfg.runtime.metrics = o.metrics;
   if (!o.log_level.empty()) cfg.runtime.log_level = o.log_level;
+  if (!o.key.empty()) cfg.runtime.security.key = o.key;
+  if (!o.server_key.empty()) cfg.runtime.security.server_key = o.server_key;
   auto problems = rmbus::config::runtime_problems(cfg.runtime);
+  if ((!o.key.empty() || !o.server_key.empty()) && !cfg.runtime.security.curve)
+    problems.emplace_back("--key and --server-key need CURVE on ([security] curve = true in the configuration)");
   if (!problems.empty()) {
     std::vector<rmbus::config::config_issue> issues;
     for (auto& p : problems) issues.push_back({"command line", 0, std::move(p)});
@@ -111,6 +117,12 @@ int main(int argc, char** argv) {
                  "comma-separated: all, intake, diff, scheduler, scheduler:POOL, eviction, publisher, admin")
       ->capture_default_str();
   app.add_option("--log-level", o.log_level, "trace, debug, info, warn, error, critical, off");
+  app.add_option("--key", o.key, "CURVE: this process's key pair file, instead of [security] key")
+      ->check(CLI::ExistingFile);
+  app.add_option("--server-key", o.server_key,
+                 "CURVE: the public key file of the forwarder this process connects to (--no-forwarder), instead "
+                 "of [security] server_key")
+      ->check(CLI::ExistingFile);
   app.add_flag("--check-config", check_config, "validate, print the resolved configuration, exit");
   app.add_option("--threads", threads,
                  "actor scheduler threads (default 2; 1 runs the top-level pools' rounds one after another)")

@@ -12,6 +12,8 @@
 // and counted, so that one flooding publisher cannot crowd the other nodes' heartbeats out of
 // the queue toward a slow subscriber (docs/bus.md "Shedding repeats"). Set it to the RM's heartbeat_interval_ms
 // / 8, as rmbus's embedded forwarder does; the default, 25, suits any interval of 200 ms and more; 0: off.
+// SIGHUP reads the --keys file again: connections made from then on are checked against it (a bad file is
+// logged and the keys in force stay). The forwarder's own key pair changes only with a restart.
 // SIGINT or SIGTERM stops the forwarder cleanly and the process exits 0; a bad argument or an endpoint that
 // cannot be bound exits non-zero with the reason.
 
@@ -22,6 +24,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include <optional>
@@ -33,6 +36,34 @@
 #include "bus/zap_handler.hpp"
 #include "messages/heartbeat.hpp"
 #include "messages/topics.hpp"
+
+namespace {
+
+// SIGHUP: the allowed keys again, for the connections from now on; `allowed` is the list in force.
+void reload_keys(rmbus::bus::zap_handler& zap, const std::string& key_file, const std::string& keys_file,
+                 const rmbus::bus::curve_keypair& own, std::vector<rmbus::bus::allowed_key>& allowed) {
+  try {
+    if (rmbus::bus::read_key_file(key_file, true).public_key != own.public_key)
+      spdlog::warn("rmbus-proxy: the key pair in {} differs from the one in force ({}); the forwarder's key pair "
+                   "changes only when it restarts",
+                   key_file, own.public_key);
+  } catch (const rmbus::bus::curve_error& e) {
+    spdlog::warn("rmbus-proxy: {} (the key pair in force stays until a restart)", e.what());
+  }
+  try {
+    auto fresh = rmbus::bus::read_keys_file(keys_file);
+    zap.replace_allowed(fresh);
+    spdlog::info("rmbus-proxy: SIGHUP: allowed keys reloaded from {}: {} keys (were {}); connections made from "
+                 "now on are checked against them, open ones stay until they reconnect",
+                 keys_file, fresh.size(), allowed.size());
+    allowed = std::move(fresh);
+  } catch (const rmbus::bus::curve_error& e) {
+    spdlog::error("rmbus-proxy: SIGHUP: allowed keys not reloaded, the {} keys in force stay: {}", allowed.size(),
+                  e.what());
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   rmbus::bus::forwarder_options options;
@@ -89,8 +120,9 @@ int main(int argc, char** argv) {
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);
   if (pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr) != 0) {
-    spdlog::critical("rmbus-proxy: cannot block SIGINT/SIGTERM");
+    spdlog::critical("rmbus-proxy: cannot block SIGINT/SIGTERM/SIGHUP");
     return EXIT_FAILURE;
   }
 
@@ -115,9 +147,17 @@ int main(int argc, char** argv) {
                               }};
     fwd.start();
     int signal_number = 0;
-    if (sigwait(&stop_signals, &signal_number) != 0) {
-      spdlog::critical("rmbus-proxy: sigwait failed");
-      return EXIT_FAILURE;
+    for (;;) {
+      if (sigwait(&stop_signals, &signal_number) != 0) {
+        spdlog::critical("rmbus-proxy: sigwait failed");
+        return EXIT_FAILURE;
+      }
+      if (signal_number != SIGHUP) break;
+      if (!zap) {
+        spdlog::info("rmbus-proxy: SIGHUP: nothing to reload without CURVE");
+        continue;
+      }
+      reload_keys(*zap, key_file, keys_file, *options.curve, allowed);
     }
     spdlog::info("rmbus-proxy: signal {} received, stopping", signal_number);
     fwd.stop();

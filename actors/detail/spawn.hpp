@@ -25,7 +25,11 @@ caf::actor spawn_heartbeat_intake(caf::actor_system& sys, actor_env env);
 caf::actor spawn_workmap_diff(caf::actor_system& sys, actor_env env);
 // pool_scheduler.cpp: the scheduler of one top-level pool.
 // `restarted`: it replaces one that failed, so it asks the intake for its pool's machines again.
-caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, bool restarted = false);
+// `intake_elsewhere`: the intake runs in another process, which may have announced the pool's machines before
+// this one joined the bus; the scheduler asks for them when its first work slice shows the bus carries its
+// messages (a request sent at once could be lost before its publisher's connection is up).
+caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, bool restarted = false,
+                                bool intake_elsewhere = false);
 // eviction.cpp
 caf::actor spawn_eviction(caf::actor_system& sys, actor_env env);
 // publication.cpp

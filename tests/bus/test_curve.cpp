@@ -354,3 +354,80 @@ TEST_CASE("the admin domain admits admin keys only") {
   rep.close();
   zap.stop();
 }
+
+TEST_CASE("a replaced list of allowed keys decides the connections made after it") {
+  zmq::context_t ctx;
+  const auto server = make_curve_keypair();
+  const auto alice = make_curve_keypair();
+  const auto bob = make_curve_keypair();
+  zap_handler zap{ctx, {{alice.public_key, "alice", roles::admin}}};
+  zap.start();
+  zmq::socket_t rep{ctx, zmq::socket_type::rep};
+  rep.set(zmq::sockopt::linger, 0);
+  apply_curve_server(rep, server, admin_zap_domain);
+  rep.bind("tcp://127.0.0.1:0");
+  const std::string endpoint = rep.get(zmq::sockopt::last_endpoint);
+
+  // A fresh connection each time: ZAP runs at the handshake only.
+  auto ask = [&](const curve_keypair& own) -> std::optional<std::string> {
+    zmq::socket_t req{ctx, zmq::socket_type::req};
+    req.set(zmq::sockopt::linger, 0);
+    apply_curve_client(req, {server.public_key, own});
+    req.connect(endpoint);
+    req.send(zmq::str_buffer("status"), zmq::send_flags::none);
+    zmq::pollitem_t items[] = {{rep.handle(), 0, ZMQ_POLLIN, 0}};
+    if (zmq::poll(items, 1, std::chrono::milliseconds(1500)) == 0) return std::nullopt;
+    zmq::message_t m;
+    REQUIRE(rep.recv(m));
+    const char* who = m.gets("User-Id");
+    rep.send(zmq::str_buffer("ok"), zmq::send_flags::none);
+    zmq::message_t reply;
+    REQUIRE(req.recv(reply));
+    return std::string{who != nullptr ? who : ""};
+  };
+  REQUIRE(ask(alice));
+  CHECK_FALSE(ask(bob));
+
+  // alice revoked, bob added: the next connections see the new list.
+  zap.replace_allowed({{bob.public_key, "bob", roles::admin}});
+  CHECK_FALSE(ask(alice));
+  const auto by_bob = ask(bob);
+  REQUIRE(by_bob);
+  CHECK(parse_user_id(*by_bob)->name == "bob");
+
+  // A malformed key leaves the list in force.
+  CHECK(error_of([&] { zap.replace_allowed({{"not a key", "eve", roles::admin}}); }).find("eve") !=
+        std::string::npos);
+  CHECK(ask(bob));
+  rep.close();
+  zap.stop();
+}
+
+TEST_CASE("a refused client's socket does not retry: once listed, a new connection gets in") {
+  curve_bus bus;
+  auto late = make_curve_keypair();
+  inbox in;
+  subscriber sub{bus.ctx, bus.sub(bus.monitor), in.handlers()};
+  sub.start();
+  {
+    publisher refused{bus.ctx, bus.pub("late-1", late)};
+    REQUIRE(eventually([&] { return bus.zap.stats().refused >= 1; }));
+    const auto after_first = bus.zap.stats().refused;
+    // libzmq takes a ZAP refusal (status 400) for a protocol error and closes that connection for good: over
+    // 2 s (20 of its 100 ms reconnect intervals) no second handshake is asked for.
+    std::this_thread::sleep_for(2s);
+    CHECK(bus.zap.stats().refused == after_first);
+    bus.zap.replace_allowed({{bus.agent.public_key, "node01", roles::agent},
+                             {bus.monitor.public_key, "top", roles::monitor},
+                             {late.public_key, "late", roles::agent}});
+    for (int i = 0; i < 5; ++i) refused.publish("agent.heartbeat", ev("never"));
+    std::this_thread::sleep_for(500ms);
+    CHECK(in.on_topic("agent.heartbeat").empty());
+  }
+  // A new socket with the same key, now listed, is admitted.
+  publisher again{bus.ctx, bus.pub("late-2", late)};
+  REQUIRE(send_until_arrived([&] { again.publish("agent.heartbeat", ev("in")); },
+                             [&](auto t) { return in.wait_count("agent.heartbeat", 1, t); }));
+  for (const auto& m : in.on_topic("agent.heartbeat")) CHECK(m.env.src == "late-2");
+  sub.stop();
+}

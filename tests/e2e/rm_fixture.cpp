@@ -119,6 +119,7 @@ rm_fixture::~rm_fixture() {
 
 void rm_fixture::start_rm() {
   procs_.clear();
+  started_.clear();
   std::vector<std::string> common{"--config", config_, "--bus-pub", pub_, "--bus-sub", sub_, "--admin", admin_};
   common.insert(common.end(), extra_args_.begin(), extra_args_.end());
   auto metrics_of = [&](std::size_t process) -> std::vector<std::string> {
@@ -129,11 +130,13 @@ void rm_fixture::start_rm() {
   auto a = common;
   for (auto& arg : metrics_of(0)) a.push_back(arg);
   if (how_ == layout::single) {
+    started_.push_back({RMBUS_BIN, log_file(), a});
     procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, a, log_file()));
     return;
   }
   a.insert(a.end(), {"--roles", "intake,diff,eviction,publisher,admin,scheduler:alpha"});
   if (how_ == layout::split_proxy) a.push_back("--no-forwarder");
+  started_.push_back({RMBUS_BIN, log_file(), a});
   procs_.push_back(std::make_unique<test_support::child_process>(RMBUS_BIN, a, log_file()));
   auto b = common;
   b.insert(b.end(), {"--roles", "scheduler:beta", "--no-forwarder"});
@@ -144,7 +147,16 @@ void rm_fixture::start_rm() {
     b.insert(b.begin(), where_.b_wrapper.begin() + 1, where_.b_wrapper.end());
     path = where_.b_wrapper.front();
   }
+  started_.push_back({path, dir_ + "/rmbus-b.log", b});
   procs_.push_back(std::make_unique<test_support::child_process>(path, b, dir_ + "/rmbus-b.log"));
+}
+
+void rm_fixture::restart_rm_process(std::size_t process) {
+  auto& p = procs_.at(process);
+  p->signal(SIGTERM);
+  p->wait(std::chrono::seconds(10));
+  const auto& how = started_.at(process);
+  p = std::make_unique<test_support::child_process>(how.path, how.args, how.log);
 }
 
 void rm_fixture::start_proxy() {

@@ -55,6 +55,9 @@ class rm_fixture {
 
   void start_rm();             // (re)starts the RM process(es)
   void kill_rm(int sig);       // signals them all
+  // Stops RM process `process` alone (SIGTERM, waited for) and starts it again with the same arguments; the
+  // others run on. REQUIRES: a split layout, or process 0.
+  void restart_rm_process(std::size_t process);
   std::vector<std::optional<int>> wait_rm(std::chrono::milliseconds timeout);
   test_support::run_result admin(const std::vector<std::string>& args);
   // The standalone forwarder of layout split_proxy: signalled and waited for, then started again on the
@@ -92,6 +95,11 @@ class rm_fixture {
   bool metrics_option_set_ = false;
   std::vector<std::string> extra_args_;
   std::vector<std::unique_ptr<test_support::child_process>> procs_;
+  struct started_as {
+    std::string path, log;
+    std::vector<std::string> args;
+  };
+  std::vector<started_as> started_;  // how each of procs_ was started
   std::unique_ptr<test_support::child_process> proxy_;
   std::unique_ptr<test_support::fake_cluster> cluster_;
 };

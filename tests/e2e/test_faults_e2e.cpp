@@ -363,3 +363,35 @@ TEST_CASE("one process: a node moved to another pool by a reconfiguration is nev
 TEST_CASE("two processes: a node moved to the other process's pool by a reconfiguration is never double-booked") {
   node_moves_to_another_pool(layout::split);
 }
+
+TEST_CASE("a scheduler process restarted alone learns its pool's machines again and schedules it") {
+  // Process B (scheduler:beta) joins a bus whose intake (process A) announced beta's machines long before:
+  // its scheduler asks for them on its first work slice. (From the work map alone it would know only the
+  // nodes that running processes name: recovery registers those.)
+  const auto how = GENERATE(layout::split, layout::split_proxy);
+  rm_fixture f{how};
+  auto& c = f.cluster();
+  // One process of 2 quanta: on one of b1, b2 (8 quanta each); the other stays empty.
+  c.submit(rmbus::e2e::job("jb", "bob", "beta-normal", 2048, 1));
+  c.start();
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "jb") > 0; }, deadline));
+  // Ten rounds more, so that everything sent after A's start is long sent.
+  int rounds = 0;
+  REQUIRE(c.wait_state([&](const msg::rm_state&) { return ++rounds >= 10; }, deadline));
+  f.restart_rm_process(1);
+  // A whole-node process (8 quanta) for another user fits only on the empty node. Knowing both nodes (16
+  // quanta: bob 2, carl 8) B places it there and jb keeps its process. A B that knew only jb's node (the
+  // one recovery registers from the work map) could not: it evicted jb to make room (seen without the fix).
+  c.submit(rmbus::e2e::job("jb2", "carl", "beta-normal", 8192, 1));
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) { return ts::active_shares(s, "jb2") == 1 && ts::active_shares(s, "jb") == 1; },
+      deadline));
+  const auto st = c.last_state();
+  REQUIRE(st);
+  CHECK(ts::nodes_of(*st, "jb") != ts::nodes_of(*st, "jb2"));
+  // Process A's intake answered B's request.
+  std::ifstream log{f.log_file()};
+  std::stringstream text;
+  text << log.rdbuf();
+  CHECK(text.str().find("live machines announced again") != std::string::npos);
+}

@@ -1,5 +1,6 @@
 #include "tools/load/bus_clients.hpp"
 
+#include <algorithm>
 #include <future>
 
 #include <zmq_addon.hpp>
@@ -17,13 +18,14 @@ std::uint64_t wall_ms() {
 }
 }  // namespace
 
-stamped_publisher::stamped_publisher(zmq::context_t& ctx, const std::string& endpoint, std::string src)
+stamped_publisher::stamped_publisher(zmq::context_t& ctx, const bus_access& at, std::string src)
     : sock_(ctx, zmq::socket_type::pub), src_(std::move(src)) {
   // Bursts of hundreds of thousands of heartbeats: a deep queue, so the sender blocks on nothing and drops
   // nothing it could have sent (the receiving side's drops are what is measured).
   sock_.set(zmq::sockopt::sndhwm, 2'000'000);
   sock_.set(zmq::sockopt::linger, 500);
-  sock_.connect(endpoint);
+  if (at.curve) bus::apply_curve_client(sock_, *at.curve);
+  sock_.connect(at.endpoint);
 }
 
 messages::envelope stamped_publisher::next(const std::string& topic) {
@@ -35,17 +37,18 @@ void stamped_publisher::send(const std::string& topic, const std::string& body) 
   sock_.send(zmq::buffer(body), zmq::send_flags::none);
 }
 
-observer::observer(zmq::context_t& ctx, const std::string& endpoint, const std::vector<std::string>& extra_topics) {
+observer::observer(zmq::context_t& ctx, const bus_access& at, const std::vector<std::string>& extra_topics) {
   std::promise<void> connected;
   auto ready = connected.get_future();
-  thread_ = std::thread([this, &ctx, endpoint, extra_topics, &connected] {
+  thread_ = std::thread([this, &ctx, at, extra_topics, &connected] {
     zmq::socket_t sock{ctx, zmq::socket_type::sub};
     sock.set(zmq::sockopt::rcvhwm, 2'000'000);
     for (const auto& t : {std::string{messages::topics::rm_state}, std::string{messages::topics::rm_nodes},
                           std::string{messages::topics::rm_cycle}})
       sock.set(zmq::sockopt::subscribe, t);
     for (const auto& t : extra_topics) sock.set(zmq::sockopt::subscribe, t);
-    sock.connect(endpoint);
+    if (at.curve) bus::apply_curve_client(sock, *at.curve);
+    sock.connect(at.endpoint);
     connected.set_value();
     while (!stop_.load()) {
       zmq::pollitem_t items[] = {{sock.handle(), 0, ZMQ_POLLIN, 0}};
@@ -58,7 +61,9 @@ observer::observer(zmq::context_t& ctx, const std::string& endpoint, const std::
         if (frames.size() != 2) continue;
         auto topic = frames[0].to_string();
         std::lock_guard<std::mutex> lock(mu_);
-        if (topic.rfind("rm.", 0) != 0) {  // a burst on an extra topic: counted here, not queued
+        const bool extra = topic.rfind("rm.", 0) != 0 ||  // (with CURVE the extra topic is an rm.* one)
+                           std::find(extra_topics.begin(), extra_topics.end(), topic) != extra_topics.end();
+        if (extra) {  // a burst on an extra topic: counted here, not queued
           if (extra_arrived_++ == 0) first_extra_at_ = now;
           last_extra_at_ = now;
           continue;
@@ -127,10 +132,10 @@ bool observer::wait(const std::function<bool()>& done, std::chrono::milliseconds
   }
 }
 
-heartbeat_loop::heartbeat_loop(zmq::context_t& ctx, const std::string& endpoint, std::vector<messages::heartbeat> nodes,
+heartbeat_loop::heartbeat_loop(zmq::context_t& ctx, const bus_access& at, std::vector<messages::heartbeat> nodes,
                                std::chrono::milliseconds interval) {
-  thread_ = std::thread([this, &ctx, endpoint, nodes = std::move(nodes), interval] {
-    stamped_publisher pub{ctx, endpoint, "rmbus-load.agents"};
+  thread_ = std::thread([this, &ctx, at, nodes = std::move(nodes), interval] {
+    stamped_publisher pub{ctx, at, "rmbus-load.agents"};
     const std::string topic{messages::topics::heartbeat};
     // Slices of 10 ms: every node once per interval, spread evenly (as agents started at random times are).
     const std::size_t slices = std::max<std::size_t>(1, static_cast<std::size_t>(interval.count() / 10));

@@ -21,6 +21,7 @@
 
 #include <zmq.hpp>
 
+#include "bus/curve.hpp"
 #include "messages/heartbeat.hpp"
 #include "messages/rm_nodes.hpp"
 #include "messages/rm_state.hpp"
@@ -29,9 +30,15 @@ namespace rmbus::load {
 
 using clock_type = std::chrono::steady_clock;
 
+// Where a client connects, and its CURVE keys when the RM under test runs with CURVE (rmbus-load --curve).
+struct bus_access {
+  std::string endpoint;
+  std::optional<bus::curve_client> curve;
+};
+
 class stamped_publisher {
  public:
-  stamped_publisher(zmq::context_t& ctx, const std::string& endpoint, std::string src);
+  stamped_publisher(zmq::context_t& ctx, const bus_access& at, std::string src);
   // Encodes `msg` under a fresh envelope and sends [topic, body]. Returns the envelope's seq.
   template <class T>
   std::uint64_t publish(const std::string& topic, const T& msg) {
@@ -66,7 +73,7 @@ struct observed_nodes {
 class observer {
  public:
   // Subscribes to rm.state, rm.nodes, rm.cycle and `extra_topics`.
-  observer(zmq::context_t& ctx, const std::string& endpoint, const std::vector<std::string>& extra_topics = {});
+  observer(zmq::context_t& ctx, const bus_access& at, const std::vector<std::string>& extra_topics = {});
   ~observer();
   // Takes what arrived, for up to `timeout`; returns as soon as `done()` holds (or at the deadline).
   bool wait(const std::function<bool()>& done, std::chrono::milliseconds timeout);
@@ -99,7 +106,7 @@ class observer {
 // Sends every node's heartbeat once per `interval`, spread evenly over it, until stopped.
 class heartbeat_loop {
  public:
-  heartbeat_loop(zmq::context_t& ctx, const std::string& endpoint, std::vector<messages::heartbeat> nodes,
+  heartbeat_loop(zmq::context_t& ctx, const bus_access& at, std::vector<messages::heartbeat> nodes,
                  std::chrono::milliseconds interval);
   ~heartbeat_loop();
   void stop();

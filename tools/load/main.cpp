@@ -8,6 +8,10 @@
 //   idle      CPU seconds per wall second and resident memory at DUCC's idle rates (/proc)
 //   split     latency with the roles split over three processes on one bus
 //   pools     four equal top-level pools: 2 actor threads against 1 (the pools' rounds one after another)
+// --curve runs every phase with CURVE on the bus (docs/bus.md, "Security"): rmbus-load makes fresh key pairs
+// in its work folder (the RM's, one rm key per further split process, its own client key), lists them, and
+// writes [security] into each configuration. It takes no --key / --server-key as the other tools do: those
+// name the keys of an RM running elsewhere, and rmbus-load always starts the RM itself.
 // Every wait has a deadline; children are killed at the end. Build in Release.
 #include <algorithm>
 #include <cstdio>
@@ -37,6 +41,13 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// --curve: the key files rmbus-load made, and its own client key (agent, orchestrator and rm: the raw
+// ceiling's messages go on an rm.* topic, which the forwarder's role check passes for the rm role).
+struct load_keys {
+  std::string rm_key, rm_public, split_key[2], keys;
+  bus::curve_client client;
+};
+
 struct options {
   int nodes = 1000;
   int jobs = 2000;
@@ -47,7 +58,35 @@ struct options {
   std::string rmbus;
   std::string work_dir;
   std::set<std::string> phases{"startup", "intake", "latency", "idle", "split", "pools"};
+  std::optional<load_keys> keys;  // --curve
 };
+
+load_keys make_keys(const std::string& work_dir) {
+  const auto dir = std::filesystem::path(work_dir) / "curve";
+  std::filesystem::remove_all(dir);  // write_key_file never replaces a file: fresh keys each run
+  std::filesystem::create_directories(dir);
+  load_keys k;
+  std::string listed;
+  auto make = [&](const std::string& name, bus::role_set roles) {
+    const auto pair = bus::make_curve_keypair();
+    bus::write_key_file(dir / (name + ".key"), pair, true);
+    bus::write_key_file(dir / (name + ".pub"), pair, false);
+    listed += bus::keys_file_line({pair.public_key, name, roles});
+    return pair;
+  };
+  const auto rm = make("rmbus", bus::roles::rm);
+  make("rmbus-2", bus::roles::rm);
+  make("rmbus-3", bus::roles::rm);
+  k.client = {rm.public_key, make("load", bus::roles::agent | bus::roles::orchestrator | bus::roles::rm)};
+  std::ofstream(dir / "keys") << listed;
+  k.rm_key = (dir / "rmbus.key").string();
+  k.rm_public = (dir / "rmbus.pub").string();
+  k.split_key[0] = (dir / "rmbus-2.key").string();
+  k.split_key[1] = (dir / "rmbus-3.key").string();
+  k.keys = (dir / "keys").string();
+  return k;
+}
+
 
 double seconds_since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
 
@@ -83,7 +122,10 @@ std::optional<double> scrape(int port, const std::string& name) {
 // The RM processes of one layout, their endpoints and logs.
 struct rm_layout {
   int pub = free_port(), sub = free_port(), admin = free_port(), metrics = free_port();
+  std::optional<bus::curve_client> curve;  // rmbus-load's client keys, with --curve
   std::vector<std::unique_ptr<rm_process>> procs;
+  bus_access pub_side() const { return {tcp(pub), curve}; }
+  bus_access sub_side() const { return {tcp(sub), curve}; }
   proc_sample sample() const {
     proc_sample all;
     for (const auto& p : procs) {
@@ -97,8 +139,14 @@ struct rm_layout {
 };
 
 std::string write_config(const options& o, const load_cluster& c, std::int64_t heartbeat_ms, const std::string& name) {
+  const auto& keys = o.keys;
   auto cfg = c.config;
   auto& rt = cfg.runtime;
+  if (keys) {
+    rt.security.curve = true;
+    rt.security.key = keys->rm_key;
+    rt.security.keys = keys->keys;
+  }
   rt.heartbeat_interval_ms = heartbeat_ms;
   rt.node_stability = 6;
   rt.init_stability = 1;
@@ -116,7 +164,14 @@ std::string write_config(const options& o, const load_cluster& c, std::int64_t h
 // Starts rmbus in one of the layouts: "one" (every role, 2 threads), "one-1thread", "split" (three
 // processes: intake+eviction with the forwarder; differencing, publication and admin; the schedulers).
 rm_layout start(const options& o, const std::string& config, const std::string& how) {
+  const auto& keys = o.keys;
   rm_layout l;
+  if (keys) l.curve = keys->client;
+  // With CURVE, the processes that connect to the first one's forwarder hold keys of their own.
+  auto own_key = [&](int i) -> std::vector<std::string> {
+    if (!keys) return {};
+    return {"--key", keys->split_key[i], "--server-key", keys->rm_public};
+  };
   auto base = [&](std::vector<std::string> extra) {
     // The intake phase offers each node's heartbeat every few milliseconds (10,000 nodes in turn at up to
     // 600,000 a second): the forwarder would shed those repeats (docs/bus.md "Shedding repeats"), and the phase
@@ -131,11 +186,12 @@ rm_layout start(const options& o, const std::string& config, const std::string& 
     l.procs.push_back(std::make_unique<rm_process>(
         o.rmbus, base({"--roles", "intake,eviction", "--metrics", "127.0.0.1:" + std::to_string(l.metrics)}), log + "-1.log"));
     std::this_thread::sleep_for(300ms);  // its forwarder binds the bus first
-    l.procs.push_back(std::make_unique<rm_process>(
-        o.rmbus, base({"--roles", "diff,publisher,admin", "--no-forwarder", "--admin", tcp(l.admin), "--metrics", "off"}),
-        log + "-2.log"));
-    l.procs.push_back(std::make_unique<rm_process>(
-        o.rmbus, base({"--roles", "scheduler", "--no-forwarder", "--metrics", "off"}), log + "-3.log"));
+    auto second = base({"--roles", "diff,publisher,admin", "--no-forwarder", "--admin", tcp(l.admin), "--metrics", "off"});
+    auto third = base({"--roles", "scheduler", "--no-forwarder", "--metrics", "off"});
+    for (auto& a : own_key(0)) second.push_back(a);
+    for (auto& a : own_key(1)) third.push_back(a);
+    l.procs.push_back(std::make_unique<rm_process>(o.rmbus, second, log + "-2.log"));
+    l.procs.push_back(std::make_unique<rm_process>(o.rmbus, third, log + "-3.log"));
   } else {
     l.procs.push_back(std::make_unique<rm_process>(
         o.rmbus,
@@ -149,7 +205,7 @@ rm_layout start(const options& o, const std::string& config, const std::string& 
 // Waits until the bus carries a probe node's heartbeat through the RM into rm.nodes (the slow-joiner hop of
 // every socket is then behind us), then one more heartbeat interval, so rm.nodes' rate limit is open.
 bool wait_ready(zmq::context_t& ctx, const rm_layout& l, observer& obs, std::int64_t heartbeat_ms) {
-  stamped_publisher agents{ctx, tcp(l.pub), "rmbus-load.probe"};
+  stamped_publisher agents{ctx, l.pub_side(), "rmbus-load.probe"};
   messages::heartbeat probe{"load-probe", "10.9.9.9", 1024, {}, {}, {}};
   const auto deadline = clock_type::now() + 60s;
   while (clock_type::now() < deadline) {
@@ -216,10 +272,13 @@ struct run_figures {
 void run_one(const options& o, zmq::context_t& ctx, const load_cluster& c, run_figures& f) {
   const auto cfg = write_config(o, c, 1000, "one");
   auto l = start(o, cfg, "one");
-  observer obs{ctx, tcp(l.sub), {"load.raw"}};
+  // The raw ceiling's topic: one the RM does not read; under CURVE an rm.* one, which the forwarder's role
+  // check passes for rmbus-load's key (role rm).
+  const std::string raw_topic = o.keys ? "rm.load.raw" : "load.raw";
+  observer obs{ctx, l.sub_side(), {raw_topic}};
   // Every publisher connects now, so none loses its first messages to the slow-joiner hop.
-  stamped_publisher burst{ctx, tcp(l.pub), "rmbus-load.boot"}, orch{ctx, tcp(l.pub), "rmbus-load.orchestrator"},
-      raw{ctx, tcp(l.pub), "rmbus-load.raw"}, pub{ctx, tcp(l.pub), "rmbus-load.intake"};
+  stamped_publisher burst{ctx, l.pub_side(), "rmbus-load.boot"}, orch{ctx, l.pub_side(), "rmbus-load.orchestrator"},
+      raw{ctx, l.pub_side(), "rmbus-load.raw"}, pub{ctx, l.pub_side(), "rmbus-load.intake"};
   if (!wait_ready(ctx, l, obs, 1000)) throw std::runtime_error("rmbus did not come up (logs in " + o.work_dir + ")");
   const auto base_hb = scrape(l.metrics, "rmbus_heartbeats_received_total").value_or(0);
   std::unique_ptr<heartbeat_loop> agents;
@@ -227,7 +286,7 @@ void run_one(const options& o, zmq::context_t& ctx, const load_cluster& c, run_f
     // Startup: every node's first heartbeat at once (a booting cluster), then one a second each.
     const auto t0 = clock_type::now();
     for (const auto& n : c.nodes) burst.publish(std::string{messages::topics::heartbeat}, n);
-    agents = std::make_unique<heartbeat_loop>(ctx, tcp(l.pub), c.nodes, 1000ms);
+    agents = std::make_unique<heartbeat_loop>(ctx, l.pub_side(), c.nodes, 1000ms);
     const auto want = c.nodes.size();
     obs.wait([&] { return obs.last_nodes && obs.last_nodes->up >= want; }, 60s);
     if (obs.last_nodes && obs.last_nodes->up >= want) f.startup_s = std::chrono::duration<double>(obs.last_nodes->at - t0).count();
@@ -260,7 +319,7 @@ void run_one(const options& o, zmq::context_t& ctx, const load_cluster& c, run_f
     obs.decode_states = false;
     {
       const auto t0 = clock_type::now();
-      for (std::size_t i = 0; i < burst_n; ++i) raw.publish("load.raw", c.nodes[i % c.nodes.size()]);
+      for (std::size_t i = 0; i < burst_n; ++i) raw.publish(raw_topic, c.nodes[i % c.nodes.size()]);
       obs.wait([&] { return obs.extra_received >= burst_n; }, 20s);
       obs.wait([] { return false; }, 300ms);
       const double span = std::chrono::duration<double>(obs.last_extra - t0).count();
@@ -304,10 +363,10 @@ void run_one(const options& o, zmq::context_t& ctx, const load_cluster& c, run_f
 void run_idle(const options& o, zmq::context_t& ctx, const load_cluster& c, run_figures& f) {
   const auto cfg = write_config(o, c, 10000, "idle");
   auto l = start(o, cfg, "idle");
-  observer obs{ctx, tcp(l.sub)};
-  stamped_publisher orch{ctx, tcp(l.pub), "rmbus-load.orchestrator"};
+  observer obs{ctx, l.sub_side()};
+  stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
   if (!wait_ready(ctx, l, obs, 100)) throw std::runtime_error("rmbus (idle) did not come up");
-  heartbeat_loop agents{ctx, tcp(l.pub), c.nodes, 10000ms};
+  heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 10000ms};
   const std::string topic{messages::topics::workmap};
   // Settle: the first map recovers every process; follow until the schedule stops changing.
   auto work = c.work;
@@ -332,10 +391,10 @@ void run_idle(const options& o, zmq::context_t& ctx, const load_cluster& c, run_
 latency_result run_latency_only(const options& o, zmq::context_t& ctx, const load_cluster& c, const std::string& how) {
   const auto cfg = write_config(o, c, 1000, how);
   auto l = start(o, cfg, how);
-  observer obs{ctx, tcp(l.sub)};
-  stamped_publisher orch{ctx, tcp(l.pub), "rmbus-load.orchestrator"};
+  observer obs{ctx, l.sub_side()};
+  stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
   if (!wait_ready(ctx, l, obs, 1000)) throw std::runtime_error("rmbus (" + how + ") did not come up");
-  heartbeat_loop agents{ctx, tcp(l.pub), c.nodes, 1000ms};
+  heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 1000ms};
   obs.wait([&] { return obs.last_nodes && obs.last_nodes->up >= c.nodes.size(); }, 60s);
   return measure_latency(orch, obs, c, o.maps);
 }
@@ -355,6 +414,8 @@ int main(int argc, char** argv) {
   app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools");
   app.add_option("--rmbus", o.rmbus, "the rmbus executable (default: ../rmbus next to this program)");
   app.add_option("--work-dir", o.work_dir, "where configurations and RM logs go (default: a fresh temporary folder)");
+  bool curve = false;
+  app.add_flag("--curve", curve, "CURVE on the bus: fresh keys in the work folder, [security] in every configuration");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured, also into a file
   o.phases.clear();
@@ -384,8 +445,16 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s; logs in %s\n", o.nodes, o.jobs, o.users,
-              o.rmbus.c_str(), o.work_dir.c_str());
+  if (curve) {
+    try {
+      o.keys = make_keys(o.work_dir);
+    } catch (const std::exception& e) {
+      std::cerr << "rmbus-load: --curve: " << e.what() << "\n";
+      return 1;
+    }
+  }
+  std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s%s; logs in %s\n", o.nodes, o.jobs, o.users,
+              o.rmbus.c_str(), o.keys ? " with CURVE" : "", o.work_dir.c_str());
   zmq::context_t ctx;
   std::vector<run_figures> runs;
   try {
