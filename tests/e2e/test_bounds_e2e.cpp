@@ -447,7 +447,7 @@ TEST_CASE("heartbeats from 100,000 invented node names fill max_nodes, the rest 
   CHECK(after_mb < full_mb + flat_bound_mb);
 }
 
-TEST_CASE("a storm fills max_nodes and a real new node is refused; after forget_down_ms the invented names are forgotten, the real node is admitted and gets work, and nothing running is lost or double-booked") {
+TEST_CASE("a storm fills max_nodes and a real new node is refused, then after forget_down_ms the invented names are forgotten and the real node is admitted and gets work, and nothing running is lost or double-booked") {
   // A table of 1,000 nodes; a node down for 3 s (down itself after 4 ticks of 300 ms) is forgotten.
   scene s{"\n[limits]\nmax_nodes = 1000\nforget_down_ms = 3000\n"};
   // An unmanaged reservation on a real node whose agent then dies: it must outlive the storm's forgetting.
