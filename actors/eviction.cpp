@@ -7,7 +7,8 @@
 // a replica of the intake's node table from its numbered changes (actors/node_replica.hpp; a snapshot only
 // when out of step), turns a node's change to `down` into a `down` operation, answers the admin's vary
 // requests (naming nodes it does not know), and remembers which nodes are varied off so the marks survive
-// a reconfiguration, as in DUCC. When a large part of a pool goes silent together, its evictions are paced
+// a reconfiguration, as in DUCC. A node the intake forgets (down too long, holding nothing) leaves the
+// guard's queues with it. When a large part of a pool goes silent together, its evictions are paced
 // (actors/mass_loss_guard.hpp) and announced with an rm.events `mass_loss` event.
 #include <map>
 #include <optional>
@@ -92,7 +93,13 @@ void after_apply(eviction_actor* self, node_replica::outcome outcome, const std:
   mass_loss_guard::actions a;
   std::optional<std::map<std::string, std::size_t>> sizes;  // counted once, when a node fell silent
   const auto now = wall_clock_ms();
+  // Forgotten nodes (down too long, holding nothing) leave the guard too, in one pass per pool.
+  std::map<std::string, std::set<std::string>> forgotten;
+  for (const auto& c : changes)
+    if (c.forgotten) forgotten[c.pool].insert(c.node);
+  for (const auto& [pool, names] : forgotten) st.guard->forget(pool, names);
   for (const auto& c : changes) {
+    if (c.forgotten) continue;
     const auto* e = st.nodes.find(c.node);
     if (e == nullptr) continue;
     const bool was_silent = c.before == messages::node_liveness::missing || c.before == messages::node_liveness::down;

@@ -14,9 +14,21 @@
 // node_ops per pool. A reader out of step asks for a snapshot (node_sync_request) and gets the whole table
 // once (node_snapshot), never after every change. The watchdog ticks every heartbeat interval; its
 // transitions (up, missing after one missed heartbeat, down after node_stability) become rm.events too.
+//
+// Forgetting ([limits] forget_down_ms): at each tick, nodes down for longer than that are offered to their
+// pool's scheduler as `forget` operations. Only the scheduler knows whether a machine still holds shares (an
+// unmanaged reservation on a down node, an eviction not yet confirmed), so it answers (machines_forgotten):
+// the intake drops from its table only those the scheduler forgot and that are still down, names them in the
+// next batch (`forgotten`), and reports them in one `node_forgotten` event per tick however many there were.
+// A kept node is offered again after another forget_down_ms. Placement comes from the configuration, never
+// from the table, so a forgotten node named in a nodefile returns to its configured pool, as a new node.
+//
+// The bus subscriber hands heartbeats on through an in-flight bound ([limits] max_heartbeats_queued): the
+// intake releases one per heartbeat it takes, and reports what was shed in a `limit` event once per tick.
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include <caf/all.hpp>
@@ -39,11 +51,18 @@ namespace {
 // handful of batches, not thousands of messages; an idle cluster costs at most 20 small batches a second.
 constexpr std::chrono::milliseconds batch_window{50};
 
+// Node names offered for forgetting per tick, at most: a storm's 100,000 are offered over a few ticks, each
+// node_ops (and the answer, and the batch naming them) well inside max_body_bytes when roles are split.
+constexpr std::size_t max_forget_bytes_per_tick = 4u * 1024u * 1024u;
+// Names a node_forgotten event lists (the count says how many there were).
+constexpr std::size_t forgotten_examples = 5;
+
 struct node_info {
   std::string ip;
   config::placement where;
   messages::node_entry entry;  // as last reported (or about to be)
   bool dirty = false;          // changed since the last batch
+  std::int64_t forget_asked_ms = 0;  // when its scheduler was last asked to forget it (0: not since it spoke)
 };
 
 struct intake_state {
@@ -58,6 +77,10 @@ struct intake_state {
   std::uint64_t late = 0;
   std::uint64_t refused_nodes = 0;  // heartbeats from new names beyond max_nodes since the last tick
   std::string refused_example;
+  std::vector<std::string> forgotten;           // names removed from the table since the last batch
+  std::uint64_t forgotten_since_tick = 0;        // for the node_forgotten event
+  std::vector<std::string> forgotten_example;    // its first few names
+  std::uint64_t shed_reported = 0;               // heartbeats shed by the bus, as of the last limit event
   bool flush_scheduled = false;
   envelope_stamper stamper{"intake"};
   messages::decode_limits limits;
@@ -145,7 +168,7 @@ void flush_changes(intake_actor* self) {
   for (auto& [pool, ops] : st.pending_ops)
     if (!ops.ops.empty()) route(self, st.env.router, st.stamper, topics::node_topic(pool), std::move(ops));
   st.pending_ops.clear();
-  if (st.dirty.empty() && st.heartbeats == 0) return;
+  if (st.dirty.empty() && st.heartbeats == 0 && st.forgotten.empty()) return;
   messages::node_changes batch;
   batch.seq = ++st.batch_seq;
   batch.heartbeats = st.heartbeats;
@@ -158,6 +181,8 @@ void flush_changes(intake_actor* self) {
     batch.changed.push_back(n.entry);
   }
   st.dirty.clear();
+  batch.forgotten = std::move(st.forgotten);
+  st.forgotten.clear();
   st.heartbeats = 0;
   st.late = 0;
   route(self, st.env.router, st.stamper, std::string{topics::node_changes}, std::move(batch));
@@ -187,6 +212,7 @@ void on_heartbeat(intake_actor* self, const std::string& topic, const std::strin
 
   auto [it, fresh] = st.nodes.try_emplace(h.node);
   auto& n = it->second;
+  n.forget_asked_ms = 0;  // it spoke: an answer to an earlier offer no longer applies
   const bool ip_moved = fresh || n.ip != h.ip;
   const auto where = ip_moved ? st.placement->place(h.node, h.ip) : n.where;
   const bool quiesced = h.quiesced.value_or(false);
@@ -223,6 +249,83 @@ void on_recovered(intake_actor* self, const messages::recovered_nodes& msg) {
   }
 }
 
+// Offers the nodes down for longer than forget_down_ms to their schedulers (bounded per tick), each again
+// only after another forget_down_ms when it was kept or no answer came.
+void offer_forgotten(intake_actor* self, std::int64_t now) {
+  auto& st = self->state;
+  const auto forget_ms = st.env.cfg->runtime.limits.forget_down_ms;
+  if (forget_ms <= 0) return;
+  std::size_t bytes = 0;
+  for (const auto& id : st.liveness->down_since(now - forget_ms)) {
+    auto it = st.nodes.find(id.str());
+    if (it == st.nodes.end()) continue;
+    auto& n = it->second;
+    if (n.forget_asked_ms > 0 && now - n.forget_asked_ms < forget_ms) continue;
+    if (bytes > 0 && bytes + it->first.size() > max_forget_bytes_per_tick) break;
+    bytes += it->first.size();
+    n.forget_asked_ms = now;
+    messages::node_op op;
+    op.op = messages::node_op_kind::forget;
+    op.node = it->first;
+    st.pending_ops[n.where.top_level].ops.push_back(std::move(op));
+  }
+}
+
+// A scheduler's answer: the nodes it forgot leave the table, unless they spoke since they were offered.
+void on_forgotten(intake_actor* self, const messages::machines_forgotten& answer) {
+  auto& st = self->state;
+  std::set<std::string> gone;
+  for (const auto& name : answer.forgotten) {
+    auto it = st.nodes.find(name);
+    if (it == st.nodes.end()) continue;
+    const core::machine_id id{name};
+    if (it->second.forget_asked_ms == 0 || it->second.where.top_level != answer.pool ||
+        st.liveness->status(id) != core::node_status::down)
+      continue;
+    st.nodes.erase(it);
+    st.liveness->forget(id);
+    st.forgotten.push_back(name);
+    if (st.forgotten_example.size() < forgotten_examples) st.forgotten_example.push_back(name);
+    ++st.forgotten_since_tick;
+    gone.insert(name);
+  }
+  if (gone.empty()) return;
+  st.dirty.erase(std::remove_if(st.dirty.begin(), st.dirty.end(), [&](const auto& n) { return gone.count(n) != 0; }),
+                 st.dirty.end());
+  schedule_flush(self);
+}
+
+// Once per tick: what was forgotten, and heartbeats the bus shed, each as one event however many.
+void report_forgotten_and_shed(intake_actor* self) {
+  auto& st = self->state;
+  const auto& limits = st.env.cfg->runtime.limits;
+  if (st.forgotten_since_tick > 0) {
+    std::string names;
+    for (const auto& n : st.forgotten_example) names += (names.empty() ? "" : ",") + n;
+    spdlog::info("{} nodes forgotten: down longer than {} ms with nothing held on them ([limits] forget_down_ms); "
+                 "e.g. {}",
+                 st.forgotten_since_tick, limits.forget_down_ms, names);
+    publish_event(self, messages::rm_event{std::string{messages::event_kinds::node_forgotten},
+                                           {{"count", std::to_string(st.forgotten_since_tick)},
+                                            {"nodes", names},
+                                            {"forget_down_ms", std::to_string(limits.forget_down_ms)}}});
+    st.forgotten_since_tick = 0;
+    st.forgotten_example.clear();
+  }
+  const auto& bound = st.env.heartbeats_in_flight;
+  if (bound && bound->shed() > st.shed_reported) {
+    const auto shed = bound->shed() - st.shed_reported;
+    st.shed_reported += shed;
+    spdlog::warn("{} heartbeats shed by the bus subscriber: {} were already waiting for the intake ([limits] "
+                 "max_heartbeats_queued)",
+                 shed, bound->limit());
+    publish_event(self, messages::rm_event{std::string{messages::event_kinds::limit},
+                                           {{"what", "max_heartbeats_queued"},
+                                            {"limit", std::to_string(bound->limit())},
+                                            {"refused", std::to_string(shed)}}});
+  }
+}
+
 void on_tick(intake_actor* self) {
   auto& st = self->state;
   for (const auto& t : st.liveness->tick(wall_clock_ms())) {
@@ -242,8 +345,10 @@ void on_tick(intake_actor* self) {
                                             {"node", st.refused_example}}});
     st.refused_nodes = 0;
   }
+  report_forgotten_and_shed(self);
   // Missed counts move for silent nodes only; refresh_entry marks exactly those (and the transitions).
   for (auto& [name, n] : st.nodes) refresh_entry(self, name, n);
+  offer_forgotten(self, wall_clock_ms());
   flush_changes(self);
 }
 
@@ -280,10 +385,14 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
   self->delayed_send(self, interval, atoms::tick::value);
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
-      [self](atoms::deliver, const std::string& topic, const std::string& body) { on_heartbeat(self, topic, body); },
+      [self](atoms::deliver, const std::string& topic, const std::string& body) {
+        if (self->state.env.heartbeats_in_flight) self->state.env.heartbeats_in_flight->leave();
+        on_heartbeat(self, topic, body);
+      },
       [self](atoms::deliver, const messages::routed_message& m) {
         if (const auto* r = m.as<messages::recovered_nodes>()) on_recovered(self, *r);
         else if (const auto* s = m.as<messages::node_sync_request>()) on_sync_request(self, *s);
+        else if (const auto* f = m.as<messages::machines_forgotten>()) on_forgotten(self, *f);
       },
       [self](atoms::flush) {
         self->state.flush_scheduled = false;
@@ -298,6 +407,8 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
         // Reconfiguration: place every node again and re-announce the live ones to their (fresh) pools.
         configure(self, std::move(cfg));
         auto& st = self->state;
+        if (st.env.heartbeats_in_flight)
+          st.env.heartbeats_in_flight->set_limit(st.env.cfg->runtime.limits.max_heartbeats_queued);
         for (auto& [name, n] : st.nodes) {
           n.where = st.placement->place(name, n.ip);
           if (st.liveness->status(core::machine_id{name}) != core::node_status::down && n.entry.memory_mb > 0)
@@ -314,7 +425,7 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
 caf::actor spawn_heartbeat_intake(caf::actor_system& sys, actor_env env) {
   auto router = env.router;
   const std::vector<std::string> subscriptions{std::string{messages::topics::heartbeat}, std::string{topics::recovered},
-                                               std::string{topics::node_sync}};
+                                               std::string{topics::node_sync}, std::string{topics::forgotten}};
   auto self = sys.spawn(heartbeat_intake, std::move(env));
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).

@@ -57,6 +57,14 @@ void mass_loss_guard::back(const std::string& pool, const std::string& node) {
   it->second.silent.erase(node);
 }
 
+void mass_loss_guard::forget(const std::string& pool, const std::set<std::string>& nodes) {
+  auto it = pools_.find(pool);
+  if (it == pools_.end() || nodes.empty()) return;
+  auto& q = it->second.queue;
+  q.erase(std::remove_if(q.begin(), q.end(), [&](const std::string& n) { return nodes.count(n) != 0; }), q.end());
+  for (const auto& n : nodes) it->second.silent.erase(n);
+}
+
 void mass_loss_guard::tick(const std::map<std::string, std::size_t>& pool_sizes, std::int64_t now_ms, actions& out) {
   for (auto& [pool, p] : pools_) {
     forget_old(p, now_ms);

@@ -51,6 +51,9 @@ class mass_loss_guard {
   void down(const std::string& pool, const std::string& node, std::int64_t now_ms, actions& out);
   // Node `node` heartbeats again: if it waits for its eviction, it is not evicted.
   void back(const std::string& pool, const std::string& node);
+  // Nodes of `pool` forgotten (down too long, holding nothing): no longer silent nor waiting, so a storm of
+  // invented names, once forgotten, does not hold its pool in mass loss. One pass over the pool's queue.
+  void forget(const std::string& pool, const std::set<std::string>& nodes);
 
   // Once per interval: the paced evictions that are due, and mass losses that ended.
   void tick(const std::map<std::string, std::size_t>& pool_sizes, std::int64_t now_ms, actions& out);

@@ -20,6 +20,17 @@ void node_replica::take(const messages::node_entry& e, std::vector<liveness_chan
   it->second = e;
 }
 
+void node_replica::apply_batch(const messages::node_changes& batch, std::vector<liveness_change>& changes) {
+  for (const auto& e : batch.changed) take(e, changes);
+  for (const auto& name : batch.forgotten) {
+    auto it = nodes_.find(name);
+    if (it == nodes_.end()) continue;
+    changes.push_back({name, it->second.state, it->second.state, true, it->second.pool});
+    nodes_.erase(it);
+  }
+  seq_ = batch.seq;
+}
+
 node_replica::outcome node_replica::keep(const std::string& src, const messages::node_changes& batch) {
   if (waiting_.size() >= max_waiting_) waiting_.erase(waiting_.begin());
   waiting_.emplace_back(src, batch);
@@ -43,8 +54,7 @@ node_replica::outcome node_replica::apply(const std::string& src, const messages
     in_step_ = false;
     return keep(src, batch);
   }
-  for (const auto& e : batch.changed) take(e, changes);
-  seq_ = batch.seq;
+  apply_batch(batch, changes);
   return outcome::applied;
 }
 
@@ -59,6 +69,8 @@ node_replica::outcome node_replica::apply(const std::string& src, const messages
     else if (it->second.state != e.state) changes.push_back({e.node, it->second.state, e.state});
     nodes_.emplace(e.node, e);
   }
+  for (const auto& [name, e] : before)
+    if (nodes_.count(name) == 0) changes.push_back({name, e.state, e.state, true, e.pool});
   src_ = src;
   seq_ = snap.seq;
   in_step_ = true;
@@ -74,8 +86,7 @@ node_replica::outcome node_replica::apply(const std::string& src, const messages
       asked_ = true;
       return outcome::need_snapshot;
     }
-    for (const auto& e : batch.changed) take(e, changes);
-    seq_ = batch.seq;
+    apply_batch(batch, changes);
   }
   return outcome::applied;
 }

@@ -11,7 +11,9 @@
 // the snapshot are applied in order; a snapshot always brings the replica into step.
 //
 // Each apply reports the nodes whose liveness changed (with the state before), which is what eviction acts
-// on (a node that went down) and what publication republishes.
+// on (a node that went down) and what publication republishes, and the nodes removed from the table
+// (`forgotten`: named in a batch's forgotten list, or absent from a snapshot), so that what a reader keeps
+// per node goes with them.
 //
 // Not thread-safe; one owner (an actor).
 
@@ -31,6 +33,8 @@ struct liveness_change {
   std::string node;
   std::optional<messages::node_liveness> before;  // empty: the node was not in the table
   messages::node_liveness after = messages::node_liveness::up;
+  bool forgotten = false;  // removed from the table (`after` is then its last state); `pool` was its pool
+  std::string pool{};
 
   bool operator==(const liveness_change&) const = default;
 };
@@ -61,6 +65,7 @@ class node_replica {
 
  private:
   void take(const messages::node_entry& e, std::vector<liveness_change>& changes);
+  void apply_batch(const messages::node_changes& batch, std::vector<liveness_change>& changes);
   outcome keep(const std::string& src, const messages::node_changes& batch);
 
   std::size_t max_waiting_;

@@ -1,6 +1,7 @@
 // The scheduler of ONE top-level nodepool: a thin shell around core::nodepool_scheduler.
 //
-// Machine operations (rm.internal.node.<pool>) become one core call each; the pool's slice of the work map
+// Machine operations (rm.internal.node.<pool>) become one core call each (a run of `forget`s one call,
+// answered on rm.internal.forgotten); the pool's slice of the work map
 // (rm.internal.work.<pool>) becomes apply_work + schedule(round_input) and the answer goes out on
 // rm.internal.plan (the pool's jobs, and only the machines whose state, size or free quanta changed since the
 // previous plan: every machine in the first plan and after a node_sync_request); admin queries (rm.internal.query.<pool>) become view/explain/whatif. Every pool has its
@@ -62,17 +63,48 @@ std::string share_prefix(const config::rm_config& cfg, const std::string& pool) 
   return s + "-" + std::to_string(index);
 }
 
+// Forget operations in a row are carried out together (one compaction of the machine slots for a storm's
+// thousands), in their place among the others, and answered on rm.internal.forgotten. Slots renumber, so
+// the next plan lists every machine (publication rebuilds its table of this pool from it).
+void forget_machines(scheduler_actor* self, std::vector<core::machine_id>& names) {
+  if (names.empty()) return;
+  auto& st = self->state;
+  const auto before = st.sched->machine_count();
+  const auto out = st.sched->forget_machines(names);
+  names.clear();
+  if (st.sched->machine_count() != before) {
+    st.last_sent.clear();
+    st.send_all_machines = true;
+  }
+  messages::machines_forgotten answer;
+  answer.pool = st.pool;
+  for (const auto& n : out.forgotten) answer.forgotten.push_back(n.str());
+  for (const auto& n : out.kept) answer.kept.push_back(n.str());
+  if (!out.kept.empty())
+    spdlog::info("pool {}: {} machines forgotten, {} kept (they still hold shares or an admin mark)", st.pool,
+                 out.forgotten.size(), out.kept.size());
+  route(self, st.env.router, st.stamper, std::string{topics::forgotten}, std::move(answer));
+}
+
 void on_node_ops(scheduler_actor* self, const messages::node_ops& msg) {
   auto& s = *self->state.sched;
+  std::vector<core::machine_id> to_forget;
   for (const auto& op : msg.ops) {
     const core::machine_id node{op.node};
+    if (op.op == messages::node_op_kind::forget) {
+      to_forget.push_back(node);
+      continue;
+    }
+    forget_machines(self, to_forget);
     switch (op.op) {
       case messages::node_op_kind::update: s.update_machine({node, op.ip, op.memory_mb, op.quiesced}); break;
       case messages::node_op_kind::down: s.machine_down(node); break;
       case messages::node_op_kind::vary_off: s.vary_off(node); break;
       case messages::node_op_kind::vary_on: s.vary_on(node); break;
+      case messages::node_op_kind::forget: break;
     }
   }
+  forget_machines(self, to_forget);
 }
 
 messages::machine_status to_wire(core::machine_state s) {

@@ -247,6 +247,14 @@ void take_machines(publication_state& st, const messages::pool_plan& plan) {
   for (const auto& m : plan.machines) table[m.node] = m;
 }
 
+// Nodes the intake forgot: their pools' schedulers removed the machines before the intake did (it asks them
+// first), so what the pools' plans said of them goes too; rm.nodes no longer lists them.
+void forget_machines(publication_state& st, const std::vector<liveness_change>& changes) {
+  for (const auto& c : changes)
+    if (c.forgotten)
+      if (auto pool = st.machines.find(c.pool); pool != st.machines.end()) pool->second.erase(c.node);
+}
+
 // Publishes the whole round in this one handler, so a shutdown never leaves half of it on the bus.
 void publish_round(publication_actor* self) {
   auto& st = self->state;
@@ -324,9 +332,11 @@ caf::behavior publication(publication_actor* self, actor_env env) {
         }
         if (const auto* c = m.as<messages::node_changes>()) {
           outcome = st.liveness.apply(m.env.src, *c, changes);
-          if (!c->changed.empty() && st.liveness.in_step()) nodes_changed(self);
+          forget_machines(st, changes);
+          if ((!c->changed.empty() || !c->forgotten.empty()) && st.liveness.in_step()) nodes_changed(self);
         } else if (const auto* s = m.as<messages::node_snapshot>()) {
           outcome = st.liveness.apply(m.env.src, *s, changes);
+          forget_machines(st, changes);
           nodes_changed(self);
         }
         if (outcome == node_replica::outcome::need_snapshot) ask_snapshot(self);

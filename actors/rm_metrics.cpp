@@ -63,6 +63,12 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
       heartbeats_missed(r.add_counter("rmbus_heartbeats_missed_total",
                                       "Heartbeat intervals in which a watched node sent no heartbeat, as the "
                                       "watchdog counted them (rm.internal.nodestate).")),
+      nodes_forgotten(r.add_counter("rmbus_nodes_forgotten_total",
+                                    "Nodes removed from the node table after being down longer than [limits] "
+                                    "forget_down_ms with nothing held on them.")),
+      heartbeats_shed(r.add_counter("rmbus_heartbeats_shed_total",
+                                    "Heartbeats the bus subscriber dropped because [limits] max_heartbeats_queued "
+                                    "were already on their way to the heartbeat intake.")),
       nodes(r.add_gauge("rmbus_nodes", "Nodes in the last rm.nodes by state.", {"state"})),
       bus_messages(r.add_counter("rmbus_bus_messages_total",
                                  "Messages this process's bus subscriber accepted, by topic; topics beyond the "
@@ -244,6 +250,8 @@ void rm_metrics::on_node_changes(const messages::node_changes& batch) {
     }
   }
   if (newly_missed > 0) f_->heartbeats_missed.inc({}, double(newly_missed));
+  for (const auto& n : batch.forgotten) missed_.erase(n);
+  if (!batch.forgotten.empty()) f_->nodes_forgotten.inc({}, double(batch.forgotten.size()));
 }
 
 bus_metrics::bus_metrics(std::shared_ptr<const rm_metric_families> families, std::size_t max_topics)
@@ -267,6 +275,7 @@ void bus_metrics::update(const bus::subscriber_stats& stats) {
   f_->bus_restarts.set({}, double(stats.restarts));
   f_->bus_untracked.set({}, double(stats.untracked));
   f_->bus_bad_messages.set({"envelope"}, double(stats.bad_messages));
+  f_->heartbeats_shed.set({}, double(stats.shed));
 }
 
 void bus_metrics::update_shed(std::uint64_t shed) { f_->bus_shed.set({}, double(shed)); }

@@ -15,6 +15,8 @@
 //    interval" would call half of a healthy cluster's heartbeats late through jitter alone);
 //  - heartbeats missed, from the nodes' `missed` (heartbeats missed in a row) in those batches: every
 //    increase of a node's number is counted once;
+//  - nodes forgotten (down longer than [limits] forget_down_ms), from those batches' `forgotten` lists;
+//  - heartbeats shed by the bus subscriber beyond [limits] max_heartbeats_queued, from its statistics;
 //  - nodes by state from rm.nodes;
 //  - resident memory, round lag, free space where it logs and mailbox depths from its `health` events, and
 //    finished jobs and their quanta-seconds from its `job_done` events (a number that does not parse is
@@ -67,6 +69,8 @@ struct rm_metric_families {
   metrics::counter heartbeats_received;
   metrics::counter heartbeats_late;
   metrics::counter heartbeats_missed;
+  metrics::counter nodes_forgotten;
+  metrics::counter heartbeats_shed;
   metrics::gauge nodes;
   metrics::counter bus_messages;
   metrics::counter bus_gaps;

@@ -564,6 +564,13 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   if (bo.subscribe.topics.empty()) bo.subscribe.topics.emplace_back("rm.internal.none");
   bo.subscribe.limits = limits_of(m.opt.cfg);
   bo.subscribe.coalesce = std::chrono::milliseconds(2);  // at most 2 ms more on any message; see subscriber.hpp
+  // Heartbeats queue toward the intake only up to [limits] max_heartbeats_queued (bus/in_flight_bound.hpp).
+  std::shared_ptr<bus::in_flight_bound> heartbeats_in_flight;
+  if (m.opt.run.intake) {
+    heartbeats_in_flight = std::make_shared<bus::in_flight_bound>(rt.limits.max_heartbeats_queued);
+    bo.subscribe.bound = heartbeats_in_flight;
+    bo.subscribe.bounded_topic = std::string{messages::topics::heartbeat};
+  }
   if (m.curve) {
     bo.publish.curve = m.curve->client;
     bo.subscribe.curve = m.curve->client;
@@ -572,7 +579,8 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   caf::anon_send(m.router, atoms::publish::value, m.bridge->publisher_actor());
   m.refusals.set_target(m.router);
 
-  actor_env env{m.router, m.instance, std::make_shared<const config::rm_config>(m.opt.cfg), m.opt.fault};
+  actor_env env{m.router, m.instance, std::make_shared<const config::rm_config>(m.opt.cfg), m.opt.fault,
+                heartbeats_in_flight};
   std::vector<caf::actor> fixed;
   // First, so its subscriptions are in place before any role actor routes anything; in `fixed` so that
   // control resets it on reconfiguration and stops it with the others.

@@ -172,6 +172,11 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
         options.name, env.value().src, topic, env.value().seq);
   }
 
+  if (options.bound && topic.rfind(options.bounded_topic, 0) == 0 && !options.bound->try_enter()) {
+    std::lock_guard lock{stats_mutex};
+    ++stats.shed;
+    return;
+  }
   bus_message msg{std::move(topic), std::move(body), std::move(env).value()};
   try {
     handlers.on_message(std::move(msg));

@@ -13,7 +13,8 @@
 // (src, topic) is a publisher restart, logged at info.
 //
 // Callbacks run on the subscriber's own thread, one at a time; they must not block for long (the socket's
-// receive queue, rcvhwm, fills meanwhile and the publisher side then drops: visible as gaps).
+// receive queue, rcvhwm, fills meanwhile and the publisher side then drops: visible as gaps). A callback that
+// only queues (the CAF bridge) never blocks, so the queue behind it is bounded by `bound` where one is set.
 //
 // Thread-safety: start/stop/stats may be called from any thread; stats() returns a consistent snapshot.
 
@@ -28,6 +29,7 @@
 
 #include "bus/bus_message.hpp"
 #include "bus/curve.hpp"
+#include "bus/in_flight_bound.hpp"
 #include "bus/endpoints.hpp"
 #include "messages/envelope.hpp"
 
@@ -52,6 +54,11 @@ struct subscriber_options {
   std::size_t max_topic_bytes = 256;
   std::size_t max_streams = 65536;  // (src, topic) pairs tracked for seq accounting
   messages::decode_limits limits{};
+  // Back-pressure toward a slow consumer: accepted messages whose topic starts with `bounded_topic` are
+  // handed on only while `bound` admits them (bus/in_flight_bound.hpp); the rest are shed and counted
+  // (subscriber_stats::shed). No bound: everything is handed on.
+  std::shared_ptr<in_flight_bound> bound;
+  std::string bounded_topic;
 };
 
 struct subscriber_handlers {
@@ -69,6 +76,7 @@ struct subscriber_stats {
   std::uint64_t untracked = 0;                    // accepted but beyond max_streams, so not seq-checked
   std::map<std::string, std::uint64_t> by_topic;  // accepted messages per topic (at most max_streams topics)
   std::uint64_t other_topics = 0;                 // accepted messages on topics beyond that bound
+  std::uint64_t shed = 0;                         // accepted but dropped: the in-flight bound was reached
 };
 
 class subscriber {

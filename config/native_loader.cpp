@@ -305,13 +305,15 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt,
   if (const auto* t = r.section(root, "limits")) {
     const std::string w = "limits";
     r.only_keys(*t, "[limits]", {"max_body_bytes", "max_string_bytes", "max_array_len", "max_map_len", "max_depth",
-                                      "max_nodes"});
+                                      "max_nodes", "forget_down_ms", "max_heartbeats_queued"});
     assign(rt.limits.max_body_bytes, r.integer(*t, "max_body_bytes", w, 1));
     assign(rt.limits.max_string_bytes, r.integer(*t, "max_string_bytes", w, 1));
     assign(rt.limits.max_array_len, r.integer(*t, "max_array_len", w, 1));
     assign(rt.limits.max_map_len, r.integer(*t, "max_map_len", w, 1));
     assign(rt.limits.max_depth, r.integer(*t, "max_depth", w, 1));
     assign(rt.limits.max_nodes, r.integer(*t, "max_nodes", w, 1));
+    assign(rt.limits.forget_down_ms, r.integer(*t, "forget_down_ms", w, 0, max_forget_down_ms));
+    assign(rt.limits.max_heartbeats_queued, r.integer(*t, "max_heartbeats_queued", w, 1));
   }
 }
 

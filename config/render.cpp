@@ -98,7 +98,9 @@ std::string render(const rm_config& cfg) {
     << "max_array_len = " << rt.limits.max_array_len << "\n"
     << "max_map_len = " << rt.limits.max_map_len << "\n"
     << "max_depth = " << rt.limits.max_depth << "\n"
-    << "max_nodes = " << rt.limits.max_nodes << "\n";
+    << "max_nodes = " << rt.limits.max_nodes << "\n"
+    << "forget_down_ms = " << rt.limits.forget_down_ms << "\n"
+    << "max_heartbeats_queued = " << rt.limits.max_heartbeats_queued << "\n";
   if (rt.security.curve) {
     o << "\n[security]\ncurve = true\n"
       << "key = " << quote(rt.security.key) << "\n"

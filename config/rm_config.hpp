@@ -27,6 +27,13 @@ struct decode_limit_settings {
   // Distinct node names the heartbeat intake keeps. A heartbeat from a new name beyond it is refused with a
   // `limit` event, so a storm of invented names cannot grow the RM's memory without bound.
   std::size_t max_nodes = 100'000;
+  // A node down for longer than this (ms) whose machine holds no share is forgotten: removed from the node
+  // table, so names invented by a storm do not hold max_nodes for ever. 0: never forgotten (DUCC).
+  std::int64_t forget_down_ms = 3'600'000;
+  // Heartbeats the bus subscriber has handed toward the heartbeat intake and the intake has not yet taken.
+  // Beyond it a heartbeat is shed (counted, and a `limit` event), so a storm faster than the intake cannot
+  // queue without bound in the actors' mailboxes.
+  std::size_t max_heartbeats_queued = 50'000;
 
   bool operator==(const decode_limit_settings&) const = default;
 };

@@ -9,5 +9,6 @@ namespace rmbus::config {
 
 inline constexpr std::int64_t max_period_ms = 24LL * 60 * 60 * 1000;  // one day
 inline constexpr std::int64_t max_ticks = 1000;                        // stability counts and publish ratio
+inline constexpr std::int64_t max_forget_down_ms = 30 * max_period_ms;  // [limits] forget_down_ms: 30 days
 
 }  // namespace rmbus::config

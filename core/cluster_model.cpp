@@ -148,7 +148,8 @@ void cluster_model::unindex_job(int slot) {
 
 void cluster_model::refresh_ranks() {
   if (machine_rank.size() != machines.size()) {
-    // Machines are only ever appended, so a size change is the only way these go stale.
+    // Machines are appended, or removed by forget_machines (which clears these), so a size change is the
+    // only way these go stale.
     std::vector<int> by_name(machines.size());
     for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<int>(i);
     std::sort(by_name.begin(), by_name.end(), [&](int a, int b) {

@@ -1,7 +1,8 @@
 #pragma once
 // The scheduler's model of one top-level nodepool: its nodepool tree, classes, machines, shares and jobs.
 //
-// Plain vectors addressed by small integer indices (machines are never removed; share and job slots are
+// Plain vectors addressed by small integer indices (machines are removed only by
+// nodepool_scheduler::forget_machines, which renumbers them; share and job slots are
 // reused through free lists), plus hash maps used ONLY for id lookup, never iterated where the order
 // decides an outcome. Every stage of the cycle (how_much, what_of, plan_preemptions, defragment) is a
 // function over this value. The model is a value type: copying it gives an independent scenario (whatif).

@@ -64,12 +64,20 @@ std::vector<liveness_transition> node_liveness::tick(std::int64_t now_ms) {
     if (next != rec.status) {
       out.push_back(liveness_transition{name, rec.status, next, false, rec.counter, now_ms});
       rec.status = next;
+      if (next == node_status::down) rec.down_since_ms = now_ms;
     }
   }
   return out;
 }
 
 bool node_liveness::forget(const machine_id& node) { return nodes_.erase(node) != 0; }
+
+std::vector<machine_id> node_liveness::down_since(std::int64_t cutoff_ms) const {
+  std::vector<machine_id> out;
+  for (const auto& [name, rec] : nodes_)
+    if (rec.status == node_status::down && rec.down_since_ms <= cutoff_ms) out.push_back(name);
+  return out;
+}
 
 node_status node_liveness::status(const machine_id& node) const {
   const auto it = nodes_.find(node);

@@ -64,8 +64,12 @@ class node_liveness {
   // sorted by node name.
   std::vector<liveness_transition> tick(std::int64_t now_ms);
 
-  // Forget a node entirely (reconfiguration removed it). Returns false if it was unknown.
+  // Forget a node entirely (reconfiguration removed it, or it was down too long). Returns false if it was
+  // unknown. A forgotten node that heartbeats again is new (first_heard).
   bool forget(const machine_id& node);
+  // Nodes that went down at or before `cutoff_ms` (the tick that called them down) and have not spoken
+  // since, sorted by name: the candidates for forgetting when cutoff = now - forget time.
+  std::vector<machine_id> down_since(std::int64_t cutoff_ms) const;
 
   bool known(const machine_id& node) const { return nodes_.count(node) != 0; }
   node_status status(const machine_id& node) const;  // REQUIRES: known(node); unknown -> down
@@ -79,6 +83,7 @@ class node_liveness {
     int counter = 0;
     node_status status = node_status::up;
     std::int64_t last_heard_ms = 0;
+    std::int64_t down_since_ms = 0;  // the tick that called it down (status down only)
   };
   node_status status_for(int counter) const;
 

@@ -244,6 +244,61 @@ bool nodepool_scheduler::set_blacklisted(const machine_id& name, bool blackliste
   return true;
 }
 
+forget_outcome nodepool_scheduler::forget_machines(const std::vector<machine_id>& names) {
+  forget_outcome out;
+  std::vector<char> drop(model_.machines.size(), 0);
+  std::size_t dropped = 0;
+  for (const auto& name : names) {
+    auto it = model_.machine_index.find(name);
+    if (it == model_.machine_index.end()) {
+      out.forgotten.push_back(name);
+      continue;
+    }
+    const auto slot = static_cast<std::size_t>(it->second);
+    const auto& mc = model_.machines[slot];
+    if (!mc.shares.empty() || mc.varied_off || mc.admin_blacklisted || mc.foreign_processes > 0) {
+      out.kept.push_back(name);
+      continue;
+    }
+    if (drop[slot] == 0) ++dropped;
+    drop[slot] = 1;
+    out.forgotten.push_back(name);
+  }
+  if (dropped == 0) return out;
+  // Compact the machines in one pass (a storm forgets thousands at once) and renumber every slot held
+  // elsewhere: shares (none on a dropped machine), the needy jobs' machines and the per-round earmarks.
+  std::vector<int> new_slot(model_.machines.size(), -1);
+  std::vector<machine_rec> kept;
+  kept.reserve(model_.machines.size() - dropped);
+  for (std::size_t i = 0; i < model_.machines.size(); ++i) {
+    if (drop[i] != 0) {
+      model_.machine_index.erase(model_.machines[i].name);
+      continue;
+    }
+    new_slot[i] = static_cast<int>(kept.size());
+    kept.push_back(std::move(model_.machines[i]));
+  }
+  model_.machines = std::move(kept);
+  for (std::size_t i = 0; i < model_.machines.size(); ++i)
+    model_.machine_index[model_.machines[i].name] = static_cast<int>(i);
+  for (auto& sh : model_.shares)
+    if (sh.live && sh.machine >= 0) sh.machine = new_slot[static_cast<std::size_t>(sh.machine)];
+  auto renumber = [&](std::vector<int>& slots) {
+    std::vector<int> still;
+    for (int mi : slots)
+      if (new_slot[static_cast<std::size_t>(mi)] >= 0) still.push_back(new_slot[static_cast<std::size_t>(mi)]);
+    slots = std::move(still);
+  };
+  for (auto& j : model_.jobs) {
+    if (j.needy_machine >= 0) j.needy_machine = new_slot[static_cast<std::size_t>(j.needy_machine)];
+    renumber(j.reserve_machines);
+    renumber(j.fixed_machines);
+  }
+  model_.machine_rank.clear();  // rebuilt by name at the next round (refresh_ranks)
+  dirty_ = true;
+  return out;
+}
+
 // ---- the cycle ----------------------------------------------------------------------------------
 
 const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {

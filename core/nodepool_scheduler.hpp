@@ -57,6 +57,12 @@ struct machine_brief {
   bool foreign = false;  // another top-level pool's machine, here only for work of ours on it: not reported
 };
 
+// What forget_machines did with each name it was given.
+struct forget_outcome {
+  std::vector<machine_id> forgotten;  // removed, or never known here
+  std::vector<machine_id> kept;       // still holding shares, or varied off / blacklisted by the admin
+};
+
 class nodepool_scheduler {
  public:
   // REQUIRES: `top_pool` names a top-level pool of `cfg` (otherwise an empty tree with just that name).
@@ -79,6 +85,12 @@ class nodepool_scheduler {
   // reconfiguration while that work ran on it), counted per node; replaces the previous counts. Such a
   // machine is blacklisted until they end: nothing new is placed on it. Unknown nodes are ignored.
   void set_foreign_processes(const std::map<machine_id, int>& per_node);
+  // The node was down too long (the intake forgets it): each machine named is removed unless it still holds
+  // a live share (an unmanaged reservation stays on a down node; a share being evicted holds its space until
+  // the orchestrator confirms its process gone), carries an admin mark (vary-off, blacklist), which
+  // forgetting would lose, or has other pools' processes on it (set_foreign_processes). Removing one renumbers the machine slots (see machine_at). A name not known here
+  // counts as forgotten: nothing of it is held.
+  forget_outcome forget_machines(const std::vector<machine_id>& names);
 
   // ---- work -----------------------------------------------------------------------------------
   // The orchestrator's full work map for this pool. Reconciles: new work arrives (refusals decided here),
@@ -108,7 +120,8 @@ class nodepool_scheduler {
   job_explanation explain(const job_id& id) const;
   pool_view view() const;
   // Machines by slot: slots are given in arrival order and never reused, so a caller can remember what it
-  // last saw of slot i. REQUIRES: slot < machine_count().
+  // last saw of slot i, until forget_machines removes one: the slots are then renumbered (a caller forgets
+  // what it remembered by slot). REQUIRES: slot < machine_count().
   std::size_t machine_count() const { return model_.machines.size(); }
   machine_brief machine_at(std::size_t slot) const;
 

@@ -33,6 +33,8 @@ inline constexpr std::string_view limit = "limit";  // a configured bound refuse
 inline constexpr std::string_view health = "health";      // the process's own health, every heartbeat interval
 inline constexpr std::string_view job_done = "job_done";  // a finished job's accounting record
 inline constexpr std::string_view bus_refused = "bus_refused";  // CURVE: a sender's roles may not publish a topic
+// Nodes down longer than [limits] forget_down_ms left the node table (detail: count, nodes, forget_down_ms).
+inline constexpr std::string_view node_forgotten = "node_forgotten";
 }  // namespace event_kinds
 
 struct rm_event {

@@ -14,6 +14,7 @@
 #include "actors/detail/atoms.hpp"
 #include "actors/fault_injection.hpp"
 #include "actors/internal.hpp"
+#include "bus/in_flight_bound.hpp"
 #include "config/rm_config.hpp"
 #include "messages/envelope.hpp"
 #include "messages/internal/payload.hpp"
@@ -27,6 +28,10 @@ struct actor_env {
   std::string instance;  // unique per process run, e.g. "rmbus.4711.kx3a9z"
   config_ptr cfg;
   std::optional<injected_fault> fault;  // rmbus --inject-fault (tests only)
+  // Heartbeats the bus subscriber handed on and the intake has not yet taken ([limits]
+  // max_heartbeats_queued); the intake leaves one per heartbeat it takes. None: no bound (tests, or a
+  // process without the intake).
+  std::shared_ptr<bus::in_flight_bound> heartbeats_in_flight{};
 
   // The `src` an actor stamps: "<instance>:<role>", so per-(src, topic) sequence numbers stay one stream.
   std::string src(std::string_view role) const { return instance + ":" + std::string{role}; }

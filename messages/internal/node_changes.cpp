@@ -10,7 +10,8 @@ constexpr std::array<std::string_view, 3> liveness_names{"up", "missing", "down"
 constexpr std::array<std::string_view, 8> entry_keys{"node",   "pool",      "nodepool", "state",
                                                      "missed", "memory_mb", "quanta",   "quiesced"};
 // `batch` on the wire: `seq` is the envelope's (one per message), the batch number is the intake's own.
-constexpr std::array<std::string_view, 4> root_keys{"batch", "changed", "heartbeats", "late_heartbeats"};
+constexpr std::array<std::string_view, 5> root_keys{"batch", "changed", "heartbeats", "late_heartbeats",
+                                                    "forgotten"};
 
 }  // namespace
 
@@ -47,13 +48,18 @@ void detail::read_node_entry(const msgpack::object& o, const path& at, node_entr
 std::string encode(const envelope& env, const node_changes& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 4);
+  detail::pack_envelope_head(pk, env, msg.forgotten.empty() ? 4 : 5);
   detail::pack_kv_uint(pk, "batch", msg.seq);
   detail::pack_key(pk, "changed");
   pk.pack_array(static_cast<std::uint32_t>(msg.changed.size()));
   for (const auto& e : msg.changed) detail::pack_node_entry(pk, e);
   detail::pack_kv_uint(pk, "heartbeats", msg.heartbeats);
   detail::pack_kv_uint(pk, "late_heartbeats", msg.late_heartbeats);
+  if (!msg.forgotten.empty()) {
+    detail::pack_key(pk, "forgotten");
+    pk.pack_array(static_cast<std::uint32_t>(msg.forgotten.size()));
+    for (const auto& n : msg.forgotten) detail::pack_str(pk, n);
+  }
   return detail::to_string(buf);
 }
 
@@ -68,6 +74,7 @@ result<node_changes> decode_node_changes(std::string_view topic, std::string_vie
                             case 1: detail::read_array(v, f, msg.changed, detail::read_node_entry); break;
                             case 2: detail::read(v, f, msg.heartbeats); break;
                             case 3: detail::read(v, f, msg.late_heartbeats); break;
+                            case 4: detail::read(v, f, msg.forgotten); break;
                           }
                         });
     return msg;

@@ -10,7 +10,9 @@
 // (node_snapshot); it then applies only batches numbered above it.
 //
 // `heartbeats` and `late_heartbeats` count what the intake received since the previous batch, so metrics
-// need not decode heartbeats a second time.
+// need not decode heartbeats a second time. `forgotten` names the nodes removed from the table since the
+// previous batch (down longer than [limits] forget_down_ms, their machines holding nothing): a reader drops
+// them. Optional on the wire (absent when empty).
 
 #include <cstdint>
 #include <string>
@@ -45,6 +47,7 @@ struct node_changes {
   std::vector<node_entry> changed;  // the new entry of every node that changed since the previous batch
   std::uint64_t heartbeats = 0;    // heartbeats received since the previous batch
   std::uint64_t late_heartbeats = 0;  // of which arrived more than 1.5 intervals after the node's previous one
+  std::vector<std::string> forgotten{};  // nodes removed from the table since the previous batch, by name
 
   friend bool operator==(const node_changes&, const node_changes&) = default;
 };

@@ -17,6 +17,7 @@
 
 #include "messages/envelope.hpp"
 #include "messages/internal/admin_query.hpp"
+#include "messages/internal/machines_forgotten.hpp"
 #include "messages/internal/node_changes.hpp"
 #include "messages/internal/node_ops.hpp"
 #include "messages/internal/node_sync.hpp"
@@ -37,7 +38,7 @@ namespace rmbus::messages {
 
 using payload = std::variant<node_ops, node_changes, node_sync_request, node_snapshot, work_slice, round_start,
                              pool_plan, round_done, admin_query, admin_answer, vary_request, recovered_nodes,
-                             reconfigure_request, rm_state, rm_cycle, rm_nodes, rm_event>;
+                             reconfigure_request, rm_state, rm_cycle, rm_nodes, rm_event, machines_forgotten>;
 
 struct routed_message {
   std::string topic;

@@ -21,6 +21,7 @@ inline constexpr std::string_view answer = "rm.internal.answer";        // admin
 inline constexpr std::string_view vary = "rm.internal.vary";            // vary_request
 inline constexpr std::string_view recovered = "rm.internal.recovered";  // recovered_nodes
 inline constexpr std::string_view reconfigure = "rm.internal.reconfigure";  // reconfigure_request
+inline constexpr std::string_view forgotten = "rm.internal.forgotten";  // machines_forgotten
 // A process's last message before it stops (its bus publisher drained up to here); only its envelope.
 // Other processes ignore it.
 inline constexpr std::string_view flush = "rm.internal.flush";

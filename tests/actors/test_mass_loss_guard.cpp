@@ -91,3 +91,24 @@ TEST_CASE("a node whose heartbeats return before its turn is never evicted, and 
   g.down("p", "n3", 13000, after);
   CHECK(after.evict == std::vector<std::string>{"n3"});
 }
+
+TEST_CASE("forgotten nodes neither wait for eviction nor count as silent: a forgotten storm ends its mass loss") {
+  mass_loss_guard g{settings()};
+  mass_loss_guard::actions a;
+  // 4 real nodes and 36 invented ones: all 36 go silent together (90% of 40) and down.
+  for (int i = 0; i < 36; ++i) g.missing("p", "s" + std::to_string(i), 40, 0, a);
+  REQUIRE(g.in_mass_loss("p"));
+  for (int i = 0; i < 36; ++i) g.down("p", "s" + std::to_string(i), 4000, a);
+  CHECK(a.evict.size() == 4);  // ceil(10% x 40) = 4 this interval
+  CHECK(g.waiting("p") == 32);
+  // The 36 are forgotten: nothing waits, nothing is silent; the pool is 4 nodes again.
+  std::set<std::string> storm;
+  for (int i = 0; i < 36; ++i) storm.insert("s" + std::to_string(i));
+  g.forget("p", storm);
+  CHECK(g.waiting("p") == 0);
+  mass_loss_guard::actions later;
+  g.tick({{"p", 4}}, 5000, later);
+  CHECK(later.evict.empty());
+  CHECK(later.ended == std::vector<std::string>{"p"});  // 0 silent of 4 <= 30%
+  CHECK_FALSE(g.in_mass_loss("p"));
+}

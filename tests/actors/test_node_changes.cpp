@@ -259,3 +259,84 @@ TEST_CASE("a storm of new node names beyond max_nodes is refused, reported once 
   CHECK(limit->detail.at("refused") == "7");
   CHECK(std::count_if(s.events.begin(), s.events.end(), [](const auto& e) { return e.kind == "limit"; }) == 1);
 }
+
+TEST_CASE("nodes down longer than forget_down_ms are offered to their schedulers, forgotten only when a scheduler forgets them, and come back as new nodes in their configured pool") {
+  // Ticks every 100 ms: down after 6 silent ticks (~0.6 s), offered 300 ms later. The table holds 3 nodes.
+  wired_intake t{false, 100, "\n[limits]\nmax_nodes = 3\nforget_down_ms = 300\n"};
+  caf::scoped_actor self{t.sys};
+  t.subscribe(self, msg::internal_topics::node_changes);
+  t.subscribe(self, msg::internal_topics::node_prefix);
+  t.subscribe(self, msg::topics::rm_events);
+  // b1 is named in pool big's node list; s1 and s2 are invented and land in the first pool, default.
+  for (const char* n : {"b1", "s1", "s2"}) t.heartbeat(n, 9216);
+  const auto named = [](const seen& s) {
+    std::set<std::string> names;
+    for (const auto& b : s.batches)
+      for (const auto& e : b.changed) names.insert(e.node);
+    return names;
+  };
+  auto first = receive_until(self, [&](const seen& s) { return named(s).size() >= 3; }, std::chrono::seconds(5),
+                             std::chrono::milliseconds(0));
+  REQUIRE(named(first) == std::set<std::string>{"b1", "s1", "s2"});
+  t.heartbeat("real", 9216);  // the table is full: refused
+  const auto offered = [](const seen& s, const std::string& node) {
+    return std::count_if(s.ops.begin(), s.ops.end(), [&](const msg::node_op& o) {
+      return o.op == msg::node_op_kind::forget && o.node == node;
+    });
+  };
+  auto offers = receive_until(
+      self, [&](const seen& s) { return offered(s, "b1") > 0 && offered(s, "s1") > 0 && offered(s, "s2") > 0; },
+      std::chrono::seconds(10), std::chrono::milliseconds(0));
+  REQUIRE(offered(offers, "b1") == 1);
+  REQUIRE(offered(offers, "s2") == 1);
+  // Nothing is forgotten before the schedulers answer: no batch names a forgotten node.
+  for (const auto& b : offers.batches) CHECK(b.forgotten.empty());
+  // The schedulers answer: pool default forgot s1 and kept s2 (say it still holds an unmanaged reservation);
+  // pool big forgot b1.
+  const auto answer = [&](msg::machines_forgotten a) {
+    const std::string topic{msg::internal_topics::forgotten};
+    caf::anon_send(t.router, atoms::route::value,
+                   msg::routed_message{topic, t.reader.next(topic), std::make_shared<const msg::payload>(std::move(a))});
+  };
+  answer(msg::machines_forgotten{"default", {"s1"}, {"s2"}});
+  answer(msg::machines_forgotten{"big", {"b1"}, {}});
+  auto gone = receive_until(self, [](const seen& s) {
+    return std::any_of(s.events.begin(), s.events.end(), [](const auto& e) { return e.kind == "node_forgotten"; });
+  });
+  std::set<std::string> forgotten;
+  for (const auto& b : gone.batches) forgotten.insert(b.forgotten.begin(), b.forgotten.end());
+  CHECK(forgotten == std::set<std::string>{"b1", "s1"});
+  // One event for both (they were forgotten within one tick), naming the count and the time.
+  const auto ev = std::find_if(gone.events.begin(), gone.events.end(), [](const auto& e) { return e.kind == "node_forgotten"; });
+  REQUIRE(ev != gone.events.end());
+  CHECK(ev->detail.at("count") == "2");
+  CHECK(ev->detail.at("forget_down_ms") == "300");
+
+  // Two places free in the table (3 - s2): a real new node is admitted, and b1 heartbeating again is new,
+  // placed in its configured pool big (its update goes to big's scheduler with nodepool big).
+  t.heartbeat("real", 9216);
+  t.heartbeat("b1", 9216);
+  auto back = receive_until(self, [&](const seen& s) { return named(s).count("real") && named(s).count("b1"); });
+  std::map<std::string, msg::node_entry> entry_of;
+  for (const auto& b : back.batches)
+    for (const auto& e : b.changed) entry_of.emplace(e.node, e);  // its first entry since it came back
+  REQUIRE(entry_of.count("real") == 1);
+  REQUIRE(entry_of.count("b1") == 1);
+  CHECK(entry_of["b1"].pool == "big");
+  CHECK(entry_of["b1"].state == msg::node_liveness::up);
+  CHECK(entry_of["real"].pool == "default");
+  const auto b1_update = std::find_if(back.ops.begin(), back.ops.end(), [](const msg::node_op& o) {
+    return o.op == msg::node_op_kind::update && o.node == "b1";
+  });
+  REQUIRE(b1_update != back.ops.end());
+  CHECK(b1_update->nodepool == "big");
+  const auto b1_up = std::find_if(back.events.begin(), back.events.end(), [](const auto& e) {
+    return e.kind == "node_up" && e.detail.at("node") == "b1";
+  });
+  CHECK(b1_up != back.events.end());
+
+  // s2 was kept: offered again once another forget_down_ms (300 ms) has passed since the first offer.
+  auto again = receive_until(self, [&](const seen& s) { return offered(s, "s2") > 0; }, std::chrono::seconds(5),
+                             std::chrono::milliseconds(0));
+  CHECK(offered(again, "s2") == 1);
+}

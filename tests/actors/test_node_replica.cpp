@@ -117,3 +117,34 @@ TEST_CASE("kept batches are bounded: a snapshot that no longer meets them is ask
   CHECK(r.apply("intake-a", snap, ch) == outcome::applied);
   CHECK(r.in_step());
 }
+
+TEST_CASE("a batch's forgotten nodes leave the table and are reported, as are nodes a snapshot no longer has") {
+  node_replica r;
+  std::vector<liveness_change> ch;
+  REQUIRE(r.apply("intake-a", batch(1, {entry("n1"), entry("n2", msg::node_liveness::down), entry("n3")}), ch) ==
+          outcome::applied);
+  ch.clear();
+  auto b = batch(2, {entry("n3", msg::node_liveness::missing, 1)});
+  b.forgotten = {"n2", "never-known"};
+  CHECK(r.apply("intake-a", b, ch) == outcome::applied);
+  CHECK(r.find("n2") == nullptr);
+  CHECK(r.nodes().size() == 2);
+  // n3's liveness change, then n2 forgotten (in its last state, with its pool); the unknown name is skipped.
+  REQUIRE(ch.size() == 2);
+  CHECK(ch[0] == liveness_change{"n3", msg::node_liveness::up, msg::node_liveness::missing});
+  CHECK(ch[1] == liveness_change{"n2", msg::node_liveness::down, msg::node_liveness::down, true, "default"});
+  // A forgotten node that heartbeats again is new to the table.
+  ch.clear();
+  CHECK(r.apply("intake-a", batch(3, {entry("n2")}), ch) == outcome::applied);
+  REQUIRE(ch.size() == 1);
+  CHECK_FALSE(ch[0].before.has_value());
+  // A snapshot without n1 (forgotten in a batch this reader lost) reports it forgotten too.
+  ch.clear();
+  msg::node_snapshot snap;
+  snap.seq = 9;
+  snap.nodes = {entry("n2"), entry("n3", msg::node_liveness::missing, 1)};
+  CHECK(r.apply("intake-a", batch(9, {}), ch) == outcome::need_snapshot);
+  CHECK(r.apply("intake-a", snap, ch) == outcome::applied);
+  CHECK(std::count(ch.begin(), ch.end(), liveness_change{"n1", msg::node_liveness::up, msg::node_liveness::up, true, "default"}) == 1);
+  CHECK(r.find("n1") == nullptr);
+}

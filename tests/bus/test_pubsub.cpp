@@ -369,3 +369,40 @@ TEST_CASE("a body beyond max_body_bytes is refused on its size, naming it and th
   CHECK(sub.stats().bad_messages == 1);
   CHECK(in.on_topic("big.x").size() == 1);
 }
+
+TEST_CASE("an in-flight bound hands on at most its limit on the bounded topic, sheds the rest, and admits again as the consumer takes them") {
+  zmq::context_t ctx;
+  inbox in;
+  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
+  auto bound = std::make_shared<in_flight_bound>(3);
+  opts.bound = bound;
+  opts.bounded_topic = "hb.";
+  subscriber sub{ctx, opts, in.handlers()};
+  sub.start();
+  zmq::socket_t raw{ctx, zmq::socket_type::pub};
+  raw.set(zmq::sockopt::linger, 1000);
+  raw.connect(sub.endpoint());
+  std::uint64_t warm_seq = 0;
+  REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
+                             [&](auto t) { return in.wait_count("warm", 1, t); }));
+  // 10 on the bounded topic while the consumer takes none, then a marker on another topic (one socket: in
+  // order). Limit 3: 3 handed on, 10 - 3 = 7 shed; the other topic is never bounded.
+  for (std::uint64_t i = 1; i <= 10; ++i) send_raw(raw, {"hb.x", envelope_body(i, "raw")});
+  for (std::uint64_t i = 1; i <= 5; ++i) send_raw(raw, {"other", envelope_body(i, "raw")});
+  REQUIRE(in.wait_count("other", 5, 20s));
+  CHECK(in.on_topic("hb.x").size() == 3);
+  CHECK(sub.stats().shed == 7);
+  CHECK(bound->shed() == 7);
+  CHECK(bound->in_flight() == 3);
+  // The consumer takes two: two more are admitted, the third of the next three is shed again.
+  bound->leave();
+  bound->leave();
+  for (std::uint64_t i = 11; i <= 13; ++i) send_raw(raw, {"hb.x", envelope_body(i, "raw")});
+  send_raw(raw, {"other", envelope_body(6, "raw")});
+  REQUIRE(in.wait_count("other", 6, 20s));
+  CHECK(in.on_topic("hb.x").size() == 5);
+  CHECK(sub.stats().shed == 8);
+  // leave() never goes below zero.
+  for (int i = 0; i < 10; ++i) bound->leave();
+  CHECK(bound->in_flight() == 0);
+}

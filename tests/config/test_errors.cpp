@@ -592,3 +592,20 @@ TEST_CASE("a line that is not valid UTF-8 in a DUCC file or a nodefile names its
                            "ducc.classes", 3, "not valid UTF-8");
   CHECK_NOTHROW(ducc(dir, base_classes + "Class d\xc3\xa9j\xc3\xa0-vu { policy = FIXED_SHARE ; nodepool = main }\n"));
 }
+
+TEST_CASE("forget_down_ms and max_heartbeats_queued: read, defaulted and bounded, naming the key", "[config][errors]") {
+  const auto defaults = native(base_toml);
+  CHECK(defaults.runtime.limits.forget_down_ms == 3'600'000);  // one hour
+  CHECK(defaults.runtime.limits.max_heartbeats_queued == 50'000);
+  const auto set = native("[limits]\nforget_down_ms = 0\nmax_heartbeats_queued = 7\n" + base_toml);
+  CHECK(set.runtime.limits.forget_down_ms == 0);  // never forgotten
+  CHECK(set.runtime.limits.max_heartbeats_queued == 7);
+  // 30 days = 30 x 86,400,000 ms = 2,592,000,000 ms at most.
+  CHECK(native("[limits]\nforget_down_ms = 2592000000\n" + base_toml).runtime.limits.forget_down_ms == 2'592'000'000);
+  RMBUS_CHECK_CONFIG_ERROR(native("[limits]\nforget_down_ms = 2592000001\n" + base_toml), "site.toml", 2,
+                           "limits.forget_down_ms = 2592000001 is out of range (0..2592000000)");
+  RMBUS_CHECK_CONFIG_ERROR(native("[limits]\nforget_down_ms = -1\n" + base_toml), "site.toml", 2,
+                           "limits.forget_down_ms = -1 is out of range (0..2592000000)");
+  RMBUS_CHECK_CONFIG_ERROR(native("[limits]\nmax_heartbeats_queued = 0\n" + base_toml), "site.toml", 2,
+                           "limits.max_heartbeats_queued = 0 is out of range");
+}

@@ -1,5 +1,7 @@
 // Nodes that misbehave, through nodepool_scheduler's public API: one that comes back smaller than what its
-// shares hold, and one that flaps down and up.
+// shares hold, one that flaps down and up, and machines forgotten after being down too long.
+#include <algorithm>
+
 #include <catch2/catch.hpp>
 
 #include "tests/core/scheduler_harness.hpp"
@@ -83,4 +85,64 @@ TEST_CASE("a node that flaps down and up evicts its work once, and takes new wor
   h.round();
   CHECK(h.on_machine("a", "n001") == 2);
   CHECK(h.count("a") == 4);
+}
+
+TEST_CASE("forgetting machines removes only those holding nothing; slots renumber and scheduling goes on") {
+  harness h(one_pool({fair_class("normal"), reserve_class("reserve")}));
+  h.machines("n", 4, 2);  // n000..n003, order 2 each: 8 quanta
+  auto& r = h.job("r", "u1", "reserve", 2);
+  r.kind = work_kind::reservation;
+  h.job("a", "u2", "normal", 2).max_processes = 1;  // one process filling one machine
+  h.round();
+  REQUIRE(h.count("r") == 1);
+  REQUIRE(h.count("a") == 1);
+  std::string reserved, busy;
+  for (const auto& sh : h.plan("r").shares) reserved = sh.node.str();
+  for (const auto& sh : h.plan("a").shares) busy = sh.node.str();
+  REQUIRE(reserved != busy);
+  // Every machine goes down: a's shares are evicted, r's unmanaged reservation stays on its down node.
+  for (int i = 0; i < 4; ++i) h.s.machine_down(machine_id("n00" + std::to_string(i)));
+  h.round(false);
+  std::vector<machine_id> all;
+  for (int i = 0; i < 4; ++i) all.emplace_back("n00" + std::to_string(i));
+  all.emplace_back("never-seen");
+  // Before the orchestrator confirms the evicted processes gone, a's machine still holds their space:
+  // kept, as is the reservation's; the other two and the unknown name are forgotten.
+  auto out = h.s.forget_machines(all);
+  CHECK(out.kept.size() == 2);
+  CHECK(out.forgotten.size() == 3);
+  CHECK(std::count(out.kept.begin(), out.kept.end(), machine_id(reserved)) == 1);
+  CHECK(std::count(out.kept.begin(), out.kept.end(), machine_id(busy)) == 1);
+  CHECK(h.s.machine_count() == 2);  // 4 - 2 forgotten
+  h.orchestrate();  // the evicted processes end
+  h.round();
+  // Now a's machine holds nothing: forgotten; the reservation's machine is kept (and keeps its share).
+  out = h.s.forget_machines({machine_id(busy), machine_id(reserved)});
+  CHECK(out.forgotten == std::vector<machine_id>{machine_id(busy)});
+  CHECK(out.kept == std::vector<machine_id>{machine_id(reserved)});
+  REQUIRE(h.s.machine_count() == 1);
+  CHECK(h.s.machine_at(0).name->str() == reserved);
+  h.round();
+  CHECK(h.count("r") == 1);
+  CHECK(h.on_machine("r", reserved) == 1);
+  // A forgotten machine that reports again is simply new; a's work goes back onto it, and the renumbered
+  // reservation's machine is still the one its share names.
+  h.machine(busy, 2);
+  h.round();
+  CHECK(h.s.machine_count() == 2);
+  CHECK(h.on_machine("a", busy) == 1);
+  CHECK(h.on_machine("r", reserved) == 1);
+  CHECK(h.no_machine_overbooked());
+}
+
+TEST_CASE("a machine varied off by the admin is not forgotten: the mark would be lost") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 2);
+  h.s.vary_off(machine_id("n000"));
+  h.s.machine_down(machine_id("n000"));
+  h.s.machine_down(machine_id("n001"));
+  const auto out = h.s.forget_machines({machine_id("n000"), machine_id("n001")});
+  CHECK(out.kept == std::vector<machine_id>{machine_id("n000")});
+  CHECK(out.forgotten == std::vector<machine_id>{machine_id("n001")});
+  CHECK(h.s.machine_count() == 1);
 }

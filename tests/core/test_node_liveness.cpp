@@ -143,3 +143,38 @@ TEST_CASE("a heartbeat just before a tick belongs to that tick's interval: jitte
   REQUIRE(t.size() == 1);
   CHECK(t[0].to == node_status::missing);
 }
+
+TEST_CASE("down_since lists the nodes down at or before a cutoff; a heartbeat takes a node off it; a forgotten node is new again") {
+  node_liveness w(liveness_config{1000, 2});
+  const machine_id a("a"), b("b"), c("c");
+  w.heartbeat(a, 0);
+  w.heartbeat(b, 0);
+  w.heartbeat(c, 0);
+  // b keeps heartbeating until 2,000 ms, c throughout; with stability 2 a node is down at its second counted
+  // tick without a heartbeat.
+  w.tick(1000);  // a: 1
+  w.heartbeat(b, 1900);
+  w.heartbeat(c, 1900);
+  w.tick(2000);  // a: 2 -> down at 2,000 ms
+  w.heartbeat(c, 2900);
+  w.tick(3000);  // b: 1
+  w.heartbeat(c, 3900);
+  w.tick(4000);  // b: 2 -> down at 4,000 ms
+  CHECK(w.status(a) == node_status::down);
+  CHECK(w.status(b) == node_status::down);
+  CHECK(w.status(c) == node_status::up);
+  // Forget time 1,500 ms at now = 3,500: cutoff 2,000 -> only a (down at 2,000); b went down at 4,000.
+  CHECK(w.down_since(3500 - 1500) == std::vector<machine_id>{a});
+  // At now = 5,500: cutoff 4,000 -> a and b, in name order; c is up.
+  CHECK(w.down_since(5500 - 1500) == std::vector<machine_id>{a, b});
+  // a heartbeats again: up, so no longer a candidate.
+  w.heartbeat(a, 5600);
+  CHECK(w.down_since(5600) == std::vector<machine_id>{b});
+  // b forgotten: unknown, and its next heartbeat is a first one.
+  CHECK(w.forget(b));
+  CHECK_FALSE(w.known(b));
+  CHECK(w.down_since(10000).empty());
+  auto t = w.heartbeat(b, 6000);
+  REQUIRE(t);
+  CHECK(t->first_heard);
+}

@@ -89,4 +89,15 @@ inline recovered_nodes full_recovered_nodes() {
   return recovered_nodes{{recovered_node{"n1", 65536}, recovered_node{"n2", 0}}};
 }
 
+// node_changes naming forgotten nodes (the optional key present).
+inline node_changes node_changes_with_forgotten() {
+  auto c = full_node_changes();
+  c.forgotten = {"storm-1", "storm-2"};
+  return c;
+}
+
+inline node_ops node_ops_forget() { return node_ops{{node_op{node_op_kind::forget, "storm-1", "", 0, false, ""}}}; }
+
+inline machines_forgotten full_machines_forgotten() { return machines_forgotten{"alpha", {"storm-1", "storm-2"}, {"n7"}}; }
+
 }  // namespace rmbus::messages::samples

@@ -210,3 +210,26 @@ TEST_CASE("unknown keys are ignored, so a newer sender's extra fields do not bre
   REQUIRE(r.ok());
   CHECK(r.value() == samples::full_round_start());
 }
+
+TEST_CASE("forgetting nodes: node_changes' optional forgotten names, the forget operation and the scheduler's answer round-trip") {
+  round_trips(samples::node_changes_with_forgotten(), decode_node_changes, it::node_changes);
+  round_trips(samples::node_ops_forget(), decode_node_ops, it::node_topic("alpha"));
+  round_trips(samples::full_machines_forgotten(), decode_machines_forgotten, it::forgotten);
+  round_trips(machines_forgotten{"beta", {}, {}}, decode_machines_forgotten, it::forgotten);
+  payload_round_trips(samples::full_machines_forgotten(), it::forgotten);
+  payload_round_trips(samples::node_changes_with_forgotten(), it::node_changes);
+  // Absent when empty, so a batch that forgets nothing is the bytes it was before the key existed.
+  auto tree = decode_value("t", encode(samples::env(), samples::full_node_changes()));
+  REQUIRE(tree.ok());
+  CHECK(tree.value().as_map()->count("forgotten") == 0);
+  auto with = decode_value("t", encode(samples::env(), samples::node_changes_with_forgotten()));
+  REQUIRE(with.ok());
+  CHECK(with.value().as_map()->at("forgotten").as_array()->size() == 2);
+  // A wrong type is named.
+  auto bad = decode_node_changes(it::node_changes, with_key_as_string(samples::node_changes_with_forgotten(), "forgotten"));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "forgotten");
+  auto missing = decode_machines_forgotten(it::forgotten, without_key(samples::full_machines_forgotten(), "kept"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().field == "kept");
+}

@@ -317,3 +317,26 @@ TEST_CASE("shed heartbeats: the embedded forwarder's total is copied at each scr
   b.update_shed(123456);
   CHECK(f.has("rmbus_bus_shed_total 123456"));
 }
+
+TEST_CASE("forgotten nodes are counted from the batches that name them, and leave the missed table") {
+  fixture f;
+  f.m.on_node_changes(batch(0, 0, {{"s1", 2}, {"s2", 2}}));
+  CHECK(f.has("rmbus_heartbeats_missed_total 4"));  // 2 + 2
+  rmbus::messages::node_changes gone;
+  gone.seq = 9;
+  gone.forgotten = {"s1", "s2", "s3"};
+  f.m.on_node_changes(gone);
+  CHECK(f.has("rmbus_nodes_forgotten_total 3"));
+  // s1 is new again: its missed count starts from nothing, so a first miss of 1 counts 1 (not 1 - 2).
+  f.m.on_node_changes(batch(0, 0, {{"s1", 1}}));
+  CHECK(f.has("rmbus_heartbeats_missed_total 5"));
+}
+
+TEST_CASE("heartbeats the subscriber shed beyond max_heartbeats_queued are copied at each scrape") {
+  fixture f;
+  bus_metrics b{f.families};
+  rmbus::bus::subscriber_stats s;
+  s.shed = 70;
+  b.update(s);
+  CHECK(f.has("rmbus_heartbeats_shed_total 70"));
+}
