@@ -87,7 +87,7 @@ TEST_CASE("a node that flaps down and up evicts its work once, and takes new wor
   CHECK(h.count("a") == 4);
 }
 
-TEST_CASE("forgetting machines removes only those holding nothing; slots renumber and scheduling goes on") {
+TEST_CASE("forgetting machines removes only those holding nothing, slots renumber and scheduling goes on") {
   harness h(one_pool({fair_class("normal"), reserve_class("reserve")}));
   h.machines("n", 4, 2);  // n000..n003, order 2 each: 8 quanta
   auto& r = h.job("r", "u1", "reserve", 2);

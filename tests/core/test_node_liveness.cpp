@@ -144,7 +144,7 @@ TEST_CASE("a heartbeat just before a tick belongs to that tick's interval: jitte
   CHECK(t[0].to == node_status::missing);
 }
 
-TEST_CASE("down_since lists the nodes down at or before a cutoff; a heartbeat takes a node off it; a forgotten node is new again") {
+TEST_CASE("down_since lists the nodes down at or before a cutoff, a heartbeat takes a node off it, a forgotten node is new again") {
   node_liveness w(liveness_config{1000, 2});
   const machine_id a("a"), b("b"), c("c");
   w.heartbeat(a, 0);
