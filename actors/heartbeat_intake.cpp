@@ -407,8 +407,10 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
         // Reconfiguration: place every node again and re-announce the live ones to their (fresh) pools.
         configure(self, std::move(cfg));
         auto& st = self->state;
-        if (st.env.heartbeats_in_flight)
+        if (st.env.heartbeats_in_flight) {
           st.env.heartbeats_in_flight->set_limit(st.env.cfg->runtime.limits.max_heartbeats_queued);
+          st.env.heartbeats_in_flight->set_known_window(known_node_window(st.env.cfg->runtime));
+        }
         for (auto& [name, n] : st.nodes) {
           n.where = st.placement->place(name, n.ip);
           if (st.liveness->status(core::machine_id{name}) != core::node_status::down && n.entry.memory_mb > 0)

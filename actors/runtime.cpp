@@ -568,8 +568,10 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   std::shared_ptr<bus::in_flight_bound> heartbeats_in_flight;
   if (m.opt.run.intake) {
     heartbeats_in_flight = std::make_shared<bus::in_flight_bound>(rt.limits.max_heartbeats_queued);
+    heartbeats_in_flight->set_known_window(known_node_window(rt));
     bo.subscribe.bound = heartbeats_in_flight;
     bo.subscribe.bounded_topic = std::string{messages::topics::heartbeat};
+    bo.subscribe.bound_key = [](std::string_view body) { return messages::peek_heartbeat_node(body); };
   }
   if (m.curve) {
     bo.publish.curve = m.curve->client;

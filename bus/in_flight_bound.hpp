@@ -5,13 +5,16 @@
 //
 // The subscriber asks try_enter() before it hands a message on and sheds the message when the bound is
 // reached (counted); the consumer calls leave() as it takes each one. The count is therefore what waits in
-// the router's and the consumer's mailboxes. Shedding does not look at the message: a real node's heartbeat
-// is as likely to be shed as a storm's (docs/reliability.md).
+// the router's and the consumer's mailboxes. A message the caller calls `known` (the subscriber: a key it
+// handed on within known_window, bus/known_keys.hpp) is admitted even at the bound, so a real node heard every
+// interval is not shed behind a storm of first-heard names; the count may then exceed the limit by what known
+// keys send (docs/reliability.md).
 //
 // Thread-safety: one thread calls try_enter (the subscriber's), any thread leave / set_limit / readings;
 // lock-free.
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
@@ -24,8 +27,8 @@ class in_flight_bound {
 
   // True (and one more in flight) when below the limit; false (and one more shed) otherwise. Only one
   // thread enters, and leave() only lowers the count, so a load then an add cannot overshoot the limit.
-  bool try_enter() {
-    if (count_.load(std::memory_order_relaxed) >= limit_.load(std::memory_order_relaxed)) {
+  bool try_enter(bool known = false) {
+    if (!known && count_.load(std::memory_order_relaxed) >= limit_.load(std::memory_order_relaxed)) {
       shed_.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -39,6 +42,9 @@ class in_flight_bound {
     }
   }
   void set_limit(std::size_t limit) { limit_.store(limit, std::memory_order_relaxed); }
+  // How recently a key must have been handed on to count as known (0: no key is known).
+  void set_known_window(std::chrono::nanoseconds window) { known_window_ns_.store(window.count(), std::memory_order_relaxed); }
+  std::int64_t known_window_ns() const { return known_window_ns_.load(std::memory_order_relaxed); }
 
   std::size_t in_flight() const { return count_.load(std::memory_order_relaxed); }
   std::size_t limit() const { return limit_.load(std::memory_order_relaxed); }
@@ -48,6 +54,7 @@ class in_flight_bound {
   std::atomic<std::size_t> limit_;
   std::atomic<std::size_t> count_{0};
   std::atomic<std::uint64_t> shed_{0};
+  std::atomic<std::int64_t> known_window_ns_{0};
 };
 
 }  // namespace rmbus::bus

@@ -11,6 +11,8 @@
 #include <zmq.hpp>
 
 #include "bus/frame_checks.hpp"
+#include "bus/known_keys.hpp"
+#include "bus/repeat_filter.hpp"
 #include "bus/sequence_tracker.hpp"
 
 namespace rmbus::bus {
@@ -18,6 +20,9 @@ namespace rmbus::bus {
 namespace {
 // Upper bound on messages taken in one drain before the stop flag is looked at again.
 constexpr int max_drain_batch = 1024;
+// Keys remembered for the in-flight bound's known-key admission: 16 bytes each, 1 MiB in all, whatever
+// the number of names heard.
+constexpr std::size_t known_key_slots = 65536;
 }  // namespace
 
 struct subscriber::impl {
@@ -31,6 +36,7 @@ struct subscriber::impl {
   mutable std::mutex stats_mutex;  // guards stats; the tracker belongs to the thread alone
   subscriber_stats stats;
   sequence_tracker tracker;
+  known_keys recent{known_key_slots};  // the thread's alone
 
   impl(zmq::context_t& ctx, subscriber_options opts, subscriber_handlers h)
       : options(std::move(opts)),
@@ -172,10 +178,19 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
         options.name, env.value().src, topic, env.value().seq);
   }
 
-  if (options.bound && topic.rfind(options.bounded_topic, 0) == 0 && !options.bound->try_enter()) {
-    std::lock_guard lock{stats_mutex};
-    ++stats.shed;
-    return;
+  if (options.bound && topic.rfind(options.bounded_topic, 0) == 0) {
+    std::optional<std::uint64_t> key;
+    if (options.bound_key)
+      if (const auto k = options.bound_key(body)) key = key_hash(*k);
+    const auto window = options.bound->known_window_ns();
+    const auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now().time_since_epoch()).count();
+    if (!options.bound->try_enter(key && window > 0 && recent.known(*key, now, window))) {
+      std::lock_guard lock{stats_mutex};
+      ++stats.shed;
+      return;
+    }
+    if (key && window > 0) recent.heard(*key, now, window);
   }
   bus_message msg{std::move(topic), std::move(body), std::move(env).value()};
   try {

@@ -59,6 +59,9 @@ struct subscriber_options {
   // (subscriber_stats::shed). No bound: everything is handed on.
   std::shared_ptr<in_flight_bound> bound;
   std::string bounded_topic;
+  // The key of a bounded message (a heartbeat's node name), or nullopt. With it, a key handed on within the
+  // bound's known window passes even at the bound (bus/known_keys.hpp); without it, every message counts alike.
+  std::function<std::optional<std::string_view>(std::string_view body)> bound_key;
 };
 
 struct subscriber_handlers {

@@ -3,6 +3,7 @@
 // name (the prefix of every `src` it stamps, so echoes of its own messages can be told apart on the bus),
 // and the resolved configuration. Included only by actors/*.cpp (CAF headers are heavy).
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,13 @@ struct actor_env {
     return src.size() > instance.size() && src.compare(0, instance.size(), instance) == 0 && src[instance.size()] == ':';
   }
 };
+
+// How recently a node's heartbeat must have been handed to the intake for the next one to pass the in-flight
+// bound when it is full: four heartbeat intervals, so a node heartbeating on time stays known through a
+// storm, while invented names (each heard once) are shed first.
+inline std::chrono::nanoseconds known_node_window(const config::runtime_settings& rt) {
+  return std::chrono::milliseconds(4 * rt.heartbeat_interval_ms);
+}
 
 inline messages::decode_limits limits_of(const config::rm_config& cfg) {
   messages::decode_limits l;

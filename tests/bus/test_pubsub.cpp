@@ -406,3 +406,64 @@ TEST_CASE("an in-flight bound hands on at most its limit on the bounded topic, s
   for (int i = 0; i < 10; ++i) bound->leave();
   CHECK(bound->in_flight() == 0);
 }
+
+TEST_CASE("at the in-flight bound a key handed on within the known window still passes, a first-heard key is shed") {
+  zmq::context_t ctx;
+  inbox in;
+  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
+  auto bound = std::make_shared<in_flight_bound>(2);
+  bound->set_known_window(std::chrono::minutes(10));  // longer than the test: what was heard stays known
+  opts.bound = bound;
+  opts.bounded_topic = "hb.";
+  // The key is the body's envelope source here (a heartbeat's node name in rmbus): "real", or "stormN", a
+  // new name each time as in a storm of invented names.
+  opts.bound_key = [](std::string_view body) -> std::optional<std::string_view> {
+    if (body.find("real") != std::string_view::npos) return std::string_view{"real"};
+    if (const auto at = body.find("storm"); at != std::string_view::npos) return body.substr(at, 6);
+    return std::nullopt;
+  };
+  subscriber sub{ctx, opts, in.handlers()};
+  sub.start();
+  zmq::socket_t raw{ctx, zmq::socket_type::pub};
+  raw.set(zmq::sockopt::linger, 1000);
+  raw.connect(sub.endpoint());
+  std::uint64_t warm_seq = 0;
+  REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
+                             [&](auto t) { return in.wait_count("warm", 1, t); }));
+  // "real" is heard once while there is room: 1 in flight, and it is known from now on.
+  send_raw(raw, {"hb.x", envelope_body(1, "real")});
+  // The storm fills the bound (1 more) and is shed beyond it: 5 sent, 1 passes, 4 shed.
+  for (std::uint64_t i = 1; i <= 5; ++i) send_raw(raw, {"hb.x", envelope_body(1, "storm" + std::to_string(i))});
+  // At the bound, "real" passes each time; the storm's next one does not.
+  for (std::uint64_t i = 2; i <= 4; ++i) send_raw(raw, {"hb.x", envelope_body(i, "real")});
+  send_raw(raw, {"hb.x", envelope_body(1, "storm6")});
+  send_raw(raw, {"other", envelope_body(1, "raw")});
+  REQUIRE(in.wait_count("other", 1, 20s));
+  CHECK(in.on_topic("hb.x").size() == 1 + 1 + 3);
+  CHECK(sub.stats().shed == 4 + 1);
+  // Known keys are counted in flight too: 5 handed on, none taken.
+  CHECK(bound->in_flight() == 5);
+}
+
+TEST_CASE("without a key function or with a zero window every bounded message counts alike") {
+  zmq::context_t ctx;
+  inbox in;
+  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
+  auto bound = std::make_shared<in_flight_bound>(1);  // window 0 by default
+  opts.bound = bound;
+  opts.bounded_topic = "hb.";
+  opts.bound_key = [](std::string_view) -> std::optional<std::string_view> { return std::string_view{"real"}; };
+  subscriber sub{ctx, opts, in.handlers()};
+  sub.start();
+  zmq::socket_t raw{ctx, zmq::socket_type::pub};
+  raw.set(zmq::sockopt::linger, 1000);
+  raw.connect(sub.endpoint());
+  std::uint64_t warm_seq = 0;
+  REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
+                             [&](auto t) { return in.wait_count("warm", 1, t); }));
+  for (std::uint64_t i = 1; i <= 4; ++i) send_raw(raw, {"hb.x", envelope_body(i, "raw")});
+  send_raw(raw, {"other", envelope_body(1, "raw")});
+  REQUIRE(in.wait_count("other", 1, 20s));
+  CHECK(in.on_topic("hb.x").size() == 1);
+  CHECK(sub.stats().shed == 3);
+}
