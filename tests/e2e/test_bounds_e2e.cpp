@@ -602,6 +602,44 @@ void storm_rate(const std::string& extra_config, const char* label, bool unpaced
 
 }  // namespace
 
+TEST_CASE("at the in-flight bound a storm of new names is shed and no node heartbeating on time goes missing") {
+  // A queue of 20 heartbeats toward the intake and a table of 2,000 names, so the storm keeps the queue full.
+  scene s{"\n[limits]\nmax_heartbeats_queued = 20\nmax_nodes = 2000\n"};
+  const auto missing_before = s.c().events().size();
+  msg::heartbeat hb;
+  hb.ip = "10.1.0.1";
+  hb.memory_mb = 8192;
+  // 3 s of new names (10 heartbeat intervals of 300 ms; node_stability is 4), 1,000 every millisecond at most.
+  std::size_t sent = 0;
+  const auto until = std::chrono::steady_clock::now() + 3s;
+  while (std::chrono::steady_clock::now() < until) {
+    for (int i = 0; i < 1000; ++i) {
+      hb.node = "storm-" + std::to_string(sent++);
+      s.pub.publish(msg::topics::heartbeat, hb);
+    }
+    std::this_thread::sleep_for(1ms);  // pacing the sender, not waiting for a result
+  }
+  // The queue was full: heartbeats were shed, and said so.
+  const auto shed_event = s.c().wait_event(
+      [](const msg::rm_event& e) { return e.kind == "limit" && e.detail.count("what") && e.detail.at("what") == "max_heartbeats_queued"; },
+      deadline);
+  REQUIRE(shed_event);
+  std::size_t shed = 0, missing = 0;
+  const auto events = s.c().events();
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const auto& e = events[i];
+    if (e.kind == "limit" && e.detail.count("what") && e.detail.at("what") == "max_heartbeats_queued") shed += std::stoul(e.detail.at("refused"));
+    if (i >= missing_before && (e.kind == "node_missing" || e.kind == "node_down") && e.detail.count("node") &&
+        rmbus::e2e::node_quanta().count(e.detail.at("node")))
+      ++missing;
+  }
+  std::printf("in-flight bound: %zu new names sent in 3 s, %zu heartbeats shed, %zu real nodes reported missing\n", sent, shed, missing);
+  CHECK(shed > 0);
+  CHECK(missing == 0);
+  s.c().submit(job("bob-1", "bob", 2));
+  CHECK(still_schedules(s.c(), "bob-1", 2));
+}
+
 TEST_CASE("storm rate bounded: 100000 new names a second at the table bound with the default in-flight bound", "[.storm_rate]") {
   storm_rate({}, "paced, bounded", false);
 }
