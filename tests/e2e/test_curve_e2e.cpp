@@ -17,6 +17,7 @@
 #include "messages/heartbeat.hpp"
 #include "messages/topics.hpp"
 #include "messages/workmap.hpp"
+#include "tests/e2e/curve_helpers.hpp"
 #include "tests/e2e/rm_fixture.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/fake_cluster.hpp"
@@ -24,40 +25,17 @@
 using namespace std::chrono_literals;
 namespace ts = rmbus::test_support;
 namespace bus = rmbus::bus;
-
-#ifndef RMBUS_KEYGEN_BIN
-#error "RMBUS_KEYGEN_BIN must name the rmbus-keygen executable"
-#endif
+using rmbus::e2e::eventually;
+using rmbus::e2e::keygen;
+using rmbus::e2e::read_all;
 
 namespace {
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void keygen(const std::vector<std::string>& args) {
-  const auto r = ts::run_to_end(RMBUS_KEYGEN_BIN, args, 30s);
-  INFO(r.output);
-  REQUIRE(r.status == std::optional<int>{0});
-}
 
 bool has_event(const ts::fake_cluster& c, const std::string& kind,
                const std::function<bool(const rmbus::messages::rm_event&)>& pred) {
   for (const auto& e : c.events())
     if (e.kind == kind && pred(e)) return true;
   return false;
-}
-
-bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(50ms);  // polling what the cluster observed; bounded by the deadline
-  }
-  return true;
 }
 
 }  // namespace

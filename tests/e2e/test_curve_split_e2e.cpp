@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "bus/curve.hpp"
+#include "tests/e2e/curve_helpers.hpp"
 #include "tests/e2e/rm_fixture.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/fake_cluster.hpp"
@@ -21,34 +22,11 @@
 using namespace std::chrono_literals;
 namespace ts = rmbus::test_support;
 namespace bus = rmbus::bus;
-
-#ifndef RMBUS_KEYGEN_BIN
-#error "RMBUS_KEYGEN_BIN must name the rmbus-keygen executable"
-#endif
+using rmbus::e2e::eventually;
+using rmbus::e2e::keygen;
+using rmbus::e2e::read_all;
 
 namespace {
-
-std::string read_all(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void keygen(const std::vector<std::string>& args) {
-  const auto r = ts::run_to_end(RMBUS_KEYGEN_BIN, args, 30s);
-  INFO(r.output);
-  REQUIRE(r.status == std::optional<int>{0});
-}
-
-bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(100ms);  // polling a log file or what the cluster observed; bounded
-  }
-  return true;
-}
 
 enum class meeting { proxy, embedded };
 
