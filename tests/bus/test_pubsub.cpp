@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <msgpack.hpp>
 #include <mutex>
+#include <functional>
 #include <optional>
 #include <string>
 #include <zmq.hpp>
@@ -370,21 +371,45 @@ TEST_CASE("a body beyond max_body_bytes is refused on its size, naming it and th
   CHECK(in.on_topic("big.x").size() == 1);
 }
 
-TEST_CASE("an in-flight bound hands on at most its limit on the bounded topic, sheds the rest, and admits again as the consumer takes them") {
+namespace {
+
+// A subscriber with an in-flight bound on topic "hb.", and a raw PUB socket connected to it and warmed up
+// (its subscription has arrived), for the bound's tests.
+struct bounded_rig {
+  explicit bounded_rig(std::shared_ptr<in_flight_bound> b,
+                       std::function<std::optional<std::string_view>(std::string_view)> key = {})
+      : bound(std::move(b)), sub(ctx, options(bound, std::move(key)), in.handlers()) {
+    sub.start();
+    raw.set(zmq::sockopt::linger, 1000);
+    raw.connect(sub.endpoint());
+    std::uint64_t warm_seq = 0;
+    REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
+                               [&](auto t) { return in.wait_count("warm", 1, t); }));
+  }
+  static subscriber_options options(std::shared_ptr<in_flight_bound> bound,
+                                    std::function<std::optional<std::string_view>(std::string_view)> key) {
+    auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
+    opts.bound = std::move(bound);
+    opts.bounded_topic = "hb.";
+    opts.bound_key = std::move(key);
+    return opts;
+  }
+
   zmq::context_t ctx;
   inbox in;
-  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
-  auto bound = std::make_shared<in_flight_bound>(3);
-  opts.bound = bound;
-  opts.bounded_topic = "hb.";
-  subscriber sub{ctx, opts, in.handlers()};
-  sub.start();
+  std::shared_ptr<in_flight_bound> bound;
+  subscriber sub;
   zmq::socket_t raw{ctx, zmq::socket_type::pub};
-  raw.set(zmq::sockopt::linger, 1000);
-  raw.connect(sub.endpoint());
-  std::uint64_t warm_seq = 0;
-  REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
-                             [&](auto t) { return in.wait_count("warm", 1, t); }));
+};
+
+}  // namespace
+
+TEST_CASE("an in-flight bound hands on at most its limit on the bounded topic, sheds the rest, and admits again as the consumer takes them") {
+  bounded_rig rig{std::make_shared<in_flight_bound>(3)};
+  auto& in = rig.in;
+  auto& bound = rig.bound;
+  auto& sub = rig.sub;
+  auto& raw = rig.raw;
   // 10 on the bounded topic while the consumer takes none, then a marker on another topic (one socket: in
   // order). Limit 3: 3 handed on, 10 - 3 = 7 shed; the other topic is never bounded.
   for (std::uint64_t i = 1; i <= 10; ++i) send_raw(raw, {"hb.x", envelope_body(i, "raw")});
@@ -408,28 +433,19 @@ TEST_CASE("an in-flight bound hands on at most its limit on the bounded topic, s
 }
 
 TEST_CASE("at the in-flight bound a key handed on within the known window still passes, a first-heard key is shed") {
-  zmq::context_t ctx;
-  inbox in;
-  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
-  auto bound = std::make_shared<in_flight_bound>(2);
-  bound->set_known_window(std::chrono::minutes(10));  // longer than the test: what was heard stays known
-  opts.bound = bound;
-  opts.bounded_topic = "hb.";
+  auto limit_2 = std::make_shared<in_flight_bound>(2);
+  limit_2->set_known_window(std::chrono::minutes(10));  // longer than the test: what was heard stays known
   // The key is the body's envelope source here (a heartbeat's node name in rmbus): "real", or "stormN", a
   // new name each time as in a storm of invented names.
-  opts.bound_key = [](std::string_view body) -> std::optional<std::string_view> {
-    if (body.find("real") != std::string_view::npos) return std::string_view{"real"};
-    if (const auto at = body.find("storm"); at != std::string_view::npos) return body.substr(at, 6);
-    return std::nullopt;
-  };
-  subscriber sub{ctx, opts, in.handlers()};
-  sub.start();
-  zmq::socket_t raw{ctx, zmq::socket_type::pub};
-  raw.set(zmq::sockopt::linger, 1000);
-  raw.connect(sub.endpoint());
-  std::uint64_t warm_seq = 0;
-  REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
-                             [&](auto t) { return in.wait_count("warm", 1, t); }));
+  bounded_rig rig{limit_2, [](std::string_view body) -> std::optional<std::string_view> {
+                    if (body.find("real") != std::string_view::npos) return std::string_view{"real"};
+                    if (const auto at = body.find("storm"); at != std::string_view::npos) return body.substr(at, 6);
+                    return std::nullopt;
+                  }};
+  auto& in = rig.in;
+  auto& bound = rig.bound;
+  auto& sub = rig.sub;
+  auto& raw = rig.raw;
   // "real" is heard once while there is room: 1 in flight, and it is known from now on.
   send_raw(raw, {"hb.x", envelope_body(1, "real")});
   // The storm fills the bound (1 more) and is shed beyond it: 5 sent, 1 passes, 4 shed.
@@ -446,21 +462,11 @@ TEST_CASE("at the in-flight bound a key handed on within the known window still 
 }
 
 TEST_CASE("without a key function or with a zero window every bounded message counts alike") {
-  zmq::context_t ctx;
-  inbox in;
-  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
-  auto bound = std::make_shared<in_flight_bound>(1);  // window 0 by default
-  opts.bound = bound;
-  opts.bounded_topic = "hb.";
-  opts.bound_key = [](std::string_view) -> std::optional<std::string_view> { return std::string_view{"real"}; };
-  subscriber sub{ctx, opts, in.handlers()};
-  sub.start();
-  zmq::socket_t raw{ctx, zmq::socket_type::pub};
-  raw.set(zmq::sockopt::linger, 1000);
-  raw.connect(sub.endpoint());
-  std::uint64_t warm_seq = 0;
-  REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
-                             [&](auto t) { return in.wait_count("warm", 1, t); }));
+  bounded_rig rig{std::make_shared<in_flight_bound>(1),  // known window 0 by default
+                  [](std::string_view) -> std::optional<std::string_view> { return std::string_view{"real"}; }};
+  auto& in = rig.in;
+  auto& sub = rig.sub;
+  auto& raw = rig.raw;
   for (std::uint64_t i = 1; i <= 4; ++i) send_raw(raw, {"hb.x", envelope_body(i, "raw")});
   send_raw(raw, {"other", envelope_body(1, "raw")});
   REQUIRE(in.wait_count("other", 1, 20s));
