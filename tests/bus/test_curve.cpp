@@ -112,6 +112,40 @@ bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds tim
   return true;
 }
 
+// A CURVE REP socket in the admin ZAP domain, like rmbus's admin endpoint; ask() connects a fresh REQ socket
+// with a client key (ZAP runs at the handshake only) and returns the request's User-Id, or nothing when the
+// request never arrives (the key was refused).
+struct admin_endpoint {
+  admin_endpoint(zmq::context_t& c, const curve_keypair& server_keys) : ctx(c), server(server_keys) {
+    rep.set(zmq::sockopt::linger, 0);
+    apply_curve_server(rep, server, admin_zap_domain);
+    rep.bind("tcp://127.0.0.1:0");
+    endpoint = rep.get(zmq::sockopt::last_endpoint);
+  }
+
+  std::optional<std::string> ask(const curve_keypair& own) {
+    zmq::socket_t req{ctx, zmq::socket_type::req};
+    req.set(zmq::sockopt::linger, 0);
+    apply_curve_client(req, {server.public_key, own});
+    req.connect(endpoint);
+    req.send(zmq::str_buffer("status"), zmq::send_flags::none);
+    zmq::pollitem_t items[] = {{rep.handle(), 0, ZMQ_POLLIN, 0}};
+    if (zmq::poll(items, 1, std::chrono::milliseconds(1500)) == 0) return std::nullopt;
+    zmq::message_t m;
+    REQUIRE(rep.recv(m));
+    const char* who = m.gets("User-Id");
+    rep.send(zmq::str_buffer("ok"), zmq::send_flags::none);
+    zmq::message_t reply;
+    REQUIRE(req.recv(reply));
+    return std::string{who != nullptr ? who : ""};
+  }
+
+  zmq::context_t& ctx;
+  curve_keypair server;
+  zmq::socket_t rep{ctx, zmq::socket_type::rep};
+  std::string endpoint;
+};
+
 }  // namespace
 
 TEST_CASE("a key pair file is written with mode 0600, a public key file with 0644, and both read back") {
@@ -324,28 +358,8 @@ TEST_CASE("the admin domain admits admin keys only") {
   zap_handler zap{ctx,
                   {{admin.public_key, "alice", roles::admin}, {agent.public_key, "node01", roles::agent}}};
   zap.start();
-  zmq::socket_t rep{ctx, zmq::socket_type::rep};
-  rep.set(zmq::sockopt::linger, 0);
-  apply_curve_server(rep, server, admin_zap_domain);
-  rep.bind("tcp://127.0.0.1:0");
-  const std::string endpoint = rep.get(zmq::sockopt::last_endpoint);
-
-  auto ask = [&](const curve_keypair& own) -> std::optional<std::string> {
-    zmq::socket_t req{ctx, zmq::socket_type::req};
-    req.set(zmq::sockopt::linger, 0);
-    apply_curve_client(req, {server.public_key, own});
-    req.connect(endpoint);
-    req.send(zmq::str_buffer("status"), zmq::send_flags::none);
-    zmq::pollitem_t items[] = {{rep.handle(), 0, ZMQ_POLLIN, 0}};
-    if (zmq::poll(items, 1, std::chrono::milliseconds(1500)) == 0) return std::nullopt;
-    zmq::message_t m;
-    REQUIRE(rep.recv(m));
-    const char* who = m.gets("User-Id");
-    rep.send(zmq::str_buffer("ok"), zmq::send_flags::none);
-    zmq::message_t reply;
-    REQUIRE(req.recv(reply));
-    return std::string{who != nullptr ? who : ""};
-  };
+  admin_endpoint admin_rep{ctx, server};
+  auto ask = [&](const curve_keypair& own) { return admin_rep.ask(own); };
   const auto by_admin = ask(admin);
   REQUIRE(by_admin);
   const auto id = parse_user_id(*by_admin);
@@ -355,7 +369,7 @@ TEST_CASE("the admin domain admits admin keys only") {
   const auto refused_before = zap.stats().refused;
   CHECK_FALSE(ask(agent));  // listed, but not an admin: never reaches the REP socket
   CHECK(zap.stats().refused > refused_before);
-  rep.close();
+  admin_rep.rep.close();
   zap.stop();
 }
 
@@ -366,29 +380,8 @@ TEST_CASE("a replaced list of allowed keys decides the connections made after it
   const auto bob = make_curve_keypair();
   zap_handler zap{ctx, {{alice.public_key, "alice", roles::admin}}};
   zap.start();
-  zmq::socket_t rep{ctx, zmq::socket_type::rep};
-  rep.set(zmq::sockopt::linger, 0);
-  apply_curve_server(rep, server, admin_zap_domain);
-  rep.bind("tcp://127.0.0.1:0");
-  const std::string endpoint = rep.get(zmq::sockopt::last_endpoint);
-
-  // A fresh connection each time: ZAP runs at the handshake only.
-  auto ask = [&](const curve_keypair& own) -> std::optional<std::string> {
-    zmq::socket_t req{ctx, zmq::socket_type::req};
-    req.set(zmq::sockopt::linger, 0);
-    apply_curve_client(req, {server.public_key, own});
-    req.connect(endpoint);
-    req.send(zmq::str_buffer("status"), zmq::send_flags::none);
-    zmq::pollitem_t items[] = {{rep.handle(), 0, ZMQ_POLLIN, 0}};
-    if (zmq::poll(items, 1, std::chrono::milliseconds(1500)) == 0) return std::nullopt;
-    zmq::message_t m;
-    REQUIRE(rep.recv(m));
-    const char* who = m.gets("User-Id");
-    rep.send(zmq::str_buffer("ok"), zmq::send_flags::none);
-    zmq::message_t reply;
-    REQUIRE(req.recv(reply));
-    return std::string{who != nullptr ? who : ""};
-  };
+  admin_endpoint admin_rep{ctx, server};
+  auto ask = [&](const curve_keypair& own) { return admin_rep.ask(own); };
   REQUIRE(ask(alice));
   CHECK_FALSE(ask(bob));
 
@@ -403,7 +396,7 @@ TEST_CASE("a replaced list of allowed keys decides the connections made after it
   CHECK(error_of([&] { zap.replace_allowed({{"not a key", "eve", roles::admin}}); }).find("eve") !=
         std::string::npos);
   CHECK(ask(bob));
-  rep.close();
+  admin_rep.rep.close();
   zap.stop();
 }
 
