@@ -106,6 +106,7 @@ struct control_state {
   round_watch unanswered;                      // rounds handed to local schedulers, no plan back yet
   std::set<std::string> watched;                    // work topics control is subscribed to
   caf::actor health;                           // when [health] is enabled
+  caf::actor accounting;                       // when [accounting] is enabled and this process publishes
   envelope_stamper stamper{"control"};
   static inline const char* name = "rmbus.control";
 };
@@ -175,16 +176,42 @@ void watch_rounds(control_actor* self, const messages::routed_message& m) {
   }
 }
 
+// The health and accounting actors exist while their sections are enabled: a reconfiguration that turns one
+// on or off starts or stops it; one that keeps it on hands it the new configuration.
+void follow_optional_actors(control_actor* self) {
+  auto& st = self->state;
+  const auto& rt = st.env.cfg->runtime;
+  const auto me = caf::actor_cast<caf::actor>(self);
+  auto follow = [&](caf::actor& a, bool wanted, const char* what, auto spawn) {
+    if (wanted && !a) {
+      a = spawn();
+      spdlog::info("{} started", what);
+    } else if (!wanted && a) {
+      self->send_exit(a, caf::exit_reason::user_shutdown);
+      a = caf::actor{};
+      spdlog::info("{} stopped", what);
+    } else if (a) {
+      self->send(a, atoms::reset::value, st.env.cfg);
+    }
+  };
+  follow(st.health, rt.health.enabled, "health report", [&] { return spawn_health(self->system(), st.env, me); });
+  follow(st.accounting, st.run.publisher && rt.accounting.enabled, "job accounting",
+         [&] { return spawn_accounting(self->system(), st.env); });
+}
+
 // `reconfigured` runs on control's thread with each configuration it takes up (the embedded forwarder follows a
-// changed heartbeat interval through it, and the CURVE server sockets the allowed keys).
+// changed heartbeat interval through it, the CURVE server sockets the allowed keys, and the owner's logging).
+// `accounting` is spawned by the runtime, before the role actors, so that it sees the first round.
 caf::behavior control(control_actor* self, actor_env env, roles run, std::function<config::rm_config()> reload,
-                      std::vector<caf::actor> fixed, std::function<void(const config::rm_config&)> reconfigured) {
+                      std::vector<caf::actor> fixed, caf::actor accounting,
+                      std::function<void(const config::rm_config&)> reconfigured) {
   auto& st = self->state;
   st.env = env;
   st.run = std::move(run);
   st.reload = std::move(reload);
   st.reconfigured = std::move(reconfigured);
   st.fixed = std::move(fixed);
+  st.accounting = std::move(accounting);
   st.stamper = envelope_stamper{env.src("control")};
   spawn_schedulers(self);
   const auto me = caf::actor_cast<caf::actor>(self);
@@ -204,7 +231,9 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         auto& st = self->state;
         std::vector<std::string> names{"router"};
         std::vector<caf::actor> actors{st.env.router};
-        for (const auto& a : st.fixed) {
+        auto probed = st.fixed;
+        if (st.accounting) probed.push_back(st.accounting);
+        for (const auto& a : probed) {
           const auto* m = dynamic_cast<const caf::monitorable_actor*>(caf::actor_cast<caf::abstract_actor*>(a));
           std::string name = m != nullptr ? m->name() : "actor";
           if (name.rfind("rmbus.", 0) == 0) name.erase(0, 6);
@@ -238,7 +267,7 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         stop_schedulers(self);
         spawn_schedulers(self);
         for (const auto& a : st.fixed) self->send(a, atoms::reset::value, cfg);
-        if (st.health) self->send(st.health, atoms::reset::value, cfg);
+        follow_optional_actors(self);
       },
       [self](atoms::hup) {
         auto& st = self->state;
@@ -261,8 +290,10 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         auto& st = self->state;
         stop_schedulers(self);
         for (auto& a : st.fixed) self->send_exit(a, caf::exit_reason::user_shutdown);
-        if (st.health) self->send_exit(st.health, caf::exit_reason::user_shutdown);
-        st.health = caf::actor{};
+        for (auto* a : {&st.health, &st.accounting}) {
+          if (*a) self->send_exit(*a, caf::exit_reason::user_shutdown);
+          *a = caf::actor{};
+        }
         st.fixed.clear();
         self->quit();
       },
@@ -588,7 +619,8 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   // control resets it on reconfiguration and stops it with the others.
   if (m.families) fixed.push_back(spawn_metrics(*m.sys, env, m.families));
   if (m.opt.run.publisher) fixed.push_back(spawn_publication(*m.sys, env));
-  if (m.opt.run.publisher && rt.accounting.enabled) fixed.push_back(spawn_accounting(*m.sys, env));
+  caf::actor accounting;
+  if (m.opt.run.publisher && rt.accounting.enabled) accounting = spawn_accounting(*m.sys, env);
   if (m.opt.run.eviction) fixed.push_back(spawn_eviction(*m.sys, env));
   if (m.opt.run.diff) fixed.push_back(spawn_workmap_diff(*m.sys, env));
   if (m.opt.run.intake) fixed.push_back(spawn_heartbeat_intake(*m.sys, env));
@@ -596,9 +628,10 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.admin = spawn_admin(*m.sys, env, m.opt.reload);
     fixed.push_back(m.admin);
   }
-  m.control = m.sys->spawn(control, env, m.opt.run, m.opt.reload, fixed, [&m](const config::rm_config& cfg) {
+  m.control = m.sys->spawn(control, env, m.opt.run, m.opt.reload, fixed, accounting, [&m](const config::rm_config& cfg) {
     if (m.fwd) m.fwd->set_shed_gap(heartbeat_min_gap(m.opt, cfg));
     m.reload_keys(cfg.runtime.security);
+    if (m.opt.on_reconfigure) m.opt.on_reconfigure(cfg);
   });
   if (m.opt.run.admin) {
     m.rep_thread = std::thread([&m] { m.serve_admin(); });

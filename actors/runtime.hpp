@@ -59,6 +59,9 @@ struct runtime_options {
   std::optional<std::int64_t> heartbeat_min_gap_ms;
   int threads = 2;                 // CAF scheduler threads
   std::optional<injected_fault> fault;  // --inject-fault: a failure on purpose, for tests
+  // Runs on the control actor's thread with each configuration a reconfiguration takes up, after the
+  // runtime's own parts have followed it: the process's logging (level, rotation) belongs to its owner.
+  std::function<void(const config::rm_config&)> on_reconfigure;
 };
 
 class runtime {

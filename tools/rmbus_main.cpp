@@ -200,6 +200,13 @@ int main(int argc, char** argv) {
 
   opt.cfg = cfg;
   opt.reload = [native, ducc, o] { return load(native, ducc, o); };
+  // A reconfiguration changes the log level at once; the log's destination stays until a restart.
+  opt.on_reconfigure = [started = cfg.runtime.logging](const rmbus::config::rm_config& now) {
+    spdlog::set_level(rmbus::config::parse_log_level(now.runtime.log_level).value_or(spdlog::level::info));
+    if (now.runtime.logging.file != started.file)
+      spdlog::warn("[log] file '{}' takes effect only when rmbus restarts; logging stays on '{}'", now.runtime.logging.file,
+                   started.file.empty() ? "stderr" : started.file);
+  };
   opt.embedded_forwarder = !no_forwarder;
   opt.heartbeat_min_gap_ms = heartbeat_min_gap_ms;
   std::optional<rmbus::actors::runtime> rm;

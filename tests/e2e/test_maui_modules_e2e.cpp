@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <csignal>
 
@@ -246,4 +247,93 @@ TEST_CASE("the configured log file is written and rotated, the older files compr
   std::stringstream err;
   err << std::ifstream(f.log_file()).rdbuf();
   CHECK(err.str().find("SIGHUP") == std::string::npos);
+}
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::stringstream s;
+  s << std::ifstream(path).rdbuf();
+  return s.str();
+}
+
+// Rewrites the RM's configuration: the [log] level, then `extra` (whole tables) at the end.
+void rewrite_config(rm_fixture& f, const std::string& level, const std::string& extra) {
+  auto text = read_text(f.config_path());
+  const std::string old_level = "[log]\nlevel = \"";
+  const auto at = text.find(old_level);
+  REQUIRE(at != std::string::npos);
+  const auto end = text.find('"', at + old_level.size());
+  text.replace(at + old_level.size(), end - at - old_level.size(), level);
+  // The tables this test appends start at the first "\n[health]" or "\n[accounting]" (gone on a rewrite).
+  const auto tail = std::min(text.find("\n[health]"), text.find("\n[accounting]"));
+  if (tail != std::string::npos) text.erase(tail);
+  std::ofstream(f.config_path()) << text << extra;
+}
+
+bool eventually_in_file(const std::string& path, const std::string& needle) {
+  for (int i = 0; i < 300; ++i) {  // 30 s at most
+    if (read_text(path).find(needle) != std::string::npos) return true;
+    std::this_thread::sleep_for(100ms);
+  }
+  return false;
+}
+
+std::size_t count_events(const rmbus::test_support::fake_cluster& c, const std::string& kind) {
+  std::size_t n = 0;
+  for (const auto& e : c.events()) n += e.kind == kind;
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a reconfiguration starts and stops the health report and job accounting and changes the log level",
+          "[e2e][reconfigure]") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", 2));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 2; }, deadline));
+  CHECK(count_events(c, "health") == 0);
+
+  // Level warn, the health report on: its reports begin, and its info line "health report started" is not
+  // logged, because the level changed before it was written.
+  rewrite_config(f, "warn", "\n[health]\nenabled = true\n");
+  f.kill_rm(SIGHUP);
+  REQUIRE(c.wait_event([](const msg::rm_event& e) { return e.kind == "health"; }, deadline));
+  CHECK(read_text(f.log_file()).find("health report started") == std::string::npos);
+
+  // Level info, the health report off, accounting on: its start is logged at info again.
+  rewrite_config(f, "info", "\n[accounting]\nenabled = true\nfile = \"jobs.jsonl\"\n");
+  f.kill_rm(SIGHUP);
+  REQUIRE(eventually_in_file(f.log_file(), "job accounting started"));
+  REQUIRE(eventually_in_file(f.log_file(), "health report stopped"));
+  // No health report after the stop: the heartbeat interval is 300 ms, so 1.5 s would have held about five.
+  const auto health_reports = count_events(c, "health");
+  REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+  std::this_thread::sleep_for(1500ms);
+  CHECK(count_events(c, "health") == health_reports);
+
+  // A job that ends now is accounted, in the file and as an event.
+  c.complete("alice-1");
+  auto done = c.wait_event(
+      [](const msg::rm_event& e) { return e.kind == "job_done" && e.detail.count("job") && e.detail.at("job") == "alice-1"; },
+      deadline);
+  REQUIRE(done.has_value());
+  const auto lines = lines_of(f.dir() + "/jobs.jsonl");
+  REQUIRE(lines.size() == 1);
+  CHECK(field(lines[0], "id") == "\"alice-1\"");
+
+  // Accounting off again: the next finished job leaves no record.
+  rewrite_config(f, "info", "");
+  f.kill_rm(SIGHUP);
+  REQUIRE(eventually_in_file(f.log_file(), "job accounting stopped"));
+  c.submit(job("bob-1", "bob", 1));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "bob-1") == 1; }, deadline));
+  c.complete("bob-1");
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::find_job(s, "bob-1") == nullptr; }, deadline));
+  CHECK_FALSE(c.wait_event(
+      [](const msg::rm_event& e) { return e.kind == "job_done" && e.detail.count("job") && e.detail.at("job") == "bob-1"; },
+      1s));
+  CHECK(lines_of(f.dir() + "/jobs.jsonl").size() == 1);
 }
