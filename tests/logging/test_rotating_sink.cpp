@@ -1,6 +1,7 @@
 // The log file's rotation by size and count, and the compression of the rotated files: enough is written to
 // rotate many times, then every file is read back (the rotated ones through zlib) and the lines must be the
 // newest ones, in order, none lost within the kept files, none duplicated.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -77,6 +78,8 @@ std::shared_ptr<rotating_sink> write_lines(const rotation_settings& s, int count
   log.set_pattern("%v");
   for (int i = 1; i <= count; ++i) log.info(line(i));
   log.flush();
+  // Rotated files are moved in by the sink's background thread: the checks below look at its finished work.
+  REQUIRE(sink->wait_idle(std::chrono::seconds(30)));
   return sink;
 }
 
