@@ -200,13 +200,13 @@ void rotating_sink::rotate() {
     return;
   }
   ++next_seq_;
-  file_.reopen(true);
-  size_ = 0;
   {
     std::lock_guard lock(queue_mutex_);
     queue_.push_back(job{pending, settings_.compress, settings_.max_files});
   }
   queue_changed_.notify_all();
+  file_.reopen(true);  // after queueing: should it throw, the rotated file is handled all the same
+  size_ = 0;
 }
 
 void rotating_sink::queue_leftovers() {

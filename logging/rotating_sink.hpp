@@ -22,7 +22,8 @@
 //
 // Should compression fail (disk full), the file is moved in uncompressed as FILE.1, rather than lost, and
 // the failure is reported on stderr: a sink cannot log through its own logger. Should the live file not
-// be renamable, writing goes on in it (past max_bytes) and stderr says so.
+// be renamable, writing goes on in it (past max_bytes) and stderr says so; should a handled file not be
+// renamable into place, it stays under its pending name (picked up at the next start) and stderr says so.
 //
 // Names and crashes: `FILE.pending-<seq>` (seq: a decimal counter, zero-padded to 6 digits) and
 // `FILE.pending-<seq>.gz.part` are never a finished rotated file, which is always exactly FILE.<n> or
