@@ -6,7 +6,7 @@
 // file FILE is renamed to FILE.pending-<seq> and a new, empty FILE is opened: that is all a logging thread
 // waits for. A record longer than max_bytes is still written whole, into a file of its own.
 //
-// One background thread owned by the sink then takes the pending files in the order they were rotated
+// One background thread owned by the sink (started by the constructor) then takes the pending files in the order they were rotated
 // (FIFO) and, for each: with `compress`, gzips it into FILE.pending-<seq>.gz.part; shifts the rotated files
 // up one place (FILE.1 -> FILE.2 ..., deleting what would land past FILE.<max_files>); and moves the result
 // in as FILE.1.gz (FILE.1 without `compress`). FILE.1[.gz] is thus always the newest rotated file and
@@ -28,8 +28,9 @@
 // Names and crashes: `FILE.pending-<seq>` (seq: a decimal counter, zero-padded to 6 digits) and
 // `FILE.pending-<seq>.gz.part` are never a finished rotated file, which is always exactly FILE.<n> or
 // FILE.<n>.gz. The source is deleted only after its .gz.part is complete and the shift is done, and the
-// .gz.part becomes FILE.1.gz by one rename. So after a crash the folder holds at most: pending files (each
-// possibly beside an incomplete .gz.part), or one complete .gz.part whose pending file is gone. The
+// .gz.part becomes FILE.1.gz by one rename. So after a crash the folder may hold pending files (each
+// possibly beside its .gz.part, complete or not) and at most one complete .gz.part whose pending file is
+// gone (older than every pending file, as the thread handles one file at a time). The
 // constructor picks these up, the lone complete .gz.part first, then the pending files by seq (oldest
 // first); it deletes the .gz.part of a pending file that still exists (it is redone from the source) and
 // queues everything else for the thread as if just rotated, with the current settings: nothing is
