@@ -19,6 +19,7 @@
 #include <malloc.h>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -62,19 +63,25 @@ rmbus::config::rm_config load(const std::string& native, const std::string& ducc
   return cfg;
 }
 
-// stderr, or the configured file rotated by size and count (logging/rotating_sink.hpp), with errors also on
-// stderr so that a failed start is seen where rmbus was started. Throws spdlog::spdlog_ex naming the file
-// when it cannot be opened.
-std::shared_ptr<spdlog::logger> make_logger(const rmbus::config::logging_settings& s) {
-  if (s.file.empty()) return spdlog::stderr_color_mt("rmbus");
+rmbus::logging::rotation_settings rotation_of(const rmbus::config::logging_settings& s) {
   rmbus::logging::rotation_settings r;
   r.file = s.file;
   r.max_bytes = s.max_bytes;
   r.max_files = s.max_files;
   r.compress = s.compress;
+  return r;
+}
+
+// stderr, or the configured file rotated by size and count (logging/rotating_sink.hpp), with errors also on
+// stderr so that a failed start is seen where rmbus was started. Throws spdlog::spdlog_ex naming the file
+// when it cannot be opened. `file_sink` is set to the file's sink, for reconfiguration.
+std::shared_ptr<spdlog::logger> make_logger(const rmbus::config::logging_settings& s,
+                                            std::shared_ptr<rmbus::logging::rotating_sink>& file_sink) {
+  if (s.file.empty()) return spdlog::stderr_color_mt("rmbus");
+  file_sink = std::make_shared<rmbus::logging::rotating_sink>(rotation_of(s));
   auto errors = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   errors->set_level(spdlog::level::err);
-  const spdlog::sinks_init_list sinks{std::make_shared<rmbus::logging::rotating_sink>(std::move(r)), errors};
+  const spdlog::sinks_init_list sinks{file_sink, errors};
   return std::make_shared<spdlog::logger>("rmbus", sinks);
 }
 
@@ -179,8 +186,9 @@ int main(int argc, char** argv) {
     std::cerr << "rmbus: " << e.what() << "\n";
     return 2;
   }
+  std::shared_ptr<rmbus::logging::rotating_sink> file_sink;
   try {
-    spdlog::set_default_logger(make_logger(cfg.runtime.logging));
+    spdlog::set_default_logger(make_logger(cfg.runtime.logging, file_sink));
   } catch (const spdlog::spdlog_ex& e) {
     std::cerr << "rmbus: configuration error: log file: " << e.what() << "\n";
     return 2;
@@ -200,12 +208,20 @@ int main(int argc, char** argv) {
 
   opt.cfg = cfg;
   opt.reload = [native, ducc, o] { return load(native, ducc, o); };
-  // A reconfiguration changes the log level at once; the log's destination stays until a restart.
-  opt.on_reconfigure = [started = cfg.runtime.logging](const rmbus::config::rm_config& now) {
+  // A reconfiguration changes the log level and the rotation at once; the log's destination stays until a
+  // restart.
+  opt.on_reconfigure = [started = cfg.runtime.logging, file_sink](const rmbus::config::rm_config& now) {
     spdlog::set_level(rmbus::config::parse_log_level(now.runtime.log_level).value_or(spdlog::level::info));
-    if (now.runtime.logging.file != started.file)
+    if (now.runtime.logging.file != started.file) {
       spdlog::warn("[log] file '{}' takes effect only when rmbus restarts; logging stays on '{}'", now.runtime.logging.file,
                    started.file.empty() ? "stderr" : started.file);
+    } else if (file_sink) {
+      try {
+        file_sink->reconfigure(rotation_of(now.runtime.logging));
+      } catch (const std::invalid_argument& e) {  // the loader's bounds make this unreachable; kept loud anyway
+        spdlog::error("[log] rotation not changed: {}", e.what());
+      }
+    }
   };
   opt.embedded_forwarder = !no_forwarder;
   opt.heartbeat_min_gap_ms = heartbeat_min_gap_ms;

@@ -12,6 +12,7 @@
 // in its work folder (the RM's, one rm key per further split process, its own client key), lists them, and
 // writes [security] into each configuration. It takes no --key / --server-key as the other tools do: those
 // name the keys of an RM running elsewhere, and rmbus-load always starts the RM itself.
+// --accounting and --health turn those modules on in every configuration, to measure what they cost.
 // Every wait has a deadline; children are killed at the end. Build in Release.
 #include <algorithm>
 #include <cstdio>
@@ -59,6 +60,8 @@ struct options {
   std::string work_dir;
   std::set<std::string> phases{"startup", "intake", "latency", "idle", "split", "pools"};
   std::optional<load_keys> keys;  // --curve
+  bool accounting = false;        // --accounting: [accounting] on, records in the work folder
+  bool health = false;            // --health: [health] on
 };
 
 load_keys make_keys(const std::string& work_dir) {
@@ -147,6 +150,11 @@ std::string write_config(const options& o, const load_cluster& c, std::int64_t h
     rt.security.key = keys->rm_key;
     rt.security.keys = keys->keys;
   }
+  if (o.accounting) {
+    rt.accounting.enabled = true;
+    rt.accounting.file = o.work_dir + "/" + name + ".jobs.jsonl";
+  }
+  rt.health.enabled = o.health;
   rt.heartbeat_interval_ms = heartbeat_ms;
   rt.node_stability = 6;
   rt.init_stability = 1;
@@ -416,6 +424,8 @@ int main(int argc, char** argv) {
   app.add_option("--work-dir", o.work_dir, "where configurations and RM logs go (default: a fresh temporary folder)");
   bool curve = false;
   app.add_flag("--curve", curve, "CURVE on the bus: fresh keys in the work folder, [security] in every configuration");
+  app.add_flag("--accounting", o.accounting, "job accounting on in every configuration (what Maui's JobChecker costs)");
+  app.add_flag("--health", o.health, "the health report on in every configuration");
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured, also into a file
   o.phases.clear();
@@ -453,8 +463,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s%s; logs in %s\n", o.nodes, o.jobs, o.users,
-              o.rmbus.c_str(), o.keys ? " with CURVE" : "", o.work_dir.c_str());
+  std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s%s%s%s; logs in %s\n", o.nodes, o.jobs, o.users,
+              o.rmbus.c_str(), o.keys ? " with CURVE" : "", o.accounting ? " with accounting" : "",
+              o.health ? " with the health report" : "", o.work_dir.c_str());
   zmq::context_t ctx;
   std::vector<run_figures> runs;
   try {
