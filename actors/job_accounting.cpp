@@ -51,33 +51,60 @@ std::vector<job_record> job_accounting::take_work(const std::vector<const messag
   return done;
 }
 
+namespace {
+
+// The schedule's jobs in id order: rm.state lists them so (publication sorts them), which is checked, not
+// trusted.
+std::vector<const messages::job_schedule*> in_id_order(const std::vector<messages::job_schedule>& jobs) {
+  std::vector<const messages::job_schedule*> out;
+  out.reserve(jobs.size());
+  for (const auto& j : jobs) out.push_back(&j);
+  auto by_id = [](const auto* a, const auto* b) { return a->id < b->id; };
+  if (!std::is_sorted(out.begin(), out.end(), by_id)) std::stable_sort(out.begin(), out.end(), by_id);
+  return out;
+}
+
+}  // namespace
+
 void job_accounting::take_schedule(const std::vector<messages::job_schedule>& jobs, std::uint64_t now_ms) {
-  std::map<std::string_view, const messages::job_schedule*> listed;
-  for (const auto& j : jobs) listed.emplace(j.id, &j);
+  // One merge walk of two id-ordered lists: no per-round index of the schedule.
+  const auto listed = in_id_order(jobs);
+  auto next = listed.begin();
   for (auto& [id, t] : jobs_) {
     integrate(t, now_ms);
-    auto it = listed.find(id);
-    if (it == listed.end()) {
+    while (next != listed.end() && std::string_view{(*next)->id} < std::string_view{id}) ++next;
+    if (next == listed.end() || (*next)->id != id) {
       t.quanta = 0;
       t.shares.clear();
       continue;
     }
-    const auto& s = *it->second;
+    const auto& s = **next;
     if (!s.class_name.empty() && t.rec.class_name.empty()) t.rec.class_name = s.class_name;  // its default class
     if (!s.group.empty()) t.rec.group = s.group;  // its user's share group in that class, as rm.state names it
-    std::map<std::string, messages::share_status> now;
     std::uint64_t quanta = 0;
-    for (const auto& sh : s.shares) {
-      quanta += sh.quanta;
-      auto before = t.shares.find(sh.id);
-      if (before == t.shares.end()) ++t.rec.processes;
-      const bool was = before != t.shares.end() && before->second == sh.status;
-      if (sh.status == messages::share_status::preempt && !was) ++t.rec.preemptions;
-      if (sh.status == messages::share_status::evict && !was) ++t.rec.evictions;
-      now.emplace(sh.id, sh.status);
-    }
+    for (const auto& sh : s.shares) quanta += sh.quanta;
     if (t.rec.started_ms == 0 && !s.shares.empty()) t.rec.started_ms = now_ms;
     t.quanta = quanta;
+    // Most rounds list a job's shares exactly as the last one did: nothing to count then.
+    const bool unchanged =
+        s.shares.size() == t.shares.size() &&
+        std::equal(s.shares.begin(), s.shares.end(), t.shares.begin(),
+                   [](const messages::share_schedule& now, const listed_share& was) {
+                     return now.status == was.status && now.id == was.id;
+                   });
+    if (unchanged) continue;
+    std::map<std::string_view, messages::share_status> before;
+    for (const auto& was : t.shares) before.emplace(was.id, was.status);
+    std::vector<listed_share> now;
+    now.reserve(s.shares.size());
+    for (const auto& sh : s.shares) {
+      auto was = before.find(sh.id);
+      if (was == before.end()) ++t.rec.processes;
+      const bool same = was != before.end() && was->second == sh.status;
+      if (sh.status == messages::share_status::preempt && !same) ++t.rec.preemptions;
+      if (sh.status == messages::share_status::evict && !same) ++t.rec.evictions;
+      now.push_back({sh.id, sh.status});
+    }
     t.shares = std::move(now);
   }
 }

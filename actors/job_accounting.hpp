@@ -65,11 +65,15 @@ class job_accounting {
   std::size_t tracked() const { return jobs_.size(); }
 
  private:
+  struct listed_share {
+    std::string id;
+    messages::share_status status;
+  };
   struct tracked_job {
     job_record rec;
     std::uint64_t quanta = 0;    // quanta listed in the last rm.state
     std::uint64_t since_ms = 0;  // its time (0: not listed yet)
-    std::map<std::string, messages::share_status> shares;  // listed in the last rm.state
+    std::vector<listed_share> shares;  // listed in the last rm.state, in its order
     std::uint64_t round = 0;     // the last round whose work listed it
   };
   static void integrate(tracked_job& j, std::uint64_t now_ms);

@@ -183,3 +183,32 @@ TEST_CASE("a job's record names the share group rm.state gives it", "[actors][ac
   CHECK(done[0].group == "physics");
   CHECK(done[0].user == "alice");
 }
+
+TEST_CASE("a schedule listing jobs or shares in another order counts nothing twice", "[actors][accounting]") {
+  job_accounting acc;
+  const std::vector<msg::work_item> both{item("a1", "alice", 100), item("b1", "bob", 100)};
+  acc.take_work(ptrs(both), 1000);
+  acc.take_schedule({job("a1", {share("s1", 1, st::running), share("s2", 1, st::running)}),
+                     job("b1", {share("s3", 1, st::running)})},
+                    2000);
+  // The same shares, the jobs out of id order and a1's shares swapped; then s2 preempted, listed first.
+  acc.take_schedule({job("b1", {share("s3", 1, st::running)}),
+                     job("a1", {share("s2", 1, st::running), share("s1", 1, st::running)})},
+                    3000);
+  acc.take_schedule({job("a1", {share("s2", 1, st::preempt), share("s1", 1, st::running)}),
+                     job("b1", {share("s3", 1, st::running)})},
+                    4000);
+  acc.take_schedule({job("a1", {share("s1", 1, st::running), share("s2", 1, st::preempt)}),
+                     job("b1", {share("s3", 1, st::running)})},
+                    5000);
+  auto done = acc.take_work({}, 6000);
+  REQUIRE(done.size() == 2);
+  CHECK(done[0].id == "a1");
+  CHECK(done[0].processes == 2);    // s1, s2: the swapped listing gave nothing new
+  CHECK(done[0].preemptions == 1);  // s2, once, however it is listed
+  // a1 held 2 quanta from 2000 to 6000: 8000 quanta x ms. b1 1 quantum over the same time: 4000.
+  CHECK(done[0].quanta_ms == 8000);
+  CHECK(done[1].id == "b1");
+  CHECK(done[1].processes == 1);
+  CHECK(done[1].quanta_ms == 4000);
+}
