@@ -9,8 +9,8 @@
 //
 // --key (the simulator's key pair, roles agent,orchestrator) and --server-key (the forwarder's public key)
 // join a CURVE bus (docs/bus.md, "Security"). --drain-on-reclaim: the simulated orchestrator drains a
-// process whose share carries reclaim_at_ms (finishes its items in flight, then ends it) instead of letting it
-// run until the RM preempts it.
+// process whose share carries reclaim_at_ms (finishes its items in flight, then ends it) instead of letting
+// it run until the RM preempts it.
 //
 // It talks to rmbus only through the bus (publishers connect to the forwarder's --bus-pub side, subscribers
 // to its --bus-sub side), so the RM may run on another host. docs/sim.md describes the scenario format, the

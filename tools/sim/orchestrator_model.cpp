@@ -108,9 +108,10 @@ void orchestrator_model::complete(job_run& j, std::int64_t t) {
 
 // Replays what happened to one job between the last call and `now`, event by event in time order: processes
 // that become running take a batch of items; a finished batch counts its items and the process takes the
-// next (a draining one ends instead). Ties go to the process started first. Events wait in a min-heap keyed (time, process position), so a
-// job with many processes costs O(events log processes). Every event either promotes a process or finishes
-// at least one item, so the loop ends; only the event's own process changes, so queued events stay valid.
+// next (a draining one ends instead). Ties go to the process started first. Events wait in a min-heap keyed
+// (time, process position), so a job with many processes costs O(events log processes). Every event either
+// promotes a process or finishes at least one item, so the loop ends; only the event's own process changes,
+// so queued events stay valid.
 void orchestrator_model::progress(job_run& j, std::int64_t now) {
   for (auto& p : j.procs)
     if (!p.ended && p.exit_at_ms && *p.exit_at_ms <= now) p.ended = true;

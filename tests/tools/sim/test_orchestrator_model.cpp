@@ -380,11 +380,13 @@ TEST_CASE("orchestrator: a share on a node that is not the scenario's fails to l
 }
 
 // ---- Draining on a reclaim deadline (rmbus-sim --drain-on-reclaim). The RM lists a running share chosen for
-// preemption under a class's reclaim grace with reclaim_at_ms; with the option on, the orchestrator drains it.
+// preemption under a class's reclaim grace with reclaim_at_ms; with the option on, the orchestrator drains
+// it.
 
 namespace {
 
-constexpr std::uint64_t deadline = epoch + 60'000;  // its value is not read: the key's presence starts a drain
+constexpr std::uint64_t deadline =
+    epoch + 60'000;  // its value is not read: the key's presence starts a drain
 
 // `s` with reclaim_at_ms on share `share` (which must be listed running).
 msg::rm_state with_deadline(msg::rm_state s, const std::string& share) {
@@ -402,7 +404,9 @@ msg::rm_state both_running() {
 
 }  // namespace
 
-TEST_CASE("orchestrator: with drain on reclaim, a process given a deadline ends after its items in flight and its remaining work is not lost") {
+TEST_CASE(
+    "orchestrator: with drain on reclaim, a process given a deadline ends after its items in flight and its "
+    "remaining work is not lost") {
   orchestrator_model m{{job("j", 20, 2, 1000, 0)}, timing(0), epoch, {}, true};
   m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}, {"p2", "n2", msg::share_status::new_}}), 0);
   m.on_state(with_deadline(both_running(), "p2"), 1500);
@@ -458,7 +462,8 @@ TEST_CASE("orchestrator: a drain is called off when the RM drops the deadline be
   CHECK(m.job("j")->completed_ms == 5000);  // as if there had been no deadline (previous test)
 }
 
-TEST_CASE("orchestrator: a draining process the RM preempts first is preempted, its batch back in the queue") {
+TEST_CASE(
+    "orchestrator: a draining process the RM preempts first is preempted, its batch back in the queue") {
   orchestrator_model m{{job("j", 20, 2, 1000, 0)}, timing(0, 1000), epoch, {}, true};
   m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}, {"p2", "n2", msg::share_status::new_}}), 0);
   m.on_state(with_deadline(both_running(), "p2"), 1500);
@@ -473,7 +478,9 @@ TEST_CASE("orchestrator: a draining process the RM preempts first is preempted, 
   CHECK(m.job("j")->drained == 0);
 }
 
-TEST_CASE("orchestrator: with drain on reclaim, a process holding no items ends at once and services are left alone") {
+TEST_CASE(
+    "orchestrator: with drain on reclaim, a process holding no items ends at once and services are left "
+    "alone") {
   // Initializing until 0 + 3000: nothing in flight, so nothing to finish.
   orchestrator_model m{{job("j", 20, 2, 1000, 3000)}, timing(0), epoch, {}, true};
   m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}}), 0);

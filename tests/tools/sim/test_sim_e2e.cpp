@@ -272,7 +272,9 @@ TEST_CASE("e2e: with CURVE on, rmbus-sim with an agent,orchestrator key runs the
   CHECK(half.output.find("--server-key") != std::string::npos);
 }
 
-TEST_CASE("e2e: under a reclaim grace, rmbus-sim --drain-on-reclaim drains processes early and the work still completes in bounded time") {
+TEST_CASE(
+    "e2e: under a reclaim grace, rmbus-sim --drain-on-reclaim drains processes early and the work still "
+    "completes in bounded time") {
   temp_dir dir;
   running_rm rm{dir.path + "/rmbus.log", std::string(RMBUS_SIM_DIR) + "/rmbus-sim-grace.toml"};
   // alice fills 2 x 32 GB (64 quanta = 16 processes of 4 GB) alone; bob arrives at 30 s in the same class,
@@ -280,17 +282,18 @@ TEST_CASE("e2e: under a reclaim grace, rmbus-sim --drain-on-reclaim drains proce
   // time away (40 s of scenario time at speed 20). An item takes 2000 ms of scenario time (0.1 s of wall
   // time), so a drained process ends long before its deadline.
   const std::string scenario = dir.path + "/reclaim.toml";
-  std::ofstream{scenario} << "name = \"reclaim\"\n[cluster]\nnodes = \"2x32G\"\n[orchestrator]\ninit_ms = 2000\n"
-                          << "[[job]]\nat_s = 0\nid = \"a\"\nuser = \"alice\"\nclass = \"normal\"\nmemory = \"4G\"\n"
-                          << "items = 2400\nthreads = 2\nitem_ms = 2000\n"
-                          << "[[job]]\nat_s = 30\nid = \"b\"\nuser = \"bob\"\nclass = \"normal\"\nmemory = \"4G\"\n"
-                          << "items = 1200\nthreads = 2\nitem_ms = 2000\n";
+  std::ofstream{scenario}
+      << "name = \"reclaim\"\n[cluster]\nnodes = \"2x32G\"\n[orchestrator]\ninit_ms = 2000\n"
+      << "[[job]]\nat_s = 0\nid = \"a\"\nuser = \"alice\"\nclass = \"normal\"\nmemory = \"4G\"\n"
+      << "items = 2400\nthreads = 2\nitem_ms = 2000\n"
+      << "[[job]]\nat_s = 30\nid = \"b\"\nuser = \"bob\"\nclass = \"normal\"\nmemory = \"4G\"\n"
+      << "items = 1200\nthreads = 2\nitem_ms = 2000\n";
   const std::string report_file = dir.path + "/report.txt";
-  const auto run = ts::run_to_end(RMBUS_SIM_BIN,
-                                  {"--bus-pub", rm.pub, "--bus-sub", rm.sub, "--scenario", scenario, "--speed",
-                                   "20", "--seconds", "45", "--ready-timeout-s", "20", "--summary-every-ms", "0",
-                                   "--drain-on-reclaim", "--report", report_file},
-                                  std::chrono::seconds(90));
+  const auto run = ts::run_to_end(
+      RMBUS_SIM_BIN,
+      {"--bus-pub", rm.pub, "--bus-sub", rm.sub, "--scenario", scenario, "--speed", "20", "--seconds", "45",
+       "--ready-timeout-s", "20", "--summary-every-ms", "0", "--drain-on-reclaim", "--report", report_file},
+      std::chrono::seconds(90));
   INFO(run.output);
   INFO(slurp(dir.path + "/rmbus.log"));
   REQUIRE(run.status == 0);
