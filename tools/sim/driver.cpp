@@ -201,7 +201,7 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   std::map<std::string, std::uint64_t> node_memory;
   for (const auto& n : nodes) node_memory[n.name] = n.memory_mb;
   const auto epoch_ms = static_cast<std::int64_t>(bus::wall_clock_ms());
-  orchestrator_model orch{sc.jobs, sc.orchestrator, epoch_ms, node_memory};
+  orchestrator_model orch{sc.jobs, sc.orchestrator, epoch_ms, node_memory, options.drain_on_reclaim};
   std::set<std::string> job_ids;
   for (const auto& j : sc.jobs) job_ids.insert(j.id);
   recorder rec{users_of(sc), sc.classes, sc.cluster.quantum_mb, job_ids};

@@ -38,6 +38,7 @@ struct driver_options {
   std::chrono::milliseconds summary_every{2000};   // 0: no progress lines
   std::string name = "rmbus-sim";                  // envelope src
   std::optional<bus::curve_client> curve;          // CURVE keys (roles agent,orchestrator); none: CURVE off
+  bool drain_on_reclaim = false;  // drain processes given a reclaim_at_ms (orchestrator_model)
 };
 
 struct driver_outcome {

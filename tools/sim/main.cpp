@@ -5,9 +5,12 @@
 //   N])
 //             [--seconds N] [--speed X] [--summary-every-ms N] [--ready-timeout-s N]
 //             [--csv FILE] [--plot FILE.svg] [--report FILE] [--log-level L] [--key FILE --server-key FILE]
+//             [--drain-on-reclaim]
 //
 // --key (the simulator's key pair, roles agent,orchestrator) and --server-key (the forwarder's public key)
-// join a CURVE bus (docs/bus.md, "Security").
+// join a CURVE bus (docs/bus.md, "Security"). --drain-on-reclaim: the simulated orchestrator drains a
+// process whose share carries reclaim_at_ms (finishes its items in flight, then ends it) instead of letting
+// it run until the RM preempts it.
 //
 // It talks to rmbus only through the bus (publishers connect to the forwarder's --bus-pub side, subscribers
 // to its --bus-sub side), so the RM may run on another host. docs/sim.md describes the scenario format, the
@@ -94,6 +97,8 @@ int main(int argc, char** argv) {
   app.add_option("--ready-timeout-s", ready_timeout_s, "bound on the wait for the RM's first rm.state")
       ->capture_default_str()
       ->check(CLI::Range(1, 600));
+  app.add_flag("--drain-on-reclaim", opt.drain_on_reclaim,
+               "drain a process given a reclaim deadline: finish its items in flight, then end it");
   app.add_option("--csv", csv_file, "write the time series as CSV here");
   app.add_option("--plot", plot_file, "write a plot of allocation and utilization here (SVG)");
   app.add_option("--report", report_file, "write the report here too");

@@ -18,8 +18,12 @@ bool is_job(const job_spec& s) { return s.kind == messages::work_kind::job; }
 
 orchestrator_model::orchestrator_model(std::vector<job_spec> jobs, orchestrator_spec timing,
                                        std::int64_t submit_epoch_ms,
-                                       std::map<std::string, std::uint64_t> node_memory_mb)
-    : timing_(timing), epoch_ms_(submit_epoch_ms), node_memory_mb_(std::move(node_memory_mb)) {
+                                       std::map<std::string, std::uint64_t> node_memory_mb,
+                                       bool drain_on_reclaim)
+    : timing_(timing),
+      epoch_ms_(submit_epoch_ms),
+      node_memory_mb_(std::move(node_memory_mb)),
+      drain_on_reclaim_(drain_on_reclaim) {
   jobs_.reserve(jobs.size());
   for (auto& s : jobs) {
     if (index_.count(s.id) != 0) continue;  // ids are unique in a parsed scenario; a duplicate is ignored
@@ -69,6 +73,29 @@ void orchestrator_model::stop_process(job_run& j, process_run& p, std::int64_t t
   }
 }
 
+// A drained process leaves having lost nothing: its last batch is already counted done, and the items it did
+// not take are still in the job's queue for the other processes (or new ones).
+void orchestrator_model::end_drained(job_run& j, process_run& p, std::int64_t t) {
+  p.draining = false;
+  p.stopped_ms = t;
+  p.ended = true;
+  ++j.drained;
+}
+
+// A running share of a job, as this rm.state lists it: with a reclaim deadline the process starts draining
+// (ending at once when it holds no items); without one a drain under way is called off (the RM dropped the
+// deadline: the need is gone, and the process may go on working).
+void orchestrator_model::on_reclaim_deadline(job_run& j, process_run& p, bool has_deadline) {
+  if (p.ended || p.stopped_ms) return;
+  if (!has_deadline) {
+    p.draining = false;
+    return;
+  }
+  if (p.draining) return;
+  p.draining = true;
+  if (p.in_flight == 0) end_drained(j, p, now_);
+}
+
 void orchestrator_model::complete(job_run& j, std::int64_t t) {
   j.completed = true;
   j.completed_ms = t;
@@ -81,9 +108,10 @@ void orchestrator_model::complete(job_run& j, std::int64_t t) {
 
 // Replays what happened to one job between the last call and `now`, event by event in time order: processes
 // that become running take a batch of items; a finished batch counts its items and the process takes the
-// next. Ties go to the process started first. Events wait in a min-heap keyed (time, process position), so a
-// job with many processes costs O(events log processes). Every event either promotes a process or finishes
-// at least one item, so the loop ends; only the event's own process changes, so queued events stay valid.
+// next (a draining one ends instead). Ties go to the process started first. Events wait in a min-heap keyed
+// (time, process position), so a job with many processes costs O(events log processes). Every event either
+// promotes a process or finishes at least one item, so the loop ends; only the event's own process changes,
+// so queued events stay valid.
 void orchestrator_model::progress(job_run& j, std::int64_t now) {
   for (auto& p : j.procs)
     if (!p.ended && p.exit_at_ms && *p.exit_at_ms <= now) p.ended = true;
@@ -114,7 +142,10 @@ void orchestrator_model::progress(job_run& j, std::int64_t now) {
         complete(j, t);
         break;
       }
-      take_batch(j, p, t);
+      if (p.draining)
+        end_drained(j, p, t);
+      else
+        take_batch(j, p, t);
     }
     if (const auto next = next_event(p); next <= now) events.emplace(next, i);
   }
@@ -181,6 +212,8 @@ void orchestrator_model::on_state(const messages::rm_state& state, std::int64_t 
           ++j.evicted;
         else
           ++j.preempted;
+      } else if (sh.status == messages::share_status::running && drain_on_reclaim_ && is_job(j.spec)) {
+        if (p != nullptr) on_reclaim_deadline(j, *p, sh.reclaim_at_ms.has_value());
       }
     }
     progress(j, now_);  // a zero exit delay ends the process now; returned items may already be taken
@@ -285,6 +318,7 @@ job_view orchestrator_model::view(const job_run& j) const {
   v.preempted = j.preempted;
   v.evicted = j.evicted;
   v.launch_failures = j.launch_failures;
+  v.drained = j.drained;
   return v;
 }
 

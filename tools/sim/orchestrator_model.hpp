@@ -12,7 +12,15 @@
 //                             then left out of the map;
 //   all items done          -> the job is published "completed" once (its processes "ended"), then left out;
 //   rm.state says refused   -> the work is withdrawn the same way (DUCC moves it to Completed);
-//   services, APs, reservations hold their processes until their end time (or for ever).
+//   services, APs, reservations hold their processes until their end time (or for ever);
+//   share "running" with reclaim_at_ms, when drain_on_reclaim is on (rmbus-sim --drain-on-reclaim), for a
+//                             job: the process drains: it takes no new items, finishes the batch its threads
+//                             hold (counted done), then ends at that batch's end time (published "ended"
+//                             once, counted in `drained`); the job's other items stay in its queue. A process
+//                             with no item in flight (starting, initializing, or idle) ends at once. If a
+//                             later rm.state lists the share running without the key (the RM dropped the
+//                             deadline) before the batch ends, the drain is called off; if it says preempt,
+//                             the process is preempted as above (its batch goes back to the queue).
 // A share on a node that is not one of the scenario's fails to launch: its process is "ended" at once.
 // A node that dies takes its processes with it: they stop working at once but stay listed as they were
 // (the orchestrator does not know yet) until the RM evicts them, or the node returns and its agent reports
@@ -63,14 +71,16 @@ struct job_view {
   std::uint64_t preempted = 0;        // its processes stopped because the RM said preempt
   std::uint64_t evicted = 0;          // ... evict
   std::uint64_t launch_failures = 0;  // shares on nodes that are not the scenario's (see on_state)
+  std::uint64_t drained = 0;          // its processes ended by draining before their reclaim deadline
 };
 
 class orchestrator_model {
  public:
   // `submit_epoch_ms`: the wall-clock time (ms since the Unix epoch) that scenario time 0 stands for;
   // submitted_ms = submit_epoch_ms + at_ms. `node_memory_mb` fills processes' node_memory_mb.
+  // `drain_on_reclaim`: drain processes whose share carries reclaim_at_ms (above); off, the key is ignored.
   orchestrator_model(std::vector<job_spec> jobs, orchestrator_spec timing, std::int64_t submit_epoch_ms,
-                     std::map<std::string, std::uint64_t> node_memory_mb = {});
+                     std::map<std::string, std::uint64_t> node_memory_mb = {}, bool drain_on_reclaim = false);
 
   // Moves the model to `now_ms`: arrivals, process phases, work items, exits, end times.
   void advance(std::int64_t now_ms);
@@ -102,6 +112,7 @@ class orchestrator_model {
     std::optional<std::int64_t> stopped_ms;  // stopped working (preempt, evict, node died): phase frozen
     bool lost = false;                       // its node died under it
     std::optional<std::int64_t> exit_at_ms;  // ends then (after preempt / evict)
+    bool draining = false;                   // takes no new items; ends when its batch is done
     bool ended = false;                      // publish "ended" once, then drop
     bool ended_published = false;
     std::int64_t batch_start_ms = 0;
@@ -122,6 +133,7 @@ class orchestrator_model {
     std::uint64_t preempted = 0;
     std::uint64_t evicted = 0;
     std::uint64_t launch_failures = 0;
+    std::uint64_t drained = 0;
     std::vector<process_run> procs;
     std::set<std::string> used_share_ids;  // never start a share twice
   };
@@ -129,6 +141,8 @@ class orchestrator_model {
   void progress(job_run& j, std::int64_t now);
   void take_batch(job_run& j, process_run& p, std::int64_t t);
   void stop_process(job_run& j, process_run& p, std::int64_t t);
+  void on_reclaim_deadline(job_run& j, process_run& p, bool has_deadline);
+  void end_drained(job_run& j, process_run& p, std::int64_t t);
   void complete(job_run& j, std::int64_t t);
   messages::process_state phase(const process_run& p, std::int64_t now) const;
   messages::work_state state_of(const job_run& j) const;
@@ -137,6 +151,7 @@ class orchestrator_model {
   orchestrator_spec timing_;
   std::int64_t epoch_ms_;
   std::map<std::string, std::uint64_t> node_memory_mb_;
+  bool drain_on_reclaim_ = false;
   std::vector<job_run> jobs_;  // scenario order
   std::map<std::string, std::size_t> index_;
   std::int64_t now_ = 0;

@@ -134,6 +134,7 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
   std::vector<double> first_process;
   for (const auto& j : jobs) {
     r.launch_failures += j.launch_failures;
+    r.drained_early += j.drained;
     if (j.first_process_ms)
       first_process.push_back(static_cast<double>(*j.first_process_ms - j.at_ms) / 1000.0);
     else if (j.arrived && !j.refused)
@@ -287,6 +288,9 @@ std::string render_report(const report_figures& r) {
   o << "\nPreemptions: " << r.preempted_shares << " shares (" << r.preempt_events
     << " preempt events); evictions: " << r.evicted_shares << " shares (" << r.evict_events
     << " evict events)\n";
+  if (r.drained_early > 0)
+    o << "Drained early: " << r.drained_early
+      << " processes ended after their items in flight, before their reclaim deadline\n";
   o << "Jobs: " << r.jobs_completed << " of " << r.jobs_total << " completed";
   if (r.jobs_refused > 0) o << ", " << r.jobs_refused << " refused";
   if (r.other_work > 0) o << "; " << r.other_work << " services / APs / reservations";
@@ -334,6 +338,7 @@ std::string render_report(const report_figures& r) {
   fig("evicted_shares", std::to_string(r.evicted_shares));
   fig("preempt_events", std::to_string(r.preempt_events));
   fig("evict_events", std::to_string(r.evict_events));
+  fig("drained_early", std::to_string(r.drained_early));
   fig("jobs_total", std::to_string(r.jobs_total));
   fig("jobs_completed", std::to_string(r.jobs_completed));
   fig("jobs_refused", std::to_string(r.jobs_refused));

@@ -10,6 +10,8 @@
 //                 the user had demand), mean processes held, processes held at the user's last CONTENDED
 //                 sample (it and another user had fair-share demand) and the fair share then, most held;
 //   preemptions / evictions: distinct shares seen preempt / evict in rm.state, and rm.events of those kinds;
+//   drained early: processes the orchestrator ended after their items in flight, before their reclaim
+//                 deadline (rmbus-sim --drain-on-reclaim; 0 without it);
 //   time to first process: per job, from its submission to its first process (share "new" carried out);
 //   time to fair share: per user, from a sample in which it holds less than 90% of its fair share (while it
 //                 has fair-share demand) to its first later sample holding at least that; an episode whose
@@ -70,6 +72,7 @@ struct report_figures {
   std::vector<timeline_row> timeline;
   std::vector<user_figures> users;
   std::uint64_t preempted_shares = 0, evicted_shares = 0, preempt_events = 0, evict_events = 0;
+  std::uint64_t drained_early = 0;  // processes drained before their reclaim deadline (orchestrator_model)
   std::size_t jobs_total = 0, jobs_completed = 0, jobs_refused = 0;  // kind "job" only
   std::size_t other_work = 0;                                        // services, APs, reservations
   std::optional<double> makespan_s;

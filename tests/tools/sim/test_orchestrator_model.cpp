@@ -378,3 +378,134 @@ TEST_CASE("orchestrator: a share on a node that is not the scenario's fails to l
              20);
   CHECK(m.job("j")->launch_failures == 1);
 }
+
+// ---- Draining on a reclaim deadline (rmbus-sim --drain-on-reclaim). The RM lists a running share chosen for
+// preemption under a class's reclaim grace with reclaim_at_ms; with the option on, the orchestrator drains
+// it.
+
+namespace {
+
+constexpr std::uint64_t deadline =
+    epoch + 60'000;  // its value is not read: the key's presence starts a drain
+
+// `s` with reclaim_at_ms on share `share` (which must be listed running).
+msg::rm_state with_deadline(msg::rm_state s, const std::string& share) {
+  for (auto& j : s.jobs)
+    for (auto& sh : j.shares)
+      if (sh.id == share) sh.reclaim_at_ms = deadline;
+  return s;
+}
+
+// 20 items, 2 threads, 1000 ms per item, nothing to start or initialize: p1 and p2 run from 0. At 1500 each
+// has finished one batch (at 1000: 4 done) and holds 2 items since 1000; p2 then gets a deadline.
+msg::rm_state both_running() {
+  return state("j", {{"p1", "n1", msg::share_status::running}, {"p2", "n2", msg::share_status::running}});
+}
+
+}  // namespace
+
+TEST_CASE(
+    "orchestrator: with drain on reclaim, a process given a deadline ends after its items in flight and its "
+    "remaining work is not lost") {
+  orchestrator_model m{{job("j", 20, 2, 1000, 0)}, timing(0), epoch, {}, true};
+  m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}, {"p2", "n2", msg::share_status::new_}}), 0);
+  m.on_state(with_deadline(both_running(), "p2"), 1500);
+  CHECK(m.job("j")->items_done == 4);
+  CHECK(m.job("j")->processes == 2);  // draining is still running: it holds its 2 items until 2000
+  auto wm = m.workmap(1999);
+  CHECK(process(wm, "j", "p2")->state == msg::process_state::running);
+  CHECK(process(wm, "j", "p2")->run_ms == 2 * 999);  // 2 items in flight since 1000
+  // At 2000 both batches end: 4 + 2 (p1) + 2 (p2) = 8 done, none lost. p2 takes no new batch and ends then;
+  // p1 takes the next 2 (12 left: 2 in flight, 10 queued).
+  wm = m.workmap(2000);
+  CHECK(item(wm, "j")->items_done == 8);
+  CHECK(process(wm, "j", "p2")->state == msg::process_state::ended);
+  CHECK(process(wm, "j", "p2")->run_ms == 0);
+  CHECK(process(wm, "j", "p1")->state == msg::process_state::running);
+  CHECK(m.job("j")->drained == 1);
+  CHECK(m.job("j")->preempted == 0);
+  CHECK(m.job("j")->processes == 1);
+  CHECK(process(m.workmap(2100), "j", "p2") == nullptr);  // published ended once, then left out
+  // The 12 items p2 did not take are still the job's: p1 alone does 2 per 1000 ms, 12 / 2 = 6 batches after
+  // 2000, so the job completes at 2000 + 6 x 1000 = 8000 with all 20 done.
+  m.advance(7999);
+  CHECK(m.job("j")->items_done == 18);
+  m.advance(8000);
+  CHECK(m.job("j")->items_done == 20);
+  CHECK(m.job("j")->completed_ms == 8000);
+}
+
+TEST_CASE("orchestrator: without drain on reclaim, a deadline changes nothing") {
+  orchestrator_model m{{job("j", 20, 2, 1000, 0)}, timing(0), epoch, {}};
+  m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}, {"p2", "n2", msg::share_status::new_}}), 0);
+  m.on_state(with_deadline(both_running(), "p2"), 1500);
+  auto wm = m.workmap(2100);
+  REQUIRE(process(wm, "j", "p2") != nullptr);
+  CHECK(process(wm, "j", "p2")->state == msg::process_state::running);
+  CHECK(m.job("j")->drained == 0);
+  CHECK(m.job("j")->processes == 2);
+  // Both keep working: 2 processes x 2 items per 1000 ms, batches at 1000 .. 5000 = 5 x 4 = 20 items.
+  m.advance(5000);
+  CHECK(m.job("j")->completed_ms == 5000);
+}
+
+TEST_CASE("orchestrator: a drain is called off when the RM drops the deadline before the batch ends") {
+  orchestrator_model m{{job("j", 20, 2, 1000, 0)}, timing(0), epoch, {}, true};
+  m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}, {"p2", "n2", msg::share_status::new_}}), 0);
+  m.on_state(with_deadline(both_running(), "p2"), 1500);
+  m.on_state(both_running(), 1800);  // the need went away: no key any more
+  auto wm = m.workmap(2100);
+  CHECK(process(wm, "j", "p2")->state == msg::process_state::running);
+  CHECK(process(wm, "j", "p2")->run_ms == 2 * 100);  // it took its next batch at 2000
+  CHECK(m.job("j")->drained == 0);
+  m.advance(5000);
+  CHECK(m.job("j")->completed_ms == 5000);  // as if there had been no deadline (previous test)
+}
+
+TEST_CASE(
+    "orchestrator: a draining process the RM preempts first is preempted, its batch back in the queue") {
+  orchestrator_model m{{job("j", 20, 2, 1000, 0)}, timing(0, 1000), epoch, {}, true};
+  m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}, {"p2", "n2", msg::share_status::new_}}), 0);
+  m.on_state(with_deadline(both_running(), "p2"), 1500);
+  m.on_state(state("j", {{"p1", "n1", msg::share_status::running}, {"p2", "n2", msg::share_status::preempt}}),
+             1800);
+  CHECK(m.job("j")->preempted == 1);
+  CHECK(m.job("j")->drained == 0);
+  // At 2000 only p1's batch counts: 4 + 2 = 6; p2's 2 items went back to the queue at 1800.
+  m.advance(2000);
+  CHECK(m.job("j")->items_done == 6);
+  CHECK(process(m.workmap(2800), "j", "p2")->state == msg::process_state::ended);  // 1800 + 1000
+  CHECK(m.job("j")->drained == 0);
+}
+
+TEST_CASE(
+    "orchestrator: with drain on reclaim, a process holding no items ends at once and services are left "
+    "alone") {
+  // Initializing until 0 + 3000: nothing in flight, so nothing to finish.
+  orchestrator_model m{{job("j", 20, 2, 1000, 3000)}, timing(0), epoch, {}, true};
+  m.on_state(state("j", {{"p1", "n1", msg::share_status::new_}}), 0);
+  m.on_state(with_deadline(state("j", {{"p1", "n1", msg::share_status::running}}), "p1"), 1000);
+  auto wm = m.workmap(1000);
+  CHECK(process(wm, "j", "p1")->state == msg::process_state::ended);
+  CHECK(process(wm, "j", "p1")->init_ms == 1000);  // frozen when it ended
+  CHECK(m.job("j")->drained == 1);
+  CHECK(m.job("j")->items_done == 0);
+  // All 20 items are still there for the next process: from 2000 + 3000 = 5000, 10 batches of 2 end at 15000.
+  m.on_state(state("j", {{"p3", "n1", msg::share_status::new_}}), 2000);
+  m.advance(15000);
+  CHECK(m.job("j")->items_done == 20);
+  CHECK(m.job("j")->completed_ms == 15000);
+
+  // A service has no work items to finish: it is not drained, and runs on until the RM preempts it.
+  job_spec svc;
+  svc.id = "svc";
+  svc.user = "bob";
+  svc.kind = msg::work_kind::service;
+  svc.memory_mb = 4096;
+  svc.init_ms = 0;
+  orchestrator_model s{{svc}, timing(0), epoch, {}, true};
+  s.on_state(state("svc", {{"s1", "n1", msg::share_status::new_}}), 0);
+  s.on_state(with_deadline(state("svc", {{"s1", "n1", msg::share_status::running}}), "s1"), 1000);
+  CHECK(process(s.workmap(5000), "svc", "s1")->state == msg::process_state::running);
+  CHECK(s.job("svc")->drained == 0);
+}

@@ -359,3 +359,19 @@ TEST_CASE("report: text with a figures block, CSV, SVG, progress line") {
         "[    10.0 s] nodes 2/2 up | quanta 64/64 (100%) | procs alice=8 bob=6 | pending 0 | done 0/2 | "
         "preempted 0 evicted 0");
 }
+
+TEST_CASE("report: drained_early counts the processes drained before their reclaim deadline") {
+  const recorder rec = sample_run();
+  std::vector<job_view> jobs = {jv("a1", "alice", "normal", 0), jv("b1", "bob", "normal", 0)};
+  std::string text = render_report(compute_report(rec, jobs, {}));
+  // Nothing drained (no --drain-on-reclaim): the figure says 0 and the text has no line for it.
+  CHECK(text.find("\ndrained_early = 0\n") != std::string::npos);
+  CHECK(text.find("Drained early") == std::string::npos);
+  jobs[0].drained = 3;
+  jobs[1].drained = 2;
+  const auto r = compute_report(rec, jobs, {});
+  CHECK(r.drained_early == 5);  // 3 + 2, summed over the jobs
+  text = render_report(r);
+  CHECK(text.find("\ndrained_early = 5\n") != std::string::npos);
+  CHECK(text.find("Drained early: 5 processes") != std::string::npos);
+}

@@ -1,7 +1,8 @@
 // End to end: the real rmbus and the real rmbus-sim as child processes on private loopback ports, talking
 // only over the bus. The two-users scenario must come out as the scenario implies: both users get processes
 // and end within one process of each other, nothing is double booked, nothing is evicted, both jobs complete.
-// Also the exit statuses for an unreachable RM (3) and a bad scenario or argument (2).
+// Under a reclaim grace (rmbus-sim-grace.toml), --drain-on-reclaim drains processes and the work still
+// completes. Also the exit statuses for an unreachable RM (3) and a bad scenario or argument (2).
 //
 // rmbus runs on tools/sim/rmbus-sim.toml: the embedded default's nodepools and classes with short timings
 // (test_sim_scenario checks that they are the same). On the embedded default itself the RM would schedule
@@ -269,4 +270,44 @@ TEST_CASE("e2e: with CURVE on, rmbus-sim with an agent,orchestrator key runs the
                                    std::chrono::seconds(30));
   CHECK(half.status == 2);
   CHECK(half.output.find("--server-key") != std::string::npos);
+}
+
+TEST_CASE(
+    "e2e: under a reclaim grace, rmbus-sim --drain-on-reclaim drains processes early and the work still "
+    "completes in bounded time") {
+  temp_dir dir;
+  running_rm rm{dir.path + "/rmbus.log", std::string(RMBUS_SIM_DIR) + "/rmbus-sim-grace.toml"};
+  // alice fills 2 x 32 GB (64 quanta = 16 processes of 4 GB) alone; bob arrives at 30 s in the same class,
+  // so the RM takes about 8 of alice's processes back for him, each with a reclaim deadline 2000 ms of wall
+  // time away (40 s of scenario time at speed 20). An item takes 2000 ms of scenario time (0.1 s of wall
+  // time), so a drained process ends long before its deadline.
+  const std::string scenario = dir.path + "/reclaim.toml";
+  std::ofstream{scenario}
+      << "name = \"reclaim\"\n[cluster]\nnodes = \"2x32G\"\n[orchestrator]\ninit_ms = 2000\n"
+      << "[[job]]\nat_s = 0\nid = \"a\"\nuser = \"alice\"\nclass = \"normal\"\nmemory = \"4G\"\n"
+      << "items = 2400\nthreads = 2\nitem_ms = 2000\n"
+      << "[[job]]\nat_s = 30\nid = \"b\"\nuser = \"bob\"\nclass = \"normal\"\nmemory = \"4G\"\n"
+      << "items = 1200\nthreads = 2\nitem_ms = 2000\n";
+  const std::string report_file = dir.path + "/report.txt";
+  const auto run = ts::run_to_end(
+      RMBUS_SIM_BIN,
+      {"--bus-pub", rm.pub, "--bus-sub", rm.sub, "--scenario", scenario, "--speed", "20", "--seconds", "45",
+       "--ready-timeout-s", "20", "--summary-every-ms", "0", "--drain-on-reclaim", "--report", report_file},
+      std::chrono::seconds(90));
+  INFO(run.output);
+  INFO(slurp(dir.path + "/rmbus.log"));
+  REQUIRE(run.status == 0);
+  const auto f = figures_of(slurp(report_file));
+  REQUIRE_FALSE(f.empty());
+  CHECK(f.at("end_reason") == "all work done");
+  CHECK(f.at("jobs_completed") == "2");
+  CHECK(std::stoi(f.at("drained_early")) > 0);
+  CHECK(f.at("double_booked_samples") == "0");
+  CHECK(std::stoi(f.at("user.bob.max_processes")) >= 1);
+  // Bounded: 3600 items at best 16 processes x 2 threads / 2 s = 16 items/s take 225 s of scenario time; the
+  // drains lose no work, so the makespan stays within the run (45 s x speed 20 = 900 s).
+  REQUIRE(f.at("makespan_s") != "none");
+  const double makespan = std::stod(f.at("makespan_s"));
+  CHECK(makespan >= 225.0);
+  CHECK(makespan <= 900.0);
 }
