@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "messages/utf8.hpp"
+
 namespace rmbus::actors {
 
 void job_accounting::integrate(tracked_job& j, std::uint64_t now_ms) {
@@ -115,38 +117,12 @@ std::string quanta_seconds_text(std::uint64_t quanta_ms) {
   return std::to_string(quanta_ms / 1000) + "." + std::string(3 - f.size(), '0') + f;
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence starting at s[i], or 0 when the bytes there are not one.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  std::uint32_t cp = 0;
-  if (b < 0x80) return 1;
-  if ((b & 0xE0) == 0xC0) n = 2, cp = b & 0x1F;
-  else if ((b & 0xF0) == 0xE0) n = 3, cp = b & 0x0F;
-  else if ((b & 0xF8) == 0xF0) n = 4, cp = b & 0x07;
-  else return 0;
-  if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    const auto c = static_cast<unsigned char>(s[i + k]);
-    if ((c & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (c & 0x3F);
-  }
-  // Overlong forms, surrogates and code points past U+10FFFF are not valid UTF-8.
-  static constexpr std::uint32_t smallest[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < smallest[n] || (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) return 0;
-  return n;
-}
-
-}  // namespace
-
 std::string json_string(std::string_view s) {
   static const char* hex = "0123456789abcdef";
   std::string out = "\"";
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    const auto n = utf8_length(s, i);
+    const auto n = messages::utf8_sequence_length(s, i);
     if (n == 0) {
       out += "\\ufffd";
       ++i;

@@ -15,8 +15,6 @@ namespace rmbus::bus {
 // nullopt when the topic is acceptable, else what is wrong with it.
 std::optional<std::string> check_topic(std::string_view topic, std::size_t max_bytes);
 
-bool is_valid_utf8(std::string_view s);
-
 // Printable ASCII kept, every other byte written as \xNN; cut after max_bytes input bytes (marked "...").
 std::string printable_topic(std::string_view topic, std::size_t max_bytes);
 

@@ -129,38 +129,6 @@ std::string_view stored_key_of(const msgpack::object_kv& kv, const path& map_at)
   return k;
 }
 
-bool valid_utf8(std::string_view s) {
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const auto* end = p + s.size();
-  while (p < end) {
-    const unsigned c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    std::size_t n = 0;
-    unsigned min = 0;
-    unsigned cp = 0;
-    if ((c & 0xe0) == 0xc0) {
-      n = 1, min = 0x80, cp = c & 0x1f;
-    } else if ((c & 0xf0) == 0xe0) {
-      n = 2, min = 0x800, cp = c & 0x0f;
-    } else if ((c & 0xf8) == 0xf0) {
-      n = 3, min = 0x10000, cp = c & 0x07;
-    } else {
-      return false;  // a continuation byte where a sequence should start, or 0xf8..0xff
-    }
-    if (static_cast<std::size_t>(end - p) <= n) return false;
-    for (std::size_t i = 1; i <= n; ++i) {
-      if ((p[i] & 0xc0) != 0x80) return false;
-      cp = (cp << 6) | (p[i] & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
-    p += n + 1;
-  }
-  return true;
-}
-
 std::string printable(std::string_view s, std::size_t max) {
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;

@@ -20,6 +20,7 @@
 
 #include "messages/envelope.hpp"
 #include "messages/result.hpp"
+#include "messages/utf8.hpp"
 
 namespace rmbus::messages::detail {
 
@@ -64,10 +65,8 @@ std::string_view key_of(const msgpack::object_kv& kv, const path& map_at);
 // The same, for keys that are kept (admin arguments, event details): they must also be valid UTF-8.
 std::string_view stored_key_of(const msgpack::object_kv& kv, const path& map_at);
 
-// Strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF). MessagePack str is UTF-8 by
-// definition and other languages refuse anything else (Python's msgpack raises on decode), so a string we
-// accept and later republish must be valid.
-bool valid_utf8(std::string_view s);
+// Strict UTF-8 (messages/utf8.hpp): a string we accept and later republish must be valid.
+using messages::valid_utf8;
 
 // Bytes from the wire quoted inside an error text: printable ASCII kept, every other byte as \xNN, cut
 // after `max` bytes with "...". Error texts are logged and republished in bad_message events, so they must

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "bus/frame_checks.hpp"
+#include "messages/utf8.hpp"
 #include "bus/log_level.hpp"
 #include "bus/sequence_tracker.hpp"
 
@@ -79,10 +80,10 @@ TEST_CASE("topics must be non-empty, bounded, valid UTF-8") {
   CHECK(check_topic("", 256).value() == "empty topic");
   CHECK(check_topic("abcdef", 5).value() == "topic of 6 bytes exceeds the limit of 5");
   CHECK(check_topic("rm.\xff", 256).value() == "topic is not valid UTF-8");
-  CHECK_FALSE(rmbus::bus::is_valid_utf8("\xc0\xaf"));      // overlong '/'
-  CHECK_FALSE(rmbus::bus::is_valid_utf8("\xed\xa0\x80"));  // UTF-16 surrogate
-  CHECK_FALSE(rmbus::bus::is_valid_utf8("\xe2\x82"));      // truncated
-  CHECK(rmbus::bus::is_valid_utf8("\xf0\x9f\x98\x80"));    // 4-byte sequence
+  CHECK_FALSE(rmbus::messages::valid_utf8("\xc0\xaf"));      // overlong '/'
+  CHECK_FALSE(rmbus::messages::valid_utf8("\xed\xa0\x80"));  // UTF-16 surrogate
+  CHECK_FALSE(rmbus::messages::valid_utf8("\xe2\x82"));      // truncated
+  CHECK(rmbus::messages::valid_utf8("\xf0\x9f\x98\x80"));    // 4-byte sequence
 }
 
 TEST_CASE("printable_topic escapes hostile bytes and cuts long topics") {
