@@ -57,11 +57,11 @@ top::bus_health health_of(const bus::subscriber_stats& s) {
 // before the lock is taken, so a big rm.state never holds up the screen for its decoding.
 class shared_model {
  public:
-  void fold(top::monitored_message message, const std::string& src) {
+  void fold(top::monitored_message message, const messages::envelope& env) {
     const auto t = now_ms();
     {
       std::lock_guard lock{mutex_};
-      top::fold(model_, std::move(message), t, src);
+      top::fold(model_, std::move(message), t, env.src, env.ts_ms);
     }
     changed_.notify_all();
   }
@@ -148,7 +148,7 @@ int run(const std::string& endpoint, bool once, int timeout_ms, std::size_t widt
   so.topics = top::monitored_topics();
   bus::subscriber_handlers handlers;
   handlers.on_message = [&shared](bus::bus_message&& m) {
-    shared.fold(top::decode_monitored(m.topic, m.body), m.env.src);
+    shared.fold(top::decode_monitored(m.topic, m.body), m.env);
   };
   handlers.on_bad_message = [&shared](const bus::bad_message& b) {
     shared.rejected_by_bus(b.error.message());

@@ -33,6 +33,23 @@ void add_job(user_summary& u, const messages::job_schedule& j) {
   }
 }
 
+void add_user(user_summary& total, const user_summary& u) {
+  total.jobs = add_capped(total.jobs, u.jobs);
+  total.active = add_capped(total.active, u.active);
+  total.quanta = add_capped(total.quanta, u.quanta);
+  total.given = add_capped(total.given, u.given);
+  total.demand = add_capped(total.demand, u.demand);
+  total.fair_share = add_capped(total.fair_share, u.fair_share);
+}
+
+// How long after `sent_ms` the RM's deadline `at_ms` falls (both on the RM's clock), negative when it has
+// passed; bounded (about 35 years) so no value off the bus can overflow the monitor's time arithmetic.
+millis until_deadline(std::uint64_t at_ms, std::uint64_t sent_ms) {
+  constexpr std::uint64_t bound = std::uint64_t{1} << 40;
+  if (at_ms >= sent_ms) return static_cast<millis>(std::min(at_ms - sent_ms, bound));
+  return -static_cast<millis>(std::min(sent_ms - at_ms, bound));
+}
+
 int attention_rank(job_status s) {
   switch (s) {
     case job_status::pending:
@@ -63,10 +80,12 @@ monitor_model::monitor_model(model_limits limits) : limits_(limits) {
   limits_.max_events = std::max<std::size_t>(1, limits_.max_events);
 }
 
-void monitor_model::on_state(messages::rm_state state, millis now_ms, std::string src) {
+void monitor_model::on_state(messages::rm_state state, millis now_ms, std::string src,
+                             std::optional<std::uint64_t> sent_at_ms) {
   if (state_) previous_state_at_ms_ = state_at_ms_;
   state_ = std::move(state);
   state_src_ = std::move(src);
+  state_sent_at_ms_ = sent_at_ms;
   state_at_ms_ = now_ms;
   state_arrival_ = ++arrivals_;
   // Losses are remembered only for jobs the RM still lists.
@@ -179,30 +198,44 @@ std::vector<pool_summary> monitor_model::pools() const {
 }
 
 std::vector<class_summary> monitor_model::classes() const {
-  std::map<std::string, std::map<std::string, user_summary>> by_class;
+  // class -> group ("" for none) -> user
+  std::map<std::string, std::map<std::string, std::map<std::string, user_summary>>> by_class;
   if (state_)
     for (const auto& j : state_->jobs) {
-      auto& u = by_class[j.class_name][j.user];
+      auto& u = by_class[j.class_name][j.group][j.user];
       u.user = j.user;
       add_job(u, j);
     }
   std::vector<class_summary> out;
   out.reserve(by_class.size());
-  for (auto& [name, users] : by_class) {
+  for (auto& [name, groups] : by_class) {
     class_summary c;
     c.class_name = name;
-    for (auto& [user, u] : users) {
-      c.total.jobs = add_capped(c.total.jobs, u.jobs);
-      c.total.active = add_capped(c.total.active, u.active);
-      c.total.quanta = add_capped(c.total.quanta, u.quanta);
-      c.total.given = add_capped(c.total.given, u.given);
-      c.total.demand = add_capped(c.total.demand, u.demand);
-      c.total.fair_share = add_capped(c.total.fair_share, u.fair_share);
-      c.users.push_back(std::move(u));
+    for (auto& [group, users] : groups) {
+      group_summary g;
+      g.group = group;
+      for (auto& [user, u] : users) {
+        add_user(g.total, u);
+        g.users.push_back(std::move(u));
+      }
+      add_user(c.total, g.total);
+      if (group.empty())
+        c.users = std::move(g.users);
+      else
+        c.groups.push_back(std::move(g));
     }
     out.push_back(std::move(c));
   }
   return out;
+}
+
+std::uint64_t monitor_model::reclaiming() const {
+  std::uint64_t n = 0;
+  if (state_)
+    for (const auto& j : state_->jobs)
+      for (const auto& s : j.shares)
+        if (holds(s.status) && s.reclaim_at_ms) ++n;
+  return n;
 }
 
 std::vector<job_row> monitor_model::jobs() const {
@@ -217,7 +250,15 @@ std::vector<job_row> monitor_model::jobs() const {
     r.status = j.status;
     r.reason = j.reason;
     r.memory_mb = j.memory_mb;
-    for (const auto& s : j.shares) ++(holds(s.status) ? r.active : r.leaving);
+    for (const auto& s : j.shares) {
+      ++(holds(s.status) ? r.active : r.leaving);
+      // A share already leaving is counted there, not as one still to be reclaimed.
+      if (!holds(s.status) || !s.reclaim_at_ms) continue;
+      ++r.reclaiming;
+      if (!state_sent_at_ms_) continue;
+      const millis at = state_at_ms_ + until_deadline(*s.reclaim_at_ms, *state_sent_at_ms_);
+      r.reclaim_at_ms = r.reclaim_at_ms ? std::min(*r.reclaim_at_ms, at) : at;
+    }
     r.given = j.given;
     r.demand = j.demand;
     r.fair_share = j.fair_share;

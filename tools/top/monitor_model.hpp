@@ -8,8 +8,8 @@
 // job (while the job is in rm.state) so the job list can say which jobs lost processes lately. Bus health
 // (sequence gaps, publisher restarts, bad messages) is the monitor's own subscriber's, set by the shell.
 //
-// Everything derived (nodes by state per pool, totals per class and user, the ordered job list) is computed
-// from the snapshots on demand. Every table fed from the bus is bounded (model_limits), because a hostile or
+// Everything derived (nodes by state per pool, totals per class, share group and user, the ordered job list)
+// is computed from the snapshots on demand. Every table fed from the bus is bounded (model_limits), because a hostile or
 // broken publisher must not make the monitor grow without end.
 //
 // Times are milliseconds on a clock the caller passes in; the model reads no clock, so tests are exact.
@@ -80,10 +80,20 @@ struct user_summary {
   bool below_fair_share() const;
 };
 
-struct class_summary {
-  std::string class_name;           // "" for work refused before it reached a class
+// One share group ([[group]], EGO's consumer tree) within a class: the jobs whose innermost group it is, summed,
+// and their users. rm.state names only a job's innermost group, so groups are listed flat under their class;
+// a parent group is not known here, and its sums would be a guess.
+struct group_summary {
+  std::string group;
   user_summary total;               // total.user is ""
   std::vector<user_summary> users;  // by user name
+};
+
+struct class_summary {
+  std::string class_name;             // "" for work refused before it reached a class
+  user_summary total;                 // total.user is "": every job of the class, grouped or not
+  std::vector<user_summary> users;    // users of the jobs in no group, by user name
+  std::vector<group_summary> groups;  // by group name; empty when no job of the class names a group
 };
 
 // Preemptions and evictions rm.events reported for one job since the monitor started (or since the job
@@ -106,6 +116,11 @@ struct job_row {
   std::uint64_t given = 0;
   std::uint64_t demand = 0;
   std::uint64_t fair_share = 0;
+  // Processes held (running or new) under a reclaim deadline (rm.state share reclaim_at_ms): the RM preempts
+  // them then unless the need goes away. `reclaim_at_ms` is the soonest deadline on the monitor's clock,
+  // unknown when the rm.state came without the time it was sent.
+  std::uint64_t reclaiming = 0;
+  std::optional<millis> reclaim_at_ms;
   job_losses losses;
 };
 
@@ -118,8 +133,11 @@ class monitor_model {
  public:
   explicit monitor_model(model_limits limits = {});
 
-  // `src` is the publisher's envelope name (shown in the header; the RM's instance name).
-  void on_state(messages::rm_state state, millis now_ms, std::string src = {});
+  // `src` is the publisher's envelope name (shown in the header; the RM's instance name). `sent_at_ms` is its
+  // envelope ts_ms, the RM's clock when it sent the state: a reclaim deadline (on the RM's clock too) is kept
+  // as the time from then, so the two hosts' clocks need not agree.
+  void on_state(messages::rm_state state, millis now_ms, std::string src = {},
+                std::optional<std::uint64_t> sent_at_ms = std::nullopt);
   void on_nodes(messages::rm_nodes nodes, millis now_ms);
   void on_cycle(messages::rm_cycle cycle, millis now_ms);
   void on_event(const messages::rm_event& event, millis now_ms);
@@ -149,6 +167,8 @@ class monitor_model {
 
   std::vector<pool_summary> pools() const;     // by pool name
   std::vector<class_summary> classes() const;  // by class name
+  // Processes held under a reclaim deadline, over every job (the sum of job_row::reclaiming).
+  std::uint64_t reclaiming() const;
   // Pending first (they wait for something), then refused, then scheduled; by id within each.
   std::vector<job_row> jobs() const;
 
@@ -159,6 +179,7 @@ class monitor_model {
   model_limits limits_;
   std::optional<messages::rm_state> state_;
   std::string state_src_;
+  std::optional<std::uint64_t> state_sent_at_ms_;
   millis state_at_ms_ = 0;
   std::optional<millis> previous_state_at_ms_;
   std::optional<messages::rm_nodes> nodes_;

@@ -13,6 +13,8 @@
 //
 // Thread-safety: plain functions and values.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -37,7 +39,8 @@ std::vector<std::string> monitored_topics();
 monitored_message decode_monitored(std::string_view topic, std::string_view body,
                                    const messages::decode_limits& limits = {});
 
-// `src` is the envelope's sender (the subscriber has checked the envelope already).
-void fold(monitor_model& model, monitored_message message, millis now_ms, const std::string& src);
+// `src` is the envelope's sender and `sent_at_ms` its ts_ms (the subscriber has checked the envelope already).
+void fold(monitor_model& model, monitored_message message, millis now_ms, const std::string& src,
+          std::optional<std::uint64_t> sent_at_ms = std::nullopt);
 
 }  // namespace rmbus::top

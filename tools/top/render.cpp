@@ -76,6 +76,8 @@ std::vector<std::string> header(const monitor_model& m, const render_options& o)
     line += "  rm.state " + format_age(o.now_ms - m.state_at_ms()) + " ago";
     if (m.stale(o.now_ms)) line += "  STALE: rounds came every " + format_age(*m.round_interval());
     line += "  jobs " + std::to_string(s->jobs.size());
+    // Said only when there are some, so a cluster without reclaim grace reads as it always did.
+    if (const auto n = m.reclaiming(); n > 0) line += "  reclaiming " + std::to_string(n);
   } else {
     line += "  no rm.state yet";
   }
@@ -133,7 +135,14 @@ section classes_section(const monitor_model& m) {
                       right("given", 6), right("demand", 6), right("fair", 6)})};
   for (const auto& c : m.classes()) {
     s.rows.push_back(user_line(name_or_dash(c.class_name), c.total));
+    // Users in no group directly under the class, then each group (named as one, so it is never taken for a
+    // user of the same name) with its users one step further in.
     for (const auto& u : c.users) s.rows.push_back(user_line("  " + text_col(name_or_dash(u.user), 18), u));
+    for (const auto& g : c.groups) {
+      s.rows.push_back(user_line("  group " + text_col(g.group, 12), g.total));
+      for (const auto& u : g.users)
+        s.rows.push_back(user_line("    " + text_col(name_or_dash(u.user), 16), u));
+    }
   }
   if (s.rows.empty()) s.rows.emplace_back("  (no jobs)");
   return s;
@@ -147,6 +156,16 @@ std::string losses_note(const job_losses& l, millis now_ms) {
   return note + ", last " + format_age(now_ms - l.last_at_ms) + " ago";
 }
 
+// "reclaim 2 in 1.5s": processes the RM preempts at the soonest deadline unless the need goes away; "due"
+// once that time has passed (the RM acts on it in its next round).
+std::string reclaim_note(const job_row& j, millis now_ms) {
+  if (j.reclaiming == 0) return {};
+  std::string note = "reclaim " + std::to_string(j.reclaiming);
+  if (!j.reclaim_at_ms) return note;
+  const millis left = *j.reclaim_at_ms - now_ms;
+  return note + (left > 0 ? " in " + format_age(left) : " due");
+}
+
 section jobs_section(const monitor_model& m, const render_options& o) {
   section s;
   s.min_rows = 6;
@@ -156,11 +175,11 @@ section jobs_section(const monitor_model& m, const render_options& o) {
                       right("demand", 6)}) +
                     "  NOTE"};
   for (const auto& j : m.jobs()) {
-    // The note: why it waits (pending or refused), and what it lost lately; cut early so that one
-    // enormous reason off the bus costs nothing.
+    // The note: why it waits (pending or refused), what it is about to lose, and what it lost lately; cut
+    // early so that one enormous reason off the bus costs nothing.
     std::string note = j.reason.substr(0, o.width);
-    const auto lost = losses_note(j.losses, o.now_ms);
-    if (!lost.empty()) note += (note.empty() ? "" : "; ") + lost;
+    for (const auto& part : {reclaim_note(j, o.now_ms), losses_note(j.losses, o.now_ms)})
+      if (!part.empty()) note += (note.empty() ? "" : "; ") + part;
     auto line = join({text_col(j.id, 20), text_col(name_or_dash(j.user), 10),
                       text_col(name_or_dash(j.class_name), 10), text_col(messages::to_string(j.status), 9),
                       num_col(j.memory_mb, 7), num_col(j.active, 6), num_col(j.leaving, 7),
