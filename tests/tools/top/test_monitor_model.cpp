@@ -245,3 +245,110 @@ TEST_CASE("sums of hostile counts stick at the top instead of wrapping") {
   CHECK(u.demand == top);
   CHECK(u.fair_share == top);
 }
+
+TEST_CASE("share groups: a class lists its jobs' innermost groups with their users, and users in none") {
+  monitor_model m;
+  m.on_state(grouped_schedule(), 0);
+  const auto c = m.classes();
+  REQUIRE(c.size() == 2);
+  // fixed has no group: its user directly under it, as without groups at all
+  CHECK(c[0].class_name == "fixed");
+  CHECK(c[0].groups.empty());
+  REQUIRE(c[0].users.size() == 1);
+  CHECK(c[0].users[0].user == "carol");
+  REQUIRE(c[1].class_name == "normal");
+  const auto& normal = c[1];
+  // dan is in no group: directly under the class; the groups by name, bio before physics
+  REQUIRE(normal.users.size() == 1);
+  CHECK(normal.users[0].user == "dan");
+  REQUIRE(normal.groups.size() == 2);
+  const auto& bio = normal.groups[0];
+  const auto& physics = normal.groups[1];
+  CHECK(bio.group == "bio");
+  CHECK(physics.group == "physics");
+  REQUIRE(physics.users.size() == 2);
+  CHECK(physics.users[0].user == "ann");
+  CHECK(physics.users[1].user == "cat");
+  // ann: j-ann 3 running + j-ann2 1 running, 2 quanta each: active 4, quanta 8; given 3 + 1, demand 8 + 1,
+  // fair 6 + 1
+  CHECK(physics.users[0].active == 4);
+  CHECK(physics.users[0].quanta == 8);
+  CHECK(physics.users[0].given == 4);
+  CHECK(physics.users[0].demand == 9);
+  CHECK(physics.users[0].fair_share == 7);
+  // physics = ann + cat (1 running + 1 new): jobs 2 + 1, active 4 + 2, quanta 8 + 4, given 4 + 2, demand
+  // 9 + 2, fair 7 + 2; 6 < min(11, 9): below its fair share
+  CHECK(physics.total.jobs == 3);
+  CHECK(physics.total.active == 6);
+  CHECK(physics.total.quanta == 12);
+  CHECK(physics.total.given == 6);
+  CHECK(physics.total.demand == 11);
+  CHECK(physics.total.fair_share == 9);
+  CHECK(physics.total.below_fair_share());
+  // bio = bob: 2 running (his preempted share is leaving), quanta 4, given 2, demand 4, fair 2; 2 < min(4, 2)
+  // is false
+  REQUIRE(bio.users.size() == 1);
+  CHECK(bio.users[0].user == "bob");
+  CHECK(bio.total.jobs == 1);
+  CHECK(bio.total.active == 2);
+  CHECK(bio.total.quanta == 4);
+  CHECK_FALSE(bio.total.below_fair_share());
+  // the class sums every job, grouped or not: physics + bio + dan: jobs 3 + 1 + 1, active 6 + 2 + 1, quanta
+  // 12 + 4 + 2, given 6 + 2 + 1, demand 11 + 4 + 3, fair 9 + 2 + 1
+  CHECK(normal.total.jobs == 5);
+  CHECK(normal.total.active == 9);
+  CHECK(normal.total.quanta == 18);
+  CHECK(normal.total.given == 9);
+  CHECK(normal.total.demand == 18);
+  CHECK(normal.total.fair_share == 12);
+  // without groups a class has none, and every user directly under it
+  m.on_state(schedule(), 1);
+  for (const auto& cls : m.classes()) CHECK(cls.groups.empty());
+  CHECK(m.classes()[2].users.size() == 2);
+}
+
+TEST_CASE("reclaim deadlines: held processes counted per job, the soonest moved onto the monitor's clock") {
+  monitor_model m;
+  // sent at the RM's grouped_sent_at_ms, arrived here at 10.0 s on the monitor's clock
+  m.on_state(grouped_schedule(), 10'000, "rm", grouped_sent_at_ms);
+  const auto rows = m.jobs();
+  REQUIRE(rows.size() == 6);
+  REQUIRE(rows[0].id == "j-ann");
+  // j-ann: deadlines 4.0 s and 1.5 s after sending; the soonest lands at 10.0 + 1.5 s here
+  CHECK(rows[0].reclaiming == 2);
+  CHECK(rows[0].reclaim_at_ms == std::optional<millis>{11'500});
+  REQUIRE(rows[2].id == "j-bob");
+  // j-bob: one running share, deadline 0.2 s before sending (10.0 - 0.2 s here); the preempted share's
+  // deadline is not counted, it is leaving already
+  CHECK(rows[2].reclaiming == 1);
+  CHECK(rows[2].reclaim_at_ms == std::optional<millis>{9'800});
+  CHECK(rows[2].leaving == 1);
+  REQUIRE(rows[1].id == "j-ann2");
+  CHECK(rows[1].reclaiming == 0);
+  CHECK_FALSE(rows[1].reclaim_at_ms);
+  // over every job: 2 + 1
+  CHECK(m.reclaiming() == 3);
+  // without the time it was sent, the count stands and the time is unknown
+  m.on_state(grouped_schedule(), 12'000);
+  CHECK(m.jobs()[0].reclaiming == 2);
+  CHECK_FALSE(m.jobs()[0].reclaim_at_ms);
+  // no deadlines: nothing reclaiming
+  m.on_state(schedule(), 13'000, "rm", grouped_sent_at_ms);
+  CHECK(m.reclaiming() == 0);
+}
+
+TEST_CASE("hostile reclaim deadlines far from the send time are bounded, never overflowing") {
+  const auto top = std::numeric_limits<std::uint64_t>::max();
+  auto s = grouped_schedule();
+  s.jobs[0].shares[0].reclaim_at_ms = top;
+  s.jobs[0].shares[1].reclaim_at_ms = top;
+  s.jobs[3].shares[1].reclaim_at_ms = 0;
+  monitor_model m;
+  m.on_state(s, 10'000, "rm", grouped_sent_at_ms);
+  const auto rows = m.jobs();
+  // at most 2^40 ms (about 35 years) either way of the arrival
+  CHECK(rows[0].reclaim_at_ms == std::optional<millis>{10'000 + (millis{1} << 40)});
+  CHECK(rows[2].reclaim_at_ms == std::optional<millis>{10'000 - (millis{1} << 40)});
+  m.on_state(s, 10'000, "rm", top);
+  CHECK(m.jobs()[0].reclaim_at_ms == std::optional<millis>{10'000});
+}

@@ -70,3 +70,15 @@ TEST_CASE("a body that does not decode is listed with its error and sender, and 
   CHECK(m.events()[1].text.find("(from impostor)") != std::string::npos);
   CHECK(m.events()[0].text.rfind("received here: rm.events: ", 0) == 0);
 }
+
+TEST_CASE("an rm.state's send time (its envelope ts_ms) places its reclaim deadlines on the monitor's clock") {
+  monitor_model m;
+  msg::envelope e = env(1);
+  e.ts_ms = grouped_sent_at_ms;
+  fold(m, decode_monitored("rm.state", encode(e, grouped_schedule())), 500, "rmbus.42.7", e.ts_ms);
+  REQUIRE(m.jobs().at(0).id == "j-ann");
+  // its soonest deadline is 1.5 s after it was sent; it arrived at 0.5 s here: 2.0 s
+  CHECK(m.jobs()[0].reclaim_at_ms == std::optional<millis>{2'000});
+  // the group survives the wire
+  CHECK(m.classes().at(1).groups.size() == 2);
+}

@@ -290,3 +290,102 @@ TEST_CASE("ages read at a glance") {
   CHECK(format_age(11'220'000) == "3h07m");
   CHECK(format_age(-5) == "0.0s");  // a clock that stepped back is not shown as the future
 }
+
+TEST_CASE("share groups under their class, and reclaim deadlines in the job notes and the header") {
+  monitor_model m;
+  // sent at grouped_sent_at_ms on the RM's clock, arrived at 10.0 s here; bob lost a process at 9.0 s
+  m.on_state(grouped_schedule(), 10'000, "rmbus.77.1", grouped_sent_at_ms);
+  m.on_nodes(two_pools(), 10'000);
+  m.on_event(preempt_event("j-bob", "j-bob.3"), 9'000);
+  render_options o;
+  o.now_ms = 10'500;
+  o.width = 140;
+  o.endpoint = "tcp://rm-host:5561";
+  // Header: reclaiming 2 (j-ann) + 1 (j-bob's running share; his preempted one is leaving) = 3.
+  // Classes: fixed has no group and reads as ever. normal = physics + bio + dan: jobs 3 + 1 + 1, active
+  // 6 + 2 + 1, quanta 12 + 4 + 2, given 6 + 2 + 1, demand 11 + 4 + 3, fair 9 + 2 + 1; 9 < min(18, 12).
+  // dan (no group) directly under it, then the groups by name: bio = bob (2 running of 2 quanta; given 2,
+  // demand 4, fair 2); physics = ann (3 + 1 running: active 4, quanta 8, given 3 + 1, demand 8 + 1, fair
+  // 6 + 1; 4 < min(9, 7)) + cat (running + new: 2, quanta 4, given 2, demand 2, fair 2); 6 < min(11, 9).
+  // Jobs: j-ann's soonest deadline 1.5 s after sending = 11.5 s here, 1.0 s from now; j-bob's was 0.2 s
+  // before sending: due, then his preemption 1.5 s ago.
+  const std::string expected =
+      R"(rmbus-top  cycle 43  rm.state 0.5s ago  jobs 6  reclaiming 3  nodes 6  tcp://rm-host:5561  from rmbus.77.1
+bus: 0 messages, 0 gaps (0 missing), 0 publisher restarts, 0 bad messages
+topics: none yet
+
+NODEPOOL              nodes    up   quanta     free missing  down   off quiesced blacklisted
+alpha                     3     2       16        2       1     0     0        0           0
+beta                      3     1       16        5       0     1     1        0           0
+
+CLASS / USER          jobs active  quanta  given demand   fair
+fixed                    1      1       2      1      1      0
+  carol                  1      1       2      1      1      0
+normal                   5      9      18      9     18     12  below fair share
+  dan                    1      1       2      1      3      1
+  group bio              1      2       4      2      4      2
+    bob                  1      2       4      2      4      2
+  group physics          3      6      12      6     11      9  below fair share
+    ann                  2      4       8      4      9      7  below fair share
+    cat                  1      2       4      2      2      2
+
+JOB                  USER       CLASS      STATUS    MB/proc active leaving given demand  NOTE
+j-ann                ann        normal     scheduled    2048      3       0     3      8  reclaim 2 in 1.0s
+j-ann2               ann        normal     scheduled    2048      1       0     1      1
+j-bob                bob        normal     scheduled    2048      2       1     2      4  reclaim 1 due; preempted 1, last 1.5s ago
+j-cat                cat        normal     scheduled    2048      2       0     2      2
+j-dan                dan        normal     scheduled    2048      1       0     1      3
+svc                  carol      fixed      scheduled    2048      1       0     1      1
+
+RECENT EVENTS, newest first (rm.events seen: preempt 1)
+    1.5s ago  preempt        job=j-bob node=n1 reason=fair share share=j-bob.3
+
+LAST CYCLE        cycle  jobs nodes given preempted evicted how_much_us what_of_us preempt_us defrag_us total_us
+  (no rm.cycle yet)
+)";
+  CHECK(joined(render(m, o).lines) == expected);
+  // 1.4 s on, j-ann's deadline (11.5 s) has passed too
+  o.now_ms = 11'900;
+  auto lines = render(m, o).lines;
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "j-ann                ann        normal     scheduled    2048      3       0     3      8  "
+                  "reclaim 2 due") != lines.end());
+  // a deadline 75 s away reads in minutes
+  auto far = grouped_schedule();
+  far.jobs[0].shares[1].reclaim_at_ms = grouped_sent_at_ms + 75'000;
+  far.jobs[0].shares[0].reclaim_at_ms = grouped_sent_at_ms + 80'000;
+  m.on_state(far, 10'000, "rmbus.77.1", grouped_sent_at_ms);
+  o.now_ms = 10'000;
+  lines = render(m, o).lines;
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "j-ann                ann        normal     scheduled    2048      3       0     3      8  "
+                  "reclaim 2 in 1m15s") != lines.end());
+  // an rm.state without its send time: the count without a time
+  m.on_state(grouped_schedule(), 10'000);
+  lines = render(m, o).lines;
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "j-ann                ann        normal     scheduled    2048      3       0     3      8  "
+                  "reclaim 2") != lines.end());
+}
+
+TEST_CASE("a group's name is cut to its column and made safe, and a reclaim note is cut with the line") {
+  auto s = grouped_schedule();
+  for (auto& j : s.jobs)
+    if (j.group == "physics") j.group = "a-very-long-group\x1b[2J";
+  monitor_model m;
+  m.on_state(s, 0, "rm", grouped_sent_at_ms);
+  m.on_nodes(two_pools(), 0);
+  render_options o;
+  o.width = 60;
+  const auto lines = render(m, o).lines;
+  for (const auto& l : lines) {
+    CHECK(l.size() <= 60);
+    for (const char c : l) CHECK((c >= 0x20 && c < 0x7f));
+  }
+  // "  group " and 12 columns of name: 11 kept and '~'; the fair column (61-62) is past the 60 kept
+  CHECK(std::find(lines.begin(), lines.end(), "  group a-very-long~     3      6      12      6     11") !=
+        lines.end());
+  // the jobs' columns end at 92: on 60 the note is cut entirely
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "j-ann                ann        normal     scheduled    2048") != lines.end());
+}

@@ -63,6 +63,37 @@ inline msg::rm_state schedule() {
   return s;
 }
 
+// The RM's clock when it sent grouped_schedule() (its envelope ts_ms): reclaim deadlines count from here.
+inline constexpr std::uint64_t grouped_sent_at_ms = 1'700'000'000'000;
+
+// Round 43, class normal with share groups. ann (two jobs) and cat are in group physics, bob in bio, dan in
+// none; carol's service in class fixed has no group. Two of ann's processes run on under reclaim deadlines
+// 1.5 s and 4 s after the state was sent; one of bob's under one 0.2 s before it (passed), and his preempted
+// share still carries one (leaving already, so not counted as being reclaimed).
+inline msg::rm_state grouped_schedule() {
+  using ss = msg::share_status;
+  using js = msg::job_status;
+  auto in_group = [](msg::job_schedule j, std::string group) {
+    j.group = std::move(group);
+    return j;
+  };
+  msg::rm_state s;
+  s.cycle = 43;
+  s.jobs = {in_group(job("j-ann", "ann", "normal", js::scheduled, {ss::running, ss::running, ss::running}, 3, 8, 6),
+                     "physics"),
+            in_group(job("j-ann2", "ann", "normal", js::scheduled, {ss::running}, 1, 1, 1), "physics"),
+            in_group(job("j-cat", "cat", "normal", js::scheduled, {ss::running, ss::new_}, 2, 2, 2), "physics"),
+            in_group(job("j-bob", "bob", "normal", js::scheduled, {ss::running, ss::running, ss::preempt}, 2, 4, 2),
+                     "bio"),
+            job("j-dan", "dan", "normal", js::scheduled, {ss::running}, 1, 3, 1),
+            job("svc", "carol", "fixed", js::scheduled, {ss::running}, 1, 1, 0)};
+  s.jobs[0].shares[0].reclaim_at_ms = grouped_sent_at_ms + 4'000;
+  s.jobs[0].shares[1].reclaim_at_ms = grouped_sent_at_ms + 1'500;
+  s.jobs[3].shares[1].reclaim_at_ms = grouped_sent_at_ms - 200;
+  s.jobs[3].shares[2].reclaim_at_ms = grouped_sent_at_ms + 1'000;
+  return s;
+}
+
 inline msg::rm_cycle cycle(std::string pool, std::uint64_t round) {
   msg::rm_cycle c;
   c.pool = std::move(pool);
