@@ -212,3 +212,37 @@ TEST_CASE("rmbus-top refuses a bad argument and a full screen without a terminal
   CHECK(r.status == std::optional<int>{0});
   CHECK(r.output.find("--refresh-ms") != std::string::npos);
 }
+
+TEST_CASE("rmbus-top --once shows share groups, and a reclaim deadline timed from the rm.state's send time") {
+  // alice in group physics, one of her processes under a deadline 30 s after the round is published (on the
+  // RM's wall clock, as the RM sets it); bob in no group
+  fake_rm rm{[](rmbus::bus::publisher& pub) {
+    auto s = state();
+    s.jobs[0].group = "physics";
+    const auto wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+    s.jobs[0].shares[0].reclaim_at_ms = static_cast<std::uint64_t>(wall_ms) + 30'000;
+    pub.publish(topics::rm_state, s);
+    pub.publish(topics::rm_cycle, cycle());
+    pub.publish(topics::rm_nodes, nodes());
+  }};
+  const auto r = ts::run_to_end(
+      RMBUS_TOP_BIN, {"--once", "--bus-sub", rm.endpoint(), "--timeout-ms", "15000", "--width", "200"},
+      std::chrono::seconds(30));
+  INFO(r.output);
+  REQUIRE(r.status == std::optional<int>{0});
+  CHECK(r.output.find(" ago  jobs 2  reclaiming 1  nodes 3  ") != std::string::npos);
+  // the class sums both; bob directly under it; alice under her group (running + new of 4 quanta; given 2 <
+  // min(demand 9, fair share 3))
+  CHECK(
+      has_line(r.output, "normal                   2      2       8      2     10      3  below fair share"));
+  CHECK(has_line(r.output, "  bob                    1      0       0      0      1      0"));
+  CHECK(
+      has_line(r.output, "  group physics          1      2       8      2      9      3  below fair share"));
+  CHECK(
+      has_line(r.output, "    alice                1      2       8      2      9      3  below fair share"));
+  // sent at most a moment after the deadline was set, shown a moment after it arrived: just under 30 s
+  CHECK(std::regex_search(r.output, std::regex{"\nalice-1 +alice +normal +scheduled +4096 +2 +0 +2 +9  reclaim 1 "
+                                               "in (29\\.\\d|30\\.0)s\n"}));
+}
