@@ -62,6 +62,11 @@ default = true
 )toml";
 }
 
+std::string two_groups_config() {
+  return "[[group]]\nname = \"physics\"\nparent = \"normal\"\nweight = 3\nusers = [\"ann\"]\n\n"
+         "[[group]]\nname = \"bio\"\nparent = \"normal\"\nweight = 1\nusers = [\"bob\"]\n";
+}
+
 const std::map<std::string, std::uint64_t>& node_quanta() {
   static const std::map<std::string, std::uint64_t> quanta{{"a1", 8}, {"a2", 8}, {"a3", 8}, {"a4", 8}, {"b1", 8}, {"b2", 8}};
   return quanta;

@@ -32,6 +32,10 @@ enum class layout { single, split, split_proxy };
 // default), fixed (FIXED_SHARE, alpha).
 std::string test_config();
 
+// Extra configuration: two share groups under class normal, physics (weight 3, user ann) and bio (weight 1,
+// user bob).
+std::string two_groups_config();
+
 // Those nodes' quanta, for test_support::double_bookings().
 const std::map<std::string, std::uint64_t>& node_quanta();
 

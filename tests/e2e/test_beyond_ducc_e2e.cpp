@@ -31,20 +31,11 @@ std::string group_of(const msg::rm_state& s, const std::string& id) {
   return j == nullptr ? std::string{} : j->group;
 }
 
-std::size_t reclaiming(const msg::rm_state& s, const std::string& id) {
-  const auto* j = ts::find_job(s, id);
-  if (j == nullptr) return 0;
-  return static_cast<std::size_t>(std::count_if(j->shares.begin(), j->shares.end(), [](const msg::share_schedule& sh) {
-    return sh.status == msg::share_status::running && sh.reclaim_at_ms.has_value();
-  }));
-}
-
 }  // namespace
 
 TEST_CASE("share groups: two groups of weights 3 and 1 under one class split its award 3:1, named in rm.state and qload") {
   rm_fixture f{layout::single, {},
-               "[[group]]\nname = \"physics\"\nparent = \"normal\"\nweight = 3\nusers = [\"ann\"]\n\n"
-               "[[group]]\nname = \"bio\"\nparent = \"normal\"\nweight = 1\nusers = [\"bob\"]\n"};
+               rmbus::e2e::two_groups_config()};
   auto& c = f.cluster();
   c.start();
   c.submit(job("ann-1", "ann", "normal"));
@@ -77,14 +68,14 @@ TEST_CASE("reclaim grace: the processes chosen for preemption run on with a dead
   c.submit(job("bob-1", "bob", "graceful"));
   // bob's fair share is 16 of the 32 quanta alice holds: her processes chosen for it keep running, each with
   // reclaim_at_ms, and bob waits.
-  REQUIRE(c.wait_state([](const msg::rm_state& s) { return reclaiming(s, "alice-1") > 0; }, deadline));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::reclaiming_shares(s, "alice-1") > 0; }, deadline));
   const auto during = *c.last_state();
   CHECK(ts::active_shares(during, "alice-1") == 32);
   // After the 3 s grace the need still stands: they are preempted, and the two users end at 16 each.
   REQUIRE(c.wait_state(
       [](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 16 && ts::active_shares(s, "bob-1") == 16; },
       deadline));
-  CHECK(reclaiming(*c.last_state(), "alice-1") == 0);
+  CHECK(ts::reclaiming_shares(*c.last_state(), "alice-1") == 0);
 }
 
 TEST_CASE("probe first: a new job holds one process until it has initialized and finished a work item") {

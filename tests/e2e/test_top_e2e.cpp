@@ -22,20 +22,11 @@ ts::run_result top_once(const rm_fixture& f) {
                         40s);
 }
 
-std::size_t reclaiming(const msg::rm_state& s, const std::string& id) {
-  const auto* j = ts::find_job(s, id);
-  if (j == nullptr) return 0;
-  return static_cast<std::size_t>(std::count_if(j->shares.begin(), j->shares.end(), [](const msg::share_schedule& sh) {
-    return sh.status == msg::share_status::running && sh.reclaim_at_ms.has_value();
-  }));
-}
-
 }  // namespace
 
 TEST_CASE("rmbus-top shows a class's share groups with their users, and a user in no group under the class") {
   rm_fixture f{layout::single, {},
-               "[[group]]\nname = \"physics\"\nparent = \"normal\"\nweight = 3\nusers = [\"ann\"]\n\n"
-               "[[group]]\nname = \"bio\"\nparent = \"normal\"\nweight = 1\nusers = [\"bob\"]\n"};
+               rmbus::e2e::two_groups_config()};
   auto& c = f.cluster();
   c.start();
   c.submit(rmbus::e2e::job("ann-1", "ann", "normal", 1024));
@@ -87,7 +78,7 @@ TEST_CASE("rmbus-top shows the processes the RM reclaims under a grace, and how 
   REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 32; }, deadline));
   c.submit(rmbus::e2e::job("bob-1", "bob", "graceful", 1024));
   // bob's fair share is 16 of the 32 quanta alice holds: hers chosen for it run on for 30 s, then go
-  REQUIRE(c.wait_state([](const msg::rm_state& s) { return reclaiming(s, "alice-1") > 0; }, deadline));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::reclaiming_shares(s, "alice-1") > 0; }, deadline));
   const auto r = top_once(f);
   INFO(r.output);
   REQUIRE(r.status == std::optional<int>{0});

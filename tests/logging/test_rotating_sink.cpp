@@ -140,6 +140,13 @@ std::vector<std::string> names_in(const fs::path& dir) {
 
 void write_file(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
+// Lines 1-30 rotated in tens and compressed: FILE.1.gz the newest ten, FILE.3.gz the oldest.
+void check_three_rotated_tens(const std::string& file) {
+  CHECK(read_gzip(file + ".1.gz") == lines(21, 30));
+  CHECK(read_gzip(file + ".2.gz") == lines(11, 20));
+  CHECK(read_gzip(file + ".3.gz") == lines(1, 10));
+}
+
 }  // namespace
 
 TEST_CASE("rotated files are gzip-compressed, bounded in number, and gunzip to the lines written", "[logging]") {
@@ -249,9 +256,7 @@ TEST_CASE("logging goes on while the background thread holds a rotated file", "[
   CHECK_FALSE(sink->wait_idle(std::chrono::milliseconds(0)));  // three files still queued
   gate.open();
   REQUIRE(sink->wait_idle(std::chrono::seconds(30)));
-  CHECK(read_gzip(s.file + ".1.gz") == lines(21, 30));
-  CHECK(read_gzip(s.file + ".2.gz") == lines(11, 20));
-  CHECK(read_gzip(s.file + ".3.gz") == lines(1, 10));
+  check_three_rotated_tens(s.file);
   CHECK(names_in(tmp.dir) == std::vector<std::string>{"rm.log", "rm.log.1.gz", "rm.log.2.gz", "rm.log.3.gz"});
 }
 
@@ -325,9 +330,7 @@ TEST_CASE("pending files left by a crashed run are moved in at construction, old
     {
       auto sink = std::make_shared<rotating_sink>(s, gate.hook());
       REQUIRE(sink->wait_idle(std::chrono::seconds(30)));
-      CHECK(read_gzip(file + ".1.gz") == lines(21, 30));
-      CHECK(read_gzip(file + ".2.gz") == lines(11, 20));
-      CHECK(read_gzip(file + ".3.gz") == lines(1, 10));
+      check_three_rotated_tens(file);
       // The live file is appended to; the next rotation continues after the highest seq found (3).
       // 200 bytes there + 8 lines = 1000; line 41 rotates.
       spdlog::logger log("rotation-leftovers", sink);
@@ -428,9 +431,7 @@ TEST_CASE("the destructor lets the background thread finish its queue", "[loggin
     REQUIRE(gate.wait_entered());
     CHECK(fs::exists(s.file + ".pending-000003"));
   }
-  CHECK(read_gzip(s.file + ".1.gz") == lines(21, 30));
-  CHECK(read_gzip(s.file + ".2.gz") == lines(11, 20));
-  CHECK(read_gzip(s.file + ".3.gz") == lines(1, 10));
+  check_three_rotated_tens(s.file);
   CHECK(names_in(tmp.dir) == std::vector<std::string>{"rm.log", "rm.log.1.gz", "rm.log.2.gz", "rm.log.3.gz"});
 }
 

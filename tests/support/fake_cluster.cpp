@@ -306,6 +306,14 @@ std::size_t active_shares(const messages::rm_state& s, const std::string& id) {
   return static_cast<std::size_t>(std::count_if(j->shares.begin(), j->shares.end(), active));
 }
 
+std::size_t reclaiming_shares(const messages::rm_state& s, const std::string& id) {
+  const auto* j = find_job(s, id);
+  if (j == nullptr) return 0;
+  return static_cast<std::size_t>(std::count_if(j->shares.begin(), j->shares.end(), [](const messages::share_schedule& sh) {
+    return sh.status == messages::share_status::running && sh.reclaim_at_ms.has_value();
+  }));
+}
+
 std::vector<std::string> nodes_of(const messages::rm_state& s, const std::string& id) {
   std::set<std::string> out;
   if (const auto* j = find_job(s, id))

@@ -103,6 +103,8 @@ class fake_cluster {
 const messages::job_schedule* find_job(const messages::rm_state& s, const std::string& id);
 // Shares of a job with status running or new (the ones it holds and is not giving up).
 std::size_t active_shares(const messages::rm_state& s, const std::string& id);
+// Shares of a job running under a reclaim deadline (reclaim_at_ms): chosen for preemption, not yet preempted.
+std::size_t reclaiming_shares(const messages::rm_state& s, const std::string& id);
 // Nodes holding active shares of the job.
 std::vector<std::string> nodes_of(const messages::rm_state& s, const std::string& id);
 // Problems with the schedule: a share id listed twice, or a node holding more quanta (all listed shares,
