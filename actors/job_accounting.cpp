@@ -37,6 +37,7 @@ std::vector<job_record> job_accounting::take_work(const std::vector<const messag
       j.rec.user = w->user;
       j.rec.class_name = w->class_name;
       j.rec.submitted_ms = w->submitted_ms;
+      j.rec.from_start = w->processes.empty();
       it = jobs_.emplace(w->id, std::move(j)).first;
     }
     it->second.round = round_;
@@ -176,6 +177,7 @@ std::string to_json_line(const job_record& r) {
   num("submitted_ms", std::to_string(r.submitted_ms));
   num("started_ms", std::to_string(r.started_ms));
   num("finished_ms", std::to_string(r.finished_ms));
+  num("from_start", r.from_start ? "true" : "false");
   return out + "}";
 }
 
@@ -193,7 +195,8 @@ messages::rm_event to_event(const job_record& r) {
            {"evictions", std::to_string(r.evictions)},
            {"submitted_ms", std::to_string(r.submitted_ms)},
            {"started_ms", std::to_string(r.started_ms)},
-           {"finished_ms", std::to_string(r.finished_ms)}}};
+           {"finished_ms", std::to_string(r.finished_ms)},
+           {"from_start", r.from_start ? "true" : "false"}}};
 }
 
 }  // namespace rmbus::actors

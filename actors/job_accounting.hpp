@@ -15,7 +15,10 @@
 //  - processes: distinct shares the job was given (a share id not listed for it in the previous rm.state);
 //  - preemptions / evictions suffered: shares newly listed as `preempt` / `evict`;
 //  - times (ms since the epoch): submitted as the work map says, started at the first rm.state listing a
-//    share for it (0: it never ran), finished at the round that saw it finish.
+//    share for it (0: it never ran), finished at the round that saw it finish;
+//  - from_start: whether the accounting saw the job before any of its processes ran (its first work item
+//    listed none). A job already running when the accounting began (an RM restart, or accounting turned on
+//    by a reconfiguration) is counted only from then, and its record says so.
 // `group` is the share group rm.state names for the job (its user's innermost [[group]] in its class); empty
 // when the user is in none.
 //
@@ -49,6 +52,9 @@ struct job_record {
   std::uint64_t submitted_ms = 0;
   std::uint64_t started_ms = 0;  // 0: never given a share
   std::uint64_t finished_ms = 0;
+  // False when the job's processes already ran as the accounting first saw it (the RM restarted, or a
+  // reconfiguration turned accounting on): the record then covers only the time since.
+  bool from_start = true;
 
   friend bool operator==(const job_record&, const job_record&) = default;
 };

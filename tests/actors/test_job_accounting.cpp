@@ -156,7 +156,7 @@ TEST_CASE("the JSON line escapes what the bus may carry and keeps the field orde
   CHECK(rmbus::actors::to_json_line(r) ==
         "{\"id\":\"j\\\"1\",\"kind\":\"job\",\"user\":\"a\\\\b\\n\\u0001\",\"class\":\"caf\xc3\xa9\",\"group\":\"\","
         "\"ended\":\"gone\",\"quanta_seconds\":1.500,\"processes\":2,\"preemptions\":1,\"evictions\":0,"
-        "\"submitted_ms\":10,\"started_ms\":20,\"finished_ms\":30}");
+        "\"submitted_ms\":10,\"started_ms\":20,\"finished_ms\":30,\"from_start\":true}");
   // Bytes that are not UTF-8 (a lone continuation byte, a truncated sequence, an overlong '/') become U+FFFD.
   CHECK(rmbus::actors::json_string("x\x80y") == "\"x\\ufffdy\"");
   CHECK(rmbus::actors::json_string("\xc3") == "\"\\ufffd\"");
@@ -168,7 +168,8 @@ TEST_CASE("the JSON line escapes what the bus may carry and keeps the field orde
   CHECK(e.detail.at("quanta_seconds") == "1.500");
   CHECK(e.detail.at("processes") == "2");
   CHECK(e.detail.at("group").empty());
-  CHECK(e.detail.size() == 13);
+  CHECK(e.detail.at("from_start") == "true");
+  CHECK(e.detail.size() == 14);
 }
 
 TEST_CASE("a job's record names the share group rm.state gives it", "[actors][accounting]") {
@@ -211,4 +212,29 @@ TEST_CASE("a schedule listing jobs or shares in another order counts nothing twi
   CHECK(done[1].id == "b1");
   CHECK(done[1].processes == 1);
   CHECK(done[1].quanta_ms == 4000);
+}
+
+TEST_CASE("a job already running when the accounting began is recorded as not from its start", "[actors][accounting]") {
+  job_accounting acc;
+  // First sight: j-new has no process yet; j-old already lists one (it ran before this accounting existed).
+  auto old_job = item("j-old", "alice", 100);
+  old_job.processes.emplace_back();
+  old_job.processes.back().id = "s1";
+  const std::vector<msg::work_item> first{item("j-new", "bob", 900), old_job};
+  CHECK(acc.take_work(ptrs(first), 1000).empty());
+  acc.take_schedule({job("j-new", {share("s2", 1, st::new_)}), job("j-old", {share("s1", 1, st::running)})}, 1000);
+  // Later j-new lists its process too: that does not change what the first sight said.
+  auto new_job = item("j-new", "bob", 900);
+  new_job.processes.emplace_back();
+  new_job.processes.back().id = "s2";
+  const std::vector<msg::work_item> second{new_job, old_job};
+  CHECK(acc.take_work(ptrs(second), 2000).empty());
+  const auto done = acc.take_work({}, 3000);
+  REQUIRE(done.size() == 2);
+  CHECK(done[0].id == "j-new");
+  CHECK(done[0].from_start);
+  CHECK(done[1].id == "j-old");
+  CHECK_FALSE(done[1].from_start);
+  CHECK(rmbus::actors::to_json_line(done[1]).find(",\"from_start\":false}") != std::string::npos);
+  CHECK(rmbus::actors::to_event(done[1]).detail.at("from_start") == "false");
 }

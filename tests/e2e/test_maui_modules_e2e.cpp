@@ -107,6 +107,7 @@ void job_accounting_run(layout how, const std::string& cls, std::uint64_t pool_q
   CHECK(number(d.at("preemptions")) == half);       // pool_quanta -> half
   CHECK(d.at("evictions") == "0");
   CHECK(d.at("submitted_ms") == "1001000");  // the fake orchestrator's first submission time
+  CHECK(d.at("from_start") == "true");         // submitted after the accounting began
   CHECK(number(d.at("started_ms")) > 0);
   CHECK(number(d.at("started_ms")) <= number(d.at("finished_ms")));
   // Quanta-seconds: it held some quanta for some time, never more than the whole pool for the whole run.
@@ -346,6 +347,9 @@ TEST_CASE("a reconfiguration starts and stops the health report and job accounti
   const auto lines = lines_of(f.dir() + "/jobs.jsonl");
   REQUIRE(lines.size() == 1);
   CHECK(field(lines[0], "id") == "\"alice-1\"");
+  // alice-1 ran before accounting was turned on: its record covers only the time since, and says so.
+  CHECK(field(lines[0], "from_start") == "false");
+  CHECK(done->detail.at("from_start") == "false");
 
   // Accounting off again: the next finished job leaves no record.
   rewrite_config(f, "info", "");
