@@ -462,6 +462,20 @@ whatif_result nodepool_scheduler::whatif(const work_item& item) const {
   whatif_result r;
   if (const auto* p = plan.find(item.id)) r.plan = *p;
   r.explanation = copy.explain(item.id);
+  // A hypothetical job runs no process yet, so explain has no end for it; given processes in the copy, its
+  // end is projected as if they ran from now (DUCC's rate with those processes; initialization not counted).
+  if (!r.explanation.estimated_end && r.explanation.placed > 0 && item.kind == work_kind::job) {
+    const auto slot = copy.model_.job_index.find(item.id);
+    if (slot != copy.model_.job_index.end()) {
+      auto progress = progress_of(copy.model_, copy.model_.jobs[static_cast<std::size_t>(slot->second)]);
+      progress.processes = r.explanation.placed;
+      if (auto end = estimate_end(progress, last_input_.now_ms)) {
+        const int n = r.explanation.placed;
+        end->basis = "if its " + std::to_string(n) + (n == 1 ? " process" : " processes") + " started now: " + end->basis;
+        r.explanation.estimated_end = std::move(end);
+      }
+    }
+  }
   // Preempted in the copy and not before, or given a reclaim deadline there (preempted when it passes).
   for (const auto& s : copy.model_.shares) {
     if (!s.live || (s.status != share_status::preempt && s.reclaim_at_ms == 0)) continue;

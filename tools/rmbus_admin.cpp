@@ -6,6 +6,7 @@
 //     vary-off NODE... | vary-on NODE...
 //     explain JOB        (with a running job's estimated end, pending work's estimated start)
 //     whatif --user U [--class C] [--kind job] --memory-mb M [--max-processes N] [--id ID]
+//            [--items N [--item-ms MS] [--threads T]]
 //
 // With CURVE (docs/bus.md, "Security"): --key is this admin's key pair (rmbus-keygen), --server-key the RM's
 // public key; the RM admits admin keys only.
@@ -107,6 +108,8 @@ int main(int argc, char** argv) {
   whatif->add_option("--memory-mb", w.memory_mb, "memory per process, MB")->required();
   whatif->add_option("--max-processes", w.max_processes, "0 = no limit");
   whatif->add_option("--items", w.items_total, "work items in the job");
+  whatif->add_option("--item-ms", w.item_ms, "mean time per work item, ms (with --items: an end estimate)");
+  whatif->add_option("--threads", w.threads, "work items each process runs at once (0: the configured default)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

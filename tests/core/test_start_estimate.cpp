@@ -329,3 +329,33 @@ TEST_CASE("explain: no start estimate for work held back by the allotment or ref
   CHECK_FALSE(lost.estimated_start.has_value());
   CHECK_FALSE(lost.estimated_end.has_value());
 }
+
+TEST_CASE("whatif: a hypothetical job given processes now gets an end as if they ran from now") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 6, 1);
+  h.round();
+  work_item w;
+  w.id = job_id("hypo");
+  w.user = user_id("u2");
+  w.class_name = "normal";
+  w.memory_mb = 1024;
+  w.items_total = 100;
+  w.item_ms = 2000;
+  w.threads = 2;
+  w.state = work_state::waiting;
+  const auto r = h.s.whatif(w);
+  // 6 free machines of one quantum: it would get all 6 now (its 100 items / 2 threads could use 50).
+  REQUIRE(r.explanation.placed == 6);
+  REQUIRE(r.explanation.estimated_end.has_value());
+  const auto& end = *r.explanation.estimated_end;
+  // ceil(100 items / (6 processes x 2 threads)) = ceil(8.33) = 9 item times of 2 s = 18 s.
+  CHECK(end.in_ms == 18000);
+  CHECK(end.processes == 6);
+  CHECK(end.threads == 2);
+  CHECK(end.items_left == 100);
+  CHECK(end.basis.rfind("if its 6 processes started now: job hypo ends in ", 0) == 0);
+
+  // Without an item time there is nothing to rest an end on.
+  w.item_ms = 0;
+  CHECK_FALSE(h.s.whatif(w).explanation.estimated_end.has_value());
+}

@@ -309,7 +309,18 @@ TEST_CASE("explain and whatif through rmbus-admin estimate a running job's end a
   CHECK(whatif.output.find("all_in_ms: 69600") != std::string::npos);
   CHECK(whatif.output.find("1 preemption under way") != std::string::npos);
   CHECK(whatif.output.find("job alice-1 ends in ~70 s: 400 items left, 7 processes, 1.2 s per item") != std::string::npos);
-  CHECK(whatif.output.find("estimated_end:") == std::string::npos);  // the hypothetical job runs nothing
+  CHECK(whatif.output.find("estimated_end:") == std::string::npos);  // given nothing now: no end to project
+
+  // In pool beta, free, a hypothetical job is given processes now: 1 until one initializes (the
+  // initialization cap), so its end rests on that one: ceil(100 items / (1 x 2 threads)) = 50 x 1 s = 50 s.
+  auto now = f.admin({"whatif", "--user", "bob", "--class", "beta-normal", "--memory-mb", "4096", "--items", "100",
+                      "--item-ms", "1000", "--threads", "2"});
+  INFO(now.output);
+  REQUIRE(now.status == 0);
+  CHECK(now.output.find("estimated_end:") != std::string::npos);
+  CHECK(now.output.find("in_ms: 50000") != std::string::npos);
+  CHECK(now.output.find("if its 1 process started now: job whatif ends in ~50 s: 100 items left, 1 process x 2 "
+                        "threads, 1 s per item") != std::string::npos);
 }
 
 TEST_CASE("reconfigure through rmbus-admin recovers running work and refuses work whose class is gone") {
