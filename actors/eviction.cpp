@@ -58,11 +58,15 @@ std::map<std::string, std::size_t> pool_sizes(const node_replica& nodes) {
   return sizes;
 }
 
-// Carries out what the guard decided: evictions, and the events of mass losses that began or ended.
-void act(eviction_actor* self, const mass_loss_guard::actions& a, const std::map<std::string, std::size_t>& sizes) {
+// Carries out what the guard decided: evictions, and the events of mass losses that began or ended. `sizes`
+// (nodes per pool) is counted here only if a mass loss began and the caller had no need to count them: a
+// count walks every node, and most calls (a batch of heartbeats that changed nothing) act on nothing.
+void act(eviction_actor* self, const mass_loss_guard::actions& a,
+         std::optional<std::map<std::string, std::size_t>>& sizes) {
   auto& st = self->state;
+  if (!a.entered.empty() && !sizes) sizes = pool_sizes(st.nodes);
   for (const auto& pool : a.entered) {
-    const auto size = sizes.count(pool) ? sizes.at(pool) : 0;
+    const auto size = sizes->count(pool) ? sizes->at(pool) : 0;
     const auto& rt = st.env.cfg->runtime;
     spdlog::warn("pool {}: more than {}% of its {} nodes went silent within one heartbeat interval: evictions "
                  "paced to {}% of the pool per interval",
@@ -112,7 +116,7 @@ void after_apply(eviction_actor* self, node_replica::outcome outcome, const std:
       st.guard->back(e->pool, c.node);
     }
   }
-  act(self, a, sizes ? *sizes : pool_sizes(st.nodes));
+  act(self, a, sizes);
   if (st.reapply && st.nodes.in_step()) {
     st.reapply = false;
     for (const auto& n : st.offline) node_op(self, n, messages::node_op_kind::vary_off);
@@ -165,8 +169,8 @@ caf::behavior eviction(eviction_actor* self, actor_env env) {
       [self](atoms::tick) {
         auto& st = self->state;
         mass_loss_guard::actions a;
-        const auto sizes = pool_sizes(st.nodes);
-        st.guard->tick(sizes, wall_clock_ms(), a);
+        std::optional sizes = pool_sizes(st.nodes);
+        st.guard->tick(*sizes, wall_clock_ms(), a);
         act(self, a, sizes);
         self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.heartbeat_interval_ms),
                            atoms::tick::value);
