@@ -1,6 +1,7 @@
 #include "messages/workmap.hpp"
 
 #include "messages/detail/entries.hpp"
+#include "messages/detail/peek.hpp"
 
 namespace rmbus::messages {
 
@@ -158,6 +159,10 @@ result<workmap> decode_workmap(std::string_view topic, std::string_view body, co
     });
     return msg;
   });
+}
+
+std::optional<std::string_view> peek_workmap_work(std::string_view body) {
+  return detail::peek_last_top_level_value(body, "work");
 }
 
 std::string encode_work_item(const work_item& item) {

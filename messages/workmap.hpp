@@ -91,6 +91,13 @@ std::string encode(const envelope& env, const workmap& msg);
 result<workmap> decode_workmap(std::string_view topic, std::string_view body, const decode_limits& limits = {},
                                envelope* env_out = nullptr);
 
+// The encoded `work` array of a work map body without decoding it, when `work` is the map's last key (as
+// encode writes it): the bytes from its value to the body's end, after a walk over the envelope's keys only.
+// Nothing in the view is checked: a view equal to that of a body decode_workmap accepted is that same array
+// with nothing after it, so the body decodes to the same items (its envelope aside). nullopt when `work` is
+// missing or not last, or a key before it is not a string. A view into body.
+std::optional<std::string_view> peek_workmap_work(std::string_view body);
+
 // One work item (as a standalone MessagePack map, no envelope), as the admin `whatif` command carries it.
 std::string encode_work_item(const work_item& item);
 result<work_item> decode_work_item(std::string_view topic, std::string_view body, const decode_limits& limits = {});

@@ -102,37 +102,60 @@ bool skip_value(cursor& c) {
   return true;
 }
 
-}  // namespace
-
-std::optional<std::string_view> peek_top_level_str(std::string_view body, std::string_view key) {
-  cursor c{body};
-  if (c.left() == 0) return std::nullopt;
-  const auto tag = static_cast<unsigned char>(body[0]);
-  std::uint64_t entries = 0;
+// A map header at the cursor: its entry count, cursor left on its first key. false when not a map.
+bool map_header(cursor& c, std::uint64_t& entries) {
+  if (c.left() == 0) return false;
+  const auto tag = static_cast<unsigned char>(c.b[c.at]);
   if (tag >= 0x80 && tag <= 0x8f) {
     entries = tag & 0x0fu;
-    c.take(1);
-  } else if (tag == 0xde || tag == 0xdf) {
-    c.take(1);
-    if (!c.big_endian(tag == 0xde ? 2 : 4, entries)) return std::nullopt;
-  } else {
-    return std::nullopt;
+    return c.take(1);
   }
+  if (tag == 0xde || tag == 0xdf) return c.take(1) && c.big_endian(tag == 0xde ? 2 : 4, entries);
+  return false;
+}
+
+// Moves the cursor onto the value of `key` in the top-level map of its body; false when there is none.
+bool seek_top_level_key(cursor& c, std::string_view key) {
+  const auto body = c.b;
+  std::uint64_t entries = 0;
+  if (!map_header(c, entries)) return false;
   for (std::uint64_t i = 0; i < entries; ++i) {
     std::uint64_t len = 0;
     const auto key_at = c.at;
     if (str_header(c, len)) {
-      if (len > c.left()) return std::nullopt;
+      if (len > c.left()) return false;
       const bool match = body.substr(c.at, len) == key;
       c.take(len);
-      if (match) {
-        if (!str_header(c, len) || len > c.left()) return std::nullopt;
-        return body.substr(c.at, len);
-      }
+      if (match) return true;
     } else {
       c.at = key_at;
-      if (!skip_value(c)) return std::nullopt;  // a key that is not a string: skipped like any value
+      if (!skip_value(c)) return false;  // a key that is not a string: skipped like any value
     }
+    if (!skip_value(c)) return false;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string_view> peek_top_level_str(std::string_view body, std::string_view key) {
+  cursor c{body};
+  if (!seek_top_level_key(c, key)) return std::nullopt;
+  std::uint64_t len = 0;
+  if (!str_header(c, len) || len > c.left()) return std::nullopt;
+  return body.substr(c.at, len);
+}
+
+std::optional<std::string_view> peek_last_top_level_value(std::string_view body, std::string_view key) {
+  cursor c{body};
+  std::uint64_t entries = 0;
+  if (!map_header(c, entries) || entries == 0) return std::nullopt;
+  for (std::uint64_t i = 0; i < entries; ++i) {
+    std::uint64_t len = 0;
+    if (!str_header(c, len) || len > c.left()) return std::nullopt;  // keys must be strings, as decoders require
+    const bool match = body.substr(c.at, len) == key;
+    c.take(len);
+    if (match) return i + 1 == entries ? std::optional{body.substr(c.at)} : std::nullopt;
     if (!skip_value(c)) return std::nullopt;
   }
   return std::nullopt;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "messages/heartbeat.hpp"
+#include "messages/workmap.hpp"
 
 using namespace rmbus::messages;
 
@@ -94,4 +95,107 @@ TEST_CASE("peek_heartbeat_node refuses lengths beyond the body without reading t
   // node's value declared as a str 32 of 4 GiB in a 12-byte body.
   const std::string huge_str{"\x81\xa4node\xdb\xff\xff\xff\xff", 11};
   CHECK_FALSE(peek_heartbeat_node(huge_str));
+}
+
+// peek_workmap_work (messages/workmap.hpp): the encoded `work` of a work map, for differencing to see that a
+// map repeats the last one. It must see the same work under another envelope as the same, tell other work
+// apart, and never give a view equal to a decodable map's for a body the decoder refuses.
+TEST_CASE("peek_workmap_work gives the same bytes for the same work under another envelope, other bytes for other work") {
+  workmap m;
+  work_item w;
+  w.id = "job-1";
+  w.user = "alice";
+  w.class_name = "normal";
+  w.memory_mb = 4096;
+  m.work.push_back(w);
+  const auto a = encode(envelope{1, 1, 1700000000000, "or"}, m);
+  const auto b = encode(envelope{1, 2, 1700000010000, "or-with-a-longer-name"}, m);
+  const auto wa = peek_workmap_work(a);
+  const auto wb = peek_workmap_work(b);
+  REQUIRE(wa.has_value());
+  REQUIRE(wb.has_value());
+  CHECK(*wa == *wb);
+  // The view is the whole `work` array, the body's last value: an array of one (0x91) to the end.
+  CHECK(static_cast<unsigned char>(wa->front()) == 0x91);
+  CHECK(a.substr(a.size() - wa->size()) == *wa);
+  m.work[0].memory_mb = 8192;
+  const auto c = encode(envelope{1, 3, 1700000020000, "or"}, m);
+  REQUIRE(peek_workmap_work(c).has_value());
+  CHECK(*peek_workmap_work(c) != *wa);
+  REQUIRE(decode_workmap("orchestrator.workmap", c).ok());
+}
+
+TEST_CASE("peek_workmap_work gives no view equal to a good map's for a body the decoder refuses") {
+  const auto env_keys = [](auto& pk) {
+    pk.pack(std::string{"v"});
+    pk.pack(1);
+    pk.pack(std::string{"seq"});
+    pk.pack(1);
+    pk.pack(std::string{"ts_ms"});
+    pk.pack(1);
+    pk.pack(std::string{"src"});
+    pk.pack(std::string{"or"});
+  };
+  const auto good = packed([&](auto& pk) {
+    pk.pack_map(5);
+    env_keys(pk);
+    pk.pack(std::string{"work"});
+    pk.pack_array(0);
+  });
+  REQUIRE(decode_workmap("orchestrator.workmap", good).ok());
+  const std::optional<std::string_view> good_view{"\x90"};  // the empty array
+  CHECK(peek_workmap_work(good) == good_view);
+
+  // `work` twice: the first is not the last key, so no view.
+  const auto twice = packed([&](auto& pk) {
+    pk.pack_map(6);
+    env_keys(pk);
+    pk.pack(std::string{"work"});
+    pk.pack_array(0);
+    pk.pack(std::string{"work"});
+    pk.pack_array(0);
+  });
+  CHECK_FALSE(decode_workmap("orchestrator.workmap", twice).ok());
+  CHECK_FALSE(peek_workmap_work(twice).has_value());
+
+  // A key that is not a string.
+  const auto number_key = packed([&](auto& pk) {
+    pk.pack_map(6);
+    env_keys(pk);
+    pk.pack(7);
+    pk.pack(7);
+    pk.pack(std::string{"work"});
+    pk.pack_array(0);
+  });
+  CHECK_FALSE(decode_workmap("orchestrator.workmap", number_key).ok());
+  CHECK_FALSE(peek_workmap_work(number_key).has_value());
+
+  // Bytes after the map, a cut body, or a map announcing an entry it lacks: the view differs from the good one.
+  const auto trailing = good + "\x01";
+  CHECK_FALSE(decode_workmap("orchestrator.workmap", trailing).ok());
+  CHECK(peek_workmap_work(trailing) != good_view);
+  const auto cut = good.substr(0, good.size() - 1);
+  CHECK_FALSE(decode_workmap("orchestrator.workmap", cut).ok());
+  CHECK(peek_workmap_work(cut) != good_view);
+  auto short_map = good;
+  short_map[0] = static_cast<char>(0x86);  // 6 entries announced, 5 there: `work` is not the last
+  CHECK_FALSE(decode_workmap("orchestrator.workmap", short_map).ok());
+  CHECK_FALSE(peek_workmap_work(short_map).has_value());
+
+  // Not a map, empty, no `work`, or `work` before another key: no view.
+  CHECK_FALSE(peek_workmap_work("\x90").has_value());
+  CHECK_FALSE(peek_workmap_work("").has_value());
+  const auto no_work = packed([&](auto& pk) {
+    pk.pack_map(4);
+    env_keys(pk);
+  });
+  CHECK_FALSE(peek_workmap_work(no_work).has_value());
+  const auto work_first = packed([&](auto& pk) {
+    pk.pack_map(5);
+    pk.pack(std::string{"work"});
+    pk.pack_array(0);
+    env_keys(pk);
+  });
+  REQUIRE(decode_workmap("orchestrator.workmap", work_first).ok());  // valid, but not the shape we shortcut
+  CHECK_FALSE(peek_workmap_work(work_first).has_value());
 }
