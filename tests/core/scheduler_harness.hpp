@@ -47,6 +47,20 @@ inline scheduler_config one_pool(std::vector<resource_class> classes, std::uint6
   return cfg;
 }
 
+
+// A running job of `gb` GB per process, as the orchestrator would list it (whatif's hypothetical work too).
+inline work_item job_item(const std::string& id, const std::string& user, const std::string& cls, std::uint64_t gb,
+                          std::int64_t items = 1000) {
+  work_item w;
+  w.id = job_id(id);
+  w.user = user_id(user);
+  w.class_name = cls;
+  w.memory_mb = gb * 1024;
+  w.items_total = items;
+  w.state = work_state::running;
+  return w;
+}
+
 struct harness {
   explicit harness(scheduler_config c, std::string pool = "default")
       : cfg(std::move(c)), s(pool, cfg, "b1") {}
@@ -64,14 +78,8 @@ struct harness {
 
   work_item& job(const std::string& id, const std::string& user, const std::string& cls, std::uint64_t gb,
                  std::int64_t items = 1000, std::int64_t submitted = 0) {
-    work_item w;
-    w.id = job_id(id);
-    w.user = user_id(user);
-    w.class_name = cls;
-    w.memory_mb = gb * 1024;
-    w.items_total = items;
+    auto w = job_item(id, user, cls, gb, items);
     w.submitted_ms = submitted == 0 ? ++clock : submitted;
-    w.state = work_state::running;
     return work[w.id] = w;
   }
 

@@ -180,13 +180,7 @@ TEST_CASE("reclaim grace: whatif lists the processes a newcomer would claim unde
   h.machines("n", 10, 1);
   h.job("a", "u1", "normal", 1);
   h.round();
-  work_item b;
-  b.id = job_id("b");
-  b.user = user_id("u2");
-  b.class_name = "normal";
-  b.memory_mb = 1024;
-  b.items_total = 1000;
-  b.state = work_state::running;
+  const auto b = job_item("b", "u2", "normal", 1);
   // 10 / 2 = 5: five of a's processes would be claimed (preempted at the deadline if the need stands)
   CHECK(h.s.whatif(b).preempted.size() == 5);
 }

@@ -266,13 +266,7 @@ TEST_CASE("whatif runs on a copy: what a new job would get and whom it would pre
   h.job("a", "u1", "normal", 1);
   h.round();
   REQUIRE(h.count("a") == 6);
-  work_item w;
-  w.id = job_id("hypo");
-  w.user = user_id("u2");
-  w.class_name = "normal";
-  w.memory_mb = 1024;
-  w.items_total = 100;
-  w.state = work_state::running;
+  const auto w = job_item("hypo", "u2", "normal", 1, 100);
   const auto r = h.s.whatif(w);
   // two users: 3 each; hypo would wait for 3 of a's processes
   CHECK(r.plan.given == 3);

@@ -11,6 +11,7 @@ using namespace rmbus::core;
 using rmbus::test::fair_class;
 using rmbus::test::fixed_class;
 using rmbus::test::harness;
+using rmbus::test::job_item;
 using rmbus::test::one_pool;
 
 namespace {
@@ -292,12 +293,7 @@ TEST_CASE("whatif: the hypothetical job's start rests on the preemptions it woul
   h.job("a", "u1", "normal", 1);
   h.round();
   REQUIRE(h.count("a") == 6);
-  work_item w;
-  w.id = job_id("hypo");
-  w.user = user_id("u2");
-  w.class_name = "normal";
-  w.memory_mb = 1024;
-  w.items_total = 100;
+  auto w = job_item("hypo", "u2", "normal", 1, 100);
   w.state = work_state::waiting;
   const auto r = h.s.whatif(w);
   // two users: 3 each; hypo would wait for the 3 preemptions of a's processes, which free at once
@@ -334,12 +330,7 @@ TEST_CASE("whatif: a hypothetical job given processes now gets an end as if they
   harness h(one_pool({fair_class("normal")}));
   h.machines("n", 6, 1);
   h.round();
-  work_item w;
-  w.id = job_id("hypo");
-  w.user = user_id("u2");
-  w.class_name = "normal";
-  w.memory_mb = 1024;
-  w.items_total = 100;
+  auto w = job_item("hypo", "u2", "normal", 1, 100);
   w.item_ms = 2000;
   w.threads = 2;
   w.state = work_state::waiting;
