@@ -15,10 +15,13 @@
 #include <zlib.h>
 
 #include "messages/rm_event.hpp"
+#include "tests/e2e/file_waits.hpp"
 #include "tests/e2e/rm_fixture.hpp"
 
 using namespace std::chrono_literals;
 using rmbus::e2e::layout;
+using rmbus::e2e::eventually;
+using rmbus::e2e::read_all;
 using rmbus::e2e::rm_fixture;
 namespace ts = rmbus::test_support;
 namespace msg = rmbus::messages;
@@ -56,15 +59,6 @@ std::string field(const std::string& line, const std::string& key) {
 }
 
 std::uint64_t number(const std::string& s) { return std::stoull(s); }
-
-// Polls `done` every 100 ms for at most 30 s.
-bool eventually(const std::function<bool()>& done) {
-  for (int i = 0; i < 300; ++i) {
-    if (done()) return true;
-    std::this_thread::sleep_for(100ms);
-  }
-  return done();
-}
 
 // A rotated log file still waiting for the sink's compression thread (logging/rotating_sink.hpp).
 bool has_pending(const std::string& dir) {
@@ -249,7 +243,7 @@ TEST_CASE("the configured log file is written and rotated, the older files compr
   const std::string log = f.dir() + "/rm.log";
   CHECK(fs::exists(log));
   // Compression runs on the sink's own thread: the rotated files are in place once no pending file is left.
-  REQUIRE(eventually([&] { return !has_pending(f.dir()) && fs::exists(log + ".1.gz") && fs::exists(log + ".2.gz"); }));
+  REQUIRE(eventually([&] { return !has_pending(f.dir()) && fs::exists(log + ".1.gz") && fs::exists(log + ".2.gz"); }, 30s));
   CHECK_FALSE(fs::exists(log + ".3.gz"));  // max_files = 2
   CHECK_FALSE(fs::exists(log + ".1"));     // every rotated file compressed
   // The newest rotated file gunzips to log lines of this RM.
@@ -273,21 +267,15 @@ TEST_CASE("the configured log file is written and rotated, the older files compr
     f.kill_rm(SIGHUP);
     REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
   }
-  REQUIRE(eventually([&] { return !has_pending(f.dir()) && !fs::exists(log + ".2.gz"); }));
+  REQUIRE(eventually([&] { return !has_pending(f.dir()) && !fs::exists(log + ".2.gz"); }, 30s));
   CHECK(fs::exists(log + ".1.gz"));
 }
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::stringstream s;
-  s << std::ifstream(path).rdbuf();
-  return s.str();
-}
-
 // Rewrites the RM's configuration: the [log] level, then `extra` (whole tables) at the end.
 void rewrite_config(rm_fixture& f, const std::string& level, const std::string& extra) {
-  auto text = read_text(f.config_path());
+  auto text = read_all(f.config_path());
   const std::string old_level = "[log]\nlevel = \"";
   const auto at = text.find(old_level);
   REQUIRE(at != std::string::npos);
@@ -300,7 +288,7 @@ void rewrite_config(rm_fixture& f, const std::string& level, const std::string& 
 }
 
 bool eventually_in_file(const std::string& path, const std::string& needle) {
-  return eventually([&] { return read_text(path).find(needle) != std::string::npos; });
+  return eventually([&] { return read_all(path).find(needle) != std::string::npos; }, 30s);
 }
 
 std::size_t count_events(const rmbus::test_support::fake_cluster& c, const std::string& kind) {
@@ -325,7 +313,7 @@ TEST_CASE("a reconfiguration starts and stops the health report and job accounti
   rewrite_config(f, "warn", "\n[health]\nenabled = true\n");
   f.kill_rm(SIGHUP);
   REQUIRE(c.wait_event([](const msg::rm_event& e) { return e.kind == "health"; }, deadline));
-  CHECK(read_text(f.log_file()).find("health report started") == std::string::npos);
+  CHECK(read_all(f.log_file()).find("health report started") == std::string::npos);
 
   // Level info, the health report off, accounting on: its start is logged at info again.
   rewrite_config(f, "info", "\n[accounting]\nenabled = true\nfile = \"jobs.jsonl\"\n");
