@@ -4,7 +4,7 @@
 //   rmbus [--config FILE | --ducc FILE] [--bus-pub EP] [--bus-sub EP] [--no-forwarder] [--admin EP]
 //         [--metrics HOST:PORT|off] [--roles LIST] [--log-level LEVEL] [--check-config]
 //         [--threads N] [--heartbeat-min-gap-ms MS] [--key FILE] [--server-key FILE]
-//         [--inject-fault throw:POOL:CYCLE|hang:POOL:CYCLE  (tests only)]
+//         [--inject-fault throw:POOL:CYCLES|hang:POOL:CYCLES  (tests only)]
 //
 // The command line is a contract (test harnesses and the README rely on it): see docs/architecture.md.
 // SIGTERM / SIGINT stop it gracefully (exit 0); SIGHUP reloads the configuration as the admin command
@@ -141,7 +141,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{24} * 3600 * 1000));
   std::string fault_spec;
   app.add_option("--inject-fault", fault_spec,
-                 "tests only: throw:POOL:CYCLE or hang:POOL:CYCLE makes that pool's scheduler fail in that round")
+                 "tests only: throw:POOL:CYCLES or hang:POOL:CYCLES (CYCLES: 5, 3-8 or 3,5,9-11) makes that "
+                 "pool's scheduler fail in those rounds")
       ->group("Testing");
   try {
     app.parse(argc, argv);

@@ -34,6 +34,9 @@ struct fake_cluster::impl {
   std::uint64_t node_reports = 0;
   std::int64_t clock_ms = 1'000'000;  // submission times: deterministic and increasing
   std::function<void(const messages::rm_state&)> state_observer;
+  bool holding = false;
+  std::vector<std::pair<std::string, messages::work_process>> held;  // (job, process) not started yet
+  std::atomic<bool> maps_paused{false};
   std::unique_ptr<bus::subscriber> sub;
   std::thread driver;
   std::atomic<bool> running{false};
@@ -46,6 +49,22 @@ struct fake_cluster::impl {
       auto& w = it->second;
       for (const auto& sh : j.shares) {
         auto p = std::find_if(w.processes.begin(), w.processes.end(), [&](const auto& x) { return x.id == sh.id; });
+        if (holding) {
+          auto q = std::find_if(held.begin(), held.end(), [&](const auto& x) { return x.second.id == sh.id; });
+          if (sh.status == messages::share_status::new_ && p == w.processes.end() && q == held.end()) {
+            messages::work_process proc;
+            proc.id = sh.id;
+            proc.node = sh.node;
+            proc.state = messages::process_state::running;
+            proc.init_ms = 1000;
+            proc.run_ms = 100;
+            held.emplace_back(j.id, std::move(proc));
+            continue;
+          }
+          if ((sh.status == messages::share_status::preempt || sh.status == messages::share_status::evict) && q != held.end())
+            held.erase(q);
+          if (q != held.end()) continue;  // still being launched
+        }
         if (sh.status == messages::share_status::new_ && p == w.processes.end()) {
           messages::work_process proc;
           proc.id = sh.id;
@@ -89,7 +108,7 @@ struct fake_cluster::impl {
         for (const auto& [id, w] : work) wm.work.push_back(w);
       }
       for (const auto& hb : beats) pub.publish(messages::topics::heartbeat, hb);
-      pub.publish(messages::topics::workmap, wm);
+      if (!maps_paused.load()) pub.publish(messages::topics::workmap, wm);
       next += opt.period;
       std::unique_lock<std::mutex> lock(mu);
       cv.wait_until(lock, next, [&] { return !running.load(); });
@@ -138,6 +157,35 @@ void fake_cluster::start() {
   m.running = true;
   m.driver = std::thread([&m] { m.run(); });
 }
+
+void fake_cluster::hold_starts() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->holding = true;
+}
+
+void fake_cluster::release_starts() {
+  auto& m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mu);
+  m.holding = false;
+  for (auto& [job, proc] : m.held) {
+    auto it = m.work.find(job);
+    if (it == m.work.end()) continue;
+    auto& w = it->second;
+    if (std::none_of(w.processes.begin(), w.processes.end(), [&](const auto& x) { return x.id == proc.id; })) {
+      if (auto n = m.nodes.find(proc.node); n != m.nodes.end()) proc.node_memory_mb = n->second.memory_mb;
+      w.processes.push_back(std::move(proc));
+      if (w.state == messages::work_state::waiting) w.state = messages::work_state::running;
+    }
+  }
+  m.held.clear();
+}
+
+std::size_t fake_cluster::starts_held() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->held.size();
+}
+
+void fake_cluster::pause_maps(bool paused) { impl_->maps_paused = paused; }
 
 void fake_cluster::stop() {
   auto& m = *impl_;

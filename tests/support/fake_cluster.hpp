@@ -75,6 +75,13 @@ class fake_cluster {
   // A process the orchestrator already runs (e.g. from before the RM started): it is in every work map.
   void adopt_process(const std::string& job_id, const std::string& share_id, const std::string& node);
   messages::workmap workmap() const;  // what the orchestrator would publish now
+  // A slow orchestrator: while held, shares it sees as new are queued instead of started (it is still
+  // launching them), and one preempted or evicted meanwhile leaves the queue; release starts the queue.
+  void hold_starts();
+  void release_starts();
+  std::size_t starts_held() const;
+  // While paused the orchestrator publishes no work map (agents still heartbeat).
+  void pause_maps(bool paused);
 
   // ---- observations
   std::optional<messages::rm_state> last_state() const;
