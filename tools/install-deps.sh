@@ -17,6 +17,7 @@ packages=(
   catch2                          # tests (v2)
   python3-zmq python3-msgpack     # cross-language wire tests
   iproute2                        # network-namespace tests, where allowed
+  prometheus python3-yaml         # promtool checks and unit-tests the alert rules (deploy/prometheus)
 )
 
 missing=()
