@@ -279,18 +279,33 @@ TEST_CASE(
   CHECK(load.output.find("rmbus " + (root / "usr/bin/rmbus").string()) != std::string::npos);
   CHECK(load.output.find("startup: 4 nodes") != std::string::npos);
 
-  // The sysusers.d entry, applied to the scratch root as the postinst applies it to the system: the rmbus
-  // user and group, with its home where the unit's StateDirectory is and no login shell.
+  // The postinst, run as dpkg runs it (configure; then again, as an upgrade from 0.0.1), with its
+  // systemd-sysusers call applied to the scratch root instead of the system: the rmbus user and group appear
+  // once, with the home where the units' StateDirectory is and no login shell. (No systemd runs here, so its
+  // systemctl calls are not reached.)
   if (std::string{RMBUS_SYSTEMD_SYSUSERS}.empty()) {
-    WARN("SKIPPED: systemd-sysusers not found: the sysusers.d entry was not applied");
+    WARN("SKIPPED: systemd-sysusers not found: the postinst was not run");
   } else {
-    const auto users =
-        run_to_end(RMBUS_SYSTEMD_SYSUSERS,
-                   {"--root=" + root.string(), (root / "usr/lib/sysusers.d/rmbus.conf").string()}, 60s);
-    INFO(users.output);
-    CHECK(users.status == 0);
-    CHECK(std::regex_search(slurp(root / "etc/passwd"),
-                            std::regex{R"((^|\n)rmbus:x:\d+:\d+:[^:]*:/var/lib/rmbus:/usr/sbin/nologin\n)"}));
+    const auto shim_dir = scratch.path / "shim";
+    fs::create_directories(shim_dir);
+    std::ofstream{shim_dir / "systemd-sysusers"} << "#!/bin/sh\nexec " << RMBUS_SYSTEMD_SYSUSERS
+                                                 << " --root=" << root.string() << " " << root.string()
+                                                 << "\"$1\"\n";
+    fs::permissions(shim_dir / "systemd-sysusers", fs::perms::owner_all);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"configure"}, {"configure", "0.0.1"}}) {
+      std::vector<std::string> command{"PATH=" + shim_dir.string() + ":/usr/sbin:/usr/bin:/sbin:/bin",
+                                       "/bin/sh", (control / "postinst").string()};
+      command.insert(command.end(), args.begin(), args.end());
+      const auto postinst = run_to_end("/usr/bin/env", command, 60s);
+      INFO("postinst " << ::Catch::Detail::stringify(args) << ": " << postinst.output);
+      CHECK(postinst.status == 0);
+    }
+    const auto passwd = slurp(root / "etc/passwd");
+    INFO(passwd);
+    const std::regex user{R"((^|\n)rmbus:x:\d+:\d+:[^:]*:/var/lib/rmbus:/usr/sbin/nologin\n)"};
+    CHECK(std::distance(std::sregex_iterator(passwd.begin(), passwd.end(), user), std::sregex_iterator{}) ==
+          1);
     CHECK(std::regex_search(slurp(root / "etc/group"), std::regex{R"((^|\n)rmbus:x:\d+:)"}));
   }
 
