@@ -136,6 +136,8 @@ TEST_CASE(
     "the Debian package builds, depends on Debian's runtime packages, and its rmbus runs from a scratch "
     "root") {
   const auto dpkg_deb = need(RMBUS_DPKG_DEB, "dpkg-deb", "dpkg");
+  INFO("the build's CMAKE_INSTALL_PREFIX: " << RMBUS_INSTALL_PREFIX);
+  REQUIRE(std::string{RMBUS_INSTALL_PREFIX} == "/usr");  // the Debian package's prefix
   scratch_dir scratch{"deploy-package"};
   const auto out = scratch.path / "package";
 
