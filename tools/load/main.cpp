@@ -420,7 +420,8 @@ int main(int argc, char** argv) {
   app.add_option("--maps", o.maps, "work maps timed per latency measurement")->check(CLI::Range(2, 1000));
   app.add_option("--seed", o.seed, "workload seed");
   app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools");
-  app.add_option("--rmbus", o.rmbus, "the rmbus executable (default: ../rmbus next to this program)");
+  app.add_option("--rmbus", o.rmbus,
+                 "the rmbus executable (default: rmbus beside this program, else ../rmbus)");
   app.add_option("--work-dir", o.work_dir, "where configurations and RM logs go (default: a fresh temporary folder)");
   bool curve = false;
   app.add_flag("--curve", curve, "CURVE on the bus: fresh keys in the work folder, [security] in every configuration");
@@ -438,8 +439,12 @@ int main(int argc, char** argv) {
     }
     o.phases.insert(p);
   }
-  if (o.rmbus.empty())
-    o.rmbus = (std::filesystem::canonical("/proc/self/exe").parent_path().parent_path() / "rmbus").string();
+  if (o.rmbus.empty()) {
+    // Installed, rmbus sits beside this program (bin/); in the build tree one folder up (build/tools/).
+    const auto here = std::filesystem::canonical("/proc/self/exe").parent_path();
+    o.rmbus =
+        (std::filesystem::exists(here / "rmbus") ? here / "rmbus" : here.parent_path() / "rmbus").string();
+  }
   if (!std::filesystem::exists(o.rmbus)) {
     std::cerr << "rmbus-load: no rmbus executable at " << o.rmbus << " (give --rmbus)\n";
     return 2;
