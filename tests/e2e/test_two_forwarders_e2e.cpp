@@ -18,6 +18,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -187,6 +189,17 @@ void carries_on_when_one_forwarder_dies(forwarders how, std::size_t killed) {
   // intake hands its count on at its watchdog tick (300 ms), so up to a tick's worth is still on its way.
   CHECK(both.received - settled.received >= 0.8 * static_cast<double>(both.sent_before - settled.sent_after));
   CHECK(c.states_repeated() == 0);
+
+  // rmbus-top on both forwarders shows the schedule with every copy dropped: were the copies taken for a
+  // publisher's restart (the one-forwarder rule), its bus line would count restarts.
+  {
+    const auto top = ts::run_to_end(
+        RMBUS_TOP_BIN, {"--once", "--bus-sub", bus.sub_list(), "--timeout-ms", "20000", "--width", "200"}, 40s);
+    INFO(top.output);
+    REQUIRE(top.status == std::optional<int>{0});
+    CHECK(std::regex_search(top.output, std::regex{"\nalice-1 +alice +normal +scheduled +1024 +12 "}));
+    CHECK(std::regex_search(top.output, std::regex{"bus: \\d+ messages, 0 gaps \\(0 missing\\), 0 publisher restarts"}));
+  }
 
   const auto missing_before = events_of(c, "node_missing");
   const auto states_before = c.states_seen();
