@@ -71,7 +71,11 @@ bool all_up(const msg::rm_nodes& n) {
   return up == cluster_nodes.size();
 }
 
-enum class forwarders { own_and_proxy, two_proxies };
+// own_and_proxy: one rmbus with its embedded forwarder (first) and an rmbus-proxy; two_proxies: one rmbus
+// --no-forwarder between two proxies; split_own_and_proxy: as own_and_proxy with the RM's roles over two
+// processes (A: every role but pool beta's scheduler, with the embedded forwarder; B: scheduler:beta,
+// --no-forwarder), so the RM's internal streams travel both forwarders too.
+enum class forwarders { own_and_proxy, two_proxies, split_own_and_proxy };
 
 // rmbus, the forwarders and the fake cluster, every client listing both forwarders.
 class two_forwarder_bus {
@@ -91,7 +95,15 @@ class two_forwarder_bus {
                                   "--admin", ts::loopback(ts::free_port()), "--metrics",
                                   "127.0.0.1:" + std::to_string(metrics_port_)};
     if (how == forwarders::two_proxies) args.push_back("--no-forwarder");
+    auto b_args = args;
+    if (how == forwarders::split_own_and_proxy)
+      args.insert(args.end(), {"--roles", "intake,diff,eviction,publisher,admin,scheduler:alpha"});
     rm_ = std::make_unique<ts::child_process>(RMBUS_BIN, args, dir_ + "/rmbus.log");
+    if (how == forwarders::split_own_and_proxy) {
+      b_args.at(b_args.size() - 1) = "off";  // --metrics: A's port is A's
+      b_args.insert(b_args.end(), {"--roles", "scheduler:beta", "--no-forwarder"});
+      rm_b_ = std::make_unique<ts::child_process>(RMBUS_BIN, b_args, dir_ + "/rmbus-b.log");
+    }
     ts::cluster_options co;
     co.bus_pub = pub_list();
     co.bus_sub = sub_list();
@@ -102,8 +114,11 @@ class two_forwarder_bus {
   }
   ~two_forwarder_bus() {
     cluster_->stop();
-    rm_->signal(SIGTERM);
-    rm_->wait(10s);
+    for (auto* p : {rm_b_.get(), rm_.get()})
+      if (p) {
+        p->signal(SIGTERM);
+        p->wait(10s);
+      }
     for (auto& p : proxy_)
       if (p) {
         p->signal(SIGTERM);
@@ -134,7 +149,7 @@ class two_forwarder_bus {
   std::array<std::pair<std::string, std::string>, 2> fwd_;  // (pub side, sub side) of each forwarder
   int metrics_port_ = 0;
   std::array<std::unique_ptr<ts::child_process>, 2> proxy_;
-  std::unique_ptr<ts::child_process> rm_;
+  std::unique_ptr<ts::child_process> rm_, rm_b_;
   std::unique_ptr<ts::fake_cluster> cluster_;
 };
 
@@ -206,10 +221,14 @@ void carries_on_when_one_forwarder_dies(forwarders how, std::size_t killed) {
   bus.kill_proxy(killed);
   const auto killed_at = steady::now();
 
-  // The cluster carries on through the other forwarder: a new job is scheduled, and rounds go on for longer
+  // The cluster carries on through the other forwarder: new jobs are scheduled, and rounds go on for longer
   // than a node takes to go missing (one heartbeat interval, 300 ms) many times over.
+  // One job per pool: beta's scheduler runs in the other RM process of the split layout.
   c.submit(job("dave-1", "dave", "normal", 1024, 4));
-  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "dave-1") == 4; }, deadline));
+  c.submit(job("erin-1", "erin", "beta-normal", 2048, 2));
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) { return ts::active_shares(s, "dave-1") == 4 && ts::active_shares(s, "erin-1") == 2; },
+      deadline));
   const double scheduled_ms = std::chrono::duration<double, std::milli>(steady::now() - killed_at).count();
   const auto after_kill = read_counts(bus);
   rounds_for(c, 3s);
@@ -241,4 +260,8 @@ TEST_CASE("two forwarders (rmbus's own and an rmbus-proxy): copies dropped, the 
 
 TEST_CASE("two rmbus-proxy forwarders: copies dropped, the first SIGKILLed, the cluster carries on through the second") {
   carries_on_when_one_forwarder_dies(forwarders::two_proxies, 0);
+}
+
+TEST_CASE("two forwarders with the RM split over two processes: pool beta's scheduler in the other process carries on") {
+  carries_on_when_one_forwarder_dies(forwarders::split_own_and_proxy, 1);
 }
