@@ -23,6 +23,7 @@
 #include "actors/round_watch.hpp"
 #include "bus/bridge.hpp"
 #include "bus/curve.hpp"
+#include "bus/endpoint_list.hpp"
 #include "bus/forwarder.hpp"
 #include "bus/zap_handler.hpp"
 #include "messages/admin.hpp"
@@ -638,8 +639,10 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   m.sys.emplace(with_threads(m.caf_cfg, std::max(1, m.opt.threads)));
   if (m.opt.embedded_forwarder) {
     bus::forwarder_options fo;
-    fo.pub_endpoint = rt.bus_pub;
-    fo.sub_endpoint = rt.bus_sub;
+    // With several forwarders listed, the first of each list is this process's own (bound here); the bridge
+    // below connects to every one, its own included (docs/bus.md, "Several forwarders").
+    fo.pub_endpoint = bus::split_endpoints(rt.bus_pub).front();
+    fo.sub_endpoint = bus::split_endpoints(rt.bus_sub).front();
     if (m.curve) fo.curve = m.curve->own;
     fo.shed = bus::repeat_shedding{std::string{messages::topics::heartbeat},
                                    [](std::string_view body) { return messages::peek_heartbeat_node(body); },

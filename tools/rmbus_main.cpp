@@ -1,7 +1,7 @@
 // rmbus: the resource manager. Runs every actor and the embedded bus forwarder by default, or the roles
 // given with --roles (the rest of the RM then runs in other processes on the same bus).
 //
-//   rmbus [--config FILE | --ducc FILE] [--bus-pub EP] [--bus-sub EP] [--no-forwarder] [--admin EP]
+//   rmbus [--config FILE | --ducc FILE] [--bus-pub EP[,EP...]] [--bus-sub EP[,EP...]] [--no-forwarder] [--admin EP]
 //         [--metrics HOST:PORT|off] [--roles LIST] [--log-level LEVEL] [--check-config]
 //         [--threads N] [--heartbeat-min-gap-ms MS] [--key FILE] [--server-key FILE]
 //         [--inject-fault throw:POOL:CYCLES|hang:POOL:CYCLES  (tests only)]
@@ -113,8 +113,12 @@ int main(int argc, char** argv) {
   app.add_option("--ducc", ducc, "DUCC ducc.properties (class file and nodefiles relative to its folder)")
       ->check(CLI::ExistingFile)
       ->excludes(native_opt);
-  app.add_option("--bus-pub", o.bus_pub, "forwarder side publishers connect to (default tcp://127.0.0.1:5560)");
-  app.add_option("--bus-sub", o.bus_sub, "forwarder side subscribers connect to (default tcp://127.0.0.1:5561)");
+  app.add_option("--bus-pub", o.bus_pub,
+                 "forwarder side publishers connect to (default tcp://127.0.0.1:5560); several forwarders: "
+                 "EP,EP,... (the first is the embedded forwarder's own)");
+  app.add_option("--bus-sub", o.bus_sub,
+                 "forwarder side subscribers connect to (default tcp://127.0.0.1:5561); several forwarders: "
+                 "EP,EP,... (the first is the embedded forwarder's own)");
   app.add_flag("--no-forwarder", no_forwarder, "connect to an existing forwarder (e.g. rmbus-proxy) instead of binding one");
   app.add_option("--admin", o.admin, "admin REQ/REP endpoint bound here (default tcp://127.0.0.1:5562)");
   app.add_option("--metrics", o.metrics,

@@ -32,6 +32,11 @@ struct fake_cluster::impl {
   std::vector<messages::rm_cycle> cycle_reports;
   std::uint64_t states = 0;
   std::uint64_t node_reports = 0;
+  // Every (src, seq) of rm.state handed to the handler, to count one handed on twice (bounded: tests run
+  // thousands of rounds at most).
+  std::set<std::pair<std::string, std::uint64_t>> state_envelopes;
+  std::uint64_t states_repeated = 0;
+  std::atomic<std::uint64_t> heartbeats_sent{0};
   std::int64_t clock_ms = 1'000'000;  // submission times: deterministic and increasing
   std::function<void(const messages::rm_state&)> state_observer;
   bool holding = false;
@@ -108,6 +113,7 @@ struct fake_cluster::impl {
         for (const auto& [id, w] : work) wm.work.push_back(w);
       }
       for (const auto& hb : beats) pub.publish(messages::topics::heartbeat, hb);
+      heartbeats_sent += beats.size();
       if (!maps_paused.load()) pub.publish(messages::topics::workmap, wm);
       next += opt.period;
       std::unique_lock<std::mutex> lock(mu);
@@ -132,6 +138,7 @@ void fake_cluster::start() {
   h.on_message = [&m](bus::bus_message&& msg) {
     std::lock_guard<std::mutex> lock(m.mu);
     if (msg.topic == messages::topics::rm_state) {
+      if (!m.state_envelopes.emplace(msg.env.src, msg.env.seq).second) ++m.states_repeated;
       auto s = messages::decode_rm_state(msg.topic, msg.body);
       if (!s) return;
       m.follow(s.value());
@@ -195,7 +202,8 @@ void fake_cluster::stop() {
     m.cv.notify_all();
   }
   if (m.driver.joinable()) m.driver.join();
-  if (m.sub) m.sub->stop();
+  if (m.sub) m.sub->stop();  // not under mu: the subscriber's handler takes it
+  std::lock_guard<std::mutex> lock(m.mu);  // bus_stats() reads sub under mu
   m.sub.reset();
 }
 
@@ -283,6 +291,18 @@ std::vector<messages::rm_event> fake_cluster::events() const {
 std::vector<messages::rm_cycle> fake_cluster::cycles() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->cycle_reports;
+}
+
+std::uint64_t fake_cluster::heartbeats_sent() const { return impl_->heartbeats_sent.load(); }
+
+std::uint64_t fake_cluster::states_repeated() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->states_repeated;
+}
+
+bus::subscriber_stats fake_cluster::bus_stats() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);  // sub is set and reset under start/stop only
+  return impl_->sub ? impl_->sub->stats() : bus::subscriber_stats{};
 }
 
 std::uint64_t fake_cluster::states_seen() const {

@@ -62,6 +62,8 @@ struct options {
   std::optional<load_keys> keys;  // --curve
   bool accounting = false;        // --accounting: [accounting] on, records in the work folder
   bool health = false;            // --health: [health] on
+  int forwarders = 1;             // --forwarders: the RM's own and forwarders - 1 rmbus-proxy processes
+  std::string proxy;              // the rmbus-proxy executable, next to rmbus
 };
 
 load_keys make_keys(const std::string& work_dir) {
@@ -125,10 +127,24 @@ std::optional<double> scrape(int port, const std::string& name) {
 // The RM processes of one layout, their endpoints and logs.
 struct rm_layout {
   int pub = free_port(), sub = free_port(), admin = free_port(), metrics = free_port();
+  // --forwarders N: N - 1 rmbus-proxy processes besides the RM's embedded forwarder, and every client (the
+  // RM's processes included) connected to all N (docs/bus.md, "Several forwarders").
+  std::vector<std::pair<int, int>> proxy_ports;  // (pub, sub) of each rmbus-proxy
+  std::vector<std::unique_ptr<rm_process>> proxies;  // not in sample(): what the RM costs is measured
   std::optional<bus::curve_client> curve;  // rmbus-load's client keys, with --curve
   std::vector<std::unique_ptr<rm_process>> procs;
-  bus_access pub_side() const { return {tcp(pub), curve}; }
-  bus_access sub_side() const { return {tcp(sub), curve}; }
+  std::string pub_list() const {
+    auto list = tcp(pub);
+    for (const auto& p : proxy_ports) list += "," + tcp(p.first);
+    return list;
+  }
+  std::string sub_list() const {
+    auto list = tcp(sub);
+    for (const auto& p : proxy_ports) list += "," + tcp(p.second);
+    return list;
+  }
+  bus_access pub_side() const { return {pub_list(), curve}; }
+  bus_access sub_side() const { return {sub_list(), curve}; }
   proc_sample sample() const {
     proc_sample all;
     for (const auto& p : procs) {
@@ -184,12 +200,22 @@ rm_layout start(const options& o, const std::string& config, const std::string& 
     // The intake phase offers each node's heartbeat every few milliseconds (10,000 nodes in turn at up to
     // 600,000 a second): the forwarder would shed those repeats (docs/bus.md "Shedding repeats"), and the phase
     // measures what the RM's intake absorbs, so shedding is off.
-    std::vector<std::string> a{"--config", config, "--bus-pub", tcp(l.pub), "--bus-sub", tcp(l.sub),
+    std::vector<std::string> a{"--config", config, "--bus-pub", l.pub_list(), "--bus-sub", l.sub_list(),
                                "--heartbeat-min-gap-ms", "0"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
   const auto log = o.work_dir + "/rmbus-" + how;
+  for (int i = 1; i < o.forwarders; ++i) {
+    l.proxy_ports.emplace_back(free_port(), free_port());
+    std::vector<std::string> a{"--bus-pub", tcp(l.proxy_ports.back().first), "--bus-sub",
+                               tcp(l.proxy_ports.back().second), "--heartbeat-min-gap-ms", "0", "--log-level", "warn"};
+    if (keys) {  // the forwarders of one bus serve with one key pair (docs/bus.md, "Several forwarders")
+      for (const auto& k : {"--key", keys->rm_key.c_str(), "--keys", keys->keys.c_str()}) a.emplace_back(k);
+    }
+    l.proxies.push_back(
+        std::make_unique<rm_process>(o.proxy, a, o.work_dir + "/rmbus-proxy-" + how + "-" + std::to_string(i) + ".log"));
+  }
   if (how == "split") {
     l.procs.push_back(std::make_unique<rm_process>(
         o.rmbus, base({"--roles", "intake,eviction", "--metrics", "127.0.0.1:" + std::to_string(l.metrics)}), log + "-1.log"));
@@ -427,6 +453,11 @@ int main(int argc, char** argv) {
   app.add_flag("--curve", curve, "CURVE on the bus: fresh keys in the work folder, [security] in every configuration");
   app.add_flag("--accounting", o.accounting, "job accounting on in every configuration (what Maui's JobChecker costs)");
   app.add_flag("--health", o.health, "the health report on in every configuration");
+  app.add_option("--forwarders", o.forwarders,
+                 "bus forwarders: the RM's embedded one and N - 1 rmbus-proxy processes (next to rmbus); every "
+                 "client connects to all, so each message travels through each and receivers drop the copies")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4));
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured, also into a file
   o.phases.clear();
@@ -449,6 +480,12 @@ int main(int argc, char** argv) {
     std::cerr << "rmbus-load: no rmbus executable at " << o.rmbus << " (give --rmbus)\n";
     return 2;
   }
+  o.proxy = (std::filesystem::path(o.rmbus).parent_path() / "rmbus-proxy").string();
+  if (o.forwarders > 1 && !std::filesystem::exists(o.proxy)) {
+    std::cerr << "rmbus-load: --forwarders " << o.forwarders << " needs rmbus-proxy next to rmbus, at " << o.proxy
+              << "\n";
+    return 2;
+  }
   if (o.work_dir.empty()) {
     char tmpl[] = "/tmp/rmbus-load.XXXXXX";
     o.work_dir = ::mkdtemp(tmpl);
@@ -468,9 +505,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s%s%s%s; logs in %s\n", o.nodes, o.jobs, o.users,
-              o.rmbus.c_str(), o.keys ? " with CURVE" : "", o.accounting ? " with accounting" : "",
-              o.health ? " with the health report" : "", o.work_dir.c_str());
+  std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s%s%s%s; %d forwarder(s); logs in %s\n", o.nodes,
+              o.jobs, o.users, o.rmbus.c_str(), o.keys ? " with CURVE" : "", o.accounting ? " with accounting" : "",
+              o.health ? " with the health report" : "", o.forwarders, o.work_dir.c_str());
   zmq::context_t ctx;
   std::vector<run_figures> runs;
   try {
