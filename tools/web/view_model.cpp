@@ -391,7 +391,7 @@ std::string view_model::snapshot_json(const snapshot_context& ctx) const {
       for (const auto& u : c.users) {
         w.begin_object();
         write_row(w, u.row);
-        w.key("jobs").begin_array();
+        w.key("job_indexes").begin_array();
         for (auto j : u.jobs) w.value(static_cast<std::uint64_t>(j));
         w.end_array().end_object();
       }

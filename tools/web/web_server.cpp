@@ -64,7 +64,8 @@ web_server::web_server(web_server_options options, snapshot_hub& hub, explain_fn
 
   auto security = [](httplib::Response& res) {
     // Everything the page needs comes from here; nothing may load from elsewhere, and nothing frames it.
-    res.set_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'");
+    // Inline style attributes are allowed (bar widths, user colours); scripts only from app.js.
+    res.set_header("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'");
     res.set_header("X-Content-Type-Options", "nosniff");
     res.set_header("Cache-Control", "no-store");
   };

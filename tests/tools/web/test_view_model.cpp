@@ -202,7 +202,8 @@ TEST_CASE("view_model: pools list classes, then users, then jobs, with awarded, 
   REQUIRE(normal["users"].size() == 2);
   const auto ann = normal["users"][0];
   CHECK(ann["name"] == "ann");
-  CHECK(ann["jobs"] == json::parse("[0,2]"));  // j-ann2 then j-ann: list order
+  CHECK(ann["jobs"] == 2);
+  CHECK(ann["job_indexes"] == json::parse("[0,2]"));  // j-ann2 then j-ann: list order
   // ann: given 2 < min(9, 6).
   CHECK(ann["below"] == true);
   CHECK(ann["reason"] == "Waiting for preemptions.");

@@ -47,6 +47,7 @@ function fmtAge(ms) {
   if (m < 60) return m + 'm' + Math.floor((ms % 60000) / 1000) + 's';
   return Math.floor(m / 60) + 'h' + (m % 60) + 'm';
 }
+function fmtPeriod(ms) { return ms < 10000 ? ms + ' ms' : fmtAge(ms); }
 function fmtMB(mb) { return mb >= 1024 ? (mb / 1024).toFixed(mb % 1024 ? 1 : 0) + ' GB' : mb + ' MB'; }
 function fmtTime(ms) { return new Date(ms).toLocaleTimeString(); }
 function pct(n, d) { return d > 0 ? Math.round((100 * n) / d) : 0; }
@@ -56,10 +57,12 @@ const userColours = new Map();
 function userColour(user) {
   let c = userColours.get(user);
   if (c) return c;
+  // FNV-1a, then a finaliser that spreads short, similar names (ann, cho, dee) over the whole circle.
   let h = 2166136261;
   for (let i = 0; i < user.length; i++) h = Math.imul(h ^ user.charCodeAt(i), 16777619);
+  h ^= h >>> 16; h = Math.imul(h, 0x85ebca6b); h ^= h >>> 13; h = Math.imul(h, 0xc2b2ae35); h ^= h >>> 16;
   const hue = (h >>> 0) % 360;
-  const light = 45 + ((h >>> 9) % 3) * 8;
+  const light = 42 + ((h >>> 9) % 3) * 9;
   c = 'hsl(' + hue + ',62%,' + light + '%)';
   userColours.set(user, c);
   return c;
@@ -169,7 +172,7 @@ function renderHeader() {
   $('stale').hidden = !h.stale;
   $('hdr-cycle').textContent = h.cycle == null ? 'no rm.state yet' : 'cycle ' + h.cycle;
   $('hdr-age').textContent = h.state_age_ms == null ? '' : 'rm.state ' + fmtAge(h.state_age_ms) + ' ago' +
-    (h.round_interval_ms != null ? ' (rounds every ' + fmtAge(h.round_interval_ms) + ')' : '');
+    (h.round_interval_ms != null ? ' (rounds every ' + fmtPeriod(h.round_interval_ms) + ')' : '');
   let ha = '';
   if (h.ha) {
     ha = 'HA ' + (h.ha.state || '?');
@@ -221,7 +224,7 @@ function renderOverview() {
         html += overviewRow('user', uk, '<span class="tw" data-toggle="' + esc(uk) + '">' + (uopen ? '▾' : '▸') +
           '</span>' + esc(u.name || '-'), u);
         if (!uopen) continue;
-        for (const ji of u.jobs) {
+        for (const ji of u.job_indexes) {
           const j = s.jobs[ji];
           const r = {jobs: 1, active: j[J.active], given: j[J.given], demand: j[J.demand], fair_share: j[J.fair],
             below: j[J.given] < Math.min(j[J.demand], j[J.fair])};
@@ -270,8 +273,8 @@ const machineTable = new VirtualTable($('m-table'), [
   {key: 'used', title: 'used', width: '60px', num: true, sort: (n) => n[N.quanta] - n[N.free],
     cell: (n) => n[N.quanta] - n[N.free]},
   {key: N.free, title: 'free', width: '60px', num: true, cell: (n) => n[N.free]},
-  {key: N.quanta, title: 'quanta', width: '60px', num: true, cell: (n) => n[N.quanta]},
-  {key: N.missed, title: 'missed', width: '60px', num: true, cell: (n) => n[N.missed]},
+  {key: N.quanta, title: 'quanta', width: '70px', num: true, cell: (n) => n[N.quanta]},
+  {key: N.missed, title: 'missed', width: '70px', num: true, cell: (n) => n[N.missed]},
   {key: 'shares', title: 'shares (coloured by user)', width: 'minmax(200px,3fr)', sort: (n) => n[N.shares].length,
     cell: shareBar},
 ], {rowKey: (n) => n[N.node], selectedKey: () => S.node, sortCol: N.node,
@@ -393,13 +396,13 @@ const jobTable = new VirtualTable($('j-table'), [
   {key: J.cls, title: 'class', width: 'minmax(70px,.8fr)', cell: (j) => esc(j[J.cls])},
   {key: J.pool, title: 'pool', width: 'minmax(70px,.8fr)', cell: (j) => esc(j[J.pool])},
   {key: J.status, title: 'status', width: '80px', cell: (j) => '<span class="st-' + j[J.status] + '">' + j[J.status] + '</span>'},
-  {key: J.mb, title: 'MB/proc', width: '70px', num: true, cell: (j) => j[J.mb]},
-  {key: J.active, title: 'active', width: '55px', num: true, cell: (j) => j[J.active]},
-  {key: J.leaving, title: 'leaving', width: '55px', num: true, cell: (j) => j[J.leaving]},
-  {key: J.given, title: 'awarded', width: '65px', num: true, cell: (j) => j[J.given]},
-  {key: J.demand, title: 'demand', width: '60px', num: true, cell: (j) => j[J.demand]},
+  {key: J.mb, title: 'MB/proc', width: '78px', num: true, cell: (j) => j[J.mb]},
+  {key: J.active, title: 'active', width: '62px', num: true, cell: (j) => j[J.active]},
+  {key: J.leaving, title: 'leaving', width: '66px', num: true, cell: (j) => j[J.leaving]},
+  {key: J.given, title: 'awarded', width: '76px', num: true, cell: (j) => j[J.given]},
+  {key: J.demand, title: 'demand', width: '72px', num: true, cell: (j) => j[J.demand]},
   {key: J.fair, title: 'fair', width: '50px', num: true, cell: (j) => j[J.fair]},
-  {key: J.preempted, title: 'preempted', width: '75px', num: true, cell: (j) => j[J.preempted]},
+  {key: J.preempted, title: 'preempted', width: '90px', num: true, cell: (j) => j[J.preempted]},
   {key: J.reason, title: 'reason', width: 'minmax(150px,3fr)', cell: (j) => esc(j[J.reason])},
 ], {rowKey: (j) => j[J.id], selectedKey: () => S.job, onSort: () => renderJobs(),
   onSelect: (j) => openJob(j[J.id], false)});
@@ -559,7 +562,7 @@ function renderHealth() {
   let html = '<div class="cards">';
   html += card('last round', h.cycle == null ? '-' : 'cycle ' + h.cycle, h.state_age_ms == null ? 'no rm.state yet' :
     'rm.state ' + fmtAge(h.state_age_ms) + ' ago', false);
-  html += card('round period', h.round_interval_ms == null ? '-' : fmtAge(h.round_interval_ms), 'time between the last two rm.state', false);
+  html += card('round period', h.round_interval_ms == null ? '-' : fmtPeriod(h.round_interval_ms), 'time between the last two rm.state', false);
   html += card('RM', h.stale ? '<span id="health-stale">STALE</span>' : 'publishing', h.stale ?
     'no rm.state for more than 3 round periods' : h.src || '', h.stale);
   html += card('HA', h.ha ? esc(h.ha.state || '?') : 'no rm.ha', h.ha ? 'epoch ' + (h.ha.epoch != null ? h.ha.epoch : '-') +
