@@ -229,6 +229,7 @@ void write_health(json_writer& w, const view_model& vm, const snapshot_context& 
   if (m.nodes()) w.member("nodes", static_cast<std::uint64_t>(m.nodes()->nodes.size()));
   w.member("reclaiming", m.reclaiming());
   w.member("endpoint", ctx.endpoint).member("admin", ctx.admin);
+  if (ctx.last_build_ms >= 0) w.member("last_build_ms", ctx.last_build_ms).member("last_bytes", ctx.last_bytes);
   w.key("ha");
   if (const auto& ha = vm.ha()) {
     w.begin_object();

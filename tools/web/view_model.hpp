@@ -91,6 +91,8 @@ struct snapshot_context {
   std::uint64_t seq = 0;    // the snapshot's number
   std::string endpoint;     // --bus-sub
   bool admin = false;       // explain is available (--admin given)
+  std::int64_t last_build_ms = -1;  // what the previous snapshot took to build (-1: none yet)
+  std::uint64_t last_bytes = 0;     // and its size
 };
 
 class view_model {

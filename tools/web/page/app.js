@@ -30,7 +30,7 @@ const S = {
   collapsed: new Set(),  // classes closed by the reader (classes start open)
   explain: {job: null, at: 0, body: null, error: null, pending: false},
   stats: {snapshots: 0, firstRenderMs: null, lastRenderMs: null, lastParseMs: null, lastUpdateMs: null,
-    lastSeq: 0, renderedAt: 0},
+    lastSeq: 0, renderedAt: 0, updates: [], renders: []},  // the last 50 of each, for the benchmark
 };
 window.rmbusWeb = S.stats;  // read by the browser tests and the benchmark
 
@@ -339,10 +339,21 @@ function drawViz(nodes) {
   }
   const height = y + boxH + gap;
   if (canvas.width !== width || canvas.height !== height) { canvas.width = width; canvas.height = height; }
+  vizBoxH = boxH;
+  paintViz();
+}
+
+// Paints only the rows of boxes scrolled into view (at 10,000 hosts the picture is several screens tall);
+// scrolling paints the rest as it comes into view.
+let vizBoxH = 26;
+function paintViz() {
+  const canvas = $('viz'), wrap = $('viz-wrap'), boxH = vizBoxH;
+  const top = wrap.scrollTop - boxH, bottom = wrap.scrollTop + wrap.clientHeight + boxH;
   const g = canvas.getContext('2d');
-  g.clearRect(0, 0, width, height);
+  g.clearRect(0, Math.max(0, top), canvas.width, bottom - Math.max(0, top));
   const jobs = S.snap.jobs;
   for (const [bx, by, w, n] of vizBoxes) {
+    if (by < top || by > bottom) continue;
     const q = Math.max(1, n[N.quanta]);
     g.fillStyle = '#ffffff';
     g.fillRect(bx, by, w, boxH);
@@ -366,7 +377,7 @@ function drawViz(nodes) {
 function vizHit(e) {
   const r = $('viz').getBoundingClientRect();
   const x = e.clientX - r.left, y = e.clientY - r.top;
-  return vizBoxes.find(([bx, by, w]) => x >= bx && x < bx + w && y >= by && y < by + 26);
+  return vizBoxes.find(([bx, by, w]) => x >= bx && x < bx + w && y >= by && y < by + vizBoxH);
 }
 $('viz').addEventListener('mousemove', (e) => {
   const hit = vizHit(e), tip = $('viz-tip');
@@ -379,6 +390,12 @@ $('viz').addEventListener('mousemove', (e) => {
   tip.style.top = (e.offsetY + 10) + 'px';
 });
 $('viz').addEventListener('mouseleave', () => { $('viz-tip').hidden = true; });
+let vizPaintQueued = false;
+$('viz-wrap').addEventListener('scroll', () => {
+  if (vizPaintQueued || !S.snap) return;
+  vizPaintQueued = true;
+  requestAnimationFrame(() => { vizPaintQueued = false; paintViz(); });
+});
 $('viz').addEventListener('click', (e) => {
   const hit = vizHit(e);
   if (!hit) return;
@@ -570,6 +587,9 @@ function renderHealth() {
   const b = h.bus;
   html += card('bus (this monitor)', b.received + ' messages', b.gaps + ' gaps (' + b.missing + ' missing), ' + b.restarts +
     ' restarts, ' + b.bad_messages + ' bad', b.bad_messages > 0);
+  if (h.last_build_ms != null)
+    html += card('this page\'s data', (h.last_bytes / 1e6).toFixed(2) + ' MB', 'a snapshot takes ' + h.last_build_ms +
+      ' ms to build in rmbus-web', false);
   html += '</div><h3>Last round per pool</h3><table class="plain"><tr><th>pool</th><th>cycle</th><th>jobs</th>' +
     '<th>nodes</th><th>given</th><th>preempted</th><th>evicted</th><th>How Much µs</th><th>What Of µs</th>' +
     '<th>preempt µs</th><th>defrag µs</th><th>round time</th><th>age</th><th></th></tr>';
@@ -631,11 +651,20 @@ function onSnapshot(ev) {
   st.lastSeq = snap.seq;
   st.lastParseMs = t1 - t0;
   st.lastRenderMs = t2 - t0;
+  st.renders.push([S.tab, t2 - t0]);
+  if (st.renders.length > 50) st.renders.shift();
   // From the rm.state's arrival at rmbus-web to this page drawn: its age when the snapshot was built, plus the
   // time since then (the server's and this browser's clocks are the same machine's in the benchmark).
   requestAnimationFrame(() => {
     st.renderedAt = Date.now();
-    if (snap.health.state_age_ms != null) st.lastUpdateMs = snap.health.state_age_ms + (Date.now() - snap.health.now_ms);
+    // Only a snapshot that brings a new round times an update (others were built for rm.nodes or events).
+    const fresh = snap.health.cycle != null && snap.health.cycle !== st.lastCycle;
+    st.lastCycle = snap.health.cycle;
+    if (fresh && snap.health.state_age_ms != null) {
+      st.lastUpdateMs = snap.health.state_age_ms + (Date.now() - snap.health.now_ms);
+      st.updates.push([S.tab, st.lastUpdateMs]);
+      if (st.updates.length > 50) st.updates.shift();
+    }
     if (st.firstRenderMs == null && snap.health.cycle != null) st.firstRenderMs = performance.now();
   });
 }
