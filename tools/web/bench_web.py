@@ -102,7 +102,7 @@ def main():
         procs.append(web)
         url = read_line(web, "rmbus-web: serving", 30).split()[2]
         health, size = wait_for("rmbus-web has a round of %d nodes" % a.nodes, 300,
-                                lambda: (lambda h: h if h[0] and h[0].get("cycle") is not None and
+                                lambda: (lambda h: h if h[0] and h[0].get("round_interval_ms") is not None and
                                          h[0].get("nodes", 0) >= a.nodes else None)(snapshot_health(url)))
         print("cluster: %d nodes, %d jobs in rm.state; rounds every %s ms; snapshot %.1f MB" %
               (health["nodes"], health["jobs"], health["round_interval_ms"], size / 1e6), flush=True)
