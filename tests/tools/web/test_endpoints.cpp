@@ -65,6 +65,14 @@ TEST_CASE("discover_endpoints: a broken configuration is refused with its file a
   }
 }
 
+TEST_CASE("discover_endpoints: a DUCC ducc.properties (which names no bus) gives rmbus's defaults", "[web][endpoints]") {
+  // DUCC's files have no keys for rmbus's bus: rmbus binds its defaults, and so they are found.
+  const auto found = discover_endpoints("", RMBUS_SOURCE_DIR "/tests/config/data/shipped/ducc.properties");
+  CHECK(found.bus_sub == "tcp://127.0.0.1:5561");
+  CHECK(found.admin == "tcp://127.0.0.1:5562");
+  CHECK_FALSE(found.curve);
+}
+
 TEST_CASE("parse_listen: HOST:PORT, IPv6 in brackets, and clear errors", "[web][endpoints]") {
   const auto a = parse_listen("127.0.0.1:8080");
   CHECK(a.host == "127.0.0.1");
