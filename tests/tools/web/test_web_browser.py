@@ -95,9 +95,11 @@ def check(cond, what):
 
 def wait(driver, timeout_s, cond, what):
     try:
-        return WebDriverWait(driver, timeout_s, poll_frequency=0.2).until(lambda d: cond(d))
+        got = WebDriverWait(driver, timeout_s, poll_frequency=0.2).until(lambda d: cond(d))
     except TimeoutException:
         raise Fail("within %d s: %s" % (timeout_s, what))
+    print("ok:", what, flush=True)
+    return got
 
 
 def text_of(driver, element_id):
