@@ -19,10 +19,6 @@ using messages::job_status;
 using messages::node_state;
 using messages::share_status;
 
-std::uint64_t add_capped(std::uint64_t a, std::uint64_t b) {
-  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max() : a + b;
-}
-
 // One letter per share status in the snapshot: the Machines view draws thousands of them.
 char status_letter(share_status s) {
   switch (s) {
@@ -38,12 +34,16 @@ char status_letter(share_status s) {
   return '?';
 }
 
+using top::add_capped;
+
 void add_job(overview_row& r, const top::job_row& j) {
-  ++r.jobs;
-  r.active = add_capped(r.active, j.active);
-  r.given = add_capped(r.given, j.given);
-  r.demand = add_capped(r.demand, j.demand);
-  r.fair_share = add_capped(r.fair_share, j.fair_share);
+  top::user_summary one;
+  one.jobs = 1;
+  one.active = j.active;
+  one.given = j.given;
+  one.demand = j.demand;
+  one.fair_share = j.fair_share;
+  top::add_sums(r.sums, one);
   // Why it is below: the first job (in list order: pending first) that waits or is itself short.
   const bool short_of_share = j.given < std::min(j.demand, j.fair_share);
   if (r.reason.empty() && !j.reason.empty() && (j.status != job_status::scheduled || short_of_share))
@@ -51,23 +51,21 @@ void add_job(overview_row& r, const top::job_row& j) {
 }
 
 void add_row(overview_row& total, const overview_row& r) {
-  total.jobs = add_capped(total.jobs, r.jobs);
-  total.active = add_capped(total.active, r.active);
-  total.given = add_capped(total.given, r.given);
-  total.demand = add_capped(total.demand, r.demand);
-  total.fair_share = add_capped(total.fair_share, r.fair_share);
+  top::add_sums(total.sums, r.sums);
   if (total.reason.empty()) total.reason = r.reason;
 }
 
 void write_row(json_writer& w, const overview_row& r) {
+  const auto& s = r.sums;
+  const bool below = s.below_fair_share();
   w.member("name", r.name)
-      .member("jobs", r.jobs)
-      .member("active", r.active)
-      .member("given", r.given)
-      .member("demand", r.demand)
-      .member("fair_share", r.fair_share)
-      .member("below", r.below_fair_share())
-      .member("reason", r.below_fair_share() ? r.reason : std::string{});
+      .member("jobs", s.jobs)
+      .member("active", s.active)
+      .member("given", s.given)
+      .member("demand", s.demand)
+      .member("fair_share", s.fair_share)
+      .member("below", below)
+      .member("reason", below ? r.reason : std::string{});
 }
 
 }  // namespace
@@ -86,8 +84,6 @@ web_message decode_web(std::string_view topic, std::string_view body, const mess
   if (!b) return top::monitored_message{b.error()};
   return std::move(b).value();
 }
-
-bool overview_row::below_fair_share() const { return given < std::min(demand, fair_share); }
 
 view_model::view_model(web_limits limits) : limits_(limits), monitor_(limits.monitor) {
   limits_.max_rounds_per_pool = std::max<std::size_t>(1, limits_.max_rounds_per_pool);

@@ -53,17 +53,12 @@ struct pool_rates {
   millis span_ms = 0;
 };
 
-// One row of the Overview at the user or class level: sums over jobs, counts in processes.
+// One row of the Overview at the user or class level: rmbus-top's sums over jobs (counts in processes; given
+// is the awarded How Much count; below_fair_share() its rule; quanta are not summed here), and why it is
+// below: the first reason (by job order) among its jobs that wait or are themselves short.
 struct overview_row {
   std::string name;
-  std::uint64_t jobs = 0;
-  std::uint64_t active = 0;      // shares running or new
-  std::uint64_t given = 0;       // awarded: the How Much count
-  std::uint64_t demand = 0;
-  std::uint64_t fair_share = 0;
-  // given < min(demand, fair_share), as rmbus-top's "below fair share".
-  bool below_fair_share() const;
-  // The first reason (by job order) among the jobs below their own fair share, or pending: why it is below.
+  top::user_summary sums;
   std::string reason;
 };
 
