@@ -6,6 +6,7 @@ background networking, component updates or sync, because on a machine without a
 keeps trying to reach Google's services and misbehaves; a fresh profile every time, so no run sees another's
 state.
 """
+import os
 import shutil
 import tempfile
 
@@ -18,6 +19,10 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 
 def start_chromium(width=1400, height=1000):
     """A headless Chromium under WebDriver; call stop_chromium(driver) when done."""
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not os.access(path, os.X_OK):
+            raise RuntimeError("%s is missing: install Debian's chromium and chromium-driver "
+                               "(tools/install-deps.sh)" % path)
     profile = tempfile.mkdtemp(prefix="rmbus-web-chromium-")
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
