@@ -5,15 +5,14 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <httplib.h>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "bus/curve.hpp"
 #include "tests/e2e/curve_helpers.hpp"
 #include "tests/e2e/rm_fixture.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/fake_cluster.hpp"
+#include "tests/tools/web/web_process.hpp"
 
 using namespace std::chrono_literals;
 namespace ts = rmbus::test_support;
@@ -25,47 +24,22 @@ using rmbus::e2e::read_all;
 
 namespace {
 
-// rmbus-web with `args` on a free port; the port from its first line on stdout.
-struct web_process {
-  std::string log;
-  std::unique_ptr<ts::child_process> proc;
-  int port = 0;
+// rmbus-web with `args`, its log in the test's folder.
+std::unique_ptr<ts::web_process> start_web(const std::string& dir, const std::string& name,
+                                           std::vector<std::string> args) {
+  args.insert(args.end(), {"--admin-timeout-ms", "5000"});
+  return std::make_unique<ts::web_process>(dir + "/" + name + ".log", std::move(args));
+}
 
-  web_process(const std::string& dir, const std::string& name, std::vector<std::string> args) : log(dir + "/" + name + ".log") {
-    args.insert(args.end(), {"--listen", "127.0.0.1:0", "--admin-timeout-ms", "5000"});
-    proc = std::make_unique<ts::child_process>(RMBUS_WEB_BIN, args, log);
-    const std::regex serving{"rmbus-web: serving http://127\\.0\\.0\\.1:(\\d+)/"};
-    REQUIRE(eventually(
-        [&] {
-          std::smatch m;
-          const auto text = read_all(log);
-          if (!std::regex_search(text, m, serving)) return false;
-          port = std::stoi(m[1]);
-          return true;
-        },
-        20s));
-  }
-  ~web_process() {
-    proc->signal(SIGTERM);
-    proc->wait(10s);
-  }
-  // The body of GET `path` with its status, or status 0 when nothing answered.
-  std::pair<int, std::string> get(const std::string& path) const {
-    httplib::Client c{"127.0.0.1", port};
-    c.set_read_timeout(15, 0);
-    const auto r = c.Get(path.c_str());
-    return r ? std::pair{r->status, r->body} : std::pair{0, std::string{}};
-  }
-  // The snapshot lists job `id` with at least one active share.
-  bool sees_running(const std::string& id) const {
-    const auto [status, body] = get("/api/snapshot");
-    if (status != 200) return false;
-    const auto snap = json::parse(body);  // kept: a range-for over a temporary's member would dangle
-    for (const auto& j : snap["jobs"])
-      if (j[0] == id && j[6].get<int>() > 0) return true;
-    return false;
-  }
-};
+// The snapshot lists job `id` with at least one active share.
+bool sees_running(const ts::web_process& web, const std::string& id) {
+  const auto [status, body] = web.get("/api/snapshot");
+  if (status != 200) return false;
+  const auto snap = json::parse(body);  // kept: a range-for over a temporary's member would dangle
+  for (const auto& j : snap["jobs"])
+    if (j[0] == id && j[6].get<int>() > 0) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -101,12 +75,12 @@ TEST_CASE("rmbus-web on a CURVE bus: the schedule with a monitor key, explain on
   REQUIRE(cluster.wait_state([](const auto& s) { return ts::active_shares(s, "j1") > 0; }, 90s));
 
   SECTION("a monitor and admin key: the schedule, and explain answered by the RM") {
-    web_process web{dir, "web", {"--bus-sub", sub, "--admin", admin, "--key", dir + "/web.key", "--server-key",
-                                 dir + "/rmbus.pub"}};
-    const bool seen = eventually([&] { return web.sees_running("j1"); }, 30s);
-    INFO(web.get("/api/snapshot").second.substr(0, 3000));
+    const auto web = start_web(dir, "web", {"--bus-sub", sub, "--admin", admin, "--key", dir + "/web.key",
+                                            "--server-key", dir + "/rmbus.pub"});
+    const bool seen = eventually([&] { return sees_running(*web, "j1"); }, 30s);
+    INFO(web->get("/api/snapshot").second.substr(0, 3000));
     REQUIRE(seen);
-    const auto [status, body] = web.get("/api/explain?job=j1");
+    const auto [status, body] = web->get("/api/explain?job=j1");
     INFO(body);
     CHECK(status == 200);
     const auto e = json::parse(body);
@@ -116,23 +90,23 @@ TEST_CASE("rmbus-web on a CURVE bus: the schedule with a monitor key, explain on
   }
 
   SECTION("a monitor key alone: the schedule, and explain refused with the reason") {
-    web_process web{dir, "viewer", {"--bus-sub", sub, "--admin", admin, "--key", dir + "/viewer.key",
-                                    "--server-key", dir + "/rmbus.pub"}};
-    const bool seen = eventually([&] { return web.sees_running("j1"); }, 30s);
-    INFO(web.get("/api/snapshot").second.substr(0, 3000));
+    const auto web = start_web(dir, "viewer", {"--bus-sub", sub, "--admin", admin, "--key", dir + "/viewer.key",
+                                               "--server-key", dir + "/rmbus.pub"});
+    const bool seen = eventually([&] { return sees_running(*web, "j1"); }, 30s);
+    INFO(web->get("/api/snapshot").second.substr(0, 3000));
     REQUIRE(seen);
-    const auto [status, body] = web.get("/api/explain?job=j1");
+    const auto [status, body] = web->get("/api/explain?job=j1");
     INFO(body);
     CHECK(status == 502);
     CHECK(json::parse(body)["error"] == admin + " refused this key: it is not listed there with the admin role");
   }
 
   SECTION("no key on a CURVE bus: nothing arrives, and the page says it waits") {
-    web_process web{dir, "nokey", {"--bus-sub", sub}};
+    const auto web = start_web(dir, "nokey", {"--bus-sub", sub});
     // The forwarder refuses the handshake, so no round ever reaches it; a few of the RM's rounds pass meanwhile.
     const auto seen = cluster.states_seen();
     REQUIRE(eventually([&] { return cluster.states_seen() >= seen + 5; }, 30s));
-    const auto [status, body] = web.get("/api/snapshot");
+    const auto [status, body] = web->get("/api/snapshot");
     REQUIRE(status == 200);
     CHECK(json::parse(body)["health"]["cycle"].is_null());
   }

@@ -16,6 +16,7 @@
 #include "tests/e2e/file_waits.hpp"
 #include "tests/support/child_process.hpp"
 #include "tests/support/fake_rm.hpp"
+#include "tests/tools/web/web_process.hpp"
 
 namespace msg = rmbus::messages;
 namespace ts = rmbus::test_support;
@@ -50,38 +51,17 @@ msg::rm_nodes nodes() {
   return n;
 }
 
-// rmbus-web started with `args` (plus --listen 127.0.0.1:0), and the port from its first line on stdout.
-struct web_process {
-  std::string log;
-  std::unique_ptr<ts::child_process> proc;
-  int port = 0;
-
-  explicit web_process(std::vector<std::string> args) {
-    log = "/tmp/rmbus-web-test-" + std::to_string(::getpid()) + "-" + std::to_string(ts::free_port()) + ".log";
-    args.insert(args.end(), {"--listen", "127.0.0.1:0", "--log-level", "info"});
-    proc = std::make_unique<ts::child_process>(RMBUS_WEB_BIN, args, log);
-    std::smatch m;
-    const std::regex serving{"rmbus-web: serving http://127\\.0\\.0\\.1:(\\d+)/"};
-    REQUIRE(rmbus::e2e::eventually(
-        [&] {
-          const auto text = rmbus::e2e::read_all(log);
-          if (!std::regex_search(text, m, serving)) return false;
-          port = std::stoi(m[1]);
-          return true;
-        },
-        std::chrono::seconds(20)));
-  }
-  ~web_process() {
-    proc->signal(SIGTERM);
-    proc->wait(std::chrono::seconds(10));
-    std::remove(log.c_str());
-  }
-  httplib::Client client() const {
-    httplib::Client c{"127.0.0.1", port};
-    c.set_connection_timeout(2, 0);
-    c.set_read_timeout(10, 0);
-    return c;
-  }
+// rmbus-web with `args` and its log in /tmp (removed at the end).
+struct web_under_test {
+  std::string log = "/tmp/rmbus-web-test-" + std::to_string(::getpid()) + "-" + std::to_string(ts::free_port()) + ".log";
+  ts::web_process proc;
+  explicit web_under_test(std::vector<std::string> args)
+      : proc(log, [&] {
+          args.insert(args.end(), {"--log-level", "info"});
+          return args;
+        }()) {}
+  ~web_under_test() { std::remove(log.c_str()); }
+  httplib::Client client() const { return proc.client(); }
 };
 
 }  // namespace
@@ -92,7 +72,7 @@ TEST_CASE("rmbus-web serves the page, the snapshot and the live stream of a fake
     pub.publish(topics::rm_nodes, nodes());
     pub.publish(topics::rm_events, msg::rm_event{"node_up", {{"node", "n1"}}});
   }};
-  web_process web{{"--bus-sub", rm.endpoint()}};
+  web_under_test web{{"--bus-sub", rm.endpoint()}};
   auto c = web.client();
 
   const auto page = c.Get("/");
@@ -138,7 +118,7 @@ TEST_CASE("rmbus-web serves the page, the snapshot and the live stream of a fake
 TEST_CASE("rmbus-web is read-only and refuses bad explain requests clearly", "[web][server]") {
   const auto silent = ts::loopback(ts::free_port());
   SECTION("without --admin, explain says how to turn it on") {
-    web_process web{{"--bus-sub", silent}};
+    web_under_test web{{"--bus-sub", silent}};
     auto c = web.client();
     const auto r = c.Get("/api/explain?job=j1");
     REQUIRE(r);
@@ -152,7 +132,7 @@ TEST_CASE("rmbus-web is read-only and refuses bad explain requests clearly", "[w
     CHECK(c.Get("/api/vary_off")->status == 404);
   }
   SECTION("a job id that is empty or not UTF-8 is refused before the RM is asked") {
-    web_process web{{"--bus-sub", silent, "--admin", ts::loopback(ts::free_port())}};
+    web_under_test web{{"--bus-sub", silent, "--admin", ts::loopback(ts::free_port())}};
     auto c = web.client();
     auto r = c.Get("/api/explain?job=");
     REQUIRE(r);
@@ -164,7 +144,7 @@ TEST_CASE("rmbus-web is read-only and refuses bad explain requests clearly", "[w
   }
   SECTION("an RM that does not answer gives 504 within the timeout, and the server keeps serving") {
     const auto admin = ts::loopback(ts::free_port());
-    web_process web{{"--bus-sub", silent, "--admin", admin, "--admin-timeout-ms", "300"}};
+    web_under_test web{{"--bus-sub", silent, "--admin", admin, "--admin-timeout-ms", "300"}};
     auto c = web.client();
     const auto r = c.Get("/api/explain?job=j1");
     REQUIRE(r);
