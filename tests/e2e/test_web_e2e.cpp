@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -47,6 +49,11 @@ TEST_CASE("rmbus-web on a CURVE bus: the schedule with a monitor key, explain on
   char tmpl[] = "/tmp/rmbus-web-e2e-XXXXXX";
   REQUIRE(::mkdtemp(tmpl) != nullptr);
   const std::string dir = tmpl;
+  // Removed at the end (after every process below has stopped: declared first, destroyed last).
+  struct remove_at_end {
+    std::string dir;
+    ~remove_at_end() { std::filesystem::remove_all(dir); }
+  } cleanup{dir};
   const std::string keys = dir + "/keys";
   keygen({"--out", dir + "/rmbus"});
   keygen({"--out", dir + "/cluster", "--roles", "agent,orchestrator", "--keys", keys});

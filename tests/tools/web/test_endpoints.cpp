@@ -19,11 +19,18 @@ std::string read(const std::string& path) {
   return s.str();
 }
 
-// A configuration file in a fresh folder: the shipped simulation configuration plus `extra`.
+// This process's folder for configuration files, removed when the tests end.
+struct scratch_folder {
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("rmbus-web-endpoints-" + std::to_string(::getpid()));
+  scratch_folder() { std::filesystem::create_directories(dir); }
+  ~scratch_folder() { std::filesystem::remove_all(dir); }
+};
+
+// A configuration file in that folder: the shipped simulation configuration plus `extra`.
 std::string config_file(const std::string& name, const std::string& extra) {
-  const auto dir = std::filesystem::temp_directory_path() / ("rmbus-web-endpoints-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const auto path = dir / name;
+  static scratch_folder scratch;
+  const auto path = scratch.dir / name;
   std::ofstream(path) << read(RMBUS_SOURCE_DIR "/tools/sim/rmbus-sim.toml") << extra;
   return path.string();
 }

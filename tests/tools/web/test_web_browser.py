@@ -13,6 +13,7 @@ is killed at the end. Exit status 0 when every check passed; the first failed ch
 """
 import argparse
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -152,6 +153,7 @@ def main():
         return p
 
     driver = None
+    passed = False
     try:
         rm = start([a.rmbus, "--config", os.path.join(a.source, "tools/sim/rmbus-sim.toml"), "--bus-pub",
                     "tcp://127.0.0.1:%d" % pub, "--bus-sub", "tcp://127.0.0.1:%d" % sub, "--admin",
@@ -278,6 +280,7 @@ def main():
         errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         check(not errors, "the browser console has no errors: %s" % errors[:3])
         print("all checks passed; screenshots in", a.artifacts)
+        passed = True
         return 0
     except Fail as f:
         print("FAILED:", f, flush=True)
@@ -302,6 +305,8 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        if passed:  # a failure keeps the logs (their last lines are printed above)
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
