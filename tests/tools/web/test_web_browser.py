@@ -140,6 +140,9 @@ def main():
     from chromium_driver import start_chromium, stop_chromium
 
     os.makedirs(a.artifacts, exist_ok=True)
+    for old in os.listdir(a.artifacts):  # screenshots of an earlier run, a failure's among them
+        if old.endswith(".png"):
+            os.remove(os.path.join(a.artifacts, old))
     work = tempfile.mkdtemp(prefix="rmbus-web-browser-")
     scenario = os.path.join(work, "web.toml")
     with open(scenario, "w") as f:
@@ -224,6 +227,7 @@ def main():
         selected = driver.execute_script(
             "return [...document.querySelectorAll('#j-table .vrow.selected')].map(e => e.dataset.key)")
         check(selected == ["ann-2"], "ann-2 is still selected")
+        driver.save_screenshot(os.path.join(a.artifacts, "jobs.png"))
 
         # The job table scrolled down stays where the reader left it.
         body = driver.find_element(By.CSS_SELECTOR, "#j-table .vbody")
