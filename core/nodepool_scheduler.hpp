@@ -110,8 +110,10 @@ class nodepool_scheduler {
   // later round withdraws it (preempt, evict), exactly as a share this scheduler granted itself; a running
   // share the map no longer lists has ended; a share being preempted or evicted stays until its process is
   // gone. Without this, quanta granted a moment before a replacement would be given away a second time.
-  // Shares of work the next map does not list (ended), or that this scheduler refuses, are dropped; a share
-  // on a machine not heard of yet registers the machine, sized by the quanta adopted there, until it reports.
+  // Shares of work the next map does not list (ended), or that this scheduler refuses, are dropped, and so
+  // are shares on a node that is no longer this pool's or that their class may not use (a reconfiguration
+  // moved it): recovery's rules decide for the processes the map shows there. A share on a machine not
+  // heard of yet registers the machine, sized by the quanta adopted there, until it reports.
   // Only the next apply_work adopts: what it does not take is forgotten.
   void adopt_published(published_schedule shares);
 

@@ -241,10 +241,22 @@ void nodepool_scheduler::adopt_shares_of(int ji) {
   if (it == adopted_.end()) return;
   // Work refused here now (its class is gone): what it runs is recovered from the map and handled as such.
   if (j.refused) return;
+  scheduler_config tree;
+  tree.nodepools = pool_defs_;
   for (const auto& s : it->second) {
     if (model_.share_index.count(s.id) != 0) continue;  // already known (listed twice)
     auto mit = model_.machine_index.find(s.node);
     int mi = mit == model_.machine_index.end() ? -1 : mit->second;
+    // A node that is no longer this pool's (moved by a reconfiguration) or not one its class may use: what
+    // runs there is recovered from the map and handled by recovery's rules (evicted where it may not stay).
+    if (mi < 0 && !pool_defs_.empty() && top_level_of(tree, find_nodepool(tree, s.node.str(), "")) != model_.top_pool)
+      continue;
+    if (mi >= 0) {
+      const auto& mc = model_.machines[static_cast<std::size_t>(mi)];
+      const int cp = model_.class_pool(j);
+      const bool fair = model_.policy_of(j) == policy::fair_share;
+      if (mc.foreign || (cp >= 0 && (fair ? !model_.in_subtree(mc.pool, cp) : mc.pool != cp))) continue;
+    }
     if (mi < 0) {
       // Not heard of yet: sized by what the adopted shares hold there, so nothing else fits until the
       // machine reports its real size.
