@@ -134,6 +134,8 @@ void publish_nodes(publication_actor* self) {
 // once when it will be.
 void nodes_changed(publication_actor* self) {
   auto& st = self->state;
+  // HA: a standby publishes nothing; it keeps its tables current and builds rm.nodes only once active.
+  if (st.env.ha && !st.env.ha->may_publish()) return;
   st.nodes_pending = true;
   if (st.nodes_timer_set) return;
   const auto interval = st.env.cfg->runtime.heartbeat_interval_ms;
@@ -350,6 +352,16 @@ caf::behavior publication(publication_actor* self, actor_env env) {
         if (st.nodes_pending) publish_nodes(self);
       },
       [self](atoms::reset, config_ptr cfg) { self->state.env.cfg = std::move(cfg); },
+      [self](atoms::ha_standby) {
+        // HA: stepped down. What this process decided as the active is void: a later takeover starts from the
+        // plans of its fresh schedulers, never from a deposed epoch's.
+        auto& st = self->state;
+        st.published = true;
+        st.answers.clear();
+        st.last_plan.clear();
+        st.leaving.clear();
+        st.refused_jobs.clear();
+      },
   };
 }
 

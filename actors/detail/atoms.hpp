@@ -28,5 +28,9 @@ using bad = caf::atom_constant<caf::atom("bad")>;            // bus thread -> ro
 using flush = caf::atom_constant<caf::atom("flush")>;        // intake: its batch window closed
 using nodes_due = caf::atom_constant<caf::atom("nodesdue")>;  // publication: rm.nodes may go out again
 using probe = caf::atom_constant<caf::atom("probe")>;        // health -> actor: its mailbox depth (uint64)
+using listen = caf::atom_constant<caf::atom("listen")>;      // (prefix, actor): RM outputs of OTHER processes
+using ha_active = caf::atom_constant<caf::atom("haactive")>;    // HA: this process became the active RM
+using ha_standby = caf::atom_constant<caf::atom("hastandby")>;  // HA: it stepped down (forget its decisions)
+using handover = caf::atom_constant<caf::atom("handover")>;     // admin -> HA actor: (target or "") -> text
 
 }  // namespace rmbus::actors::atoms
