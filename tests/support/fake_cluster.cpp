@@ -9,6 +9,7 @@
 
 #include "bus/publisher.hpp"
 #include "bus/subscriber.hpp"
+#include "messages/epoch_fence.hpp"
 #include "messages/heartbeat.hpp"
 #include "messages/topics.hpp"
 
@@ -32,6 +33,9 @@ struct fake_cluster::impl {
   std::vector<messages::rm_cycle> cycle_reports;
   std::uint64_t states = 0;
   std::uint64_t node_reports = 0;
+  messages::epoch_fence fence;
+  std::vector<acted_state> acted;
+  std::optional<messages::envelope> last_env;
   std::int64_t clock_ms = 1'000'000;  // submission times: deterministic and increasing
   std::function<void(const messages::rm_state&)> state_observer;
   std::unique_ptr<bus::subscriber> sub;
@@ -87,6 +91,7 @@ struct fake_cluster::impl {
           beats.push_back(hb);
         }
         for (const auto& [id, w] : work) wm.work.push_back(w);
+        wm.rm_epoch = fence.echo();  // absent while no epoch was ever seen (HA off)
       }
       for (const auto& hb : beats) pub.publish(messages::topics::heartbeat, hb);
       pub.publish(messages::topics::workmap, wm);
@@ -113,8 +118,16 @@ void fake_cluster::start() {
   h.on_message = [&m](bus::bus_message&& msg) {
     std::lock_guard<std::mutex> lock(m.mu);
     if (msg.topic == messages::topics::rm_state) {
-      auto s = messages::decode_rm_state(msg.topic, msg.body);
+      messages::envelope env;
+      auto s = messages::decode_rm_state(msg.topic, msg.body, {}, &env);
       if (!s) return;
+      // The fence: a schedule below the highest epoch accepted is from a deposed RM; never act on it.
+      if (!m.fence.accept(env.epoch)) {
+        m.cv.notify_all();
+        return;
+      }
+      if (m.acted.size() < 100000) m.acted.push_back({env.epoch.value_or(0), env.src, s.value().cycle});
+      m.last_env = env;
       m.follow(s.value());
       if (m.state_observer) m.state_observer(s.value());
       m.state = std::move(s.value());
@@ -214,6 +227,7 @@ messages::workmap fake_cluster::workmap() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   messages::workmap wm;
   for (const auto& [id, w] : impl_->work) wm.work.push_back(w);
+  wm.rm_epoch = impl_->fence.echo();
   return wm;
 }
 
@@ -240,6 +254,26 @@ std::vector<messages::rm_cycle> fake_cluster::cycles() const {
 std::uint64_t fake_cluster::states_seen() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->states;
+}
+
+std::optional<std::uint64_t> fake_cluster::accepted_epoch() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->fence.echo();
+}
+
+std::uint64_t fake_cluster::states_refused() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->fence.refused();
+}
+
+std::vector<fake_cluster::acted_state> fake_cluster::acted() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->acted;
+}
+
+std::optional<messages::envelope> fake_cluster::last_state_envelope() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->last_env;
 }
 
 bool fake_cluster::wait_state(const std::function<bool(const messages::rm_state&)>& pred,
