@@ -1,0 +1,293 @@
+// High availability end to end (docs/architecture.md "High availability", docs/reliability.md "HA"): real
+// rmbus candidates with [ha] enabled on a standalone rmbus-proxy, a fencing fake orchestrator, rmbus-admin.
+// Waits are on published messages and on what rmbus-admin prints, with deadlines; each failover prints a
+// [figures] line (kill to the first rm.state of the new epoch); nothing asserts a timing.
+#include <algorithm>
+#include <csignal>
+#include <map>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "tests/e2e/file_waits.hpp"
+#include "tests/e2e/ha_fixture.hpp"
+
+using namespace std::chrono_literals;
+using rmbus::e2e::ha_fixture;
+using rmbus::e2e::ha_options;
+using rmbus::e2e::job;
+using rmbus::e2e::printed_value;
+namespace ts = rmbus::test_support;
+namespace msg = rmbus::messages;
+
+namespace {
+
+constexpr auto deadline = 60s;
+const auto& quanta_of_nodes = rmbus::e2e::node_quanta();
+
+std::uint64_t to_u64(const std::string& s) { return s.empty() ? 0 : std::stoull(s); }
+
+// Three jobs over both pools, every process running as the orchestrator reports it; returns share id -> node.
+std::map<std::string, std::string> running_work(ha_fixture& f) {
+  auto& c = f.cluster();
+  c.submit(job("alice-1", "alice", "normal", 1024, 12));
+  c.submit(job("bob-1", "bob", "normal", 2048, 6));
+  c.submit(job("carol-1", "carol", "beta-normal", 2048, 3));
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) {
+        return ts::active_shares(s, "alice-1") == 12 && ts::active_shares(s, "bob-1") == 6 &&
+               ts::active_shares(s, "carol-1") == 3;
+      },
+      deadline));
+  // One more round, so that the orchestrator's map shows every process the RM gave.
+  REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+  std::map<std::string, std::string> running;
+  for (const auto& w : c.workmap().work)
+    for (const auto& p : w.processes) running[p.id] = p.node;
+  REQUIRE(running.size() == 21);
+  return running;
+}
+
+// Every process in `running` listed on its node, still running (never `new`), in `s`.
+std::size_t recovered(const msg::rm_state& s, const std::map<std::string, std::string>& running) {
+  std::size_t found = 0;
+  for (const auto& j : s.jobs)
+    for (const auto& sh : j.shares) {
+      auto it = running.find(sh.id);
+      if (it != running.end() && it->second == sh.node && sh.status == msg::share_status::running) ++found;
+    }
+  return found;
+}
+
+// The first rm.state the orchestrator acted on with an epoch above `epoch`, waited for; its position in acted().
+std::optional<std::size_t> first_acted_above(ts::fake_cluster& c, std::uint64_t epoch, std::chrono::milliseconds timeout) {
+  std::optional<std::size_t> at;
+  rmbus::e2e::eventually(
+      [&] {
+        const auto acted = c.acted();
+        for (std::size_t i = 0; i < acted.size(); ++i)
+          if (acted[i].epoch > epoch) {
+            at = i;
+            return true;
+          }
+        return false;
+      },
+      timeout);
+  return at;
+}
+
+// The fence held: the epochs acted on never go down, and after the first of `above` none is `old`.
+void check_fenced(ts::fake_cluster& c, std::uint64_t old_epoch, std::size_t first_new) {
+  const auto acted = c.acted();
+  for (std::size_t i = 1; i < acted.size(); ++i) CHECK(acted[i].epoch >= acted[i - 1].epoch);
+  for (std::size_t i = first_new; i < acted.size(); ++i) CHECK(acted[i].epoch != old_epoch);
+}
+
+std::uint64_t elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since).count());
+}
+
+void kill_active_and_check_takeover(ha_options opt) {
+  ha_fixture f{opt};
+  auto& c = f.cluster();
+  c.start();
+  std::string old_instance;
+  const auto active = f.wait_active(deadline, &old_instance);
+  REQUIRE(active.has_value());
+  const auto running = running_work(f);
+  const auto old_epoch = c.accepted_epoch().value_or(0);
+  REQUIRE(old_epoch >= 1);
+  CHECK(c.last_state_envelope()->src.rfind(old_instance + ":", 0) == 0);
+  const std::size_t standby = 1 - *active;
+  // The standby redirects read queries and says who is active.
+  const auto q = f.admin(standby, {"qload"});
+  CHECK(q.status == std::optional<int>{1});
+  CHECK(q.output.find("standby; active is " + old_instance + " (admin " + f.admin_endpoint(*active) + ")") !=
+        std::string::npos);
+  CHECK(f.status_value(standby, "role") == "standby");
+  CHECK(f.status_value(standby, "active") == old_instance);
+
+  const auto killed_at = std::chrono::steady_clock::now();
+  f.signal(*active, SIGKILL);
+  f.wait(*active, 10s);
+  const auto first = first_acted_above(c, old_epoch, deadline);
+  REQUIRE(first.has_value());
+  const auto to_first_ms = elapsed_ms(killed_at);
+  // The first schedule of the new active lists every process where it runs, under its share id, as running.
+  REQUIRE(c.wait_state([&](const msg::rm_state& s) { return recovered(s, running) == running.size(); }, deadline));
+  const auto new_epoch = c.accepted_epoch().value_or(0);
+  CHECK(new_epoch == old_epoch + 1);
+  INFO(f.admin(standby, {"status"}).output);
+  CHECK(f.status_value(standby, "role") == "active");
+  CHECK(to_u64(f.status_value(standby, "epoch")) == new_epoch);
+  // Its takeover event names the silence that caused it (takeover_ms of 1000 at least... the last beacon may
+  // be up to one beacon older than the kill).
+  const auto ev = c.wait_event(
+      [&](const msg::rm_event& e) {
+        return e.kind == "ha_takeover" && e.detail.count("epoch") && e.detail.at("epoch") == std::to_string(new_epoch);
+      },
+      10s);
+  REQUIRE(ev.has_value());
+  CHECK(std::stoll(ev->detail.at("silence_ms")) >= 1000);
+  CHECK(ev->detail.at("previous") == old_instance);
+  // New work in a pool of the head gets ids under the new epoch, never one the dead active could have coined.
+  // (In the split layout pool beta's scheduler runs apart, serves every head and keeps its own ids.)
+  c.submit(job("dave-1", "dave", "normal", 1024, 2));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "dave-1") >= 1; }, deadline));
+  const auto with_dave = *c.last_state();
+  for (const auto& sh : ts::find_job(with_dave, "dave-1")->shares)
+    CHECK(sh.id.find("-e" + std::to_string(new_epoch) + ".") != std::string::npos);
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+    CHECK(ts::double_bookings(*c.last_state(), quanta_of_nodes).empty());
+  }
+  check_fenced(c, old_epoch, *first);
+  std::printf("[figures] %s: SIGKILL of the active -> first rm.state of epoch %llu after %llu ms; %zu processes "
+              "recovered with their ids\n",
+              opt.split ? "split" : "single", static_cast<unsigned long long>(new_epoch),
+              static_cast<unsigned long long>(to_first_ms), running.size());
+}
+
+}  // namespace
+
+TEST_CASE("HA: the active SIGKILLed, the standby takes over and recovers every process with its share id",
+          "[ha][faults]") {
+  kill_active_and_check_takeover(ha_options{});
+}
+
+TEST_CASE("HA, split layout: the head process SIGKILLed, the standby head takes over and pool beta's scheduler serves it",
+          "[ha][faults]") {
+  ha_options o;
+  o.split = true;
+  kill_active_and_check_takeover(o);
+}
+
+TEST_CASE("HA: a planned handover to the best standby, then to a named one", "[ha]") {
+  ha_options o;
+  o.candidates = 3;
+  ha_fixture f{o};
+  auto& c = f.cluster();
+  c.start();
+  std::string first_instance;
+  const auto first = f.wait_active(deadline, &first_instance);
+  REQUIRE(first.has_value());
+  CHECK(*first == 0);  // rank 0 is the best of three starting together
+  const auto running = running_work(f);
+  const auto epoch0 = c.accepted_epoch().value_or(0);
+  std::map<std::size_t, std::string> instances;
+  for (std::size_t i = 0; i < 3; ++i) instances[i] = f.status_value(i, "instance");
+  // The active lists both standbys among the peers it heard (a handover names only a standby heard).
+  REQUIRE(rmbus::e2e::eventually(
+      [&] {
+        const auto out = f.admin(*first, {"status"}).output;
+        return out.find(instances[1]) != std::string::npos && out.find(instances[2]) != std::string::npos;
+      },
+      10s));
+
+  // To the best standby: rank 1.
+  const auto handed_at = std::chrono::steady_clock::now();
+  auto h = f.admin(*first, {"handover"});
+  INFO(h.output);
+  REQUIRE(h.status == std::optional<int>{0});
+  CHECK(printed_value(h.output, "to") == instances[1]);
+  const auto at = first_acted_above(c, epoch0, deadline);
+  REQUIRE(at.has_value());
+  const auto handover_ms = elapsed_ms(handed_at);
+  REQUIRE(c.wait_state([&](const msg::rm_state& s) { return recovered(s, running) == running.size(); }, deadline));
+  CHECK(c.last_state_envelope()->src.rfind(instances[1] + ":", 0) == 0);
+  CHECK(f.status_value(0, "role") == "standby");
+  CHECK(f.status_value(1, "role") == "active");
+  CHECK(c.wait_event([](const msg::rm_event& e) { return e.kind == "ha_handover"; }, 10s).has_value());
+  check_fenced(c, epoch0, *at);
+
+  // To a named standby, though rank 0 comes first: candidate 2.
+  const auto epoch1 = c.accepted_epoch().value_or(0);
+  auto bad = f.admin(1, {"handover", "--to", "rmbus.nobody"});
+  CHECK(bad.status == std::optional<int>{1});
+  CHECK(bad.output.find("no standby 'rmbus.nobody' heard") != std::string::npos);
+  CHECK(f.status_value(1, "role") == "active");  // a refused handover changes nothing
+  auto named = f.admin(1, {"handover", "--to", instances[2]});
+  INFO(named.output);
+  REQUIRE(named.status == std::optional<int>{0});
+  const auto at2 = first_acted_above(c, epoch1, deadline);
+  REQUIRE(at2.has_value());
+  REQUIRE(c.wait_state([&](const msg::rm_state& s) { return recovered(s, running) == running.size(); }, deadline));
+  CHECK(c.last_state_envelope()->src.rfind(instances[2] + ":", 0) == 0);
+  CHECK(f.status_value(2, "role") == "active");
+  // A standby cannot hand over.
+  auto from_standby = f.admin(0, {"handover"});
+  CHECK(from_standby.status == std::optional<int>{1});
+  CHECK(from_standby.output.find("only the active hands over") != std::string::npos);
+  check_fenced(c, epoch1, *at2);
+  std::printf("[figures] handover -> first rm.state of the new epoch after %llu ms\n",
+              static_cast<unsigned long long>(handover_ms));
+}
+
+TEST_CASE("HA: both RMs restarted at once continue above the epoch the orchestrator echoes", "[ha][faults]") {
+  ha_fixture f{ha_options{}};
+  auto& c = f.cluster();
+  c.start();
+  REQUIRE(f.wait_active(deadline).has_value());
+  const auto running = running_work(f);
+  // Move the epoch up once, so the echo is above what a fresh process would pick alone (1).
+  const auto active = *f.wait_active(deadline);
+  f.signal(active, SIGKILL);
+  f.wait(active, 10s);
+  REQUIRE(first_acted_above(c, 1, deadline).has_value());
+  f.start(active);
+  REQUIRE(c.wait_state([&](const msg::rm_state& s) { return recovered(s, running) == running.size(); }, deadline));
+  const auto echoed = c.accepted_epoch().value_or(0);
+  REQUIRE(echoed >= 2);
+
+  for (std::size_t i = 0; i < 2; ++i) f.signal(i, SIGKILL);
+  for (std::size_t i = 0; i < 2; ++i) f.wait(i, 10s);
+  for (std::size_t i = 0; i < 2; ++i) f.start(i);
+  const auto first = first_acted_above(c, echoed, deadline);
+  REQUIRE(first.has_value());
+  CHECK(c.acted()[*first].epoch == echoed + 1);
+  REQUIRE(c.wait_state([&](const msg::rm_state& s) { return recovered(s, running) == running.size(); }, deadline));
+  CHECK(c.states_refused() == 0);  // nothing of a lower epoch was even published
+  check_fenced(c, echoed, *first);
+}
+
+TEST_CASE("HA: a paused active (SIGSTOP past takeover_ms) publishes no schedule once resumed", "[ha][faults]") {
+  ha_fixture f{ha_options{}};
+  auto& c = f.cluster();
+  c.start();
+  std::string paused_instance;
+  const auto active = f.wait_active(deadline, &paused_instance);
+  REQUIRE(active.has_value());
+  const auto running = running_work(f);
+  const auto old_epoch = c.accepted_epoch().value_or(0);
+  f.signal(*active, SIGSTOP);
+  const auto first = first_acted_above(c, old_epoch, deadline);
+  REQUIRE(first.has_value());
+  REQUIRE(c.wait_state([&](const msg::rm_state& s) { return recovered(s, running) == running.size(); }, deadline));
+  // Paused 3 takeover_ms in all; meanwhile the cluster changes under the new active.
+  c.submit(job("erin-1", "erin", "normal", 1024, 2));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "erin-1") == 2; }, deadline));
+  const auto refused_before = c.states_refused();
+  f.signal(*active, SIGCONT);
+  // Resumed, it hears the higher epoch and steps down; what it queued while asleep never reaches the bus.
+  REQUIRE(rmbus::e2e::eventually([&] { return f.status_value(*active, "role") == "standby"; }, 20s));
+  for (int i = 0; i < 10; ++i) REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+  CHECK(c.states_refused() == refused_before);  // not one stale schedule was even offered
+  const auto acted = c.acted();
+  for (std::size_t i = *first; i < acted.size(); ++i) CHECK(acted[i].src.rfind(paused_instance + ":", 0) != 0);
+  CHECK(c.wait_event([](const msg::rm_event& e) { return e.kind == "ha_demoted"; }, 10s).has_value());
+  const auto log = rmbus::e2e::read_all(f.log_file(*active));
+  CHECK(log.find("did not run for") != std::string::npos);
+  CHECK(log.find("steps down to standby") != std::string::npos);
+}
+
+TEST_CASE("HA: the configuration is checked: head roles split with HA on is refused with exit 2", "[ha]") {
+  ha_fixture f{ha_options{1}};
+  const auto r = ts::run_to_end(RMBUS_BIN,
+                                {"--config", f.dir() + "/rmbus-0.toml", "--roles", "intake,diff", "--no-forwarder",
+                                 "--bus-pub", f.bus_pub(), "--bus-sub", f.bus_sub(), "--metrics", "off"},
+                                20s);
+  CHECK(r.status == std::optional<int>{2});
+  CHECK(r.output.find("with [ha] enabled, intake, diff, eviction, publisher and admin run together") !=
+        std::string::npos);
+}
