@@ -352,6 +352,11 @@ caf::behavior publication(publication_actor* self, actor_env env) {
         if (st.nodes_pending) publish_nodes(self);
       },
       [self](atoms::reset, config_ptr cfg) { self->state.env.cfg = std::move(cfg); },
+      [self](atoms::ha_active) {
+        // HA: active now. rm.nodes went unpublished as a standby; monitors get the node table at once, not
+        // only with the first round (which waits for a work map).
+        nodes_changed(self);
+      },
       [self](atoms::ha_standby) {
         // HA: stepped down. What this process decided as the active is void: a later takeover starts from the
         // plans of its fresh schedulers, never from a deposed epoch's.

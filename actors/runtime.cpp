@@ -290,6 +290,7 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         auto& st = self->state;
         st.ha_tag = tag;
         for (const auto& [pool, a] : st.schedulers) self->send(a, atoms::ha_active::value, tag);
+        if (st.publication) self->send(st.publication, atoms::ha_active::value);
         if (st.diff) self->send(st.diff, atoms::ha_active::value);
       },
       [self](atoms::ha_standby) {

@@ -29,10 +29,11 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
   char tmpl[] = "/tmp/rmbus-ha-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
-  pub_ = test_support::loopback(test_support::free_port());
-  sub_ = test_support::loopback(test_support::free_port());
+  pub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
+  sub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
   for (std::size_t i = 0; i < opt_.candidates; ++i) {
-    admins_.push_back(test_support::loopback(test_support::free_port()));
+    const auto host = i == 0 ? opt_.host0 : std::string{"127.0.0.1"};
+    admins_.push_back("tcp://" + host + ":" + std::to_string(test_support::free_port()));
     metrics_ports_.push_back(test_support::free_port());
     configs_.push_back(dir_ + "/rmbus-" + std::to_string(i) + ".toml");
     std::ofstream{configs_.back()} << test_config() << "\n[ha]\nenabled = true\nrank = " << i << "\n"
@@ -82,13 +83,20 @@ std::string ha_fixture::log_file(std::size_t i) const { return dir_ + "/rmbus-" 
 
 void ha_fixture::start(std::size_t i) {
   if (procs_.size() < opt_.candidates) procs_.resize(opt_.candidates);
+  const auto host = i == 0 ? opt_.host0 : std::string{"127.0.0.1"};
   std::vector<std::string> args{"--config", configs_.at(i), "--bus-pub", pub_, "--bus-sub", sub_, "--no-forwarder",
-                                "--admin", admins_.at(i), "--metrics", "127.0.0.1:" + std::to_string(metrics_ports_.at(i))};
+                                "--admin", admins_.at(i), "--metrics", host + ":" + std::to_string(metrics_ports_.at(i))};
   if (opt_.split) args.insert(args.end(), {"--roles", "intake,diff,eviction,publisher,admin,scheduler:alpha"});
   // Appends to its log, so a restarted candidate's earlier life stays readable.
   const auto log = log_file(i);
   procs_[i].reset();
-  procs_[i] = std::make_unique<test_support::child_process>(RMBUS_BIN, args, log);
+  std::string path = RMBUS_BIN;
+  if (i == 0 && !opt_.wrapper0.empty()) {
+    args.insert(args.begin(), RMBUS_BIN);
+    args.insert(args.begin(), opt_.wrapper0.begin() + 1, opt_.wrapper0.end());
+    path = opt_.wrapper0.front();
+  }
+  procs_[i] = std::make_unique<test_support::child_process>(path, args, log);
 }
 
 void ha_fixture::signal(std::size_t i, int sig) { procs_.at(i)->signal(sig); }

@@ -25,6 +25,11 @@ struct ha_options {
   bool split = false;
   std::string ha_extra;       // more [ha] keys, e.g. "takeover_ms = 600\n"
   std::string extra_config;   // more tables appended to each configuration
+  // Two hosts (network namespaces): the proxy binds on `bus_host`; candidate 0 runs under `wrapper0` (e.g.
+  // {"/usr/sbin/ip", "netns", "exec", "NS"}) with its admin endpoint on `host0`. Default: all on loopback.
+  std::string bus_host = "127.0.0.1";
+  std::vector<std::string> wrapper0;
+  std::string host0 = "127.0.0.1";
 };
 
 class ha_fixture {
