@@ -46,6 +46,7 @@ class ha_fixture {
   test_support::run_result admin(std::size_t i, const std::vector<std::string>& args);
   const std::string& admin_endpoint(std::size_t i) const { return admins_.at(i); }
   std::string log_file(std::size_t i) const;
+  int metrics_port(std::size_t i) const { return metrics_ports_.at(i); }
   test_support::fake_cluster& cluster() { return *cluster_; }
   const std::string& dir() const { return dir_; }
   const std::string& bus_pub() const { return pub_; }

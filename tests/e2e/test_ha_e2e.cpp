@@ -8,6 +8,7 @@
 #include <set>
 
 #include <catch2/catch.hpp>
+#include <httplib.h>
 
 #include "tests/e2e/file_waits.hpp"
 #include "tests/e2e/ha_fixture.hpp"
@@ -27,6 +28,18 @@ constexpr auto deadline = 60s;
 const auto& quanta_of_nodes = rmbus::e2e::node_quanta();
 
 std::uint64_t to_u64(const std::string& s) { return s.empty() ? 0 : std::stoull(s); }
+
+// The value of an unlabelled metric in candidate i's /metrics, as Prometheus would scrape it; nullopt if absent.
+std::optional<double> metric(const ha_fixture& f, std::size_t i, const std::string& name) {
+  httplib::Client c{"127.0.0.1", f.metrics_port(i)};
+  c.set_connection_timeout(2, 0);
+  c.set_read_timeout(5, 0);
+  auto res = c.Get("/metrics");
+  if (!res || res->status != 200) return std::nullopt;
+  const auto at = res->body.find("\n" + name + " ");
+  if (at == std::string::npos) return std::nullopt;
+  return std::stod(res->body.substr(at + name.size() + 2));
+}
 
 // Three jobs over both pools, every process running as the orchestrator reports it; returns share id -> node.
 std::map<std::string, std::string> running_work(ha_fixture& f) {
@@ -108,6 +121,8 @@ void kill_active_and_check_takeover(ha_options opt) {
         std::string::npos);
   CHECK(f.status_value(standby, "role") == "standby");
   CHECK(f.status_value(standby, "active") == old_instance);
+  CHECK(metric(f, standby, "rmbus_ha_role") == std::optional<double>{0});
+  CHECK(metric(f, *active, "rmbus_ha_role") == std::optional<double>{1});
 
   const auto killed_at = std::chrono::steady_clock::now();
   f.signal(*active, SIGKILL);
@@ -132,6 +147,9 @@ void kill_active_and_check_takeover(ha_options opt) {
   REQUIRE(ev.has_value());
   CHECK(std::stoll(ev->detail.at("silence_ms")) >= 1000);
   CHECK(ev->detail.at("previous") == old_instance);
+  CHECK(metric(f, standby, "rmbus_ha_role") == std::optional<double>{1});
+  CHECK(metric(f, standby, "rmbus_ha_epoch") == std::optional<double>{double(new_epoch)});
+  CHECK(metric(f, standby, "rmbus_ha_takeovers_total") == std::optional<double>{1});
   // New work in a pool of the head gets ids under the new epoch, never one the dead active could have coined.
   // (In the split layout pool beta's scheduler runs apart, serves every head and keeps its own ids.)
   c.submit(job("dave-1", "dave", "normal", 1024, 2));
