@@ -150,7 +150,11 @@ void on_bus(ha_actor* self, const std::string& topic, const std::string& body) {
   if (topic == messages::topics::rm_ha) {
     auto b = messages::decode_rm_ha(topic, body, limits_of(*st.env.cfg));
     if (!b) {
+      // Reported like every bad message (an rm.events bad_message, counted in rmbus_bus_bad_messages_total even
+      // on a standby, whose events stay in the process) and otherwise ignored: the election is unchanged.
       if (st.bad_beacons++ % 100 == 0) spdlog::warn("HA: {} ({} bad beacons so far)", b.error().message(), st.bad_beacons);
+      route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
+            messages::make_bad_message_event(b.error()));
       return;
     }
     apply(self, st.election->heard_beacon(b.value(), now));

@@ -9,8 +9,12 @@
 
 #include <catch2/catch.hpp>
 #include <httplib.h>
+#include <zmq.hpp>
 
 #include "tests/e2e/file_waits.hpp"
+#include "bus/publisher.hpp"
+#include "messages/topics.hpp"
+#include "messages/value.hpp"
 #include "tests/e2e/ha_fixture.hpp"
 #include "tests/e2e/two_hosts.hpp"
 
@@ -312,7 +316,7 @@ TEST_CASE("HA: the configuration is checked: head roles split with HA on is refu
 }
 
 TEST_CASE("HA, two hosts: the active cut off from everything, the standby takes over, and healed the old one steps "
-          "down with its stale schedules refused",
+          "down and nothing of it is acted on",
           "[ha][faults]") {
   rmbus::e2e::two_hosts hosts;
   if (!hosts.ok) {
@@ -368,4 +372,53 @@ TEST_CASE("HA, two hosts: the active cut off from everything, the standby takes 
               "heal %llu stale schedules of the old epoch reached the orchestrator and were refused\n",
               static_cast<unsigned long long>(takeover_ms),
               static_cast<unsigned long long>(c.states_refused() - refused_before));
+}
+
+TEST_CASE("HA: malformed beacons on rm.ha are reported and change nothing", "[ha][faults]") {
+  ha_fixture f{ha_options{}};
+  auto& c = f.cluster();
+  c.start();
+  std::string active_instance;
+  const auto active = f.wait_active(deadline, &active_instance);
+  REQUIRE(active.has_value());
+  const auto epoch = to_u64(f.status_value(*active, "epoch"));
+  zmq::context_t ctx;
+  rmbus::bus::publisher_options po;
+  po.name = "junk-rm";
+  po.endpoint = f.bus_pub();
+  rmbus::bus::publisher junk{ctx, po};
+  // Valid envelopes, bad beacons: no epoch; an unknown state with a huge epoch; an empty instance.
+  auto beacon_body = [](const msg::envelope& env, std::uint64_t epoch, const char* instance, const char* state) {
+    msg::value::map m;
+    m["v"] = msg::value{std::uint64_t{1}};
+    m["seq"] = msg::value{env.seq};
+    m["ts_ms"] = msg::value{env.ts_ms};
+    m["src"] = msg::value{env.src};
+    if (epoch > 0) m["epoch"] = msg::value{epoch};
+    m["instance"] = msg::value{std::string{instance}};
+    m["rank"] = msg::value{std::uint64_t{0}};
+    m["state"] = msg::value{std::string{state}};
+    return msg::encode_value(msg::value{std::move(m)});
+  };
+  auto reported = [&] {
+    for (const auto& e : c.events())
+      if (e.kind == "bad_message" && e.detail.count("topic") && e.detail.at("topic") == "rm.ha") return true;
+    return false;
+  };
+  for (int i = 0; i < 50 && !reported(); ++i) {
+    junk.publish_with(msg::topics::rm_ha, [&](const msg::envelope& e) { return beacon_body(e, 0, "rmbus.9.z", "active"); });
+    junk.publish_with(msg::topics::rm_ha, [&](const msg::envelope& e) { return beacon_body(e, 999, "rmbus.9.z", "leader"); });
+    junk.publish_with(msg::topics::rm_ha, [&](const msg::envelope& e) { return beacon_body(e, 1000, "", "active"); });
+    c.wait_state([](const msg::rm_state&) { return true; }, 2s);
+  }
+  const auto ev = c.wait_event(
+      [](const msg::rm_event& e) { return e.kind == "bad_message" && e.detail.count("topic") && e.detail.at("topic") == "rm.ha"; },
+      20s);
+  REQUIRE(ev.has_value());
+  for (int i = 0; i < 5; ++i) REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+  CHECK(f.status_value(*active, "role") == "active");
+  CHECK(f.status_value(*active, "instance") == active_instance);
+  CHECK(to_u64(f.status_value(*active, "epoch")) == epoch);
+  CHECK(f.status_value(1 - *active, "role") == "standby");
+  CHECK(c.accepted_epoch() == std::optional<std::uint64_t>{epoch});
 }
