@@ -98,6 +98,12 @@ void apply(ha_actor* self, const ha_election::outcome& o, const std::string& han
              {"previous", o.by}, {"reason", o.reason}});
       break;
     }
+    case change::raised: {
+      st.env.ha->activate(o.epoch, now_ms() + lease_ms(st));
+      spdlog::warn("HA: {}: {}", st.env.instance, o.reason);
+      self->send(st.control, atoms::ha_active::value, share_tag(st, o.epoch), false);
+      break;
+    }
     case change::demoted:
     case change::handed_over: {
       const auto own = st.env.ha->epoch();

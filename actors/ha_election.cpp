@@ -71,12 +71,22 @@ ha_election::outcome ha_election::heard_beacon(const messages::rm_ha& b, std::in
                        "heard epoch " + std::to_string(b.epoch) + " from " + b.instance + " (" +
                            std::string{to_string(b.state)} + "), above its own " + std::to_string(epoch_),
                        now_ms);
-    if (b.state == messages::ha_state::active && b.epoch == epoch_ &&
-        outranks(theirs, ha_key{epoch_, opt_.rank, opt_.instance}))
-      return step_down(b.epoch, b.instance,
-                       "another active of epoch " + std::to_string(b.epoch) + ", " + b.instance + " (rank " +
-                           std::to_string(b.rank) + "), comes first in the order",
-                       now_ms);
+    if (b.state == messages::ha_state::active && b.epoch == epoch_) {
+      if (outranks(theirs, ha_key{epoch_, opt_.rank, opt_.instance}))
+        return step_down(b.epoch, b.instance,
+                         "another active of epoch " + std::to_string(b.epoch) + ", " + b.instance + " (rank " +
+                             std::to_string(b.rank) + "), comes first in the order",
+                         now_ms);
+      epoch_ = highest_ + 1;
+      highest_ = epoch_;
+      outcome o;
+      o.what = change::raised;
+      o.epoch = epoch_;
+      o.by = b.instance;
+      o.reason = "another active of its epoch " + std::to_string(b.epoch) + ", " + b.instance +
+                 ", comes after it in the order and steps down; epoch raised to " + std::to_string(epoch_);
+      return o;
+    }
     return {};
   }
   if (b.state == messages::ha_state::active) {

@@ -12,7 +12,9 @@
 //     on another RM's rm.state, and the orchestrator's echoed rm_epoch.
 //   * A handover beacon naming a standby makes that standby take over at once.
 //   * An active steps down at once when it hears an epoch above its own (a beacon in any state, another RM's
-//     schedule, the orchestrator's echo), or another active of the same epoch that outranks it.
+//     schedule, the orchestrator's echo), or another active of the same epoch that outranks it. The one that
+//     outranks it raises its epoch by one at that moment: two standbys that took over at once without hearing
+//     each other share an epoch until then, and a fence by epoch alone cannot tell them apart.
 //
 // Bounds: at most max_peers peers are kept (a peer silent longest is dropped first), so a flood of invented
 // instance names on rm.ha cannot grow the table.
@@ -61,7 +63,10 @@ class ha_election {
     std::string admin;  // this process's admin endpoint, told to peers
   };
 
-  enum class change { none, took_over, demoted, handed_over };
+  // raised: still the active, under a new epoch (epoch): it met another active of its own epoch that comes
+  // after it in the order, which steps down; the raise lets orchestrators refuse that one's late schedules,
+  // which the same epoch would not.
+  enum class change { none, took_over, demoted, handed_over, raised };
   struct outcome {
     change what = change::none;
     std::uint64_t epoch = 0;        // took_over: the new epoch; demoted: the epoch heard that deposed it

@@ -293,6 +293,12 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         if (st.publication) self->send(st.publication, atoms::ha_active::value);
         if (st.diff) self->send(st.diff, atoms::ha_active::value);
       },
+      [self](atoms::ha_active, const std::string& tag, bool) {
+        // HA: still active under a raised epoch: ids given from now on carry it; nothing else changes.
+        auto& st = self->state;
+        st.ha_tag = tag;
+        for (const auto& [pool, a] : st.schedulers) self->send(a, atoms::ha_active::value, tag);
+      },
       [self](atoms::ha_standby) {
         // HA: stepped down. Whatever this process decided as the active is void: fresh schedulers (they
         // recover from the next work map when it is active again), every role actor reset as after a

@@ -146,8 +146,10 @@ TEST_CASE("an active steps down at once on a higher epoch from any source", "[ha
   }
   SECTION("another active of the same epoch that comes first by rank, then by instance") {
     auto e = make_active();  // rank 0, instance "a", epoch 3
-    CHECK(e.heard_beacon(beacon("b", 3, ha_state::active, 1), 1100).what == change::none);
     CHECK(e.heard_beacon(beacon("0", 3, ha_state::active, 0), 1100).what == change::demoted);
+    auto g = make_active();
+    CHECK(g.heard_beacon(beacon("b", 3, ha_state::active, 1), 1100).what == change::raised);  // g comes first
+    CHECK(g.role() == ha_role::active);
   }
   SECTION("a schedule of the same epoch from a peer known to come first") {
     auto e = make_active();
@@ -233,11 +235,20 @@ TEST_CASE("two actives at once (a partition): when they hear each other the lowe
   // b never heard a: it takes over too, with the same epoch.
   REQUIRE(b.tick(1000).what == change::took_over);
   CHECK(a.epoch() == b.epoch());
-  // Healed: a comes first (rank 0), so b steps down and a stays.
-  CHECK(a.heard_beacon(b.beacon(1200), 1200).what == change::none);
+  // Healed: a comes first (rank 0), so b steps down, and a raises its epoch so that b's late schedules, of the
+  // shared epoch, are refused by the orchestrators.
+  const auto b_beacon = b.beacon(1200);
+  const auto raised = a.heard_beacon(b_beacon, 1200);
+  CHECK(raised.what == change::raised);
+  CHECK(raised.epoch == 3);
+  CHECK(a.epoch() == 3);
+  CHECK(a.beacon(1200).epoch == 3);
   CHECK(b.heard_beacon(a.beacon(1200), 1200).what == change::demoted);
   CHECK(a.role() == ha_role::active);
   CHECK(b.role() == ha_role::standby);
+  CHECK(b.epoch() == 3);
+  // b's old beacon, late, changes nothing any more.
+  CHECK(a.heard_beacon(b_beacon, 1250).what == change::none);
 }
 
 TEST_CASE("the peer table is bounded: a flood of invented instances keeps at most max_peers", "[ha]") {
