@@ -41,6 +41,12 @@ inline constexpr std::string_view node_forgotten = "node_forgotten";
 inline constexpr std::string_view ha_takeover = "ha_takeover";
 inline constexpr std::string_view ha_demoted = "ha_demoted";
 inline constexpr std::string_view ha_handover = "ha_handover";
+// A pool's plan would have put nodes above their order; its last good plan was published instead (detail:
+// pool, cycle, nodes, shares).
+inline constexpr std::string_view invariant_violation = "invariant_violation";
+// A pool's scheduler was replaced again before answering in time: its round timeout backs off (detail: pool,
+// round_timeout_ms, replacements), or returns to the configured one (replacements 0).
+inline constexpr std::string_view scheduler_backoff = "scheduler_backoff";
 }  // namespace event_kinds
 
 struct rm_event {

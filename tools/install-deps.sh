@@ -17,6 +17,9 @@ packages=(
   catch2                          # tests (v2)
   python3-zmq python3-msgpack     # cross-language wire tests
   iproute2                        # network-namespace tests, where allowed
+  file                            # cpack's Debian package: finds the programs whose libraries it depends on
+  prometheus python3-yaml         # promtool checks and unit-tests the alert rules (deploy/prometheus)
+  systemd                         # systemd-analyze verifies the units (deploy/systemd)
 )
 
 missing=()

@@ -32,5 +32,6 @@ using listen = caf::atom_constant<caf::atom("listen")>;      // (prefix, actor):
 using ha_active = caf::atom_constant<caf::atom("haactive")>;    // HA: this process became the active RM
 using ha_standby = caf::atom_constant<caf::atom("hastandby")>;  // HA: it stepped down (forget its decisions)
 using handover = caf::atom_constant<caf::atom("handover")>;     // admin -> HA actor: (target or "") -> text
+using backoff = caf::atom_constant<caf::atom("backoff")>;    // control -> health: (pool, round timeout ms now)
 
 }  // namespace rmbus::actors::atoms

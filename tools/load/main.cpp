@@ -70,6 +70,8 @@ struct options {
   bool health = false;            // --health: [health] on
   bool ha = false;                // --ha: [ha] on in every one-process configuration
   int failovers = 5;              // the failover phase's kills
+  int forwarders = 1;             // --forwarders: the RM's own and forwarders - 1 rmbus-proxy processes
+  std::string proxy;              // the rmbus-proxy executable, next to rmbus
 };
 
 load_keys make_keys(const std::string& work_dir) {
@@ -133,10 +135,24 @@ std::optional<double> scrape(int port, const std::string& name) {
 // The RM processes of one layout, their endpoints and logs.
 struct rm_layout {
   int pub = free_port(), sub = free_port(), admin = free_port(), metrics = free_port();
+  // --forwarders N: N - 1 rmbus-proxy processes besides the RM's embedded forwarder, and every client (the
+  // RM's processes included) connected to all N (docs/bus.md, "Several forwarders").
+  std::vector<std::pair<int, int>> proxy_ports;  // (pub, sub) of each rmbus-proxy
+  std::vector<std::unique_ptr<rm_process>> proxies;  // not in sample(): what the RM costs is measured
   std::optional<bus::curve_client> curve;  // rmbus-load's client keys, with --curve
   std::vector<std::unique_ptr<rm_process>> procs;
-  bus_access pub_side() const { return {tcp(pub), curve}; }
-  bus_access sub_side() const { return {tcp(sub), curve}; }
+  std::string pub_list() const {
+    auto list = tcp(pub);
+    for (const auto& p : proxy_ports) list += "," + tcp(p.first);
+    return list;
+  }
+  std::string sub_list() const {
+    auto list = tcp(sub);
+    for (const auto& p : proxy_ports) list += "," + tcp(p.second);
+    return list;
+  }
+  bus_access pub_side() const { return {pub_list(), curve}; }
+  bus_access sub_side() const { return {sub_list(), curve}; }
   proc_sample sample() const {
     proc_sample all;
     for (const auto& p : procs) {
@@ -193,12 +209,22 @@ rm_layout start(const options& o, const std::string& config, const std::string& 
     // The intake phase offers each node's heartbeat every few milliseconds (10,000 nodes in turn at up to
     // 600,000 a second): the forwarder would shed those repeats (docs/bus.md "Shedding repeats"), and the phase
     // measures what the RM's intake absorbs, so shedding is off.
-    std::vector<std::string> a{"--config", config, "--bus-pub", tcp(l.pub), "--bus-sub", tcp(l.sub),
+    std::vector<std::string> a{"--config", config, "--bus-pub", l.pub_list(), "--bus-sub", l.sub_list(),
                                "--heartbeat-min-gap-ms", "0"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
   const auto log = o.work_dir + "/rmbus-" + how;
+  for (int i = 1; i < o.forwarders; ++i) {
+    l.proxy_ports.emplace_back(free_port(), free_port());
+    std::vector<std::string> a{"--bus-pub", tcp(l.proxy_ports.back().first), "--bus-sub",
+                               tcp(l.proxy_ports.back().second), "--heartbeat-min-gap-ms", "0", "--log-level", "warn"};
+    if (keys) {  // the forwarders of one bus serve with one key pair (docs/bus.md, "Several forwarders")
+      for (const auto& k : {"--key", keys->rm_key.c_str(), "--keys", keys->keys.c_str()}) a.emplace_back(k);
+    }
+    l.proxies.push_back(
+        std::make_unique<rm_process>(o.proxy, a, o.work_dir + "/rmbus-proxy-" + how + "-" + std::to_string(i) + ".log"));
+  }
   if (how == "split") {
     l.procs.push_back(std::make_unique<rm_process>(
         o.rmbus, base({"--roles", "intake,eviction", "--metrics", "127.0.0.1:" + std::to_string(l.metrics)}), log + "-1.log"));
@@ -562,7 +588,8 @@ int main(int argc, char** argv) {
   app.add_option("--maps", o.maps, "work maps timed per latency measurement")->check(CLI::Range(2, 1000));
   app.add_option("--seed", o.seed, "workload seed");
   app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools, failover");
-  app.add_option("--rmbus", o.rmbus, "the rmbus executable (default: ../rmbus next to this program)");
+  app.add_option("--rmbus", o.rmbus,
+                 "the rmbus executable (default: rmbus beside this program, else ../rmbus)");
   app.add_option("--work-dir", o.work_dir, "where configurations and RM logs go (default: a fresh temporary folder)");
   bool curve = false;
   app.add_flag("--curve", curve, "CURVE on the bus: fresh keys in the work folder, [security] in every configuration");
@@ -570,6 +597,11 @@ int main(int argc, char** argv) {
   app.add_flag("--health", o.health, "the health report on in every configuration");
   app.add_flag("--ha", o.ha, "[ha] on (one candidate) in every one-process configuration: what HA costs the active");
   app.add_option("--failovers", o.failovers, "SIGKILLs of the active in the failover phase")->check(CLI::Range(1, 1000));
+  app.add_option("--forwarders", o.forwarders,
+                 "bus forwarders: the RM's embedded one and N - 1 rmbus-proxy processes (next to rmbus); every "
+                 "client connects to all, so each message travels through each and receivers drop the copies")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4));
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured, also into a file
   o.phases.clear();
@@ -583,10 +615,20 @@ int main(int argc, char** argv) {
     }
     o.phases.insert(p);
   }
-  if (o.rmbus.empty())
-    o.rmbus = (std::filesystem::canonical("/proc/self/exe").parent_path().parent_path() / "rmbus").string();
+  if (o.rmbus.empty()) {
+    // Installed, rmbus sits beside this program (bin/); in the build tree one folder up (build/tools/).
+    const auto here = std::filesystem::canonical("/proc/self/exe").parent_path();
+    o.rmbus =
+        (std::filesystem::exists(here / "rmbus") ? here / "rmbus" : here.parent_path() / "rmbus").string();
+  }
   if (!std::filesystem::exists(o.rmbus)) {
     std::cerr << "rmbus-load: no rmbus executable at " << o.rmbus << " (give --rmbus)\n";
+    return 2;
+  }
+  o.proxy = (std::filesystem::path(o.rmbus).parent_path() / "rmbus-proxy").string();
+  if (o.forwarders > 1 && !std::filesystem::exists(o.proxy)) {
+    std::cerr << "rmbus-load: --forwarders " << o.forwarders << " needs rmbus-proxy next to rmbus, at " << o.proxy
+              << "\n";
     return 2;
   }
   if (o.work_dir.empty()) {
@@ -608,9 +650,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s%s%s%s; logs in %s\n", o.nodes, o.jobs, o.users,
-              o.rmbus.c_str(), o.keys ? " with CURVE" : "", o.accounting ? " with accounting" : "",
-              o.health ? " with the health report" : "", o.work_dir.c_str());
+  std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s%s%s%s; %d forwarder(s); logs in %s\n", o.nodes,
+              o.jobs, o.users, o.rmbus.c_str(), o.keys ? " with CURVE" : "", o.accounting ? " with accounting" : "",
+              o.health ? " with the health report" : "", o.forwarders, o.work_dir.c_str());
   zmq::context_t ctx;
   std::vector<run_figures> runs;
   try {

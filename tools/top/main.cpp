@@ -3,7 +3,7 @@
 // it works against an RM on another host; folds it into a monitor_model; and draws render()'s lines full
 // screen with ncurses, or prints them once (--once) for scripts.
 //
-//   rmbus-top [--bus-sub tcp://127.0.0.1:5561] [--once] [--timeout-ms 10000] [--width 120]
+//   rmbus-top [--bus-sub tcp://127.0.0.1:5561[,EP...]] [--once] [--timeout-ms 10000] [--width 120]
 //             [--refresh-ms 1000] [--log-level warn] [--key FILE --server-key FILE]
 //
 // --key (this monitor's key pair) and --server-key (the forwarder's public key) join a CURVE bus
@@ -28,6 +28,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "bus/endpoint_list.hpp"
 #include "bus/curve.hpp"
 #include "bus/log_level.hpp"
 #include "bus/subscriber.hpp"
@@ -185,8 +186,10 @@ int main(int argc, char** argv) {
   std::string key_file;
   std::string server_key_file;
   CLI::App app{"rmbus-top: the live monitor of a running rmbus"};
-  app.add_option("--bus-sub", endpoint, "the bus forwarder's subscriber side (rmbus's --bus-sub)")
-      ->capture_default_str();
+  app.add_option("--bus-sub", endpoint,
+                 "the bus forwarder's subscriber side (rmbus's --bus-sub); several forwarders: EP,EP,...")
+      ->capture_default_str()
+      ->check([](const std::string& list) { return bus::endpoint_list_error(list).value_or(""); });
   app.add_option("--key", key_file, "CURVE: this monitor's key pair file (rmbus-keygen)");
   app.add_option("--server-key", server_key_file, "CURVE: the bus forwarder's public key file");
   app.add_flag("--once", once, "print the picture once, as plain text, and exit");
