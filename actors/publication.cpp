@@ -18,8 +18,8 @@
 //  - Plans carry their scheduler's generation. A fresh scheduler asks for the last published schedule
 //    (seed_request, with its generation); from then on no plan of an older generation of that pool is taken,
 //    so a replaced scheduler that answers late can never have its grants published beside its successor's.
-//  - Before a round goes out, no node may hold more quanta than its order (actors/overbooking.hpp). A pool
-//    whose new plan would break that has its last published plan published instead, with an error in the
+//  - Before a round goes out, no new share may put a node above its order (actors/overbooking.hpp). A pool
+//    whose new plan would do that has its last published plan published instead, with an error in the
 //    log naming the nodes and shares, an `invariant_violation` event and a metric (the event's count).
 #include <algorithm>
 #include <map>

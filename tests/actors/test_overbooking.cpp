@@ -1,5 +1,6 @@
-// Publication's last line of defence (actors/overbooking.hpp), fed schedules directly: a node holding more
-// quanta than its order is found with the share ids that make it so; evicted shares are not held.
+// Publication's last line of defence (actors/overbooking.hpp), fed schedules directly: a node that a new
+// share would put above its order is found with the share ids that make it so; evicted shares are not held,
+// and a node above its order by running processes alone (what the orchestrator reported) is not refused.
 #include <map>
 
 #include <catch2/catch.hpp>
@@ -35,9 +36,10 @@ node_quanta_lookup orders(std::map<std::string, std::uint64_t> m) {
 }  // namespace
 
 TEST_CASE("a schedule within every node's order passes") {
-  // n01 (order 2): 1 + 1; n02 (order 4): 2 running + 2 being preempted.
+  // n01 (order 2): 1 + 1 new; n02 (order 4): 2 new + 2 being preempted.
+  const auto fresh = msg::share_status::new_;
   const std::vector<msg::job_schedule> jobs{
-      job("a", {share("a.1", "n01", 1), share("a.2", "n01", 1), share("a.3", "n02", 2)}),
+      job("a", {share("a.1", "n01", 1, fresh), share("a.2", "n01", 1, fresh), share("a.3", "n02", 2, fresh)}),
       job("b", {share("b.1", "n02", 2, msg::share_status::preempt)})};
   CHECK(find_overbooked_nodes(jobs, orders({{"n01", 2}, {"n02", 4}})).empty());
 }
@@ -53,30 +55,42 @@ TEST_CASE("two generations of shares on one node are found, with every share id"
   CHECK(found[0].quanta == 2);
   CHECK(found[0].held == 4);
   CHECK(found[0].shares == std::vector<std::string>{"old-0.1", "old-0.2", "new-0.1", "new-0.2"});
-  CHECK(describe(found) == "n01 holds 4 of 2 quanta (old-0.1, old-0.2, new-0.1, new-0.2)");
+  CHECK(describe(found) == "n01 holds 4 of 2 quanta (old-0.1 running, old-0.2 running, new-0.1 new, new-0.2 new)");
 }
 
 TEST_CASE("a share being preempted still holds its node, an evicted one does not") {
-  // order 2: 1 running + 2 preempted = 3 > 2, while 1 running + 2 evicted = 1 (a node back smaller lists
-  // the shares above its new size as evict).
+  // order 2: a new share of 1 beside 2 quanta being preempted = 3 > 2 (the new process would start before
+  // the preempted one stops), while beside 2 evicted quanta it is 1 (a node back smaller lists the shares
+  // above its new size as evict).
   const std::vector<msg::job_schedule> preempting{
-      job("a", {share("a.1", "n01", 1), share("a.2", "n01", 2, msg::share_status::preempt)})};
+      job("a", {share("a.1", "n01", 1, msg::share_status::new_), share("a.2", "n01", 2, msg::share_status::preempt)})};
   CHECK(find_overbooked_nodes(preempting, orders({{"n01", 2}})).size() == 1);
   const std::vector<msg::job_schedule> evicting{
-      job("a", {share("a.1", "n01", 1), share("a.2", "n01", 2, msg::share_status::evict)})};
+      job("a", {share("a.1", "n01", 1, msg::share_status::new_), share("a.2", "n01", 2, msg::share_status::evict)})};
   CHECK(find_overbooked_nodes(evicting, orders({{"n01", 2}})).empty());
 }
 
+TEST_CASE("a node above its order by running processes alone is not refused: publishing it starts nothing") {
+  // The orchestrator started a process late and the RM recovered it: 3 running quanta on a node of 2. The
+  // schedule must go out, so that the preemption that resolves it can.
+  const std::vector<msg::job_schedule> jobs{
+      job("a", {share("a.1", "n01", 2), share("a.2", "n01", 1, msg::share_status::preempt)})};
+  CHECK(find_overbooked_nodes(jobs, orders({{"n01", 2}})).empty());
+}
+
 TEST_CASE("one share id listed twice is counted twice, and nodes of unknown order are not judged") {
-  const std::vector<msg::job_schedule> jobs{job("a", {share("a.1", "n01", 2)}), job("b", {share("a.1", "n01", 2)}),
-                                            job("c", {share("c.1", "ghost", 64)})};
+  const std::vector<msg::job_schedule> jobs{job("a", {share("a.1", "n01", 2, msg::share_status::new_)}),
+                                            job("b", {share("a.1", "n01", 2, msg::share_status::new_)}),
+                                            job("c", {share("c.1", "ghost", 64, msg::share_status::new_)})};
   const auto found = find_overbooked_nodes(jobs, orders({{"n01", 2}}));
   REQUIRE(found.size() == 1);
   CHECK(found[0].held == 4);
 }
 
 TEST_CASE("overbooked nodes come in name order") {
-  const std::vector<msg::job_schedule> jobs{job("a", {share("a.1", "z9", 2), share("a.2", "b2", 2), share("a.3", "m5", 2)})};
+  const auto fresh = msg::share_status::new_;
+  const std::vector<msg::job_schedule> jobs{
+      job("a", {share("a.1", "z9", 2, fresh), share("a.2", "b2", 2, fresh), share("a.3", "m5", 2, fresh)})};
   const auto found = find_overbooked_nodes(jobs, orders({{"z9", 1}, {"b2", 1}, {"m5", 1}}));
   REQUIRE(found.size() == 3);
   CHECK(found[0].node == "b2");

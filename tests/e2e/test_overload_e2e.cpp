@@ -176,7 +176,7 @@ TEST_CASE("a scheduler throwing in six rounds in a row is replaced six times and
 namespace {
 
 // CPU hogs on every core this process may use, for a bounded time: each is a child that spins until it is
-// killed (or its own deadline passes), so the RM is starved as on a machine with a load average of ~40.
+// killed (or its own deadline passes), so the RM is starved as on a machine with a load average of that many.
 class cpu_hogs {
  public:
   cpu_hogs(int count, std::chrono::seconds lifetime) {
@@ -237,10 +237,10 @@ TEST_CASE("under real CPU starvation, 2000 nodes and 2000 jobs: no rm.state puts
   c.start();
   REQUIRE(c.wait_state([](const msg::rm_state& s) { return s.jobs.size() >= 2000; }, 120s));
 
-  // 20 s of starvation: 40 spinning processes on the same 2 cores, with churn (jobs ending, new ones coming)
-  // so that rounds keep granting new shares.
+  // 20 s of starvation: 80 spinning processes on the same 2 cores (a load average of about 80, as in the
+  // report), with churn (jobs ending, new ones coming) so that rounds keep granting new shares.
   {
-    cpu_hogs hogs{40, 25s};
+    cpu_hogs hogs{80, 25s};
     const auto until = std::chrono::steady_clock::now() + 20s;
     int next = 2000;
     while (std::chrono::steady_clock::now() < until) {

@@ -13,6 +13,7 @@
 //             the active's CPU and memory at rest (not in the default set of phases)
 // --ha turns [ha] on (one candidate, which takes over) in every one-process configuration, to measure what HA
 // costs the active.
+//   serve     no measurement: keeps the cluster running for an outside observer (rmbus-web's benchmark)
 // --curve runs every phase with CURVE on the bus (docs/bus.md, "Security"): rmbus-load makes fresh key pairs
 // in its work folder (the RM's, one rm key per further split process, its own client key), lists them, and
 // writes [security] into each configuration. It takes no --key / --server-key as the other tools do: those
@@ -72,6 +73,7 @@ struct options {
   int failovers = 5;              // the failover phase's kills
   int forwarders = 1;             // --forwarders: the RM's own and forwarders - 1 rmbus-proxy processes
   std::string proxy;              // the rmbus-proxy executable, next to rmbus
+  int serve_s = 300;              // --serve-s: how long the serve phase keeps the cluster running
 };
 
 load_keys make_keys(const std::string& work_dir) {
@@ -562,6 +564,30 @@ void run_failover(const options& o, zmq::context_t& ctx, const load_cluster& c, 
   std::printf("failover (%d nodes, %zu work items): kill -> first rm.state of the new active: median %.0f ms, max "
               "%.0f ms over %zu failovers\n",
               static_cast<int>(c.nodes.size()), c.work.work.size(), median(f.ms), percentile(f.ms, 100), f.ms.size());
+// Serve: the cluster kept running for an outside observer (rmbus-web's benchmark, tools/web/bench_web.py):
+// rmbus with the cluster's configuration, every node heartbeating each second, and the work map published
+// each second, following every schedule as an orchestrator would. One line on stdout names the endpoints;
+// then it runs for --serve-s seconds, or until SIGTERM.
+void run_serve(const options& o, zmq::context_t& ctx, const load_cluster& c) {
+  const auto cfg = write_config(o, c, 1000, "serve");
+  auto l = start(o, cfg, "serve");
+  observer obs{ctx, l.sub_side()};
+  stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
+  if (!wait_ready(ctx, l, obs, 1000)) throw std::runtime_error("rmbus (serve) did not come up");
+  heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 1000ms};
+  std::printf("serving: bus-sub %s admin %s rmbus-pid %d\n", tcp(l.sub).c_str(), tcp(l.admin).c_str(),
+              static_cast<int>(l.procs.front()->pid()));
+  std::fflush(stdout);
+  const std::string topic{messages::topics::workmap};
+  auto work = c.work;
+  const auto t0 = clock_type::now();
+  while (seconds_since(t0) < o.serve_s) {
+    const auto seq = orch.publish(topic, work);
+    obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 30s);
+    if (obs.last_state) follow_schedule(work, obs.last_state->state);
+    obs.state_for_map.clear();
+    obs.wait([] { return false; }, 1000ms);  // the orchestrator's period
+  }
 }
 
 latency_result run_latency_only(const options& o, zmq::context_t& ctx, const load_cluster& c, const std::string& how) {
@@ -587,7 +613,9 @@ int main(int argc, char** argv) {
   app.add_option("--runs", o.runs, "repeat everything; figures are printed per run and as medians")->check(CLI::Range(1, 20));
   app.add_option("--maps", o.maps, "work maps timed per latency measurement")->check(CLI::Range(2, 1000));
   app.add_option("--seed", o.seed, "workload seed");
-  app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools, failover");
+  app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools, failover; or "
+                                     "serve (alone: keep the cluster running for an outside observer)");
+  app.add_option("--serve-s", o.serve_s, "serve: seconds to keep the cluster running")->check(CLI::Range(1, 86400));
   app.add_option("--rmbus", o.rmbus,
                  "the rmbus executable (default: rmbus beside this program, else ../rmbus)");
   app.add_option("--work-dir", o.work_dir, "where configurations and RM logs go (default: a fresh temporary folder)");
@@ -607,10 +635,10 @@ int main(int argc, char** argv) {
   o.phases.clear();
   std::stringstream ps(phases);
   for (std::string p; std::getline(ps, p, ',');) {
-    static const std::set<std::string> known{"startup", "intake", "latency", "idle", "split", "pools", "failover"};
+    static const std::set<std::string> known{"startup", "intake", "latency", "idle", "split", "pools", "failover", "serve"};
     if (!known.count(p)) {
       std::cerr << "rmbus-load: --phases: unknown phase '" << p
-                << "' (known: startup, intake, latency, idle, split, pools, failover)\n";
+                << "' (known: startup, intake, latency, idle, split, pools, failover, serve)\n";
       return 2;
     }
     o.phases.insert(p);
@@ -664,6 +692,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "  cluster: %zu nodes, %zu work items, %zu processes running (made in %.1f s)\n",
                    cluster.nodes.size(), cluster.work.work.size(), cluster.processes, seconds_since(t0));
       run_figures f;
+      if (o.phases.count("serve")) run_serve(o, ctx, cluster);
       if (o.phases.count("startup") || o.phases.count("intake") || o.phases.count("latency")) run_one(o, ctx, cluster, f);
       if (o.phases.count("idle")) run_idle(o, ctx, cluster, f);
       if (o.phases.count("split")) {
