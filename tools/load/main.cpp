@@ -564,6 +564,8 @@ void run_failover(const options& o, zmq::context_t& ctx, const load_cluster& c, 
   std::printf("failover (%d nodes, %zu work items): kill -> first rm.state of the new active: median %.0f ms, max "
               "%.0f ms over %zu failovers\n",
               static_cast<int>(c.nodes.size()), c.work.work.size(), median(f.ms), percentile(f.ms, 100), f.ms.size());
+}
+
 // Serve: the cluster kept running for an outside observer (rmbus-web's benchmark, tools/web/bench_web.py):
 // rmbus with the cluster's configuration, every node heartbeating each second, and the work map published
 // each second, following every schedule as an orchestrator would. One line on stdout names the endpoints;
