@@ -37,6 +37,7 @@ struct admin_state {
   std::map<std::uint64_t, pending_query> pending;
   std::uint64_t cycle = 0;  // last round started
   std::int64_t started_ms = 0;
+  caf::actor ha;  // HA on: the election's actor, which hands over
   static inline const char* name = "rmbus.admin";
 };
 
@@ -131,6 +132,46 @@ void ask(admin_actor* self, pending_query q, std::variant<messages::vary_request
   self->delayed_send(self, deadline, atoms::timeout::value, qid);
 }
 
+// HA: what `status` adds: role, epoch, rank, the active heard, and every peer heard within takeover_ms.
+void add_ha_status(const ha_gate& gate, value::map& r) {
+  const auto v = gate.get_view();
+  r["role"] = value{std::string{v.active ? "active" : "standby"}};
+  r["epoch"] = value{v.epoch};
+  r["rank"] = value{v.rank};
+  if (!v.active_instance.empty()) r["active"] = value{v.active_instance};
+  if (!v.active_admin.empty()) r["active_admin"] = value{v.active_admin};
+  value::array peers;
+  for (const auto& p : v.peers) {
+    value::map m;
+    m["instance"] = value{p.instance};
+    m["rank"] = value{p.rank};
+    m["epoch"] = value{p.epoch};
+    m["state"] = value{p.state};
+    if (!p.admin.empty()) m["admin"] = value{p.admin};
+    m["heard_ms_ago"] = value{static_cast<std::uint64_t>(std::max<std::int64_t>(0, p.heard_ago_ms))};
+    peers.emplace_back(std::move(m));
+  }
+  r["peers"] = value{std::move(peers)};
+}
+
+// HA: a standby answers no query and takes no command of the active's: it names the active (YARN redirects
+// the same way). The results carry the active's instance and admin endpoint when known.
+bool redirected_from_standby(admin_actor* self, caf::response_promise& rp) {
+  auto& st = self->state;
+  if (!st.env.ha || st.env.ha->active()) return false;
+  const auto v = st.env.ha->get_view();
+  value::map r;
+  r["role"] = value{std::string{"standby"}};
+  std::string error = "standby; active is " + (v.active_instance.empty() ? std::string{"unknown"} : v.active_instance);
+  if (!v.active_instance.empty()) r["active"] = value{v.active_instance};
+  if (!v.active_admin.empty()) {
+    r["active_admin"] = value{v.active_admin};
+    error += " (admin " + v.active_admin + ")";
+  }
+  rp.deliver(reply_body(self, false, error, std::move(r)));
+  return true;
+}
+
 // `key_name` and `public_key`: the CURVE key that sent the request (both empty when CURVE is off).
 void on_request(admin_actor* self, const std::string& body, const std::string& by, const std::string& key_name,
                 const std::string& public_key) {
@@ -164,7 +205,39 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
     value::array pools;
     for (const auto& p : top_pools(*st.env.cfg)) pools.emplace_back(p);
     r["pools"] = value{std::move(pools)};
+    if (st.env.ha) add_ha_status(*st.env.ha, r);
     rp.deliver(reply_body(self, true, {}, std::move(r)));
+  } else if (cmd == ac::handover) {
+    if (!st.ha) {
+      rp.deliver(reply_body(self, false, "HA is off ([ha] enabled = false): there is nothing to hand over to"));
+      return;
+    }
+    std::string to;
+    if (args.has("to")) {
+      auto t = args.get_string("to");
+      if (!t) {
+        rp.deliver(reply_body(self, false, t.error().message()));
+        return;
+      }
+      to = t.value();
+    }
+    self->request(st.ha, std::chrono::seconds(5), atoms::handover::value, to)
+        .then(
+            [self, rp](bool ok, const std::string& text) mutable {
+              value::map r;
+              if (ok) {
+                r["to"] = value{text};
+                spdlog::info("admin: handed over to {}", text);
+              }
+              rp.deliver(reply_body(self, ok, "handover refused: " + text, std::move(r)));
+            },
+            [self, rp](const caf::error& err) mutable {
+              rp.deliver(reply_body(self, false, "the HA actor did not answer (" + to_string(err) + ")"));
+            });
+  } else if ((cmd == ac::vary_off || cmd == ac::vary_on || cmd == ac::qload || cmd == ac::qoccupancy ||
+              cmd == ac::explain || cmd == ac::whatif) &&
+             redirected_from_standby(self, rp)) {
+    return;
   } else if (cmd == ac::vary_off || cmd == ac::vary_on) {
     auto nodes = args.get_string_list("nodes");
     if (!nodes) {
@@ -226,7 +299,7 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
   } else {
     rp.deliver(reply_body(self, false,
                           "unknown command '" + cmd +
-                              "' (known: vary_off, vary_on, qload, qoccupancy, explain, whatif, reconfigure, status)"));
+                              "' (known: vary_off, vary_on, qload, qoccupancy, explain, whatif, reconfigure, status, handover)"));
   }
 }
 
@@ -257,6 +330,7 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
       },
       [self](atoms::timeout, std::uint64_t qid) { finish(self, qid, true); },
       [self](atoms::reset, config_ptr cfg) { self->state.env.cfg = std::move(cfg); },
+      [self](atoms::handover, caf::actor ha) { self->state.ha = std::move(ha); },
   };
 }
 

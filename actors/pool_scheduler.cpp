@@ -444,6 +444,12 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
   }
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
+      [self](atoms::ha_active, const std::string& epoch_tag) {
+        // HA: this process became the active RM. Ids given from now on carry its epoch and instance, so no
+        // other active (before, after, or at once in a partition) can coin the same id.
+        auto& st = self->state;
+        st.sched->set_share_prefix(share_prefix(*st.env.cfg, st.pool) + "-" + epoch_tag);
+      },
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
         if (const auto* ops = m.as<messages::node_ops>()) {

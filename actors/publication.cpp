@@ -32,6 +32,7 @@
 #include "actors/detail/spawn.hpp"
 #include "actors/node_replica.hpp"
 #include "actors/overbooking.hpp"
+#include "messages/detail/peek.hpp"
 #include "messages/topics.hpp"
 
 namespace rmbus::actors {
@@ -51,6 +52,11 @@ struct publication_state {
   std::map<std::string, plan_ptr> published_plan;  // pool -> the plan of it the last rm.state carried
   std::map<std::string, std::uint64_t> generation;  // pool -> the newest scheduler generation heard of
   std::shared_ptr<const messages::payload> last_state;  // the last rm.state published (for fresh schedulers)
+  // HA, on a standby: the bytes of the last rm.state the active published (the highest epoch heard), decoded
+  // only when this process takes over, into last_state, so that its fresh schedulers are seeded from what the
+  // active granted a moment before (issue 22's seed request) and give none of it away.
+  std::string heard_state;
+  std::uint64_t heard_epoch = 0;
   std::vector<messages::refused_work> refused;  // this round's refusals by differencing
   std::optional<std::uint64_t> workmap_seq;
   std::optional<std::string> workmap_src;
@@ -155,6 +161,8 @@ void publish_nodes(publication_actor* self) {
 // once when it will be.
 void nodes_changed(publication_actor* self) {
   auto& st = self->state;
+  // HA: a standby publishes nothing; it keeps its tables current and builds rm.nodes only once active.
+  if (st.env.ha && !st.env.ha->may_publish()) return;
   st.nodes_pending = true;
   if (st.nodes_timer_set) return;
   const auto interval = st.env.cfg->runtime.heartbeat_interval_ms;
@@ -465,6 +473,48 @@ caf::behavior publication(publication_actor* self, actor_env env) {
         if (st.nodes_pending) publish_nodes(self);
       },
       [self](atoms::reset, config_ptr cfg) { self->state.env.cfg = std::move(cfg); },
+      [self](atoms::deliver, const std::string& topic, const std::string& body) {
+        // HA: another RM's rm.state from the bus (listened to on a candidate). A standby keeps the active's
+        // last one as bytes; reading its envelope only costs a peek.
+        auto& st = self->state;
+        if (topic != messages::topics::rm_state || !st.env.ha || st.env.ha->active()) return;
+        const auto src = messages::detail::peek_top_level_str(body, "src");
+        const auto epoch = messages::detail::peek_top_level_uint(body, "epoch");
+        if (!src || !epoch || st.env.is_local(*src) || *epoch < st.heard_epoch) return;
+        st.heard_epoch = *epoch;
+        st.heard_state = body;
+      },
+      [self](atoms::ha_active) {
+        auto& st = self->state;
+        if (!st.heard_state.empty()) {
+          auto heard = messages::decode_rm_state(messages::topics::rm_state, st.heard_state, limits_of(*st.env.cfg));
+          if (heard) {
+            spdlog::info("HA: fresh schedulers are seeded from the last schedule of epoch {} ({} jobs)", st.heard_epoch,
+                         heard.value().jobs.size());
+            st.last_state = std::make_shared<const messages::payload>(std::move(heard.value()));
+          } else {
+            spdlog::warn("HA: the last schedule heard from the active does not decode ({}); fresh schedulers "
+                         "recover from the work map alone",
+                         heard.error().message());
+          }
+          st.heard_state.clear();
+          st.heard_state.shrink_to_fit();
+        }
+        // rm.nodes went unpublished as a standby; monitors get the node table at once, not only with the first
+        // round (which waits for a work map).
+        nodes_changed(self);
+      },
+      [self](atoms::ha_standby) {
+        // HA: stepped down. What this process decided as the active is void: a later takeover starts from the
+        // plans of its fresh schedulers, never from a deposed epoch's.
+        auto& st = self->state;
+        st.published = true;
+        st.answers.clear();
+        st.last_plan.clear();
+        st.leaving.clear();
+        st.refused_jobs.clear();
+        st.last_state.reset();  // a deposed epoch's schedule seeds nobody; the next active's, heard, will
+      },
   };
 }
 
@@ -472,6 +522,7 @@ caf::behavior publication(publication_actor* self, actor_env env) {
 
 caf::actor spawn_publication(caf::actor_system& sys, actor_env env) {
   auto router = env.router;
+  const bool ha = env.ha != nullptr;
   const std::vector<std::string> subscriptions{std::string{topics::round}, std::string{topics::plan},
                                                std::string{topics::node_changes}, std::string{topics::node_snapshot},
                                                std::string{topics::seed_request}};
@@ -479,6 +530,7 @@ caf::actor spawn_publication(caf::actor_system& sys, actor_env env) {
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).
   for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);
+  if (ha) caf::anon_send(router, atoms::listen::value, std::string{messages::topics::rm_state}, self);
   return self;
 }
 

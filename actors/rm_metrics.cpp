@@ -113,7 +113,12 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
                                 {"reason"}, 2)),
       bus_shed(r.add_counter("rmbus_bus_shed_total",
                              "Heartbeats the embedded forwarder dropped because the same node sent more than two "
-                             "back to back and then more than one per minimum gap (one publisher flooding).")) {}
+                             "back to back and then more than one per minimum gap (one publisher flooding).")),
+      ha_role(r.add_gauge("rmbus_ha_role", "HA ([ha] enabled): 1 while this process is the active RM, 0 while a standby.")),
+      ha_epoch(r.add_gauge("rmbus_ha_epoch", "HA: the epoch this process publishes under while active; the highest it has "
+                                             "heard while a standby.")),
+      ha_takeovers(r.add_counter("rmbus_ha_takeovers_total",
+                                 "HA: times this process became the active RM (after silence, or by a handover).")) {}
 
 rm_metrics_settings rm_metrics_settings_of(const config::rm_config& cfg) {
   rm_metrics_settings s;
@@ -208,6 +213,26 @@ void rm_metrics::on_event(const messages::rm_event& e) {
   else if (e.kind == messages::event_kinds::bad_message) f_->bus_bad_messages.inc({"body"});
   else if (e.kind == messages::event_kinds::health) on_health(e);
   else if (e.kind == messages::event_kinds::job_done) on_job_done(e);
+  else if (e.kind.starts_with("ha_")) on_ha(e);
+}
+
+void rm_metrics::on_ha(const messages::rm_event& e) {
+  auto number = [&](const std::string& key) -> std::optional<double> {
+    auto it = e.detail.find(key);
+    if (it == e.detail.end()) return std::nullopt;
+    std::uint64_t n = 0;
+    auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
+    if (ec != std::errc{} || p != it->second.data() + it->second.size()) return std::nullopt;
+    return double(n);
+  };
+  if (e.kind == messages::event_kinds::ha_takeover) {
+    f_->ha_role.set({}, 1);
+    f_->ha_takeovers.inc({});
+    if (auto v = number("epoch")) f_->ha_epoch.set({}, *v);
+  } else if (e.kind == messages::event_kinds::ha_demoted || e.kind == messages::event_kinds::ha_handover) {
+    f_->ha_role.set({}, 0);
+    if (auto v = number(e.kind == messages::event_kinds::ha_demoted ? "heard_epoch" : "epoch")) f_->ha_epoch.set({}, *v);
+  }
 }
 
 void rm_metrics::on_health(const messages::rm_event& e) {

@@ -89,6 +89,10 @@ struct rm_metric_families {
   metrics::counter job_quanta_seconds;
   metrics::counter bus_refused;
   metrics::counter bus_shed;
+  // HA: from this process's own ha_takeover, ha_demoted and ha_handover events.
+  metrics::gauge ha_role;
+  metrics::gauge ha_epoch;
+  metrics::counter ha_takeovers;
 };
 
 struct rm_metrics_settings {
@@ -117,6 +121,7 @@ class rm_metrics {
  private:
   void on_health(const messages::rm_event& event);
   void on_job_done(const messages::rm_event& event);
+  void on_ha(const messages::rm_event& event);
 
   std::shared_ptr<const rm_metric_families> f_;
   rm_metrics_settings settings_;

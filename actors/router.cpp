@@ -9,7 +9,15 @@
 // From the bus (inbound): an rm.internal.* message of another process is decoded once, straight into its
 // struct (messages::decode_payload, chosen by topic), and delivered like a local one; our own echoes (src
 // starting with this process's instance name) are dropped. Public inputs (agent.heartbeat,
-// orchestrator.workmap) are delivered as their bytes, which their one consumer decodes.
+// orchestrator.workmap) are delivered as their bytes, which their one consumer decodes. With HA, the RM outputs
+// of OTHER processes (rm.ha, rm.state) arrive as bytes too, only to the actors that asked with `listen` (the
+// HA actor): this process's own actors read its own outputs typed, and never another RM's.
+//
+// HA (actors/ha_gate.hpp): the fence is checked here, where every message leaves for the bus. While the
+// process may not publish (a standby, a deposed or paused active), nothing of rm.state, rm.nodes, rm.cycle,
+// rm.events or rm.internal.* leaves it, except rm.events of kind ha_* (a standby says it stepped down); rm.ha
+// always does. What leaves carries the active's epoch in its envelope. A standby also takes no rm.internal.*
+// from the bus: its state is its own actors', and another head's internal messages are not for it.
 #include <algorithm>
 #include <vector>
 
@@ -26,6 +34,9 @@ namespace {
 
 struct router_state {
   std::vector<std::pair<std::string, caf::actor>> subs;
+  std::vector<std::pair<std::string, caf::actor>> listeners;  // RM outputs of other processes, as bytes
+  std::shared_ptr<ha_gate> ha;
+  std::uint64_t fenced = 0;  // messages kept off the bus by the HA gate (logged now and then)
   caf::actor outbound;
   std::string instance;
   bool split = false;
@@ -45,13 +56,33 @@ void deliver_locally(router_actor* self, const messages::routed_message& m) {
     if (has_prefix(m.topic, prefix)) self->send(who, atoms::deliver::value, m);
 }
 
+bool is_rm_output(std::string_view topic) {
+  using namespace messages::topics;
+  return topic == rm_state || topic == rm_nodes || topic == rm_cycle || topic == rm_events;
+}
+
+bool is_ha_event(const messages::routed_message& m) {
+  const auto* e = m.as<messages::rm_event>();
+  return e != nullptr && e->kind.rfind("ha_", 0) == 0;
+}
+
 void to_bus(router_actor* self, const messages::routed_message& m) {
-  if (!self->state.outbound) return;
+  auto& st = self->state;
+  if (!st.outbound) return;
+  auto env = m.env;
+  if (st.ha && m.topic != messages::topics::rm_ha) {
+    if (!st.ha->may_publish() && !(m.topic == messages::topics::rm_events && is_ha_event(m))) {
+      if (is_rm_output(m.topic) && (st.fenced++ % 1000) == 0)
+        spdlog::debug("HA: not the active RM (or its lease ran out): {} kept off the bus ({} so far)", m.topic,
+                      st.fenced);
+      return;
+    }
+    if (is_rm_output(m.topic)) env.epoch = st.ha->epoch();
+  }
   // The body was stamped by its sender (src "<instance>:<role>", per-topic seq): the publisher sends it as is.
-  self->send(self->state.outbound,
-             bus::outbound_message{m.topic, [env = m.env, body = m.body](const messages::envelope&) {
-                                     return messages::encode_payload(env, *body);
-                                   }});
+  self->send(st.outbound, bus::outbound_message{m.topic, [env = std::move(env), body = m.body](const messages::envelope&) {
+                                                  return messages::encode_payload(env, *body);
+                                                }});
 }
 
 void route(router_actor* self, const messages::routed_message& m) {
@@ -62,11 +93,14 @@ void route(router_actor* self, const messages::routed_message& m) {
 void on_inbound(router_actor* self, bus::bus_message& m) {
   auto& st = self->state;
   if (!is_internal(m.topic)) {
-    for (const auto& [prefix, who] : st.subs)
+    // Public inputs go to their consumers; RM outputs (another RM's, with HA) only to those listening.
+    const auto& targets = has_prefix(m.topic, "rm.") ? st.listeners : st.subs;
+    for (const auto& [prefix, who] : targets)
       if (has_prefix(m.topic, prefix)) self->send(who, atoms::deliver::value, m.topic, m.body);
     return;
   }
   if (m.env.src.rfind(st.instance + ":", 0) == 0) return;  // our own echo
+  if (st.ha && !st.ha->active()) return;  // a standby keeps its own state; another head's is not for it
   if (m.topic == messages::internal_topics::flush) return;  // another process stopping: nothing to deliver
   messages::envelope env;
   auto p = messages::decode_payload(m.topic, m.body, st.limits, &env);
@@ -85,8 +119,9 @@ void on_inbound(router_actor* self, bus::bus_message& m) {
 }
 
 caf::behavior router(router_actor* self, caf::actor outbound, std::string instance, bool split,
-                     messages::decode_limits limits) {
+                     messages::decode_limits limits, std::shared_ptr<ha_gate> ha) {
   auto& st = self->state;
+  st.ha = std::move(ha);
   st.outbound = std::move(outbound);
   st.stamper = envelope_stamper{instance + ":router"};
   st.instance = std::move(instance);
@@ -94,8 +129,10 @@ caf::behavior router(router_actor* self, caf::actor outbound, std::string instan
   st.limits = limits;
   self->set_down_handler([self](const caf::down_msg& dm) {
     auto& subs = self->state.subs;
-    subs.erase(std::remove_if(subs.begin(), subs.end(), [&](const auto& s) { return s.second.address() == dm.source; }),
-               subs.end());
+    for (auto* list : {&subs, &self->state.listeners})
+      list->erase(std::remove_if(list->begin(), list->end(),
+                                 [&](const auto& s) { return s.second.address() == dm.source; }),
+                  list->end());
   });
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
@@ -103,6 +140,10 @@ caf::behavior router(router_actor* self, caf::actor outbound, std::string instan
       [self](atoms::subscribe, std::string prefix, caf::actor who) {
         self->monitor(who);
         self->state.subs.emplace_back(std::move(prefix), std::move(who));
+      },
+      [self](atoms::listen, std::string prefix, caf::actor who) {
+        self->monitor(who);
+        self->state.listeners.emplace_back(std::move(prefix), std::move(who));
       },
       [self](atoms::route, const messages::routed_message& m) { route(self, m); },
       [self](bus::outbound_message& m) {
@@ -120,8 +161,8 @@ caf::behavior router(router_actor* self, caf::actor outbound, std::string instan
 }  // namespace
 
 caf::actor spawn_router(caf::actor_system& sys, caf::actor outbound, std::string instance, bool split,
-                        messages::decode_limits limits) {
-  return sys.spawn(router, std::move(outbound), std::move(instance), split, limits);
+                        messages::decode_limits limits, std::shared_ptr<ha_gate> ha) {
+  return sys.spawn(router, std::move(outbound), std::move(instance), split, limits, std::move(ha));
 }
 
 }  // namespace rmbus::actors

@@ -41,6 +41,8 @@ namespace rmbus::actors {
 
 bool roles::everything() const { return intake && diff && eviction && publisher && admin && all_pools; }
 
+bool roles::head() const { return intake && diff && eviction && publisher && admin; }
+
 roles parse_roles(std::string_view list, const config::rm_config& cfg) {
   roles r;
   std::size_t start = 0;
@@ -84,6 +86,13 @@ roles parse_roles(std::string_view list, const config::rm_config& cfg) {
     if (end == list.size()) break;
   }
   if (!any) throw std::invalid_argument("--roles: no role given");
+  // HA elects one head: the process that holds intake, differencing, eviction, publication and admin. A
+  // standby must keep its own node table and map current, so it holds all five; only schedulers run apart.
+  const int head = r.intake + r.diff + r.eviction + r.publisher + r.admin;
+  if (cfg.runtime.ha.enabled && head > 0 && head < 5)
+    throw std::invalid_argument("--roles: with [ha] enabled, intake, diff, eviction, publisher and admin run together "
+                                "in each RM process that is a candidate (only scheduler roles run apart); '" +
+                                std::string{list} + "' splits them");
   return r;
 }
 
@@ -122,6 +131,9 @@ struct control_state {
   std::set<std::string> watched;                    // work topics control is subscribed to
   caf::actor health;                           // when [health] is enabled
   caf::actor accounting;                       // when [accounting] is enabled and this process publishes
+  caf::actor diff;                             // HA: told when this process becomes the active RM
+  caf::actor publication;                      // HA: told when it steps down
+  std::string ha_tag;                          // HA, while active: "e<epoch>.<instance>" for share ids
   envelope_stamper stamper{"control"};
   static inline const char* name = "rmbus.control";
 };
@@ -146,6 +158,7 @@ void spawn_scheduler(control_actor* self, const std::string& pool, bool restarte
   retire = std::stop_source{};
   auto a = spawn_pool_scheduler(self->system(), st.env, pool, generation, retire.get_token(), restarted,
                                 !st.run.intake);
+  if (!st.ha_tag.empty()) self->send(a, atoms::ha_active::value, st.ha_tag);
   self->monitor(a);
   st.schedulers[pool] = a;
   if (st.watched.insert(topics::work_topic(pool)).second)
@@ -270,9 +283,11 @@ void follow_optional_actors(control_actor* self) {
 // changed heartbeat interval through it, the CURVE server sockets the allowed keys, and the owner's logging).
 // `accounting` is spawned by the runtime, before the role actors, so that it sees the first round.
 caf::behavior control(control_actor* self, actor_env env, roles run, std::function<config::rm_config()> reload,
-                      std::vector<caf::actor> fixed, caf::actor accounting,
+                      std::vector<caf::actor> fixed, caf::actor accounting, caf::actor diff, caf::actor publication,
                       std::function<void(const config::rm_config&)> reconfigured) {
   auto& st = self->state;
+  st.diff = std::move(diff);
+  st.publication = std::move(publication);
   st.env = env;
   st.run = std::move(run);
   st.reload = std::move(reload);
@@ -335,6 +350,32 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         spawn_schedulers(self);
         for (const auto& a : st.fixed) self->send(a, atoms::reset::value, cfg);
         follow_optional_actors(self);
+      },
+      [self](atoms::ha_active, const std::string& tag) {
+        // HA: this process is the active RM from now on. Its schedulers, which have placed nothing as a
+        // standby, coin ids under the new epoch; then differencing starts a round from the last work map.
+        auto& st = self->state;
+        st.ha_tag = tag;
+        for (const auto& [pool, a] : st.schedulers) self->send(a, atoms::ha_active::value, tag);
+        if (st.publication) self->send(st.publication, atoms::ha_active::value);
+        if (st.diff) self->send(st.diff, atoms::ha_active::value);
+      },
+      [self](atoms::ha_active, const std::string& tag, bool) {
+        // HA: still active under a raised epoch: ids given from now on carry it; nothing else changes.
+        auto& st = self->state;
+        st.ha_tag = tag;
+        for (const auto& [pool, a] : st.schedulers) self->send(a, atoms::ha_active::value, tag);
+      },
+      [self](atoms::ha_standby) {
+        // HA: stepped down. Whatever this process decided as the active is void: fresh schedulers (they
+        // recover from the next work map when it is active again), every role actor reset as after a
+        // reconfiguration, and publication forgets its plans.
+        auto& st = self->state;
+        st.ha_tag.clear();
+        stop_schedulers(self);
+        spawn_schedulers(self);
+        for (const auto& a : st.fixed) self->send(a, atoms::reset::value, st.env.cfg);
+        if (st.publication) self->send(st.publication, atoms::ha_standby::value);
       },
       [self](atoms::hup) {
         auto& st = self->state;
@@ -511,6 +552,7 @@ struct runtime::impl {
   caf::actor router;
   caf::actor control;
   caf::actor admin;
+  caf::actor ha;  // HA on, a head process: the election
   std::optional<zmq::socket_t> rep;
   std::thread rep_thread;
   std::atomic<bool> stopping{false};
@@ -620,6 +662,11 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.families = std::make_shared<const rm_metric_families>(*m.registry);
     m.families->up.set({}, 1);
     m.families->build_info.set({RMBUS_VERSION, m.instance}, 1);
+    if (rt.ha.enabled && m.opt.run.head()) {
+      m.families->ha_role.set({}, 0);  // every candidate starts as a standby
+      m.families->ha_epoch.set({}, 0);
+      m.families->ha_takeovers.inc({}, 0);
+    }
     m.bus_stats.emplace(m.families);
     m.http.emplace(rt.metrics, [&m] { return m.render_metrics(); });
   }
@@ -651,7 +698,10 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.fwd->start();
   }
   const bool split = !m.opt.run.everything();
-  m.router = spawn_router(*m.sys, caf::actor{}, m.instance, split, limits_of(m.opt.cfg));
+  // HA (docs/architecture.md "High availability"): a head process with [ha] enabled is a candidate.
+  std::shared_ptr<ha_gate> ha;
+  if (rt.ha.enabled && m.opt.run.head()) ha = std::make_shared<ha_gate>();
+  m.router = spawn_router(*m.sys, caf::actor{}, m.instance, split, limits_of(m.opt.cfg), ha);
 
   bus::bridge_options bo;
   bo.publish.name = m.instance + ":bus";
@@ -662,6 +712,11 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   if (m.opt.run.intake) bo.subscribe.topics.emplace_back(messages::topics::heartbeat);
   if (m.opt.run.diff) bo.subscribe.topics.emplace_back(messages::topics::workmap);
   if (split) bo.subscribe.topics.emplace_back(messages::topics::rm_internal_prefix);
+  if (ha) {
+    // Other RMs' beacons and schedules: the election hears their epochs.
+    bo.subscribe.topics.emplace_back(messages::topics::rm_ha);
+    bo.subscribe.topics.emplace_back(messages::topics::rm_state);
+  }
   if (bo.subscribe.topics.empty()) bo.subscribe.topics.emplace_back("rm.internal.none");
   bo.subscribe.limits = limits_of(m.opt.cfg);
   bo.subscribe.coalesce = std::chrono::milliseconds(2);  // at most 2 ms more on any message; see subscriber.hpp
@@ -683,26 +738,38 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   m.refusals.set_target(m.router);
 
   actor_env env{m.router, m.instance, std::make_shared<const config::rm_config>(m.opt.cfg), m.opt.fault,
-                heartbeats_in_flight};
+                heartbeats_in_flight, ha};
   std::vector<caf::actor> fixed;
   // First, so its subscriptions are in place before any role actor routes anything; in `fixed` so that
   // control resets it on reconfiguration and stops it with the others.
   if (m.families) fixed.push_back(spawn_metrics(*m.sys, env, m.families));
-  if (m.opt.run.publisher) fixed.push_back(spawn_publication(*m.sys, env));
+  caf::actor publication, diff;
+  if (m.opt.run.publisher) {
+    publication = spawn_publication(*m.sys, env);
+    fixed.push_back(publication);
+  }
   caf::actor accounting;
   if (m.opt.run.publisher && rt.accounting.enabled) accounting = spawn_accounting(*m.sys, env);
   if (m.opt.run.eviction) fixed.push_back(spawn_eviction(*m.sys, env));
-  if (m.opt.run.diff) fixed.push_back(spawn_workmap_diff(*m.sys, env));
+  if (m.opt.run.diff) {
+    diff = spawn_workmap_diff(*m.sys, env);
+    fixed.push_back(diff);
+  }
   if (m.opt.run.intake) fixed.push_back(spawn_heartbeat_intake(*m.sys, env));
   if (m.opt.run.admin) {
     m.admin = spawn_admin(*m.sys, env, m.opt.reload);
     fixed.push_back(m.admin);
   }
-  m.control = m.sys->spawn(control, env, m.opt.run, m.opt.reload, fixed, accounting, [&m](const config::rm_config& cfg) {
-    if (m.fwd) m.fwd->set_shed_gap(heartbeat_min_gap(m.opt, cfg));
-    m.reload_keys(cfg.runtime.security);
-    if (m.opt.on_reconfigure) m.opt.on_reconfigure(cfg);
-  });
+  m.control = m.sys->spawn(control, env, m.opt.run, m.opt.reload, fixed, accounting, diff, publication,
+                           [&m](const config::rm_config& cfg) {
+                             if (m.fwd) m.fwd->set_shed_gap(heartbeat_min_gap(m.opt, cfg));
+                             m.reload_keys(cfg.runtime.security);
+                             if (m.opt.on_reconfigure) m.opt.on_reconfigure(cfg);
+                           });
+  if (ha) {
+    m.ha = spawn_ha(*m.sys, env, m.control);
+    caf::anon_send(m.admin, atoms::handover::value, m.ha);
+  }
   if (m.opt.run.admin) {
     m.rep_thread = std::thread([&m] { m.serve_admin(); });
   }
@@ -731,6 +798,7 @@ void runtime::stop() {
   {
     caf::scoped_actor self{*m.sys, true};
     self->monitor(m.control);
+    if (m.ha) self->send_exit(m.ha, caf::exit_reason::user_shutdown);  // no beacon after this
     self->send(m.control, atoms::stop::value);
     self->receive([](const caf::down_msg&) {}, caf::after(std::chrono::seconds(5)) >> [] {
       spdlog::warn("control actor did not stop in time");
@@ -757,6 +825,7 @@ void runtime::stop() {
   m.router = caf::actor{};
   m.control = caf::actor{};
   m.admin = caf::actor{};
+  m.ha = caf::actor{};
   m.sys->await_all_actors_done();
   m.bridge.reset();
   m.sys.reset();

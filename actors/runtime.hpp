@@ -40,11 +40,12 @@ struct roles {
   bool all_pools = false;             // `scheduler`: a scheduler for every top-level pool
   std::vector<std::string> pools;     // `scheduler:POOL`, each
   bool everything() const;            // every role and every pool: nothing travels the bus internally
+  bool head() const;                  // intake, diff, eviction, publisher and admin: an HA candidate
 };
 
 // Parses "all" or a comma-separated list of intake, diff, scheduler, scheduler:POOL, eviction, publisher,
 // admin. Throws std::invalid_argument naming the bad entry (an unknown role, or a pool that is not a
-// top-level pool of `cfg`).
+// top-level pool of `cfg`), or, with [ha] enabled, a list that splits the head roles (HA elects one head).
 roles parse_roles(std::string_view list, const config::rm_config& cfg);
 
 struct runtime_options {

@@ -212,6 +212,9 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
 void next_round(diff_actor* self) {
   auto& st = self->state;
   if (!st.ready || st.in_flight || !st.pending) return;
+  // HA: a standby takes every map (the newest waits in `pending`) and runs no round; it starts one from that
+  // map the moment it becomes the active RM (atoms::ha_active).
+  if (st.env.ha && !st.env.ha->active()) return;
   auto items = std::move(st.pending);
   start_round(self, *items);
 }
@@ -253,6 +256,7 @@ bool repeat_of_last(diff_actor* self, const std::string& topic, const std::strin
   auto env = messages::decode_envelope(topic, body, st.limits);
   if (!env) return false;  // the full decode reports it
   if (!take_map(self, env.value())) return true;
+  if (st.env.ha) st.env.ha->note_workmap(messages::peek_workmap_rm_epoch(body));
   st.pending = st.last;
   st.pending_seq = env.value().seq;
   st.pending_src = std::move(env.value().src);
@@ -271,6 +275,7 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
     return;
   }
   if (!take_map(self, env)) return;
+  if (st.env.ha) st.env.ha->note_workmap(wm.value().rm_epoch);
   auto fresh = std::make_shared<diff_state::item_map>();
   auto& items = *fresh;
   for (auto& w : wm.value().work) {
@@ -356,6 +361,14 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
         next_round(self);
       },
       [self](atoms::settled) { end_settling(self); },
+      [self](atoms::ha_active) {
+        // HA: this process is the active RM now. The last map is complete: schedule it at once rather than
+        // wait for the orchestrator's next one.
+        auto& st = self->state;
+        st.in_flight = false;
+        if (!st.pending && !st.last->empty()) st.pending = st.last;
+        next_round(self);
+      },
       [self](atoms::timeout, std::uint64_t cycle) {
         auto& st = self->state;
         if (cycle != st.cycle || !st.in_flight) return;

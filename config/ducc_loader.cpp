@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include "config/detail/ducc_classes.hpp"
@@ -14,6 +16,7 @@
 #include "config/detail/nodefile.hpp"
 #include "config/detail/text_checks.hpp"
 #include "config/detail/values.hpp"
+#include "config/endpoint.hpp"
 #include "config/loader.hpp"
 #include "config/timing_bounds.hpp"
 
@@ -88,7 +91,8 @@ core::scheduler_config read_class_files(const std::filesystem::path& classes_pat
 const std::set<std::string, std::less<>> rmbus_keys = {
     "rmbus.log.file",       "rmbus.log.max.bytes",            "rmbus.log.max.files",
     "rmbus.log.compress",   "rmbus.health.enabled",           "rmbus.health.disk.warn.percent",
-    "rmbus.accounting.enabled", "rmbus.accounting.file",
+    "rmbus.accounting.enabled", "rmbus.accounting.file",  "rmbus.ha.beacon.ms",
+    "rmbus.ha.takeover.ms",     "rmbus.ha.rank",          "rmbus.ha.advertise.admin",
 };
 
 class property_reader {
@@ -147,6 +151,61 @@ class property_reader {
   std::string file_;
   error_list& errors_;
 };
+
+// The host this process runs on, as DUCC's head list names hosts (full name; short names match too).
+std::string this_host() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return {};
+  return name;
+}
+
+// DUCC 3.0's reliable head nodes: `ducc.head.reliable.list` names the hosts that may run the head daemons (one
+// active, the others backups). A non-empty list turns HA on, every listed head a candidate; this host's rank
+// is its position in the list (0 first), matched by full or short name, unless rmbus.ha.rank says otherwise.
+void read_reliable_heads(const property_map& props, property_reader& r, const std::string& file,
+                         error_list& errors, ha_settings& ha) {
+  r.integer("rmbus.ha.beacon.ms", ha.beacon_ms, min_ha_beacon_ms, 1, max_ha_ms);
+  r.integer("rmbus.ha.takeover.ms", ha.takeover_ms, 2 * min_ha_beacon_ms, 1, max_ha_ms);
+  if (auto v = r.get("rmbus.ha.advertise.admin")) {
+    if (auto problem = check_bus_endpoint(v->first)) errors.add(v->second, "rmbus.ha.advertise.admin: " + *problem);
+    else ha.advertise_admin = v->first;
+  }
+  if (ha.takeover_ms < 2 * ha.beacon_ms)
+    errors.add(file, 0, "rmbus.ha.takeover.ms (" + std::to_string(ha.takeover_ms) +
+                            ") must be at least twice rmbus.ha.beacon.ms (" + std::to_string(ha.beacon_ms) + ")");
+  const bool rank_given = props.contains("rmbus.ha.rank");
+  r.integer("rmbus.ha.rank", ha.rank, 0, 1, max_ha_rank);
+  auto list = r.get("ducc.head.reliable.list");
+  if (!list) {
+    if (rank_given) errors.add(file, 0, "rmbus.ha.rank is set but ducc.head.reliable.list is not: HA is off");
+    return;
+  }
+  std::vector<std::string> heads;
+  std::string head;
+  for (char c : list->first + " ") {
+    if (c == ' ' || c == ',' || c == '\t') {
+      if (!head.empty()) heads.push_back(std::move(head));
+      head.clear();
+    } else {
+      head += c;
+    }
+  }
+  if (heads.empty()) return;  // an empty list: DUCC's default, not reliable
+  ha.enabled = true;
+  if (rank_given) return;
+  const auto host = this_host();
+  const auto short_of = [](const std::string& h) { return h.substr(0, h.find('.')); };
+  for (std::size_t i = 0; i < heads.size(); ++i) {
+    if (heads[i] == host || short_of(heads[i]) == short_of(host)) {
+      ha.rank = static_cast<int>(std::min<std::size_t>(i, max_ha_rank));
+      return;
+    }
+  }
+  std::string names;
+  for (const auto& h : heads) names += (names.empty() ? "" : ", ") + h;
+  errors.add(list->second, "ducc.head.reliable.list: this host '" + host + "' is not in the list (" + names +
+                               "); set rmbus.ha.rank to give it a rank");
+}
 
 }  // namespace
 
@@ -239,6 +298,7 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
   r.text("rmbus.accounting.file", rt.accounting.file);
   beside_properties(rt.accounting.file);
   s.epoch_ms = rt.orchestrator_publish_ms * rt.state_publish_ratio;
+  read_reliable_heads(props, r, file, errors, rt.ha);
 
   detail::site_decls site;
   r.text("ducc.jd.host.class", site.jd_host_class);

@@ -303,6 +303,22 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt,
     assign(rt.accounting.enabled, r.boolean(*t, "enabled", "accounting"));
     if (auto v = r.string(*t, "file", "accounting")) rt.accounting.file = resolve_path(base_dir, v->value);
   }
+  if (const auto* t = r.section(root, "ha")) {
+    const std::string w = "ha";
+    r.only_keys(*t, "[ha]", {"enabled", "beacon_ms", "takeover_ms", "rank", "advertise_admin"});
+    assign(rt.ha.enabled, r.boolean(*t, "enabled", w));
+    assign(rt.ha.beacon_ms, r.integer(*t, "beacon_ms", w, min_ha_beacon_ms, max_ha_ms));
+    assign(rt.ha.takeover_ms, r.integer(*t, "takeover_ms", w, 2 * min_ha_beacon_ms, max_ha_ms));
+    assign(rt.ha.rank, r.integer(*t, "rank", w, 0, max_ha_rank));
+    if (auto v = r.string(*t, "advertise_admin", w)) {
+      if (auto problem = check_bus_endpoint(v->value)) r.errors().add(v->loc, "ha.advertise_admin: " + *problem);
+      else rt.ha.advertise_admin = v->value;
+    }
+    if (rt.ha.takeover_ms < 2 * rt.ha.beacon_ms)
+      r.errors().add(r.loc(*t), "ha.takeover_ms (" + std::to_string(rt.ha.takeover_ms) +
+                                         ") must be at least twice ha.beacon_ms (" + std::to_string(rt.ha.beacon_ms) +
+                                         "): one late beacon must not start a takeover");
+  }
   if (const auto* t = r.section(root, "limits")) {
     const std::string w = "limits";
     r.only_keys(*t, "[limits]", {"max_body_bytes", "max_string_bytes", "max_array_len", "max_map_len", "max_depth",
@@ -480,8 +496,8 @@ rm_config parse_native(std::string_view text, const std::string& name, std::file
   }
   toml_reader r(name, errors);
   r.only_keys(root, "the top level",
-              {"scheduling", "timing", "bus", "log", "health", "accounting", "limits", "security", "nodepool", "class",
-               "user", "group"});
+              {"scheduling", "timing", "bus", "log", "health", "accounting", "ha", "limits", "security", "nodepool",
+               "class", "user", "group"});
   rm_config cfg;
   detail::site_decls site;
   site.whole = {name, 0};
@@ -556,6 +572,12 @@ std::vector<std::string> runtime_problems(const runtime_settings& rt) {
     problems.push_back("log max_files must be 1.." + std::to_string(max_log_files));
   if (rt.health.disk_warn_percent < 0 || rt.health.disk_warn_percent > 100)
     problems.push_back("health disk_warn_percent must be 0..100");
+  if (rt.ha.beacon_ms < min_ha_beacon_ms || rt.ha.beacon_ms > max_ha_ms)
+    problems.push_back("ha beacon_ms must be " + std::to_string(min_ha_beacon_ms) + ".." + std::to_string(max_ha_ms));
+  if (rt.ha.takeover_ms < 2 * rt.ha.beacon_ms || rt.ha.takeover_ms > max_ha_ms)
+    problems.push_back("ha takeover_ms must be at least twice beacon_ms and at most " + std::to_string(max_ha_ms));
+  if (rt.ha.rank < 0 || rt.ha.rank > max_ha_rank)
+    problems.push_back("ha rank must be 0.." + std::to_string(max_ha_rank));
   const auto& l = rt.limits;
   if (l.max_body_bytes == 0 || l.max_string_bytes == 0 || l.max_array_len == 0 || l.max_map_len == 0 ||
       l.max_depth == 0) {

@@ -92,6 +92,14 @@ std::string render(const rm_config& cfg) {
   o << "[accounting]\nenabled = " << yes_no(rt.accounting.enabled) << "\n";
   if (!rt.accounting.file.empty()) o << "file = " << quote(rt.accounting.file) << "\n";
   o << "\n";
+  if (rt.ha.enabled) {
+    o << "[ha]\nenabled = true\n"
+      << "beacon_ms = " << rt.ha.beacon_ms << "\n"
+      << "takeover_ms = " << rt.ha.takeover_ms << "\n"
+      << "rank = " << rt.ha.rank << "\n";
+    if (!rt.ha.advertise_admin.empty()) o << "advertise_admin = " << quote(rt.ha.advertise_admin) << "\n";
+    o << "\n";
+  }
   o << "[limits]\n"
     << "max_body_bytes = " << rt.limits.max_body_bytes << "\n"
     << "max_string_bytes = " << rt.limits.max_string_bytes << "\n"

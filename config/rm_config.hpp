@@ -86,6 +86,25 @@ struct security_settings {
   bool operator==(const security_settings&) const = default;
 };
 
+// High availability (docs/architecture.md, "High availability"): several rmbus processes with the same
+// configuration on one bus, one active and the others warm standbys, elected over the bus (topic rm.ha).
+// Bounds on its timings, shared by both configuration roads.
+inline constexpr std::int64_t min_ha_beacon_ms = 10;
+inline constexpr std::int64_t max_ha_ms = 600'000;
+inline constexpr int max_ha_rank = 1000;
+
+struct ha_settings {
+  bool enabled = false;
+  std::int64_t beacon_ms = 200;    // the active (and every standby) says it is alive this often on rm.ha
+  std::int64_t takeover_ms = 1000; // a standby that hears no active for this long takes over; >= 2 beacons
+  int rank = 0;                    // lower wins among standbys taking over at once, and among equal epochs
+  // The admin endpoint a standby names when it redirects a client; empty: the process's own admin endpoint
+  // (useful only when that is an address clients can reach, not a wildcard).
+  std::string advertise_admin;
+
+  bool operator==(const ha_settings&) const = default;
+};
+
 struct runtime_settings {
   std::int64_t heartbeat_interval_ms = 30000;    // ducc.agent.node.metrics.publish.rate
   int node_stability = 6;                        // ducc.rm.node.stability: missed heartbeats until down
@@ -120,6 +139,7 @@ struct runtime_settings {
   health_settings health;
   accounting_settings accounting;
   security_settings security;
+  ha_settings ha;
 
   bool operator==(const runtime_settings&) const = default;
 };

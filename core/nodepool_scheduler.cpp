@@ -71,6 +71,8 @@ nodepool_scheduler::nodepool_scheduler(std::string top_pool, scheduler_config cf
   }
 }
 
+void nodepool_scheduler::set_share_prefix(std::string prefix) { model_.share_prefix = std::move(prefix); }
+
 int nodepool_scheduler::pool_index(const std::string& name) const {
   for (std::size_t p = 0; p < model_.pools.size(); ++p)
     if (model_.pools[p].name == name) return static_cast<int>(p);

@@ -77,6 +77,9 @@ class nodepool_scheduler {
  public:
   // REQUIRES: `top_pool` names a top-level pool of `cfg` (otherwise an empty tree with just that name).
   nodepool_scheduler(std::string top_pool, scheduler_config cfg, std::string share_id_prefix);
+  // The prefix of share ids given from now on; ids given before keep theirs. An RM that becomes the active
+  // one (HA) coins ids under its epoch and instance, so two actives can never coin the same id.
+  void set_share_prefix(std::string prefix);
 
   // ---- machines -------------------------------------------------------------------------------
   // Arrival or heartbeat. A known machine gets its size and quiesce flag refreshed and comes back up if

@@ -28,6 +28,7 @@ inline constexpr std::string_view qload = "qload";              // (no arguments
 inline constexpr std::string_view qoccupancy = "qoccupancy";    // (no arguments)
 inline constexpr std::string_view explain = "explain";          // job: str
 inline constexpr std::string_view whatif = "whatif";            // work: a work item map (as in the work map)
+inline constexpr std::string_view handover = "handover";        // to: str, optional (HA: the standby to take over)
 inline constexpr std::string_view reconfigure = "reconfigure";  // (no arguments)
 inline constexpr std::string_view status = "status";            // (no arguments)
 }  // namespace admin_commands

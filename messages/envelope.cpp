@@ -31,6 +31,7 @@ class envelope_visitor : public msgpack::null_visitor {
         case 1: env.seq = v; break;
         case 2: env.ts_ms = v; break;
         case 3: return false;  // src must be a string
+        case 4: env.epoch = v; break;
         default: break;
       }
     }
@@ -46,7 +47,7 @@ class envelope_visitor : public msgpack::null_visitor {
     const std::string_view s{p, n};
     if (depth_ == 1 && in_key_) {
       key_ = -1;
-      for (int i = 0; i < 4; ++i)
+      for (int i = 0; i < 5; ++i)
         if (s == names[i]) key_ = i;
       if (key_ >= 0) {
         if (seen_ & (1u << key_)) return false;  // duplicate
@@ -80,13 +81,13 @@ class envelope_visitor : public msgpack::null_visitor {
     return true;
   }
 
-  // The whole body was one map with the four keys, each of the right type.
-  bool complete() const { return root_was_map_ && seen_ == 0b1111 && version_fits_ && !env.src.empty(); }
+  // The whole body was one map with the four required keys, each of the right type.
+  bool complete() const { return root_was_map_ && (seen_ & 0b1111) == 0b1111 && version_fits_ && !env.src.empty(); }
 
   envelope env;
 
  private:
-  static constexpr std::string_view names[4] = {"v", "seq", "ts_ms", "src"};
+  static constexpr std::string_view names[5] = {"v", "seq", "ts_ms", "src", "epoch"};
 
   bool in_root_value() const { return depth_ == 1 && !in_key_; }
   // A value that is not a container. A root key must be a string; an envelope key's value must have its type.

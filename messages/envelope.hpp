@@ -6,7 +6,10 @@
 //   seq    uint  the publisher's sequence number on this topic, starting at 1, +1 per message.
 //   ts_ms  uint  the sender's wall clock, milliseconds since the Unix epoch.
 //   src    str   the sender's name (non-empty); sequence numbers are tracked per (src, topic).
-// decode_envelope reads only these four keys, so the bus can account sequence numbers without decoding the
+// and, optionally,
+//   epoch  uint  with HA on: the epoch of the active RM that sent it (rm.state, rm.nodes, rm.cycle, rm.events,
+//                rm.ha); absent with HA off, so nothing on the wire changes then (docs/protocol.md 4.8).
+// decode_envelope reads only these keys, so the bus can account sequence numbers without decoding the
 // whole message (and without knowing it).
 //
 // Uniform codec scheme of this folder: every message type T in messages/ comes with
@@ -22,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -36,6 +40,7 @@ struct envelope {
   std::uint64_t seq = 0;
   std::uint64_t ts_ms = 0;
   std::string src;
+  std::optional<std::uint64_t> epoch{};  // HA's fencing token; written only when set
 
   friend bool operator==(const envelope&, const envelope&) = default;
 };
@@ -50,7 +55,7 @@ struct decode_limits {
   std::size_t max_depth = 16;                        // container nesting; the body's own map is depth 1
 };
 
-// Decodes only v/seq/ts_ms/src. Unknown keys (all message fields) are skipped, but the body is unpacked and
+// Decodes only v/seq/ts_ms/src/epoch. Unknown keys (all message fields) are skipped, but the body is unpacked and
 // bounded exactly as a full decode would, so a body accepted here is at least well-formed MessagePack.
 result<envelope> decode_envelope(std::string_view topic, std::string_view body, const decode_limits& limits = {});
 

@@ -35,6 +35,12 @@ inline constexpr std::string_view job_done = "job_done";  // a finished job's ac
 inline constexpr std::string_view bus_refused = "bus_refused";  // CURVE: a sender's roles may not publish a topic
 // Nodes down longer than [limits] forget_down_ms left the node table (detail: count, nodes, forget_down_ms).
 inline constexpr std::string_view node_forgotten = "node_forgotten";
+// HA (docs/protocol.md 4.8): this process became the active RM (instance, epoch, silence_ms, previous, reason),
+// stepped down on hearing a higher epoch (instance, epoch, heard_epoch, by, reason), or handed over (instance,
+// epoch, to).
+inline constexpr std::string_view ha_takeover = "ha_takeover";
+inline constexpr std::string_view ha_demoted = "ha_demoted";
+inline constexpr std::string_view ha_handover = "ha_handover";
 // A pool's plan would have put nodes above their order; its last good plan was published instead (detail:
 // pool, cycle, nodes, shares).
 inline constexpr std::string_view invariant_violation = "invariant_violation";

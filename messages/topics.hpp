@@ -13,6 +13,7 @@ inline constexpr std::string_view rm_state = "rm.state";             // RM -> or
 inline constexpr std::string_view rm_nodes = "rm.nodes";             // RM -> monitors
 inline constexpr std::string_view rm_cycle = "rm.cycle";             // RM -> monitors
 inline constexpr std::string_view rm_events = "rm.events";           // RM -> monitors
+inline constexpr std::string_view rm_ha = "rm.ha";                   // RM -> RMs, monitors (HA election)
 
 // Prefix of the RM's own actor-to-actor topics when they cross processes; same envelope as every body.
 inline constexpr std::string_view rm_internal_prefix = "rm.internal.";

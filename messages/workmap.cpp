@@ -124,7 +124,9 @@ std::optional<process_state> parse_process_state(std::string_view s) {
 std::string encode(const envelope& env, const workmap& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 1);
+  // `work` stays the last key: differencing compares its bytes without decoding (peek_workmap_work).
+  detail::pack_envelope_head(pk, env, 1 + (msg.rm_epoch ? 1 : 0));
+  if (msg.rm_epoch) detail::pack_kv_uint(pk, "rm_epoch", *msg.rm_epoch);
   detail::pack_key(pk, "work");
   pk.pack_array(static_cast<std::uint32_t>(msg.work.size()));
   for (const auto& w : msg.work) detail::pack_work_item(pk, w);
@@ -133,11 +135,15 @@ std::string encode(const envelope& env, const workmap& msg) {
 
 result<workmap> decode_workmap(std::string_view topic, std::string_view body, const decode_limits& limits,
                                envelope* env_out) {
-  static constexpr std::array<std::string_view, 1> root_keys{"work"};
+  static constexpr std::array<std::string_view, 2> root_keys{"work", "rm_epoch"};
   return detail::guarded<workmap>(topic, body, limits, env_out, false, [&](const msgpack::object& root) {
     workmap msg;
     const detail::path at;
-    detail::read_fields(root, at, root_keys, 0b1, [&](std::size_t, const msgpack::object& v, const detail::path& f) {
+    detail::read_fields(root, at, root_keys, 0b1, [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
+      if (k == 1) {
+        detail::read(v, f, msg.rm_epoch);
+        return;
+      }
       const auto& items = detail::as_array(v, f);
       for (std::uint32_t i = 0; i < items.size; ++i) {
         const auto item_at = f.index(i);
@@ -163,6 +169,10 @@ result<workmap> decode_workmap(std::string_view topic, std::string_view body, co
 
 std::optional<std::string_view> peek_workmap_work(std::string_view body) {
   return detail::peek_last_top_level_value(body, "work");
+}
+
+std::optional<std::uint64_t> peek_workmap_rm_epoch(std::string_view body) {
+  return detail::peek_top_level_uint(body, "rm_epoch");
 }
 
 std::string encode_work_item(const work_item& item) {

@@ -80,6 +80,9 @@ inline constexpr std::size_t workmap_max_bad_items = 1000;
 
 struct workmap {
   std::vector<work_item> work;  // the well-formed items, in wire order
+  // Optional on the wire (HA fencing, docs/protocol.md 4.8): the highest RM epoch the orchestrator has
+  // accepted an rm.state of. Absent from an orchestrator that never saw an epoch (HA off).
+  std::optional<std::uint64_t> rm_epoch;
   // Filled by decode_workmap only; encode ignores it. Non-empty means the orchestrator sent damaged items:
   // do not retire work that is missing from `work` when one of these has no readable id.
   std::vector<workmap_item_error> bad_items;
@@ -97,6 +100,10 @@ result<workmap> decode_workmap(std::string_view topic, std::string_view body, co
 // with nothing after it, so the body decodes to the same items (its envelope aside). nullopt when `work` is
 // missing or not last, or a key before it is not a string. A view into body.
 std::optional<std::string_view> peek_workmap_work(std::string_view body);
+
+// The `rm_epoch` of a work map body without decoding it (HA: a repeated map is not decoded again, but its
+// echo of the accepted epoch still counts). nullopt when absent or not an unsigned integer.
+std::optional<std::uint64_t> peek_workmap_rm_epoch(std::string_view body);
 
 // One work item (as a standalone MessagePack map, no envelope), as the admin `whatif` command carries it.
 std::string encode_work_item(const work_item& item);

@@ -7,6 +7,7 @@
 //     explain JOB        (with a running job's estimated end, pending work's estimated start)
 //     whatif --user U [--class C] [--kind job] --memory-mb M [--max-processes N] [--id ID]
 //            [--items N [--item-ms MS] [--threads T]]
+//     handover [--to INSTANCE]   (HA: the active stops publishing; the named or best standby takes over)
 //
 // With CURVE (docs/bus.md, "Security"): --key is this admin's key pair (rmbus-keygen), --server-key the RM's
 // public key; the RM admits admin keys only.
@@ -100,6 +101,9 @@ int main(int argc, char** argv) {
   on->add_option("nodes", nodes, "node names")->required();
   auto* explain = app.add_subcommand("explain", "the numbers behind a job's count");
   explain->add_option("job", job, "job id")->required();
+  std::string handover_to;
+  auto* handover = app.add_subcommand("handover", "HA: the active RM steps down and a standby takes over at once");
+  handover->add_option("--to", handover_to, "the standby's instance name (default: the best standby heard)");
   auto* whatif = app.add_subcommand("whatif", "what a hypothetical work item would get now (nothing changes)");
   whatif->add_option("--id", w.id, "work id")->capture_default_str();
   whatif->add_option("--user", w.user, "user")->required();
@@ -122,6 +126,10 @@ int main(int argc, char** argv) {
   if (qload->parsed()) req.cmd = "qload";
   if (qocc->parsed()) req.cmd = "qoccupancy";
   if (reconf->parsed()) req.cmd = "reconfigure";
+  if (handover->parsed()) {
+    req.cmd = "handover";
+    if (!handover_to.empty()) req.args["to"] = msg::value{handover_to};
+  }
   if (off->parsed() || on->parsed()) {
     req.cmd = off->parsed() ? "vary_off" : "vary_on";
     msg::value::array list;

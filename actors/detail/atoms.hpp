@@ -28,6 +28,10 @@ using bad = caf::atom_constant<caf::atom("bad")>;            // bus thread -> ro
 using flush = caf::atom_constant<caf::atom("flush")>;        // intake: its batch window closed
 using nodes_due = caf::atom_constant<caf::atom("nodesdue")>;  // publication: rm.nodes may go out again
 using probe = caf::atom_constant<caf::atom("probe")>;        // health -> actor: its mailbox depth (uint64)
+using listen = caf::atom_constant<caf::atom("listen")>;      // (prefix, actor): RM outputs of OTHER processes
+using ha_active = caf::atom_constant<caf::atom("haactive")>;    // HA: this process became the active RM
+using ha_standby = caf::atom_constant<caf::atom("hastandby")>;  // HA: it stepped down (forget its decisions)
+using handover = caf::atom_constant<caf::atom("handover")>;     // admin -> HA actor: (target or "") -> text
 using backoff = caf::atom_constant<caf::atom("backoff")>;    // control -> health: (pool, round timeout ms now)
 
 }  // namespace rmbus::actors::atoms

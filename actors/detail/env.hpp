@@ -14,6 +14,7 @@
 
 #include "actors/detail/atoms.hpp"
 #include "actors/fault_injection.hpp"
+#include "actors/ha_gate.hpp"
 #include "actors/internal.hpp"
 #include "bus/in_flight_bound.hpp"
 #include "config/rm_config.hpp"
@@ -33,6 +34,9 @@ struct actor_env {
   // max_heartbeats_queued); the intake leaves one per heartbeat it takes. None: no bound (tests, or a
   // process without the intake).
   std::shared_ptr<bus::in_flight_bound> heartbeats_in_flight{};
+  // With [ha] enabled in a process that runs the head roles: whether it is the active RM (actors/ha_gate.hpp).
+  // None: HA off, or a process of schedulers only, which serves whichever head is active.
+  std::shared_ptr<ha_gate> ha{};
 
   // The `src` an actor stamps: "<instance>:<role>", so per-(src, topic) sequence numbers stay one stream.
   std::string src(std::string_view role) const { return instance + ":" + std::string{role}; }

@@ -17,9 +17,10 @@ namespace rmbus::actors {
 struct rm_metric_families;  // actors/rm_metrics.hpp
 
 // router.cpp: local delivery by topic prefix; `outbound` (may be invalid) publishes on the bus; `limits`
-// bound the decoding of internal messages arriving from other processes.
+// bound the decoding of internal messages arriving from other processes; `ha` (HA on, a head process) fences
+// what reaches the bus.
 caf::actor spawn_router(caf::actor_system& sys, caf::actor outbound, std::string instance, bool split,
-                        messages::decode_limits limits = {});
+                        messages::decode_limits limits = {}, std::shared_ptr<ha_gate> ha = {});
 // heartbeat_intake.cpp
 caf::actor spawn_heartbeat_intake(caf::actor_system& sys, actor_env env);
 // workmap_diff.cpp
@@ -43,6 +44,9 @@ caf::actor spawn_metrics(caf::actor_system& sys, actor_env env, std::shared_ptr<
 caf::actor spawn_accounting(caf::actor_system& sys, actor_env env);
 // health.cpp: the process's health event every heartbeat interval; asks `control` for the actors to probe.
 caf::actor spawn_health(caf::actor_system& sys, actor_env env, caf::actor control);
+// ha.cpp: the HA election's shell (HA on, a head process): beacons on rm.ha, listens to other RMs, tells
+// `control` when this process becomes the active RM or steps down.
+caf::actor spawn_ha(caf::actor_system& sys, actor_env env, caf::actor control);
 // admin.cpp: `reload` loads the configuration from its source again (throws config::config_error).
 caf::actor spawn_admin(caf::actor_system& sys, actor_env env, std::function<config::rm_config()> reload);
 

@@ -177,9 +177,9 @@ void read(const msgpack::object& o, const path& at, std::vector<std::string>& ou
 }
 
 envelope read_envelope(const msgpack::object_map& root, bool keys_optional) {
-  static constexpr std::array<std::string_view, 4> names{"v", "seq", "ts_ms", "src"};
+  static constexpr std::array<std::string_view, 5> names{"v", "seq", "ts_ms", "src", "epoch"};
   const path at;
-  key_set<4> keys{names};
+  key_set<5> keys{names};
   envelope env;
   for (std::uint32_t i = 0; i < root.size; ++i) {
     const auto& kv = root.ptr[i];
@@ -188,6 +188,7 @@ envelope read_envelope(const msgpack::object_map& root, bool keys_optional) {
       case 1: read(kv.val, at.key("seq"), env.seq); break;
       case 2: read(kv.val, at.key("ts_ms"), env.ts_ms); break;
       case 3: read(kv.val, at.key("src"), env.src); break;
+      case 4: read(kv.val, at.key("epoch"), env.epoch); break;
       default: break;  // a message field or an unknown key
     }
   }
@@ -208,11 +209,12 @@ std::string what_of_exception(const std::exception& e) {
 }
 
 void pack_envelope_head(packer& pk, const envelope& env, std::uint32_t fields) {
-  pk.pack_map(fields + 4);
+  pk.pack_map(fields + 4 + (env.epoch ? 1 : 0));
   pack_kv_uint(pk, "v", env.v);
   pack_kv_uint(pk, "seq", env.seq);
   pack_kv_uint(pk, "ts_ms", env.ts_ms);
   pack_kv_str(pk, "src", env.src);
+  if (env.epoch) pack_kv_uint(pk, "epoch", *env.epoch);
 }
 
 }  // namespace rmbus::messages::detail

@@ -146,6 +146,17 @@ std::optional<std::string_view> peek_top_level_str(std::string_view body, std::s
   return body.substr(c.at, len);
 }
 
+std::optional<std::uint64_t> peek_top_level_uint(std::string_view body, std::string_view key) {
+  cursor c{body};
+  if (!seek_top_level_key(c, key) || c.left() == 0) return std::nullopt;
+  const auto tag = static_cast<unsigned char>(c.b[c.at]);
+  if (tag <= 0x7f) return tag;  // positive fixint
+  const std::size_t width = tag == 0xcc ? 1 : tag == 0xcd ? 2 : tag == 0xce ? 4 : tag == 0xcf ? 8 : 0;
+  std::uint64_t v = 0;
+  if (width == 0 || !c.take(1) || !c.big_endian(width, v)) return std::nullopt;
+  return v;
+}
+
 std::optional<std::string_view> peek_last_top_level_value(std::string_view body, std::string_view key) {
   cursor c{body};
   std::uint64_t entries = 0;

@@ -10,6 +10,7 @@
 //
 // Thread-safety: a free function over its arguments.
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -18,6 +19,9 @@ namespace rmbus::messages::detail {
 // The value of `key` in the top-level map of `body` when it is a string; nullopt when the body is not a map,
 // has no such key, the value is not a string, or the bytes end early. The view points into `body`.
 std::optional<std::string_view> peek_top_level_str(std::string_view body, std::string_view key);
+
+// The value of `key` in the top-level map of `body` when it is an unsigned integer; nullopt otherwise (as above).
+std::optional<std::uint64_t> peek_top_level_uint(std::string_view body, std::string_view key);
 
 // When `key` is the last key of the top-level map of `body` (every key before it a string): the bytes from
 // its value to the end of the body, without reading them; nullopt otherwise. Only the entries before it are

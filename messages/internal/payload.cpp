@@ -46,6 +46,7 @@ result<payload> decode_payload(std::string_view topic, std::string_view body, co
   if (topic == topics::rm_cycle) return as_payload(decode_rm_cycle(topic, body, limits, env_out));
   if (topic == topics::rm_nodes) return as_payload(decode_rm_nodes(topic, body, limits, env_out));
   if (topic == topics::rm_events) return as_payload(decode_rm_event(topic, body, limits, env_out));
+  if (topic == topics::rm_ha) return as_payload(decode_rm_ha(topic, body, limits, env_out));
   return decode_error{std::string{topic}, {}, "no message is known on this topic"};
 }
 

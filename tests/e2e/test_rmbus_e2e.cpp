@@ -19,6 +19,7 @@
 #include "messages/value.hpp"
 
 #include "tests/e2e/rm_fixture.hpp"
+#include "tests/e2e/two_hosts.hpp"
 
 using namespace std::chrono_literals;
 using rmbus::e2e::job;
@@ -450,38 +451,7 @@ TEST_CASE("a node known only from the recovered work map is watched: silent afte
       deadline));
 }
 
-namespace {
-
-// Runs `ip ARGS...`; true when it exited 0.
-bool ip(const std::vector<std::string>& args) {
-  auto r = ts::run_to_end("/usr/sbin/ip", args, 20s);
-  if (r.status != std::optional<int>{0}) UNSCOPED_INFO("ip failed: " << r.output);
-  return r.status == std::optional<int>{0};
-}
-
-// A network namespace joined to this one by a veth pair: two hosts on one machine. Removed at the end (the
-// veth pair goes with it).
-struct two_hosts {
-  std::string ns, host_a, host_b;
-  bool ok = false;
-  two_hosts() {
-    const int id = static_cast<int>(::getpid() % 200) + 20;
-    ns = "rmbus-e2e-" + std::to_string(::getpid());
-    const std::string va = "rmva" + std::to_string(::getpid() % 100000), vb = "rmvb" + std::to_string(::getpid() % 100000);
-    host_a = "10.251." + std::to_string(id) + ".1";
-    host_b = "10.251." + std::to_string(id) + ".2";
-    if (::geteuid() != 0 || !ip({"netns", "add", ns})) return;
-    ok = ip({"link", "add", va, "type", "veth", "peer", "name", vb}) && ip({"link", "set", vb, "netns", ns}) &&
-         ip({"addr", "add", host_a + "/24", "dev", va}) && ip({"link", "set", va, "up"}) &&
-         ip({"netns", "exec", ns, "ip", "addr", "add", host_b + "/24", "dev", vb}) &&
-         ip({"netns", "exec", ns, "ip", "link", "set", vb, "up"}) && ip({"netns", "exec", ns, "ip", "link", "set", "lo", "up"});
-  }
-  ~two_hosts() {
-    if (!ns.empty()) ts::run_to_end("/usr/sbin/ip", {"netns", "del", ns}, 20s);
-  }
-};
-
-}  // namespace
+using rmbus::e2e::two_hosts;
 
 TEST_CASE("two hosts: the split layout over a veth pair between network namespaces") {
   two_hosts hosts;

@@ -340,3 +340,22 @@ TEST_CASE("heartbeats the subscriber shed beyond max_heartbeats_queued are copie
   b.update(s);
   CHECK(f.has("rmbus_heartbeats_shed_total 70"));
 }
+
+TEST_CASE("HA events: role, epoch and takeovers from this process's own ha_* events") {
+  fixture f;
+  CHECK(f.has("rmbus_ha_role 0"));  // HA off, or a standby: 0
+  f.m.on_event({"ha_takeover", {{"epoch", "3"}, {"silence_ms", "1004"}}});
+  CHECK(f.has("rmbus_ha_role 1"));
+  CHECK(f.has("rmbus_ha_epoch 3"));
+  CHECK(f.has("rmbus_ha_takeovers_total 1"));
+  f.m.on_event({"ha_demoted", {{"epoch", "3"}, {"heard_epoch", "5"}}});
+  CHECK(f.has("rmbus_ha_role 0"));
+  CHECK(f.has("rmbus_ha_epoch 5"));
+  f.m.on_event({"ha_takeover", {{"epoch", "six"}}});  // not a number: the epoch stays, the takeover counts
+  CHECK(f.has("rmbus_ha_epoch 5"));
+  CHECK(f.has("rmbus_ha_takeovers_total 2"));
+  f.m.on_event({"ha_handover", {{"epoch", "7"}, {"to", "rmbus.2.b"}}});
+  CHECK(f.has("rmbus_ha_role 0"));
+  CHECK(f.has("rmbus_ha_epoch 7"));
+  CHECK(f.has("rmbus_events_total{kind=\"ha_handover\"} 1"));
+}

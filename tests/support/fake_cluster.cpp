@@ -9,6 +9,7 @@
 
 #include "bus/publisher.hpp"
 #include "bus/subscriber.hpp"
+#include "messages/epoch_fence.hpp"
 #include "messages/heartbeat.hpp"
 #include "messages/topics.hpp"
 
@@ -32,6 +33,9 @@ struct fake_cluster::impl {
   std::vector<messages::rm_cycle> cycle_reports;
   std::uint64_t states = 0;
   std::uint64_t node_reports = 0;
+  messages::epoch_fence fence;
+  std::vector<acted_state> acted;
+  std::optional<messages::envelope> last_env;
   // Every (src, seq) of rm.state handed to the handler, to count one handed on twice (bounded: tests run
   // thousands of rounds at most).
   std::set<std::pair<std::string, std::uint64_t>> state_envelopes;
@@ -111,6 +115,7 @@ struct fake_cluster::impl {
           beats.push_back(hb);
         }
         for (const auto& [id, w] : work) wm.work.push_back(w);
+        wm.rm_epoch = fence.echo();  // absent while no epoch was ever seen (HA off)
       }
       for (const auto& hb : beats) pub.publish(messages::topics::heartbeat, hb);
       heartbeats_sent += beats.size();
@@ -139,8 +144,16 @@ void fake_cluster::start() {
     std::lock_guard<std::mutex> lock(m.mu);
     if (msg.topic == messages::topics::rm_state) {
       if (!m.state_envelopes.emplace(msg.env.src, msg.env.seq).second) ++m.states_repeated;
-      auto s = messages::decode_rm_state(msg.topic, msg.body);
+      messages::envelope env;
+      auto s = messages::decode_rm_state(msg.topic, msg.body, {}, &env);
       if (!s) return;
+      // The fence: a schedule below the highest epoch accepted is from a deposed RM; never act on it.
+      if (!m.fence.accept(env.epoch)) {
+        m.cv.notify_all();
+        return;
+      }
+      if (m.acted.size() < 100000) m.acted.push_back({env.epoch.value_or(0), env.src, s.value().cycle});
+      m.last_env = env;
       m.follow(s.value());
       if (m.state_observer) m.state_observer(s.value());
       m.state = std::move(s.value());
@@ -270,6 +283,7 @@ messages::workmap fake_cluster::workmap() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   messages::workmap wm;
   for (const auto& [id, w] : impl_->work) wm.work.push_back(w);
+  wm.rm_epoch = impl_->fence.echo();
   return wm;
 }
 
@@ -308,6 +322,26 @@ bus::subscriber_stats fake_cluster::bus_stats() const {
 std::uint64_t fake_cluster::states_seen() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->states;
+}
+
+std::optional<std::uint64_t> fake_cluster::accepted_epoch() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->fence.echo();
+}
+
+std::uint64_t fake_cluster::states_refused() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->fence.refused();
+}
+
+std::vector<fake_cluster::acted_state> fake_cluster::acted() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->acted;
+}
+
+std::optional<messages::envelope> fake_cluster::last_state_envelope() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->last_env;
 }
 
 bool fake_cluster::wait_state(const std::function<bool(const messages::rm_state&)>& pred,

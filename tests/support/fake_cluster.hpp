@@ -9,6 +9,11 @@
 // process with that share id on that node (initialized at once, so the job may expand), a share "preempt" or
 // "evict" makes its process vanish from the next map; a job with a process is "running".
 //
+// Fencing (docs/protocol.md 4.8), as every orchestrator rmbus ships does: an rm.state whose envelope carries an
+// `epoch` is acted on only when that epoch is at least the highest accepted so far; a lower one is refused
+// (counted, never followed, never seen by wait_state). Each work map echoes the highest accepted epoch as
+// `rm_epoch`. With HA off no epoch ever arrives and nothing changes.
+//
 // Thread-safety: every public member may be called from any thread (one mutex); waits use a condition
 // variable with a deadline, never a bare sleep.
 
@@ -92,6 +97,18 @@ class fake_cluster {
   std::vector<messages::rm_event> events() const;
   std::vector<messages::rm_cycle> cycles() const;  // every rm.cycle received, in order
   std::uint64_t states_seen() const;
+  // ---- fencing
+  std::optional<std::uint64_t> accepted_epoch() const;  // the highest epoch acted on; none: no epoch seen
+  std::uint64_t states_refused() const;                  // rm.state messages refused for a lower epoch
+  // Every rm.state acted on, in order: its epoch (0 when it carried none) and its envelope src.
+  struct acted_state {
+    std::uint64_t epoch = 0;
+    std::string src;
+    std::uint64_t cycle = 0;
+  };
+  std::vector<acted_state> acted() const;
+  // The envelope of the last rm.state acted on (epoch, src).
+  std::optional<messages::envelope> last_state_envelope() const;
   // rm.state messages handed to the cluster with an envelope (src, seq) it had already been handed: must stay
   // 0, also when the cluster is connected to several forwarders (bus_pub / bus_sub lists) and receives every
   // message once through each.

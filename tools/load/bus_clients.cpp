@@ -102,8 +102,9 @@ void observer::take(const arrival& a) {
   const auto limits = messages::decode_limits{256u << 20, 1u << 20, 10'000'000, 100'000, 16};
   if (a.topic == messages::topics::rm_state) {
     if (!decode_states) return;
-    auto s = messages::decode_rm_state(a.topic, a.body, limits);
-    if (!s) return;
+    messages::envelope env;
+    auto s = messages::decode_rm_state(a.topic, a.body, limits, &env);
+    if (!s || !fence.accept(env.epoch)) return;
     if (s.value().workmap_seq) state_for_map.emplace(*s.value().workmap_seq, a.at);
     last_state = observed_state{a.at, std::move(s.value())};
   } else if (a.topic == messages::topics::rm_nodes) {

@@ -22,6 +22,7 @@
 #include <zmq.hpp>
 
 #include "bus/curve.hpp"
+#include "messages/epoch_fence.hpp"
 #include "messages/heartbeat.hpp"
 #include "messages/rm_nodes.hpp"
 #include "messages/rm_state.hpp"
@@ -86,6 +87,8 @@ class observer {
   std::uint64_t extra_received = 0;                               // messages on the extra topics
   clock_type::time_point first_extra{}, last_extra{};
   bool decode_states = true;  // off during intake bursts: only counting matters there
+  // HA: schedules are taken only from the highest epoch seen; maps echo it (docs/protocol.md 4.8).
+  messages::epoch_fence fence;
   // Copies dropped (connected to several forwarders, every message arrives once through each); read after
   // the observer is destroyed or while nothing arrives.
   std::uint64_t copies_dropped() const { return copies_dropped_.load(); }

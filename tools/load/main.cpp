@@ -8,6 +8,11 @@
 //   idle      CPU seconds per wall second and resident memory at DUCC's idle rates (/proc)
 //   split     latency with the roles split over three processes on one bus
 //   pools     four equal top-level pools: 2 actor threads against 1 (the pools' rounds one after another)
+//   failover  HA: two candidates ([ha] enabled, default timing) on rmbus-proxy; the active SIGKILLed
+//             --failovers times: the kill -> the first rm.state of the new epoch; before that, the standby's and
+//             the active's CPU and memory at rest (not in the default set of phases)
+// --ha turns [ha] on (one candidate, which takes over) in every one-process configuration, to measure what HA
+// costs the active.
 //   serve     no measurement: keeps the cluster running for an outside observer (rmbus-web's benchmark)
 // --curve runs every phase with CURVE on the bus (docs/bus.md, "Security"): rmbus-load makes fresh key pairs
 // in its work folder (the RM's, one rm key per further split process, its own client key), lists them, and
@@ -16,6 +21,7 @@
 // --accounting and --health turn those modules on in every configuration, to measure what they cost.
 // Every wait has a deadline; children are killed at the end. Build in Release.
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -63,6 +69,8 @@ struct options {
   std::optional<load_keys> keys;  // --curve
   bool accounting = false;        // --accounting: [accounting] on, records in the work folder
   bool health = false;            // --health: [health] on
+  bool ha = false;                // --ha: [ha] on in every one-process configuration
+  int failovers = 5;              // the failover phase's kills
   int forwarders = 1;             // --forwarders: the RM's own and forwarders - 1 rmbus-proxy processes
   std::string proxy;              // the rmbus-proxy executable, next to rmbus
   int serve_s = 300;              // --serve-s: how long the serve phase keeps the cluster running
@@ -173,6 +181,7 @@ std::string write_config(const options& o, const load_cluster& c, std::int64_t h
     rt.accounting.file = o.work_dir + "/" + name + ".jobs.jsonl";
   }
   rt.health.enabled = o.health;
+  rt.ha.enabled = o.ha && name != "split";  // HA elects a head: a split of the head roles is refused
   rt.heartbeat_interval_ms = heartbeat_ms;
   rt.node_stability = 6;
   rt.init_stability = 1;
@@ -269,6 +278,7 @@ latency_result measure_latency(stamped_publisher& orch, observer& obs, load_clus
   for (int i = 0; i <= maps; ++i) {
     if (i == 1) obs.round_total_ms.clear();  // the recovery round is reported apart
     const auto t0 = clock_type::now();
+    c.work.rm_epoch = obs.fence.echo();
     const auto seq = orch.publish(topic, c.work);
     const bool got = obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, i == 0 ? 120s : 30s);
     if (!got) {
@@ -295,7 +305,14 @@ void print_latency(const std::string& label, const latency_result& r) {
               r.first_ms, unanswered.c_str());
 }
 
+struct failover_figures {
+  std::vector<double> ms;  // kill -> first rm.state of the new epoch
+  double active_cpu = -1, standby_cpu = -1;  // at rest, share of one core
+  double active_rss_mb = 0, standby_rss_mb = 0;
+};
+
 struct run_figures {
+  failover_figures failover;
   double startup_s = -1, absorbed_first_s = -1;
   std::size_t ever_missing = 0;
   double intake_sustained = 0, intake_peak = 0, raw_ceiling = 0;
@@ -407,6 +424,7 @@ void run_idle(const options& o, zmq::context_t& ctx, const load_cluster& c, run_
   // Settle: the first map recovers every process; follow until the schedule stops changing.
   auto work = c.work;
   for (int i = 0; i < 10; ++i) {
+    work.rm_epoch = obs.fence.echo();
     const auto seq = orch.publish(topic, work);
     obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 120s);
     if (!obs.last_state || follow_schedule(work, obs.last_state->state) == 0) break;
@@ -422,6 +440,130 @@ void run_idle(const options& o, zmq::context_t& ctx, const load_cluster& c, run_
   f.idle_rss_mb = b.rss_kb / 1024.0;
   std::printf("idle (heartbeat every 10 s, unchanged map every 10 s): %.1f%% of one core, resident %.0f MB\n",
               100 * f.idle_cpu, f.idle_rss_mb);
+}
+
+// HA failover: rmbus-proxy is the bus, two candidates (rank 0 and 1) on it; agents heartbeat every 10 s (the
+// idle phase's rate), the orchestrator fences (messages/epoch_fence.hpp). After the schedule settles, both
+// candidates' CPU and memory are sampled for 30 s at rest (an unchanged map every 10 s, as in the idle phase);
+// then the active is SIGKILLed `o.failovers` times, each time timed from the kill to the first rm.state of a
+// higher epoch (maps every second meanwhile), and started again as a standby, given 15 s to hear every node.
+void run_failover(const options& o, zmq::context_t& ctx, const load_cluster& c, failover_figures& f) {
+  auto with_rank = [&](int rank) {
+    auto cfg = c.config;
+    auto& rt = cfg.runtime;
+    rt.ha.enabled = true;
+    rt.ha.rank = rank;
+    rt.heartbeat_interval_ms = 10000;
+    rt.node_stability = 6;
+    rt.init_stability = 1;
+    rt.orchestrator_publish_ms = 1000;
+    rt.round_timeout_ms = 30000;
+    rt.log_level = "info";
+    rt.limits.max_body_bytes = 256u << 20;
+    rt.limits.max_array_len = 10'000'000;
+    rt.limits.max_map_len = 100'000;
+    const auto path = o.work_dir + "/failover-" + std::to_string(rank) + ".toml";
+    std::ofstream(path) << config::render(cfg);
+    return path;
+  };
+  const int pub = free_port(), sub = free_port();
+  const auto proxy_exe = (std::filesystem::path(o.rmbus).parent_path() / "rmbus-proxy").string();
+  rm_process proxy{proxy_exe, {"--bus-pub", tcp(pub), "--bus-sub", tcp(sub), "--heartbeat-min-gap-ms", "0"},
+                   o.work_dir + "/failover-proxy.log"};
+  const int metrics[2] = {free_port(), free_port()};
+  const std::string configs[2] = {with_rank(0), with_rank(1)};
+  std::unique_ptr<rm_process> rm[2];
+  auto start_candidate = [&](int i) {
+    rm[i] = std::make_unique<rm_process>(
+        o.rmbus,
+        std::vector<std::string>{"--config", configs[i], "--bus-pub", tcp(pub), "--bus-sub", tcp(sub), "--no-forwarder",
+                                 "--admin", tcp(free_port()), "--metrics", "127.0.0.1:" + std::to_string(metrics[i])},
+        o.work_dir + "/failover-" + std::to_string(i) + ".log");
+  };
+  start_candidate(0);
+  start_candidate(1);
+  const bus_access pub_side{tcp(pub), std::nullopt}, sub_side{tcp(sub), std::nullopt};
+  observer obs{ctx, sub_side};
+  stamped_publisher orch{ctx, pub_side, "rmbus-load.orchestrator"};
+  heartbeat_loop agents{ctx, pub_side, c.nodes, 10000ms};
+  auto work = c.work;
+  const std::string topic{messages::topics::workmap};
+  auto publish_map = [&] {
+    work.rm_epoch = obs.fence.echo();
+    return orch.publish(topic, work);
+  };
+  auto active = [&]() -> int {
+    for (int i = 0; i < 2; ++i)
+      if (rm[i] && rm[i]->running() && scrape(metrics[i], "rmbus_ha_role").value_or(0) == 1) return i;
+    return -1;
+  };
+  // Up: a candidate takes over once it has heard a map; then the schedule is followed until it settles.
+  const auto up_deadline = clock_type::now() + 180s;
+  while (active() < 0 && clock_type::now() < up_deadline) {
+    publish_map();
+    obs.wait([] { return false; }, 1000ms);
+  }
+  if (active() < 0) throw std::runtime_error("failover: no candidate became active (logs in " + o.work_dir + ")");
+  for (int i = 0; i < 15; ++i) {
+    const auto seq = publish_map();
+    obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 120s);
+    if (!obs.last_state || follow_schedule(work, obs.last_state->state) == 0) break;
+  }
+  // At rest: both candidates' cost over 30 s (an unchanged map every 10 s).
+  {
+    const int a = active();
+    const int sb = 1 - a;
+    const auto a0 = rm[a]->sample(), s0 = rm[sb]->sample();
+    const auto t0 = clock_type::now();
+    while (seconds_since(t0) < 30) {
+      publish_map();
+      obs.wait([] { return false; }, 10000ms);
+    }
+    const auto a1 = rm[a]->sample(), s1 = rm[sb]->sample();
+    const double secs = seconds_since(t0);
+    f.active_cpu = (a1.cpu_s - a0.cpu_s) / secs;
+    f.standby_cpu = (s1.cpu_s - s0.cpu_s) / secs;
+    f.active_rss_mb = a1.rss_kb / 1024.0;
+    f.standby_rss_mb = s1.rss_kb / 1024.0;
+    std::printf("HA at rest (heartbeat and unchanged map every 10 s, 30 s): active %.1f%% of one core, %.0f MB; "
+                "standby %.1f%% of one core, %.0f MB (standby / active memory %.2f)\n",
+                100 * f.active_cpu, f.active_rss_mb, 100 * f.standby_cpu, f.standby_rss_mb,
+                f.standby_rss_mb / std::max(1.0, f.active_rss_mb));
+  }
+  for (int k = 1; k <= o.failovers; ++k) {
+    const int a = active();
+    if (a < 0) throw std::runtime_error("failover: no active candidate before kill " + std::to_string(k));
+    const auto epoch = obs.fence.echo().value_or(0);
+    ::kill(rm[a]->pid(), SIGKILL);
+    const auto killed_at = clock_type::now();
+    auto next_map = killed_at;
+    bool taken = false;
+    while (!taken && seconds_since(killed_at) < 60) {
+      if (clock_type::now() >= next_map) {
+        publish_map();
+        next_map += 1000ms;
+      }
+      taken = obs.wait([&] { return obs.fence.echo().value_or(0) > epoch && obs.last_state.has_value(); },
+                       std::chrono::duration_cast<std::chrono::milliseconds>(next_map - clock_type::now()) + 1ms);
+    }
+    if (!taken) throw std::runtime_error("failover " + std::to_string(k) + ": no schedule of a new epoch within 60 s");
+    const double ms = std::chrono::duration<double, std::milli>(obs.last_state->at - killed_at).count();
+    f.ms.push_back(ms);
+    std::printf("  failover %d: SIGKILL -> first rm.state of epoch %llu: %.0f ms\n", k,
+                static_cast<unsigned long long>(obs.fence.echo().value_or(0)), ms);
+    rm[a].reset();  // reaped
+    start_candidate(a);
+    // The restarted standby hears every node before the next kill; the orchestrator keeps publishing.
+    const auto t0 = clock_type::now();
+    while (seconds_since(t0) < 15) {
+      if (obs.last_state) follow_schedule(work, obs.last_state->state);
+      publish_map();
+      obs.wait([] { return false; }, 1000ms);
+    }
+  }
+  std::printf("failover (%d nodes, %zu work items): kill -> first rm.state of the new active: median %.0f ms, max "
+              "%.0f ms over %zu failovers\n",
+              static_cast<int>(c.nodes.size()), c.work.work.size(), median(f.ms), percentile(f.ms, 100), f.ms.size());
 }
 
 // Serve: the cluster kept running for an outside observer (rmbus-web's benchmark, tools/web/bench_web.py):
@@ -473,8 +615,8 @@ int main(int argc, char** argv) {
   app.add_option("--runs", o.runs, "repeat everything; figures are printed per run and as medians")->check(CLI::Range(1, 20));
   app.add_option("--maps", o.maps, "work maps timed per latency measurement")->check(CLI::Range(2, 1000));
   app.add_option("--seed", o.seed, "workload seed");
-  app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools; or serve (alone: "
-                                     "keep the cluster running for an outside observer)");
+  app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools, failover; or "
+                                     "serve (alone: keep the cluster running for an outside observer)");
   app.add_option("--serve-s", o.serve_s, "serve: seconds to keep the cluster running")->check(CLI::Range(1, 86400));
   app.add_option("--rmbus", o.rmbus,
                  "the rmbus executable (default: rmbus beside this program, else ../rmbus)");
@@ -483,6 +625,8 @@ int main(int argc, char** argv) {
   app.add_flag("--curve", curve, "CURVE on the bus: fresh keys in the work folder, [security] in every configuration");
   app.add_flag("--accounting", o.accounting, "job accounting on in every configuration (what Maui's JobChecker costs)");
   app.add_flag("--health", o.health, "the health report on in every configuration");
+  app.add_flag("--ha", o.ha, "[ha] on (one candidate) in every one-process configuration: what HA costs the active");
+  app.add_option("--failovers", o.failovers, "SIGKILLs of the active in the failover phase")->check(CLI::Range(1, 1000));
   app.add_option("--forwarders", o.forwarders,
                  "bus forwarders: the RM's embedded one and N - 1 rmbus-proxy processes (next to rmbus); every "
                  "client connects to all, so each message travels through each and receivers drop the copies")
@@ -493,10 +637,10 @@ int main(int argc, char** argv) {
   o.phases.clear();
   std::stringstream ps(phases);
   for (std::string p; std::getline(ps, p, ',');) {
-    static const std::set<std::string> known{"startup", "intake", "latency", "idle", "split", "pools", "serve"};
+    static const std::set<std::string> known{"startup", "intake", "latency", "idle", "split", "pools", "failover", "serve"};
     if (!known.count(p)) {
       std::cerr << "rmbus-load: --phases: unknown phase '" << p
-                << "' (known: startup, intake, latency, idle, split, pools, serve)\n";
+                << "' (known: startup, intake, latency, idle, split, pools, failover, serve)\n";
       return 2;
     }
     o.phases.insert(p);
@@ -568,6 +712,7 @@ int main(int argc, char** argv) {
         std::printf("4 pools: one after another / concurrent (median latency): %.2f\n",
                     median(f.pools1.ms) / std::max(1e-9, median(f.pools2.ms)));
       }
+      if (o.phases.count("failover")) run_failover(o, ctx, cluster, f.failover);
       runs.push_back(f);
     }
   } catch (const std::exception& e) {

@@ -17,6 +17,7 @@
 #include "messages/heartbeat.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_nodes.hpp"
+#include "messages/epoch_fence.hpp"
 #include "messages/rm_state.hpp"
 #include "messages/topics.hpp"
 #include "tools/sim/agent_model.hpp"
@@ -40,14 +41,21 @@ struct inbox {
   std::deque<messages::rm_event> events;
   std::uint64_t dropped_events = 0;
   std::uint64_t bad = 0;
+  messages::epoch_fence fence;  // HA: act only on the highest epoch's schedules, echo it in the map
 };
 
 void on_bus_message(inbox& in, bus::bus_message&& msg) {
   if (msg.topic == messages::topics::rm_state) {
-    auto s = messages::decode_rm_state(msg.topic, msg.body);
+    messages::envelope env;
+    auto s = messages::decode_rm_state(msg.topic, msg.body, {}, &env);
     std::lock_guard<std::mutex> lock(in.mu);
     if (!s) {
       if (in.bad++ < 5) spdlog::warn("ignoring an rm.state that does not decode: {}", s.error().message());
+      return;
+    }
+    if (!in.fence.accept(env.epoch)) {
+      spdlog::warn("ignoring an rm.state of epoch {} from {}: epoch {} was accepted already (a deposed RM)",
+                   env.epoch.value_or(0), env.src, in.fence.echo().value_or(0));
       return;
     }
     in.state = std::move(s.value());
@@ -267,7 +275,12 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
     }
 
     if (wall_now >= next_publish) {
-      pub.publish(messages::topics::workmap, orch.workmap(now));
+      auto map = orch.workmap(now);
+      {
+        std::lock_guard<std::mutex> lock(in.mu);
+        map.rm_epoch = in.fence.echo();  // HA: the highest epoch acted on; absent with HA off
+      }
+      pub.publish(messages::topics::workmap, map);
       rec.sample_now(now, orch.jobs(), state ? &*state : nullptr, rm_nodes ? &*rm_nodes : nullptr,
                      agents.nodes_up(now));
       next_publish = std::max(next_publish + publish_period, wall_now);

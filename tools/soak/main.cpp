@@ -10,6 +10,7 @@
 int main(int argc, char** argv) {
   rmbus::soak::soak_options opt;
   opt.rmbus_path = RMBUS_DEFAULT_BIN;
+  opt.proxy_path = RMBUS_DEFAULT_PROXY_BIN;
   opt.work_dir = "rmbus-soak";
   long time_bound_s = 1500;
   CLI::App app{"rmbus-soak: kill rmbus under load, restart it, and check the rules of recovery"};
@@ -26,6 +27,10 @@ int main(int argc, char** argv) {
   app.add_option("--kill-min-ms", opt.kill_min_ms, "earliest kill after the previous recovery")->capture_default_str()->check(CLI::Range(0, 600000));
   app.add_option("--kill-max-ms", opt.kill_max_ms, "latest kill after the previous recovery")->capture_default_str()->check(CLI::Range(0, 600000));
   app.add_flag("--trace", opt.trace, "print every job's processes in each round after a restart");
+  app.add_flag("--ha", opt.ha,
+               "HA soak: two candidates on rmbus-proxy; each kill SIGKILLs the active, the standby takes over, the "
+               "killed one comes back as a standby");
+  app.add_option("--rmbus-proxy", opt.proxy_path, "the rmbus-proxy executable (with --ha)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (opt.kill_max_ms < opt.kill_min_ms) {
     std::cerr << "--kill-max-ms (" << opt.kill_max_ms << ") is below --kill-min-ms (" << opt.kill_min_ms << ")\n";

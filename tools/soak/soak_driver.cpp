@@ -78,6 +78,15 @@ class soak_run {
     pub_ = test_support::loopback(test_support::free_port());
     sub_ = test_support::loopback(test_support::free_port());
     admin_ = test_support::loopback(test_support::free_port());
+    if (opt_.ha) {
+      for (std::size_t i = 0; i < 2; ++i) {
+        ha_admins_[i] = test_support::loopback(test_support::free_port());
+        std::ofstream{opt_.work_dir + "/rmbus-" + std::to_string(i) + ".toml"}
+            << soak_config(opt_.heartbeat_ms) << "[ha]\nenabled = true\nrank = " << i << "\n";
+      }
+      proxy_ = std::make_unique<test_support::child_process>(
+          opt_.proxy_path, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, opt_.work_dir + "/proxy.log");
+    }
     for (int i = 1; i <= opt_.nodes; ++i) node_order_["s" + std::to_string(i)] = 8;
     start_rm();
 
@@ -121,14 +130,57 @@ class soak_run {
       rm_->signal(SIGTERM);
       rm_->wait(10s);
     }
+    for (auto& c : candidates_)
+      if (c) c->signal(SIGTERM);
+    for (auto& c : candidates_)
+      if (c) c->wait(10s);
+    if (proxy_) {
+      proxy_->signal(SIGTERM);
+      proxy_->wait(10s);
+    }
   }
 
  private:
   void start_rm() {
+    if (opt_.ha) {
+      for (std::size_t i = 0; i < 2; ++i) start_candidate(i);
+      return;
+    }
     rm_ = std::make_unique<test_support::child_process>(
         opt_.rmbus_path,
         std::vector<std::string>{"--config", config_, "--bus-pub", pub_, "--bus-sub", sub_, "--admin", admin_, "--metrics", "off"},
         opt_.work_dir + "/rmbus.log");
+  }
+
+  // HA: candidate i (rank i) with its own configuration and admin endpoint, on the standalone forwarder.
+  void start_candidate(std::size_t i) {
+    const auto n = std::to_string(i);
+    candidates_[i] = std::make_unique<test_support::child_process>(
+        opt_.rmbus_path,
+        std::vector<std::string>{"--config", opt_.work_dir + "/rmbus-" + n + ".toml", "--bus-pub", pub_, "--bus-sub",
+                                 sub_, "--admin", ha_admins_[i], "--metrics", "off", "--no-forwarder"},
+        opt_.work_dir + "/rmbus-" + n + ".log");
+  }
+
+  // HA: the candidate whose instance (rmbus.<pid>.<start>) sent the last schedule acted on.
+  std::optional<std::size_t> active_candidate() const {
+    const auto env = cluster_->last_state_envelope();
+    if (!env) return std::nullopt;
+    for (std::size_t i = 0; i < 2; ++i)
+      if (candidates_[i] && env->src.rfind("rmbus." + std::to_string(candidates_[i]->pid()) + ".", 0) == 0) return i;
+    return std::nullopt;
+  }
+
+  // HA, rule 5: the epochs acted on never go down (the fake orchestrator fences; this checks it did).
+  void check_epochs() {
+    const auto acted = cluster_->acted();
+    for (std::size_t i = std::max<std::size_t>(1, epochs_checked_); i < acted.size(); ++i)
+      if (acted[i].epoch < acted[i - 1].epoch) {
+        violation("epoch", "a schedule of epoch " + std::to_string(acted[i].epoch) + " from " + acted[i].src +
+                               " acted on after epoch " + std::to_string(acted[i - 1].epoch));
+        ++sum_.lower_epoch_acted;
+      }
+    epochs_checked_ = acted.size();
   }
 
   // The next rm.state, with rules 2 and 3 checked on it (every state, whatever else is waiting for it).
@@ -198,8 +250,24 @@ class soak_run {
   }
 
   void kill_and_check(int k) {
-    rm_->signal(SIGKILL);
-    rm_->wait(10s);
+    std::optional<std::size_t> killed;
+    std::uint64_t epoch_at_kill = 0;
+    clock_type::time_point killed_at;
+    if (opt_.ha) {
+      killed = active_candidate();
+      if (!killed) {
+        violation("ha", "no candidate is known to be active before kill " + std::to_string(k));
+        ++sum_.no_takeover;
+        return;
+      }
+      epoch_at_kill = cluster_->accepted_epoch().value_or(0);
+      killed_at = clock_type::now();
+      candidates_[*killed]->signal(SIGKILL);
+      candidates_[*killed]->wait(10s);
+    } else {
+      rm_->signal(SIGKILL);
+      rm_->wait(10s);
+    }
     // What the orchestrator runs now is what a restarted RM must find (no rm.state can change it: the RM and
     // its forwarder are gone). The schedule before the kill is the last one received.
     // States published before death and not yet read (the orchestrator already followed them) are checked too.
@@ -218,7 +286,8 @@ class soak_run {
     sum_.processes_at_kills += procs.size();
     ++life_;
     const auto restarted = clock_type::now();
-    start_rm();
+    if (!opt_.ha) start_rm();
+    bool restarted_standby = !opt_.ha;
 
     std::uint64_t problems_before = sum_.violations();
     std::optional<recovery_count> first;
@@ -231,6 +300,14 @@ class soak_run {
       if (!s) {
         why = "no schedule within 30 s";
         break;
+      }
+      if (!restarted_standby) {
+        // HA: the first schedule after the kill is the new active's (the dead one publishes nothing more).
+        const auto epoch = cluster_->accepted_epoch().value_or(0);
+        if (epoch <= epoch_at_kill) continue;
+        sum_.failover_ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - killed_at).count());
+        start_candidate(*killed);  // back as a standby
+        restarted_standby = true;
       }
       ++rounds;
       if (opt_.trace) out_ << "    round " << rounds << " after restart:\n" << describe(*s);
@@ -262,6 +339,14 @@ class soak_run {
       }
     }
     const double secs = std::chrono::duration<double>(clock_type::now() - restarted).count();
+    if (opt_.ha) {
+      check_epochs();
+      if (!restarted_standby) {
+        violation("ha", "no schedule of a new epoch after kill " + std::to_string(k));
+        ++sum_.no_takeover;
+        start_candidate(*killed);
+      }
+    }
     if (!first) {
       sum_.processes_lost += procs.size();
       first = recovery_count{};
@@ -285,6 +370,9 @@ class soak_run {
     if (first->preempted > 0) out_ << " (" << first->preempted << " preempted at once)";
     if (back)
       out_ << ", " << target << " after " << rounds << " round(s), " << static_cast<int>(secs * 1000) << " ms";
+    if (opt_.ha && !sum_.failover_ms.empty() && restarted_standby)
+      out_ << ", failover " << static_cast<int>(sum_.failover_ms.back()) << " ms to epoch "
+           << cluster_->accepted_epoch().value_or(0);
     out_ << ", violations " << new_problems << std::endl;
   }
 
@@ -339,7 +427,17 @@ class soak_run {
                  ? 0
                  : *std::max_element(sum_.seconds_to_recover.begin(), sum_.seconds_to_recover.end()))
          << "\n"
-         << "  rm.state messages checked:   " << sum_.states_checked << "\n"
+         << "  rm.state messages checked:   " << sum_.states_checked << "\n";
+    if (opt_.ha) {
+      auto f = sum_.failover_ms;
+      std::sort(f.begin(), f.end());
+      out_ << "  HA failovers:                " << f.size() << " (no new epoch in time: " << sum_.no_takeover << ")\n"
+           << "  kill to first new-epoch state: median " << median_of(f) << " ms, max " << (f.empty() ? 0 : f.back())
+           << " ms\n"
+           << "  schedules acted on from a lower epoch: " << sum_.lower_epoch_acted << " (refused by the fence: "
+           << cluster_->states_refused() << ")\n";
+    }
+    out_
          << "  result:                      " << (exit_status(sum_) == 0 ? "PASS" : "FAIL") << std::endl;
     return sum_;
   }
@@ -351,6 +449,10 @@ class soak_run {
   std::string config_, pub_, sub_, admin_;
   std::map<std::string, std::uint64_t> node_order_;
   std::unique_ptr<test_support::child_process> rm_;
+  std::unique_ptr<test_support::child_process> candidates_[2];  // HA
+  std::string ha_admins_[2];
+  std::unique_ptr<test_support::child_process> proxy_;
+  std::size_t epochs_checked_ = 0;
   std::unique_ptr<test_support::fake_cluster> cluster_;
   state_queue queue_;
   share_ledger ledger_;

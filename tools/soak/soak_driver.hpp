@@ -1,5 +1,6 @@
 #pragma once
-// The I/O shell of rmbus-soak: it runs rmbus as a child process on private loopback ports (its embedded
+// The I/O shell of rmbus-soak: it runs rmbus as a child process (with --ha: two HA candidates on rmbus-proxy,
+// the active SIGKILLed each time; docs/reliability.md "HA soak") on private loopback ports (its embedded
 // forwarder is the bus, so every kill takes the bus down too), plays a small cluster and its orchestrator on
 // that bus (tests/support/fake_cluster), changes the work at seeded moments, and SIGKILLs rmbus at seeded
 // random moments, restarting it each time. Every rm.state it receives goes through the checks of
@@ -31,6 +32,11 @@ struct soak_options {
   int kill_min_ms = 100;
   int kill_max_ms = 2500;
   bool trace = false;              // print every job's processes in each round after a restart
+  // HA soak (--ha): two candidates with [ha] enabled (default timing: beacon 200 ms, takeover 1000 ms) on a
+  // standalone rmbus-proxy; each kill SIGKILLs the active, the standby takes over, and the killed one is
+  // started again as a standby once the new active's first schedule has come.
+  bool ha = false;
+  std::string proxy_path;
 };
 
 struct soak_summary {
@@ -50,7 +56,14 @@ struct soak_summary {
   std::uint64_t share_ids = 0;
   std::vector<int> rounds_to_recover;
   std::vector<double> seconds_to_recover;  // from the restart to the schedule being back
-  std::uint64_t violations() const { return processes_lost + over_order + reused_ids + not_back; }
+  // HA: from each SIGKILL of the active to the first rm.state of the new epoch the orchestrator acted on, and
+  // schedules it acted on from below the highest epoch it had accepted (rule 5; the fence makes it 0).
+  std::vector<double> failover_ms;
+  std::uint64_t lower_epoch_acted = 0;
+  std::uint64_t no_takeover = 0;  // kills after which no new epoch came within 30 s
+  std::uint64_t violations() const {
+    return processes_lost + over_order + reused_ids + not_back + lower_epoch_acted + no_takeover;
+  }
 };
 
 // Exit status of rmbus-soak: 0 every rule held through every kill; 1 a violation; 3 the RM never published

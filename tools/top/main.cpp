@@ -62,7 +62,7 @@ class shared_model {
     const auto t = now_ms();
     {
       std::lock_guard lock{mutex_};
-      top::fold(model_, std::move(message), t, env.src, env.ts_ms);
+      top::fold(model_, std::move(message), t, env.src, env.ts_ms, env.epoch);
     }
     changed_.notify_all();
   }

@@ -79,7 +79,12 @@ monitor_model::monitor_model(model_limits limits) : limits_(limits) {
 }
 
 void monitor_model::on_state(messages::rm_state state, millis now_ms, std::string src,
-                             std::optional<std::uint64_t> sent_at_ms) {
+                             std::optional<std::uint64_t> sent_at_ms, std::optional<std::uint64_t> epoch) {
+  if (state_epoch_ && epoch.value_or(0) < *state_epoch_) {
+    ++stale_states_;
+    return;
+  }
+  if (epoch) state_epoch_ = epoch;
   if (state_) previous_state_at_ms_ = state_at_ms_;
   state_ = std::move(state);
   state_src_ = std::move(src);

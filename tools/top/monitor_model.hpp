@@ -142,8 +142,11 @@ class monitor_model {
   // `src` is the publisher's envelope name (shown in the header; the RM's instance name). `sent_at_ms` is its
   // envelope ts_ms, the RM's clock when it sent the state: a reclaim deadline (on the RM's clock too) is kept
   // as the time from then, so the two hosts' clocks need not agree.
+  // `epoch` (HA, the envelope's): a schedule from below the highest epoch seen comes from a deposed RM and is
+  // counted (stale_states) but not shown, as a fencing orchestrator would not act on it.
   void on_state(messages::rm_state state, millis now_ms, std::string src = {},
-                std::optional<std::uint64_t> sent_at_ms = std::nullopt);
+                std::optional<std::uint64_t> sent_at_ms = std::nullopt,
+                std::optional<std::uint64_t> epoch = std::nullopt);
   void on_nodes(messages::rm_nodes nodes, millis now_ms);
   void on_cycle(messages::rm_cycle cycle, millis now_ms);
   void on_event(const messages::rm_event& event, millis now_ms);
@@ -154,6 +157,9 @@ class monitor_model {
 
   const std::optional<messages::rm_state>& state() const { return state_; }
   const std::string& state_src() const { return state_src_; }
+  // HA: the epoch of the schedule shown (none with HA off) and the schedules ignored from lower epochs.
+  std::optional<std::uint64_t> state_epoch() const { return state_epoch_; }
+  std::uint64_t stale_states() const { return stale_states_; }
   millis state_at_ms() const { return state_at_ms_; }
   const std::optional<messages::rm_nodes>& nodes() const { return nodes_; }
   const std::map<std::string, pool_cycle>& cycles() const { return cycles_; }
@@ -185,6 +191,8 @@ class monitor_model {
   model_limits limits_;
   std::optional<messages::rm_state> state_;
   std::string state_src_;
+  std::optional<std::uint64_t> state_epoch_;
+  std::uint64_t stale_states_ = 0;
   std::optional<std::uint64_t> state_sent_at_ms_;
   millis state_at_ms_ = 0;
   std::optional<millis> previous_state_at_ms_;

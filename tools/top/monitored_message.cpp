@@ -33,12 +33,12 @@ monitored_message decode_monitored(std::string_view topic, std::string_view body
 }
 
 void fold(monitor_model& model, monitored_message message, millis now_ms, const std::string& src,
-          std::optional<std::uint64_t> sent_at_ms) {
+          std::optional<std::uint64_t> sent_at_ms, std::optional<std::uint64_t> epoch) {
   std::visit(
       [&](auto&& m) {
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, messages::rm_state>) {
-          model.on_state(std::move(m), now_ms, src, sent_at_ms);
+          model.on_state(std::move(m), now_ms, src, sent_at_ms, epoch);
         } else if constexpr (std::is_same_v<T, messages::rm_nodes>) {
           model.on_nodes(std::move(m), now_ms);
         } else if constexpr (std::is_same_v<T, messages::rm_cycle>) {

@@ -39,8 +39,9 @@ std::vector<std::string> monitored_topics();
 monitored_message decode_monitored(std::string_view topic, std::string_view body,
                                    const messages::decode_limits& limits = {});
 
-// `src` is the envelope's sender and `sent_at_ms` its ts_ms (the subscriber has checked the envelope already).
+// `src` is the envelope's sender and `sent_at_ms` its ts_ms (the subscriber has checked the envelope already);
+// `epoch` the envelope's HA epoch (absent with HA off).
 void fold(monitor_model& model, monitored_message message, millis now_ms, const std::string& src,
-          std::optional<std::uint64_t> sent_at_ms = std::nullopt);
+          std::optional<std::uint64_t> sent_at_ms = std::nullopt, std::optional<std::uint64_t> epoch = std::nullopt);
 
 }  // namespace rmbus::top

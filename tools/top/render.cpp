@@ -83,7 +83,15 @@ std::vector<std::string> header(const monitor_model& m, const render_options& o)
   }
   if (const auto& n = m.nodes()) line += "  nodes " + std::to_string(n->nodes.size());
   if (!o.endpoint.empty()) line += "  " + terminal_safe(o.endpoint);
-  if (m.state() && !m.state_src().empty()) line += "  from " + terminal_safe(m.state_src());
+  if (m.state() && !m.state_src().empty()) {
+    // With HA the sender is the active RM: its instance (src without the ":publisher") and its epoch.
+    const auto& src = m.state_src();
+    if (const auto epoch = m.state_epoch())
+      line += "  active " + terminal_safe(src.substr(0, src.find(':'))) + " epoch " + std::to_string(*epoch);
+    else
+      line += "  from " + terminal_safe(src);
+    if (m.stale_states() > 0) line += " (" + std::to_string(m.stale_states()) + " stale ignored)";
+  }
 
   const auto b = m.bus();
   std::string bus = "bus: " + std::to_string(b.received) + " messages, " + std::to_string(b.gaps) +

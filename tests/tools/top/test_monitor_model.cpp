@@ -5,6 +5,7 @@
 
 #include "tests/tools/top/top_fixtures.hpp"
 #include "tools/top/monitor_model.hpp"
+#include "tools/top/render.hpp"
 
 namespace msg = rmbus::messages;
 using namespace rmbus::top;
@@ -351,4 +352,33 @@ TEST_CASE("hostile reclaim deadlines far from the send time are bounded, never o
   CHECK(rows[2].reclaim_at_ms == std::optional<millis>{10'000 - (millis{1} << 40)});
   m.on_state(s, 10'000, "rm", top);
   CHECK(m.jobs()[0].reclaim_at_ms == std::optional<millis>{10'000});
+}
+
+TEST_CASE("HA: the monitor shows the highest epoch's schedule and its active instance, ignoring a deposed one's",
+          "[ha]") {
+  monitor_model m;
+  auto old = schedule();
+  old.cycle = 10;
+  m.on_state(old, 1000, "rmbus.1.a:publisher", std::nullopt, 3);
+  CHECK(m.state_epoch() == std::optional<std::uint64_t>{3});
+  auto next = schedule();
+  next.cycle = 2;
+  m.on_state(next, 2000, "rmbus.2.b:publisher", std::nullopt, 4);  // the new active
+  CHECK(m.state()->cycle == 2);
+  CHECK(m.state_src() == "rmbus.2.b:publisher");
+  m.on_state(old, 2500, "rmbus.1.a:publisher", std::nullopt, 3);  // the deposed one, late
+  CHECK(m.state()->cycle == 2);
+  CHECK(m.stale_states() == 1);
+  m.on_nodes(two_pools(), 2600);
+  render_options o;
+  o.now_ms = 3000;
+  o.width = 200;
+  const auto s = render(m, o);
+  REQUIRE_FALSE(s.lines.empty());
+  CHECK_THAT(s.lines[0], Catch::Matchers::Contains("active rmbus.2.b epoch 4 (1 stale ignored)"));
+  // HA off: no epoch, shown as before.
+  monitor_model plain;
+  plain.on_state(schedule(), 1000, "rmbus.9.z:publisher");
+  plain.on_nodes(two_pools(), 1100);
+  CHECK_THAT(render(plain, o).lines[0], Catch::Matchers::Contains("from rmbus.9.z:publisher"));
 }

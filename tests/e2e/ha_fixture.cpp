@@ -1,0 +1,138 @@
+#include "tests/e2e/ha_fixture.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include <unistd.h>
+
+namespace rmbus::e2e {
+
+std::string printed_value(const std::string& output, const std::string& key) {
+  std::istringstream in(output);
+  std::string line;
+  const std::string prefix = "  " + key + ":";
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    auto v = line.substr(prefix.size());
+    while (!v.empty() && v.front() == ' ') v.erase(0, 1);
+    if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
+    return v;
+  }
+  return {};
+}
+
+ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
+  char tmpl[] = "/tmp/rmbus-ha-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dir_ = tmpl;
+  pub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
+  sub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
+  for (std::size_t i = 0; i < opt_.candidates; ++i) {
+    const auto host = i == 0 ? opt_.host0 : std::string{"127.0.0.1"};
+    admins_.push_back("tcp://" + host + ":" + std::to_string(test_support::free_port()));
+    metrics_ports_.push_back(test_support::free_port());
+    configs_.push_back(dir_ + "/rmbus-" + std::to_string(i) + ".toml");
+    std::ofstream{configs_.back()} << test_config() << "\n[ha]\nenabled = true\nrank = " << i << "\n"
+                                   << opt_.ha_extra << "\n" << opt_.extra_config;
+  }
+  proxy_ = std::make_unique<test_support::child_process>(
+      RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, dir_ + "/proxy.log");
+  for (std::size_t i = 0; i < opt_.candidates; ++i) start(i);
+  if (opt_.split) {
+    scheduler_b_ = std::make_unique<test_support::child_process>(
+        RMBUS_BIN,
+        std::vector<std::string>{"--config", configs_[0], "--bus-pub", pub_, "--bus-sub", sub_, "--no-forwarder",
+                                 "--roles", "scheduler:beta", "--metrics", "off"},
+        dir_ + "/rmbus-b.log");
+  }
+  test_support::cluster_options co;
+  co.bus_pub = pub_;
+  co.bus_sub = sub_;
+  co.period = std::chrono::milliseconds(200);
+  co.name = "e2e-cluster";
+  cluster_ = std::make_unique<test_support::fake_cluster>(co);
+  for (const char* n : {"a1", "a2", "a3", "a4", "b1", "b2"}) cluster_->add_node(n, 8192);
+}
+
+ha_fixture::~ha_fixture() {
+  cluster_->stop();
+  for (std::size_t i = 0; i < procs_.size(); ++i)
+    if (procs_[i]) {
+      procs_[i]->signal(SIGCONT);  // a test may leave one stopped
+      procs_[i]->signal(SIGTERM);
+    }
+  for (auto& p : procs_)
+    if (p) p->wait(std::chrono::seconds(10));
+  procs_.clear();  // SIGKILLs whatever is left
+  if (scheduler_b_) {
+    scheduler_b_->signal(SIGTERM);
+    scheduler_b_->wait(std::chrono::seconds(10));
+    scheduler_b_.reset();
+  }
+  proxy_->signal(SIGTERM);
+  proxy_->wait(std::chrono::seconds(10));
+  proxy_.reset();
+  if (std::getenv("RMBUS_KEEP") == nullptr) std::system(("rm -rf '" + dir_ + "'").c_str());
+}
+
+std::string ha_fixture::log_file(std::size_t i) const { return dir_ + "/rmbus-" + std::to_string(i) + ".log"; }
+
+void ha_fixture::start(std::size_t i) {
+  if (procs_.size() < opt_.candidates) procs_.resize(opt_.candidates);
+  const auto host = i == 0 ? opt_.host0 : std::string{"127.0.0.1"};
+  std::vector<std::string> args{"--config", configs_.at(i), "--bus-pub", pub_, "--bus-sub", sub_, "--no-forwarder",
+                                "--admin", admins_.at(i), "--metrics", host + ":" + std::to_string(metrics_ports_.at(i))};
+  if (opt_.split) args.insert(args.end(), {"--roles", "intake,diff,eviction,publisher,admin,scheduler:alpha"});
+  // Appends to its log, so a restarted candidate's earlier life stays readable.
+  const auto log = log_file(i);
+  procs_[i].reset();
+  std::string path = RMBUS_BIN;
+  if (i == 0 && !opt_.wrapper0.empty()) {
+    args.insert(args.begin(), RMBUS_BIN);
+    args.insert(args.begin(), opt_.wrapper0.begin() + 1, opt_.wrapper0.end());
+    path = opt_.wrapper0.front();
+  }
+  procs_[i] = std::make_unique<test_support::child_process>(path, args, log);
+}
+
+void ha_fixture::signal(std::size_t i, int sig) { procs_.at(i)->signal(sig); }
+
+std::optional<int> ha_fixture::wait(std::size_t i, std::chrono::milliseconds timeout) {
+  return procs_.at(i)->wait(timeout);
+}
+
+bool ha_fixture::running(std::size_t i) const { return procs_.at(i) && ::kill(procs_.at(i)->pid(), 0) == 0; }
+
+pid_t ha_fixture::pid(std::size_t i) const { return procs_.at(i)->pid(); }
+
+test_support::run_result ha_fixture::admin(std::size_t i, const std::vector<std::string>& args) {
+  std::vector<std::string> all{"--admin", admins_.at(i), "--timeout-ms", "3000"};
+  all.insert(all.end(), args.begin(), args.end());
+  return test_support::run_to_end(RMBUS_ADMIN_BIN, all, std::chrono::seconds(10));
+}
+
+std::string ha_fixture::status_value(std::size_t i, const std::string& key) {
+  return printed_value(admin(i, {"status"}).output, key);
+}
+
+std::optional<std::size_t> ha_fixture::wait_active(std::chrono::milliseconds timeout, std::string* instance) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int round = 0; round < 1000 && std::chrono::steady_clock::now() < deadline; ++round) {
+    for (std::size_t i = 0; i < opt_.candidates; ++i) {
+      if (!running(i)) continue;
+      const auto out = admin(i, {"status"}).output;
+      if (printed_value(out, "role") == "active") {
+        if (instance) *instance = printed_value(out, "instance");
+        return i;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return std::nullopt;
+}
+
+}  // namespace rmbus::e2e

@@ -1,0 +1,76 @@
+#pragma once
+// Several rmbus candidates with [ha] enabled on one bus, for the HA end-to-end tests: a standalone
+// rmbus-proxy is the bus (so killing the active RM does not take the bus with it; the bus surviving its host
+// is another part of issue 21), every candidate is a real `rmbus` with --no-forwarder, its own admin endpoint,
+// metrics port, log and configuration file (rank i for candidate i), and a fake cluster (agents, a fencing
+// orchestrator, an observer) on the proxy.
+//
+// Layouts: `single` (each candidate runs every role) and `split` (each candidate runs the head roles and
+// pool alpha's scheduler; one process B, no candidate, runs pool beta's scheduler and serves whichever head
+// is active). Uses rm_fixture's test configuration (heartbeat 300 ms), and HA's default timing (beacon
+// 200 ms, takeover 1000 ms) unless `ha_extra` says otherwise.
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/rm_fixture.hpp"
+
+namespace rmbus::e2e {
+
+struct ha_options {
+  std::size_t candidates = 2;
+  bool split = false;
+  std::string ha_extra;       // more [ha] keys, e.g. "takeover_ms = 600\n"
+  std::string extra_config;   // more tables appended to each configuration
+  // Two hosts (network namespaces): the proxy binds on `bus_host`; candidate 0 runs under `wrapper0` (e.g.
+  // {"/usr/sbin/ip", "netns", "exec", "NS"}) with its admin endpoint on `host0`. Default: all on loopback.
+  std::string bus_host = "127.0.0.1";
+  std::vector<std::string> wrapper0;
+  std::string host0 = "127.0.0.1";
+};
+
+class ha_fixture {
+ public:
+  explicit ha_fixture(ha_options opt);
+  ~ha_fixture();
+
+  void start(std::size_t i);  // (re)starts candidate i
+  void signal(std::size_t i, int sig);
+  std::optional<int> wait(std::size_t i, std::chrono::milliseconds timeout);
+  bool running(std::size_t i) const;
+  pid_t pid(std::size_t i) const;
+  // rmbus-admin against candidate i's admin endpoint.
+  test_support::run_result admin(std::size_t i, const std::vector<std::string>& args);
+  const std::string& admin_endpoint(std::size_t i) const { return admins_.at(i); }
+  std::string log_file(std::size_t i) const;
+  int metrics_port(std::size_t i) const { return metrics_ports_.at(i); }
+  test_support::fake_cluster& cluster() { return *cluster_; }
+  const std::string& dir() const { return dir_; }
+  const std::string& bus_pub() const { return pub_; }
+  const std::string& bus_sub() const { return sub_; }
+  std::size_t candidates() const { return opt_.candidates; }
+
+  // The candidate `rmbus-admin status` calls active (parsed from its printed reply), and its instance name;
+  // nullopt when none does within `timeout`.
+  std::optional<std::size_t> wait_active(std::chrono::milliseconds timeout, std::string* instance = nullptr);
+  // What candidate i's `status` prints for `key` (e.g. "role", "epoch", "instance"); empty when absent.
+  std::string status_value(std::size_t i, const std::string& key);
+
+ private:
+  ha_options opt_;
+  std::string dir_, pub_, sub_;
+  std::vector<std::string> admins_, configs_;
+  std::vector<int> metrics_ports_;
+  std::vector<std::unique_ptr<test_support::child_process>> procs_;
+  std::unique_ptr<test_support::child_process> scheduler_b_;
+  std::unique_ptr<test_support::child_process> proxy_;
+  std::unique_ptr<test_support::fake_cluster> cluster_;
+};
+
+// The value printed for `key` in rmbus-admin's output ("  key: value" lines); empty when absent.
+std::string printed_value(const std::string& output, const std::string& key);
+
+}  // namespace rmbus::e2e
