@@ -14,6 +14,7 @@ packages=(
   libcli11-dev                    # command lines
   libcpp-httplib-dev              # Prometheus metrics endpoint
   libncurses-dev                  # rmbus-top's full-screen monitor
+  nlohmann-json3-dev              # rmbus-admin --json, and the tests that parse it
   catch2                          # tests (v2)
   python3-zmq python3-msgpack     # cross-language wire tests
   iproute2                        # network-namespace tests, where allowed
