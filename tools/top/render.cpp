@@ -160,6 +160,7 @@ std::string user_line(const std::string& name, const user_summary& u) {
   auto line = join({text_col(name, 20), num_col(u.jobs, 5), num_col(u.active, 6), num_col(u.quanta, 7),
                     num_col(u.given, 6), num_col(u.demand, 6), num_col(u.fair_share, 6)});
   if (u.below_fair_share()) line += "  below fair share";
+  else if (u.capped_jobs > 0) line += "  capped by design";
   return line;
 }
 
@@ -214,6 +215,9 @@ section jobs_section(const monitor_model& m, const render_options& o) {
     // (a few lines' worth) so that one enormous reason off the bus costs nothing, and wrapped below the row
     // when it does not fit, so its end is never lost at the terminal's edge.
     std::string note = j.reason.substr(0, 4 * o.width);
+    // Below its fair share on purpose: say which cap, so it is not read as starvation.
+    if (!j.capped_by.empty())
+      note += std::string{note.empty() ? "" : "; "} + "capped by " + j.capped_by.substr(0, 32) + " (by design)";
     for (const auto& part : {reclaim_note(j, o.now_ms), losses_note(j.losses, o.now_ms)})
       if (!part.empty()) note += (note.empty() ? "" : "; ") + part;
     auto line = join({text_col(j.id, 20), text_col(name_or_dash(j.user), 10),

@@ -420,3 +420,31 @@ TEST_CASE("a note longer than the line is wrapped below it, never cut: its end s
   CHECK(*(refused + 1) == "  lost (user dave): Cannot find class gpu for the work, nor any class of that name in any pool:");
   CHECK(*(refused + 2) == "      check the name");
 }
+
+TEST_CASE("a job capped by design is named so, and does not make its user read as below fair share (issue 17)") {
+  msg::rm_state s;
+  s.cycle = 9;
+  // ann's job: given 2 of a fair share of 8, its work could use 40, held by DUCC's prediction.
+  auto capped = job("ann-1", "ann", "normal", msg::job_status::scheduled, {msg::share_status::running,
+                                                                           msg::share_status::running}, 2, 40, 8);
+  capped.capped_by = "prediction";
+  // bob's job: given 2 of 8, its work could use 40, nothing holds it back by design: it is below its share.
+  auto starved = job("bob-1", "bob", "normal", msg::job_status::scheduled, {msg::share_status::running,
+                                                                            msg::share_status::running}, 2, 40, 8);
+  s.jobs = {capped, starved};
+  monitor_model m;
+  m.on_state(s, 0);
+  m.on_nodes(two_pools(), 0);
+  render_options o;
+  o.width = 140;
+  const auto lines = render(m, o).lines;
+  auto line_of = [&](const std::string& start) {
+    for (const auto& l : lines)
+      if (l.rfind(start, 0) == 0) return l;
+    return std::string{};
+  };
+  CHECK(line_of("  ann ") == "  ann                    1      2       4      2     40      8  capped by design");
+  CHECK(line_of("  bob ") == "  bob                    1      2       4      2     40      8  below fair share");
+  CHECK(line_of("ann-1 ").find("  capped by prediction (by design)") != std::string::npos);
+  CHECK(line_of("bob-1 ").find("capped by") == std::string::npos);
+}
