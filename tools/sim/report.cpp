@@ -139,6 +139,7 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
       first_process.push_back(static_cast<double>(*j.first_process_ms - j.at_ms) / 1000.0);
     else if (j.arrived && !j.refused)
       ++r.never_started;
+    if (j.refused) r.refused.push_back({j.id, j.user, j.refused_reason});
     if (j.kind != messages::work_kind::job) {
       ++r.other_work;
       continue;
@@ -295,6 +296,11 @@ std::string render_report(const report_figures& r) {
   if (r.jobs_refused > 0) o << ", " << r.jobs_refused << " refused";
   if (r.other_work > 0) o << "; " << r.other_work << " services / APs / reservations";
   o << "\n";
+  // Refused work never runs: named with the RM's reason, and left out of every fair-share figure above.
+  if (!r.refused.empty()) {
+    o << "Refused (not counted in fair shares):\n";
+    for (const auto& x : r.refused) o << "  " << x.id << " (user " << x.user << "): " << x.reason << "\n";
+  }
   o << "Time from submission to first process: ";
   if (r.first_process_count == 0)
     o << "no process started";
