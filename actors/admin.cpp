@@ -9,19 +9,20 @@
 // a vary-off asks the pools for the shares on its nodes before and after it, so that it names what it
 // evicted; a reconfiguration names what changed. Work refused before it reached a pool (rm.internal.round's
 // `refused`) is remembered per round, so that `explain` answers for it while it is in the work map.
+#include "messages/admin.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <caf/all.hpp>
 #include <map>
 #include <set>
 #include <variant>
-
-#include <caf/all.hpp>
-#include <spdlog/spdlog.h>
 
 #include "actors/admin_values.hpp"
 #include "actors/detail/spawn.hpp"
 #include "config/config_changes.hpp"
 #include "config/config_error.hpp"
 #include "core/nodepool_scheduler.hpp"
-#include "messages/admin.hpp"
 #include "messages/topics.hpp"
 
 namespace rmbus::actors {
@@ -91,7 +92,8 @@ std::map<std::string, share_seen> shares_on(const std::map<std::string, value::m
       if (const auto* shares = array_of(*mm, "shares"))
         for (const auto& sh : *shares)
           if (const auto* sm = sh.as_map())
-            out[str_of(*sm, "share")] = {str_of(*mm, "node"), str_of(*sm, "job"), str_of(*sm, "status"), uint_of(*sm, "quanta")};
+            out[str_of(*sm, "share")] = {str_of(*mm, "node"), str_of(*sm, "job"), str_of(*sm, "status"),
+                                         uint_of(*sm, "quanta")};
     }
   }
   return out;
@@ -111,7 +113,8 @@ std::string joined(const std::vector<std::string>& xs) {
   return out;
 }
 
-void ask(admin_actor* self, pending_query q, std::variant<messages::vary_request, messages::admin_query> request);
+void ask(admin_actor* self, pending_query q,
+         std::variant<messages::vary_request, messages::admin_query> request);
 
 // The last step of a vary: the reply (the eviction actor's answer, plus `evicted` for a vary-off) and the
 // log line with the outcome.
@@ -164,7 +167,8 @@ void finish_vary(admin_actor* self, pending_query q, bool timed_out, const std::
   switch (q.at) {
     case step::shares_before: {
       // A pool that did not answer only leaves its shares out of `evicted`; the vary itself goes ahead.
-      if (timed_out) spdlog::warn("{} by {}: no answer from pool(s) {} about the shares before", q.cmd, q.by, missing);
+      if (timed_out)
+        spdlog::warn("{} by {}: no answer from pool(s) {} about the shares before", q.cmd, q.by, missing);
       for (const auto& [id, s] : shares_on(q.answers, q.nodes)) q.before[id] = s.status;
       q.at = step::vary;
       q.answers.clear();
@@ -193,12 +197,14 @@ void finish_vary(admin_actor* self, pending_query q, bool timed_out, const std::
       return;
     }
     case step::shares_after: {
-      if (timed_out) spdlog::warn("{} by {}: no answer from pool(s) {} about the shares after", q.cmd, q.by, missing);
+      if (timed_out)
+        spdlog::warn("{} by {}: no answer from pool(s) {} about the shares after", q.cmd, q.by, missing);
       auto after = shares_on(q.answers, q.nodes);
       reply_vary(self, std::move(q), std::move(after));
       return;
     }
-    case step::single: break;
+    case step::single:
+      break;
   }
 }
 
@@ -212,7 +218,8 @@ value::map refused_explanation(const messages::refused_work& w) {
   e["class"] = value{""};
   e["reason"] = value{"unknown_class"};
   e["blocked"] = value{w.reason};
-  e["text"] = value{"job " + w.id + " of user " + w.user + ": refused before reaching any pool: " + w.reason + "\n"};
+  e["text"] =
+      value{"job " + w.id + " of user " + w.user + ": refused before reaching any pool: " + w.reason + "\n"};
   value::map r;
   r["pool"] = value{""};
   r["explanation"] = value{std::move(e)};
@@ -397,7 +404,8 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
       rp.deliver(reply_body(self, false, std::string{"configuration not reloaded: "} + e.what()));
       return;
     }
-    spdlog::info("reconfigure by {}: reloading; {}", by, changes.empty() ? std::string{"nothing changed"} : joined(changes));
+    spdlog::info("reconfigure by {}: reloading; {}", by,
+                 changes.empty() ? std::string{"nothing changed"} : joined(changes));
     route(self, st.env.router, st.stamper, std::string{topics::reconfigure}, messages::reconfigure_request{});
     value::array listed;
     for (auto& c : changes) listed.emplace_back(std::move(c));

@@ -10,9 +10,12 @@ namespace {
 
 const char* policy_name(core::policy p) {
   switch (p) {
-    case core::policy::fair_share: return "FAIR_SHARE";
-    case core::policy::fixed_share: return "FIXED_SHARE";
-    case core::policy::reserve: return "RESERVE";
+    case core::policy::fair_share:
+      return "FAIR_SHARE";
+    case core::policy::fixed_share:
+      return "FIXED_SHARE";
+    case core::policy::reserve:
+      return "RESERVE";
   }
   return "?";
 }
@@ -41,7 +44,8 @@ std::map<std::string, const Item*> by_name(const std::vector<Item>& items) {
   return out;
 }
 
-void classes(std::vector<std::string>& out, const core::scheduler_config& a, const core::scheduler_config& b) {
+void classes(std::vector<std::string>& out, const core::scheduler_config& a,
+             const core::scheduler_config& b) {
   const auto before = by_name(a.classes), after = by_name(b.classes);
   for (const auto& [name, c] : before)
     if (!after.count(name)) out.push_back("class '" + name + "' removed");
@@ -55,7 +59,8 @@ void classes(std::vector<std::string>& out, const core::scheduler_config& a, con
     const auto& o = *it->second;
     if (o == *c) continue;
     std::vector<std::string> parts;
-    if (o.policy != c->policy) parts.push_back(std::string{"policy "} + policy_name(o.policy) + " -> " + policy_name(c->policy));
+    if (o.policy != c->policy)
+      parts.push_back(std::string{"policy "} + policy_name(o.policy) + " -> " + policy_name(c->policy));
     changed(parts, "weight", o.weight, c->weight);
     changed(parts, "priority", o.priority, c->priority);
     changed(parts, "nodepool", o.nodepool, c->nodepool);
@@ -70,15 +75,18 @@ void classes(std::vector<std::string>& out, const core::scheduler_config& a, con
   }
 }
 
-void nodepools(std::vector<std::string>& out, const core::scheduler_config& a, const core::scheduler_config& b) {
+void nodepools(std::vector<std::string>& out, const core::scheduler_config& a,
+               const core::scheduler_config& b) {
   const auto before = by_name(a.nodepools), after = by_name(b.nodepools);
   for (const auto& [name, p] : before)
     if (!after.count(name)) out.push_back("nodepool '" + name + "' removed");
   for (const auto& [name, p] : after) {
     auto it = before.find(name);
     if (it == before.end()) {
-      out.push_back("nodepool '" + name + "' added (" + std::to_string(p->nodes.size()) + " nodes" +
-                    (p->node_patterns.empty() ? "" : ", " + std::to_string(p->node_patterns.size()) + " patterns") + ")");
+      out.push_back(
+          "nodepool '" + name + "' added (" + std::to_string(p->nodes.size()) + " nodes" +
+          (p->node_patterns.empty() ? "" : ", " + std::to_string(p->node_patterns.size()) + " patterns") +
+          ")");
       continue;
     }
     const auto& o = *it->second;
@@ -107,7 +115,8 @@ void groups(std::vector<std::string>& out, const core::scheduler_config& a, cons
   for (const auto& [name, g] : after) {
     auto it = before.find(name);
     if (it == before.end()) {
-      out.push_back("group '" + name + "' added (under " + g->parent + ", weight " + std::to_string(g->weight) + ")");
+      out.push_back("group '" + name + "' added (under " + g->parent + ", weight " +
+                    std::to_string(g->weight) + ")");
     } else if (!(*it->second == *g)) {
       std::vector<std::string> parts;
       changed(parts, "parent", it->second->parent, g->parent);

@@ -13,9 +13,12 @@ std::string gb(std::uint64_t mb) {
 
 const char* policy_name(core::policy p) {
   switch (p) {
-    case core::policy::fair_share: return "FAIR_SHARE";
-    case core::policy::fixed_share: return "FIXED_SHARE";
-    case core::policy::reserve: return "RESERVE";
+    case core::policy::fair_share:
+      return "FAIR_SHARE";
+    case core::policy::fixed_share:
+      return "FIXED_SHARE";
+    case core::policy::reserve:
+      return "RESERVE";
   }
   return "?";
 }
@@ -40,9 +43,11 @@ std::vector<std::string> startup_summary(const rm_config& cfg, const startup_fac
     std::string line = "nodepool " + p.name;
     if (!p.parent.empty()) line += " (in " + p.parent + ")";
     line += ": ";
-    if (p.parent.empty()) line += "quantum " + gb(p.quantum_mb != 0 ? p.quantum_mb : sc.settings.quantum_mb) + ", ";
+    if (p.parent.empty())
+      line += "quantum " + gb(p.quantum_mb != 0 ? p.quantum_mb : sc.settings.quantum_mb) + ", ";
     line += std::to_string(p.nodes.size()) + " node(s) expected";
-    if (!p.node_patterns.empty()) line += " and any matching " + std::to_string(p.node_patterns.size()) + " pattern(s)";
+    if (!p.node_patterns.empty())
+      line += " and any matching " + std::to_string(p.node_patterns.size()) + " pattern(s)";
     if (p.parent.empty() && first_top) line += ", and every node no pool names";
     if (p.parent.empty()) first_top = false;
     std::string classes;
@@ -64,9 +69,10 @@ std::vector<std::string> startup_summary(const rm_config& cfg, const startup_fac
   std::string start = "scheduling starts " +
                       (wait_ms == 0 ? std::string{"with the first work map"}
                                     : "after init stability: " + std::to_string(rt.init_stability) +
-                                          " heartbeat intervals of " + seconds(rt.heartbeat_interval_ms) + " = " +
-                                          seconds(wait_ms) + " from now");
-  if (rt.fast_recovery && wait_ms != 0) start += ", or at once on a work map naming live processes (a restart)";
+                                          " heartbeat intervals of " + seconds(rt.heartbeat_interval_ms) +
+                                          " = " + seconds(wait_ms) + " from now");
+  if (rt.fast_recovery && wait_ms != 0)
+    start += ", or at once on a work map naming live processes (a restart)";
   out.push_back(start);
   return out;
 }

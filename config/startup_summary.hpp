@@ -13,10 +13,10 @@
 namespace rmbus::config {
 
 struct startup_facts {
-  std::string source;          // "FILE (native)", "FILE (DUCC)", "the embedded default (...)"
-  std::string roles = "all";   // --roles as given
+  std::string source;         // "FILE (native)", "FILE (DUCC)", "the embedded default (...)"
+  std::string roles = "all";  // --roles as given
   bool embedded_forwarder = true;
-  std::string metrics;         // what is served: "http://HOST:PORT/metrics", or "off"
+  std::string metrics;  // what is served: "http://HOST:PORT/metrics", or "off"
 };
 
 // One line each: configuration, pools (one line per nodepool), endpoints, scheduling start.

@@ -45,13 +45,16 @@ held_back_cause held_back_of(const cluster_model& m, const job_rec& j) {
             "held at the initialization cap (" + cap + " of its fair share " + fair +
                 " processes) until one of its processes has initialized"};
   if (step == "doubling")
-    return {"doubling", "design",
-            "ramping up by doubling: " + cap + " of its fair share " + fair + " processes now, more each round"};
+    return {
+        "doubling", "design",
+        "ramping up by doubling: " + cap + " of its fair share " + fair + " processes now, more each round"};
   if (step == "max_processes")
-    return {"max_processes", "design", "capped by its max_processes at " + cap + " of its fair share " + fair};
+    return {"max_processes", "design",
+            "capped by its max_processes at " + cap + " of its fair share " + fair};
   if (step == "probe_first")
     return {"probe_first", "design",
-            "probe_first: one process until one has initialized and finished a work item (fair share " + fair + ")"};
+            "probe_first: one process until one has initialized and finished a work item (fair share " +
+                fair + ")"};
   if (j.reason == reason_code::waiting_for_preemptions && m.next_reclaim_ms > 0)
     return {"reclaim_grace", "design",
             "waiting while processes of other jobs run out their reclaim grace (the next deadline at " +

@@ -69,8 +69,9 @@ struct counter {
   void allotment_reason(job_rec& j, std::uint64_t limit) const {
     const auto it = np_mb.find(j.item.user);
     const std::uint64_t held = it == np_mb.end() ? 0 : it->second;
-    set_reason(j, reason_code::allotment_exceeded, "user ", j.item.user.str(), " at allotment ", held / m.quantum_mb,
-               " of ", limit / m.quantum_mb, " quanta (a process needs ", j.order, ", ", size_of(j.order), ")");
+    set_reason(j, reason_code::allotment_exceeded, "user ", j.item.user.str(), " at allotment ",
+               held / m.quantum_mb, " of ", limit / m.quantum_mb, " quanta (a process needs ", j.order, ", ",
+               size_of(j.order), ")");
   }
 
   // "48 GB" (or "1536 MB" when the quantum is not a whole number of GB): orders read in people's units.
@@ -87,8 +88,8 @@ struct counter {
                  ") in pool ", pool_name(pool), ": the pool has no machines");
     else
       set_reason(j, reason_code::no_machine_of_order, "no machine of order ", j.order, " (", size_of(j.order),
-                 ") in pool ", pool_name(pool), ": larger than every machine there (the largest is order ", largest,
-                 ", ", size_of(largest), "); it runs only if a larger machine joins");
+                 ") in pool ", pool_name(pool), ": larger than every machine there (the largest is order ",
+                 largest, ", ", size_of(largest), "); it runs only if a larger machine joins");
   }
 
   void no_space_reason(job_rec& j, int pool, bool subtree) const {
@@ -357,11 +358,11 @@ struct counter {
     if (machines_of_order(pool, lo, hi) == 0) {
       const std::string_view never = " (reservations are never promoted to a larger machine)";
       if (hi > lo)
-        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " to ", hi, " (", size_of(lo),
-                   " to ", size_of(hi), ") in pool ", pool_name(pool), never);
+        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " to ", hi, " (",
+                   size_of(lo), " to ", size_of(hi), ") in pool ", pool_name(pool), never);
       else
-        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " (", size_of(lo), ") in pool ",
-                   pool_name(pool), never);
+        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " (", size_of(lo),
+                   ") in pool ", pool_name(pool), never);
       j.given = cur;
       return;
     }
@@ -716,7 +717,8 @@ how_much_result how_much(cluster_model& m, const round_input& in) {
         for (int ji : jobs_of_class[static_cast<std::size_t>(cl)]) {
           auto& j = m.jobs[static_cast<std::size_t>(ji)];
           const int largest = c.max_subtree[static_cast<std::size_t>(pool)];
-          if (j.order > largest) c.no_machine_reason(j, pool, largest);
+          if (j.order > largest)
+            c.no_machine_reason(j, pool, largest);
           else if (j.cap.cap > 0) wanting[static_cast<std::size_t>(cl)].push_back(ji);
           else if (m.current(j) == 0) set_reason(j, reason_code::completed, "no work left to give processes to");
         }

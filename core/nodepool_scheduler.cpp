@@ -1,11 +1,10 @@
 #include "core/nodepool_scheduler.hpp"
 
-#include "core/held_back.hpp"
-
 #include <algorithm>
 #include <set>
 
 #include "core/defragment.hpp"
+#include "core/held_back.hpp"
 #include "core/how_much.hpp"
 #include "core/job_caps.hpp"
 #include "core/job_estimates.hpp"

@@ -1,9 +1,9 @@
 #include "core/plan_keeper.hpp"
 
-#include "core/held_back.hpp"
-
 #include <algorithm>
 #include <utility>
+
+#include "core/held_back.hpp"
 
 namespace rmbus::core {
 

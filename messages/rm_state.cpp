@@ -12,8 +12,9 @@ constexpr std::array<std::string_view, 4> share_status_names{"running", "new", "
 // The first four are required; reclaim_at_ms was added later and is optional.
 constexpr std::array<std::string_view, 5> share_keys{"id", "node", "quanta", "status", "reclaim_at_ms"};
 // The first five are required; the rest were added later and are optional.
-constexpr std::array<std::string_view, 12> job_keys{"id",    "status", "reason", "memory_mb",  "shares", "user",
-                                                    "class", "given",  "demand", "fair_share", "group", "capped_by"};
+constexpr std::array<std::string_view, 12> job_keys{"id",     "status",     "reason", "memory_mb",
+                                                    "shares", "user",       "class",  "given",
+                                                    "demand", "fair_share", "group",  "capped_by"};
 constexpr std::array<std::string_view, 4> root_keys{"cycle", "jobs", "workmap_seq", "workmap_src"};
 
 void read_share(const msgpack::object& o, const detail::path& at, share_schedule& s) {
@@ -44,7 +45,9 @@ void detail::read_job_schedule(const msgpack::object& o, const detail::path& at,
       case 8: detail::read(v, f, j.demand); break;
       case 9: detail::read(v, f, j.fair_share); break;
       case 10: detail::read(v, f, j.group); break;
-      case 11: detail::read(v, f, j.capped_by); break;
+      case 11:
+        detail::read(v, f, j.capped_by);
+        break;
     }
   });
 }

@@ -19,19 +19,17 @@
 // 1 refused (the RM answered with an error and did nothing), 2 usage error, 3 no answer within the timeout,
 // 4 the RM refused this key (CURVE).
 
-#include <cstdlib>
-#include <iostream>
-#include <string>
-#include <vector>
-
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdlib>
+#include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "bus/curve.hpp"
 #include "config/config_error.hpp"
-
 #include "messages/admin.hpp"
 #include "messages/topics.hpp"
 #include "messages/workmap.hpp"
@@ -76,9 +74,10 @@ int main(int argc, char** argv) {
     }
 
   CLI::App app{"rmbus-admin: talks to the RM's admin endpoint (docs/admin.md)"};
-  auto* admin_opt = app.add_option("--admin", endpoint,
-                                   "the RM's admin endpoint, tcp://HOST:PORT (default: from --config/--ducc, else "
-                                   "$RMBUS_ADMIN, else tcp://127.0.0.1:5562)");
+  auto* admin_opt =
+      app.add_option("--admin", endpoint,
+                     "the RM's admin endpoint, tcp://HOST:PORT (default: from --config/--ducc, else "
+                     "$RMBUS_ADMIN, else tcp://127.0.0.1:5562)");
   auto* native_opt = app.add_option("--config", native, "find the RM as its native configuration binds it")
                          ->check(CLI::ExistingFile)
                          ->excludes(admin_opt);
@@ -88,13 +87,16 @@ int main(int argc, char** argv) {
       ->excludes(native_opt);
   app.add_option("--timeout-ms", timeout_ms, "how long to wait for the reply")->capture_default_str()->check(CLI::Range(1, 600000));
   app.add_option("--key", key_file, "CURVE: this admin's key pair file (rmbus-keygen)");
-  app.add_option("--server-key", server_key_file, "CURVE: the RM's public key file (default with --config/--ducc: the RM's)");
+  app.add_option("--server-key", server_key_file,
+                 "CURVE: the RM's public key file (default with --config/--ducc: the RM's)");
   app.add_flag("--json", json, "print the reply as one JSON object (schema: docs/admin.md)");
   app.add_flag("--details", details, "qoccupancy: list every share under the table");
   app.require_subcommand(1);
   auto* status = app.add_subcommand("status", "the RM's state: instance, last round, pools");
-  auto* qload = app.add_subcommand("qload", "demand and awards by class and order, per pool (DUCC's rm_qload)");
-  auto* qocc = app.add_subcommand("qoccupancy", "one row per node: state, quanta, free quanta, jobs (rm_qoccupancy)");
+  auto* qload =
+      app.add_subcommand("qload", "demand and awards by class and order, per pool (DUCC's rm_qload)");
+  auto* qocc =
+      app.add_subcommand("qoccupancy", "one row per node: state, quanta, free quanta, jobs (rm_qoccupancy)");
   auto* reconf = app.add_subcommand("reconfigure", "reload the configuration and recover");
   auto* off = app.add_subcommand("vary-off", "make nodes unschedulable (fair-share work is evicted)");
   off->add_option("nodes", nodes, "node names")->required();
@@ -133,15 +135,17 @@ int main(int argc, char** argv) {
       endpoint_source = found.source;
       if (found.curve && server_key_file.empty()) server_key_file = found.admin_server_key;
       if (found.curve && key_file.empty())
-        return client_failure(json, out::exit_usage,
-                              found.source + " has CURVE on: give this admin's key pair with --key FILE (rmbus-keygen)");
+        return client_failure(
+            json, out::exit_usage,
+            found.source + " has CURVE on: give this admin's key pair with --key FILE (rmbus-keygen)");
     } catch (const rmbus::config::config_error& e) {
       std::string all;
       for (const auto& i : e.issues())
         all += "\n  " + i.file + (i.line > 0 ? ":" + std::to_string(i.line) : "") + ": " + i.message;
       return client_failure(json, out::exit_usage, "cannot read the RM's configuration:" + all);
     } catch (const std::exception& e) {
-      return client_failure(json, out::exit_usage, std::string{"cannot read the RM's configuration: "} + e.what());
+      return client_failure(json, out::exit_usage,
+                            std::string{"cannot read the RM's configuration: "} + e.what());
     }
   }
   if (endpoint.empty()) {
@@ -153,7 +157,8 @@ int main(int argc, char** argv) {
       endpoint_source = "the default";
     }
   }
-  if (auto problem = rmbus::tools::endpoint_problem(endpoint_source == "--admin" ? "--admin" : endpoint_source, endpoint))
+  if (auto problem = rmbus::tools::endpoint_problem(
+          endpoint_source == "--admin" ? "--admin" : endpoint_source, endpoint))
     return client_failure(json, out::exit_usage, *problem);
 
   msg::admin_request req;
@@ -208,16 +213,18 @@ int main(int argc, char** argv) {
   }
   // What a silent RM gets: where the endpoint came from, and how to name the right one.
   const auto silent = [&](const std::string& what) {
-    return "no answer from " + endpoint + " (" + endpoint_source + ") within " + std::to_string(timeout_ms) + " ms" +
-           what +
-           ": is rmbus running, and is that its admin endpoint (rmbus --admin, [bus] admin)? --config FILE or "
+    return "no answer from " + endpoint + " (" + endpoint_source + ") within " + std::to_string(timeout_ms) +
+           " ms" + what +
+           ": is rmbus running, and is that its admin endpoint (rmbus --admin, [bus] admin)? --config FILE "
+           "or "
            "--ducc FILE finds it as the RM's own configuration binds it";
   };
   msg::envelope env;
   env.seq = 1;
   env.src = "rmbus-admin";
   const auto body = msg::encode(env, req);
-  if (!sock.send(zmq::buffer(body), zmq::send_flags::none)) return client_failure(json, out::exit_no_answer, silent(" (send)"));
+  if (!sock.send(zmq::buffer(body), zmq::send_flags::none))
+    return client_failure(json, out::exit_no_answer, silent(" (send)"));
   zmq::message_t reply;
   std::vector<zmq::pollitem_t> items{{sock.handle(), 0, ZMQ_POLLIN, 0}};
   if (events) items.push_back({events->handle(), 0, ZMQ_POLLIN, 0});
@@ -227,8 +234,9 @@ int main(int argc, char** argv) {
     if (left.count() <= 0 || zmq::poll(items, std::max(left, std::chrono::milliseconds(1))) == 0)
       return client_failure(json, out::exit_no_answer, silent(""));
     if (items.size() > 1 && (items[1].revents & ZMQ_POLLIN) != 0)
-      return client_failure(json, out::exit_key_refused,
-                            endpoint + " refused this key (--key " + key_file + "): it is not listed as an admin key there");
+      return client_failure(
+          json, out::exit_key_refused,
+          endpoint + " refused this key (--key " + key_file + "): it is not listed as an admin key there");
     if ((items[0].revents & ZMQ_POLLIN) != 0 && sock.recv(reply, zmq::recv_flags::dontwait)) break;
   }
   auto rep = msg::decode_admin_reply(msg::topics::admin, reply.to_string_view());

@@ -11,20 +11,20 @@
 // `reconfigure` does (with CURVE it also re-reads the allowed keys). A bad argument or configuration exits 2 with the reason; a bus, admin or metrics endpoint
 // that cannot be bound exits 1.
 
+#include <malloc.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <malloc.h>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include "actors/runtime.hpp"
 #include "config/config_error.hpp"

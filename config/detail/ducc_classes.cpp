@@ -305,7 +305,8 @@ void read_class(const stanza& s, site_decls& site, error_list& errors) {
     if (k == "policy") {
       auto p = parse_policy(e.value);
       if (!p) {
-        std::string message = r.what() + ": bad policy '" + e.value + "' (expected FAIR_SHARE, FIXED_SHARE or RESERVE)";
+        std::string message =
+            r.what() + ": bad policy '" + e.value + "' (expected FAIR_SHARE, FIXED_SHARE or RESERVE)";
         if (auto near = closest_name(e.value, {"FAIR_SHARE", "FIXED_SHARE", "RESERVE"}))
           message += "; did you mean " + *near + "?";
         errors.add(e.loc, message);

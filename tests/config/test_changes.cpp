@@ -12,8 +12,8 @@ namespace {
 
 std::string site(const std::string& weight, const std::string& nodes, const std::string& extra = {}) {
   return "[[nodepool]]\nname = \"alpha\"\nnodes = [" + nodes +
-         "]\n\n[[class]]\nname = \"normal\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"alpha\"\nweight = " + weight +
-         "\ndefault = true\n" + extra;
+         "]\n\n[[class]]\nname = \"normal\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"alpha\"\nweight = " +
+         weight + "\ndefault = true\n" + extra;
 }
 
 }  // namespace
@@ -25,10 +25,11 @@ TEST_CASE("the same configuration read again changes nothing") {
 
 TEST_CASE("classes, weights, pools and nodes that changed are named") {
   const auto a = parse_native(site("100", "\"a1\", \"a2\""), "a.toml");
-  const auto b = parse_native(site("50", "\"a1\", \"a3\"",
-                                   "\n[[class]]\nname = \"batch\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"beta\"\nweight = 10\n"
-                                   "\n[[nodepool]]\nname = \"beta\"\nnodes = [\"b1\"]\n"),
-                              "b.toml");
+  const auto b = parse_native(
+      site("50", "\"a1\", \"a3\"",
+           "\n[[class]]\nname = \"batch\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"beta\"\nweight = 10\n"
+           "\n[[nodepool]]\nname = \"beta\"\nnodes = [\"b1\"]\n"),
+      "b.toml");
   const auto changes = describe_changes(a, b);
   CHECK(changes == std::vector<std::string>{"class 'batch' added (FAIR_SHARE, nodepool beta, weight 10)",
                                             "class 'normal': weight 100 -> 50",

@@ -42,14 +42,16 @@ default = true
   startup_facts facts;
   facts.source = "site.toml (native)";
   facts.metrics = "http://127.0.0.1:9464/metrics";
-  CHECK(startup_summary(cfg, facts) ==
-        std::vector<std::string>{
-            "configuration: site.toml (native)",
-            "nodepool alpha: quantum 1 GB, 2 node(s) expected, and every node no pool names; classes: normal "
-            "(FAIR_SHARE weight 100, default)",
-            "nodepool big: quantum 4 GB, 1 node(s) expected; classes: fixed (FIXED_SHARE, default)",
-            "endpoints: bus pub tcp://127.0.0.1:5560, bus sub tcp://127.0.0.1:5561 (embedded forwarder), admin "
-            "tcp://127.0.0.1:5562, metrics http://127.0.0.1:9464/metrics",
-            "scheduling starts after init stability: 2 heartbeat intervals of 0.3 s = 0.6 s from now, or at once on "
-            "a work map naming live processes (a restart)"});
+  CHECK(
+      startup_summary(cfg, facts) ==
+      std::vector<std::string>{
+          "configuration: site.toml (native)",
+          "nodepool alpha: quantum 1 GB, 2 node(s) expected, and every node no pool names; classes: normal "
+          "(FAIR_SHARE weight 100, default)",
+          "nodepool big: quantum 4 GB, 1 node(s) expected; classes: fixed (FIXED_SHARE, default)",
+          "endpoints: bus pub tcp://127.0.0.1:5560, bus sub tcp://127.0.0.1:5561 (embedded forwarder), admin "
+          "tcp://127.0.0.1:5562, metrics http://127.0.0.1:9464/metrics",
+          "scheduling starts after init stability: 2 heartbeat intervals of 0.3 s = 0.6 s from now, or at "
+          "once on "
+          "a work map naming live processes (a restart)"});
 }

@@ -24,8 +24,9 @@ TEST_CASE("a job held at the initialization cap is capped by design, not starved
   const auto e = h.s.explain(job_id("j"));
   CHECK(e.held_back == "initialization_cap");
   CHECK(e.held_back_kind == "design");
-  CHECK(e.held_back_text == "held at the initialization cap (1 of its fair share 8 processes) until one of its "
-                            "processes has initialized");
+  CHECK(e.held_back_text ==
+        "held at the initialization cap (1 of its fair share 8 processes) until one of its "
+        "processes has initialized");
   CHECK(e.text().find("below fair share (by design, initialization_cap): held at the initialization cap") !=
         std::string::npos);
 }

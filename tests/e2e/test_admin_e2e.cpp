@@ -4,12 +4,11 @@
 // explained; and finding the RM: --config, $RMBUS_ADMIN, DUCC's command names, did-you-mean, a bad endpoint
 // and a silent one.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 
 #include "messages/rm_state.hpp"
 #include "tests/e2e/file_waits.hpp"
@@ -51,12 +50,14 @@ std::size_t count_of(const std::string& text, const std::string& what) {
 
 }  // namespace
 
-TEST_CASE("vary-off naming an unknown node: the known one is varied, per-node results and evictions, exit 5") {
+TEST_CASE(
+    "vary-off naming an unknown node: the known one is varied, per-node results and evictions, exit 5") {
   rm_fixture f{layout::single};
   auto& c = f.cluster();
   c.start();
   c.submit(job("alice-1", "alice", "normal", 1024, 32));
-  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 32; }, deadline));
+  REQUIRE(
+      c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 32; }, deadline));
   const std::string node = ts::nodes_of(*c.last_state(), "alice-1").front();
 
   const auto partial = f.admin({"--json", "vary-off", node, "node-999"});
@@ -79,7 +80,8 @@ TEST_CASE("vary-off naming an unknown node: the known one is varied, per-node re
   CHECK(rmbus::e2e::eventually(
       [&] {
         const auto log = rmbus::e2e::read_all(f.log_file());
-        return log.find("vary_off by 127.0.0.1: varied off " + node + "; evicted 8 share(s): alice-1 8; unknown node(s), "
+        return log.find("vary_off by 127.0.0.1: varied off " + node +
+                        "; evicted 8 share(s): alice-1 8; unknown node(s), "
                         "nothing done for them: node-999") != std::string::npos;
       },
       10s));
@@ -121,7 +123,8 @@ TEST_CASE("the JSON of every command (--json) parses and carries the documented 
   auto& c = f.cluster();
   c.start();
   c.submit(job("alice-1", "alice", "normal", 4096, 4));
-  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 4; }, deadline));
+  REQUIRE(
+      c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 4; }, deadline));
 
   const auto status = json_of(f.admin({"--json", "status"}));
   CHECK(status.at("ok") == true);
@@ -148,7 +151,8 @@ TEST_CASE("the JSON of every command (--json) parses and carries the documented 
   CHECK(explain.at("explanation").at("known") == true);
   CHECK(explain.at("explanation").at("order") == 4);
 
-  const auto whatif = json_of(f.admin({"--json", "whatif", "--user", "bob", "--memory-mb", "2048", "--max-processes", "2"}));
+  const auto whatif =
+      json_of(f.admin({"--json", "whatif", "--user", "bob", "--memory-mb", "2048", "--max-processes", "2"}));
   CHECK(whatif.at("plan").at("order") == 2);
   CHECK(whatif.at("would_preempt").is_array());
 
@@ -183,7 +187,8 @@ TEST_CASE("refused work: logged once at warn with its reason, and explained whil
   const auto e = f.admin({"explain", "dave-1"});
   INFO(e.output);
   CHECK(e.status == std::optional<int>{0});
-  CHECK(e.output.find("job dave-1 of user dave: refused before reaching any pool: Cannot find class no-such-class") !=
+  CHECK(e.output.find(
+            "job dave-1 of user dave: refused before reaching any pool: Cannot find class no-such-class") !=
         std::string::npos);
   const auto ej = json_of(f.admin({"--json", "explain", "dave-1"}));
   CHECK(ej.at("explanation").at("refused") == true);
@@ -196,14 +201,16 @@ TEST_CASE("reconfigure logs what changed, or why it was refused with file and li
   c.start();
   REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
   const auto original = rmbus::e2e::read_all(f.config_path());
-  std::ofstream{f.config_path()} << original << "\n[[class]]\nname = \"broken\"\npolicy = \"NOPE\"\nnodepool = \"alpha\"\n";
+  std::ofstream{f.config_path()}
+      << original << "\n[[class]]\nname = \"broken\"\npolicy = \"NOPE\"\nnodepool = \"alpha\"\n";
   const auto bad = f.admin({"reconfigure"});
   CHECK(bad.status == std::optional<int>{1});
   CHECK(bad.output.find("configuration not reloaded: " + f.config_path() + ":") != std::string::npos);
   CHECK(rmbus::e2e::eventually(
       [&] {
         const auto log = rmbus::e2e::read_all(f.log_file());
-        return log.find("reconfigure by 127.0.0.1 refused, nothing changed: " + f.config_path() + ":") != std::string::npos;
+        return log.find("reconfigure by 127.0.0.1 refused, nothing changed: " + f.config_path() + ":") !=
+               std::string::npos;
       },
       10s));
 
@@ -216,7 +223,8 @@ TEST_CASE("reconfigure logs what changed, or why it was refused with file and li
   CHECK(good.output.find("class 'normal': weight 100 -> 50") != std::string::npos);
   CHECK(rmbus::e2e::eventually(
       [&] {
-        return rmbus::e2e::read_all(f.log_file()).find("reconfigure by 127.0.0.1: reloading; class 'normal': weight 100 -> 50") !=
+        return rmbus::e2e::read_all(f.log_file())
+                   .find("reconfigure by 127.0.0.1: reloading; class 'normal': weight 100 -> 50") !=
                std::string::npos;
       },
       10s));
@@ -241,7 +249,8 @@ TEST_CASE("finding the RM: --config, $RMBUS_ADMIN, and clear words for a bad or 
   CHECK(bad_config.status == std::optional<int>{2});
   CHECK(bad_config.output.find(broken + ":") != std::string::npos);
 
-  const auto by_env = ts::run_to_end("/usr/bin/env", {"RMBUS_ADMIN=" + f.admin_endpoint(), RMBUS_ADMIN_BIN, "--json", "status"}, 20s);
+  const auto by_env = ts::run_to_end(
+      "/usr/bin/env", {"RMBUS_ADMIN=" + f.admin_endpoint(), RMBUS_ADMIN_BIN, "--json", "status"}, 20s);
   CHECK(by_env.status == std::optional<int>{0});
   CHECK(json_of(by_env).at("ok") == true);
 
@@ -249,8 +258,9 @@ TEST_CASE("finding the RM: --config, $RMBUS_ADMIN, and clear words for a bad or 
   CHECK(no_scheme.status == std::optional<int>{2});
   CHECK(no_scheme.output.find("expected tcp://HOST:PORT") != std::string::npos);
 
-  const auto silent = ts::run_to_end(RMBUS_ADMIN_BIN, {"--admin", ts::loopback(ts::free_port()), "--timeout-ms", "300",
-                                                        "--json", "status"}, 20s);
+  const auto silent = ts::run_to_end(
+      RMBUS_ADMIN_BIN, {"--admin", ts::loopback(ts::free_port()), "--timeout-ms", "300", "--json", "status"},
+      20s);
   CHECK(silent.status == std::optional<int>{3});
   CHECK(silent.output.find("is rmbus running, and is that its admin endpoint") != std::string::npos);
   CHECK(json_of(silent).at("reached") == false);

@@ -1,24 +1,22 @@
 // End-to-end: the real rmbus executable on loopback, driven only through the bus by a fake cluster (agents +
 // orchestrator) and through its admin endpoint by the real rmbus-admin. Waits are on published messages with
 // generous deadlines (shared 2-core machine); nothing asserts a timing.
+#include <unistd.h>
+
 #include <algorithm>
-#include <thread>
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
-#include <set>
-
-#include <unistd.h>
-
-#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
 #include <zmq.hpp>
 
 #include "bus/publisher.hpp"
 #include "messages/admin.hpp"
 #include "messages/topics.hpp"
 #include "messages/value.hpp"
-
 #include "tests/e2e/rm_fixture.hpp"
 
 using namespace std::chrono_literals;
@@ -305,8 +303,8 @@ TEST_CASE("explain and whatif through rmbus-admin estimate a running job's end a
   // process initializes it is counted 1 (the initialization cap), so 1 of alice's processes is preempted:
   // its space frees at once (first_in_ms 0); the rest rests on alice's end with the 7 processes she keeps:
   // ceil(400 / 7) = 58 x 1200 ms = 69600 ms.
-  const auto whatif_run = f.admin({"--json", "whatif", "--user", "bob", "--memory-mb", "4096", "--max-processes", "4",
-                                   "--items", "100"});
+  const auto whatif_run = f.admin(
+      {"--json", "whatif", "--user", "bob", "--memory-mb", "4096", "--max-processes", "4", "--items", "100"});
   INFO(whatif_run.output);
   REQUIRE(whatif_run.status == std::optional<int>{0});
   const auto whatif = nlohmann::json::parse(whatif_run.output).at("explanation");
@@ -317,20 +315,22 @@ TEST_CASE("explain and whatif through rmbus-admin estimate a running job's end a
   CHECK(start.at("all_in_ms") == 69600);
   const auto basis = start.at("basis").get<std::string>();
   CHECK(basis.find("1 preemption under way") != std::string::npos);
-  CHECK(basis.find("job alice-1 ends in ~70 s: 400 items left, 7 processes, 1.2 s per item") != std::string::npos);
+  CHECK(basis.find("job alice-1 ends in ~70 s: 400 items left, 7 processes, 1.2 s per item") !=
+        std::string::npos);
   CHECK_FALSE(whatif.contains("estimated_end"));  // given nothing now: no end to project
 
   // In pool beta, free, a hypothetical job is given processes now: 1 until one initializes (the
   // initialization cap), so its end rests on that one: ceil(100 items / (1 x 2 threads)) = 50 x 1 s = 50 s.
-  const auto now_run = f.admin({"--json", "whatif", "--user", "bob", "--class", "beta-normal", "--memory-mb", "4096",
-                                "--items", "100", "--item-ms", "1000", "--threads", "2"});
+  const auto now_run = f.admin({"--json", "whatif", "--user", "bob", "--class", "beta-normal", "--memory-mb",
+                                "4096", "--items", "100", "--item-ms", "1000", "--threads", "2"});
   INFO(now_run.output);
   REQUIRE(now_run.status == std::optional<int>{0});
   const auto now = nlohmann::json::parse(now_run.output).at("explanation");
   REQUIRE(now.contains("estimated_end"));
   CHECK(now.at("estimated_end").at("in_ms") == 50000);
   CHECK(now.at("estimated_end").at("basis") ==
-        "if its 1 process started now: job whatif ends in ~50 s: 100 items left, 1 process x 2 threads, 1 s per item");
+        "if its 1 process started now: job whatif ends in ~50 s: 100 items left, 1 process x 2 threads, 1 s "
+        "per item");
   // For people, the same in words.
   const auto text = f.admin({"explain", "alice-1"});
   CHECK(text.output.find("estimated end: in 60 s") != std::string::npos);
@@ -440,7 +440,8 @@ TEST_CASE("a busy admin port stops a second rmbus at start with exit status 1") 
   CHECK(run.status == std::optional<int>{1});
   CHECK(run.output.find("cannot start") != std::string::npos);
   // Which endpoint, in the operator's words (issue 17).
-  CHECK(run.output.find("admin endpoint " + f.admin_endpoint() + ": cannot bind: Address already in use") != std::string::npos);
+  CHECK(run.output.find("admin endpoint " + f.admin_endpoint() + ": cannot bind: Address already in use") !=
+        std::string::npos);
 }
 
 TEST_CASE("a node known only from the recovered work map is watched: silent after a restart it goes down") {

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace rmbus::tools::admin {
 
@@ -61,12 +60,18 @@ std::vector<std::string> strings(const value::map& m, std::string_view key) {
 
 nlohmann::json to_json(const value& v) {
   switch (v.type()) {
-    case value::kind::nil: return nullptr;
-    case value::kind::boolean: return *v.as_bool();
-    case value::kind::integer: return *v.as_int();
-    case value::kind::unsigned_integer: return *v.as_uint();
-    case value::kind::floating: return *v.as_double();
-    case value::kind::string: return *v.as_string();
+    case value::kind::nil:
+      return nullptr;
+    case value::kind::boolean:
+      return *v.as_bool();
+    case value::kind::integer:
+      return *v.as_int();
+    case value::kind::unsigned_integer:
+      return *v.as_uint();
+    case value::kind::floating:
+      return *v.as_double();
+    case value::kind::string:
+      return *v.as_string();
     case value::kind::array: {
       auto a = nlohmann::json::array();
       for (const auto& e : *v.as_array()) a.push_back(to_json(e));
@@ -100,8 +105,10 @@ class table {
         const bool last = i + 1 == r.size();
         const auto pad = std::string(w[i] - r[i].size(), ' ');
         if (i > 0) line += "  ";
-        if (right_[i]) line += pad + r[i];
-        else line += last ? r[i] : r[i] + pad;
+        if (right_[i])
+          line += pad + r[i];
+        else
+          line += last ? r[i] : r[i] + pad;
       }
       while (!line.empty() && line.back() == ' ') line.pop_back();
       out += line + "\n";
@@ -136,9 +143,9 @@ std::string vary_text(bool off, const value::map& r) {
   // `nodes` lists every known node of the request; `already` those of them that were so before it.
   const auto already = strings(r, "already");
   for (const auto& n : strings(r, "nodes"))
-    t.add({n, std::find(already.begin(), already.end(), n) == already.end()
-                  ? done
-                  : off ? "already varied off" : "already schedulable (was not varied off)"});
+    t.add({n, std::find(already.begin(), already.end(), n) == already.end() ? done
+              : off                                                         ? "already varied off"
+                    : "already schedulable (was not varied off)"});
   for (const auto& n : strings(r, "unknown"))
     t.add({n, "unknown: never heard of (no heartbeat, no recovered process); nothing done"});
   std::string out = t.text();
@@ -177,8 +184,10 @@ std::map<int, std::string> by_order(const value::map& m) {
   for (const auto& [k, v] : m) {
     try {
       const int order = std::stoi(k);
-      if (const auto* u = v.as_uint()) out[order] = std::to_string(*u);
-      else if (const auto* i = v.as_int()) out[order] = std::to_string(*i);
+      if (const auto* u = v.as_uint())
+        out[order] = std::to_string(*u);
+      else if (const auto* i = v.as_int())
+        out[order] = std::to_string(*i);
     } catch (const std::exception&) {
       // a key that is not an order: not ours to show
     }
@@ -199,7 +208,8 @@ std::string qload_text(const value::map& r) {
     const auto pool = str(*pm, "pool");
     const auto q = unum(*pm, "quantum_mb");
     pools.add({pool, gb_text(q), num(*pm, "nodes_up"), num(*pm, "quanta"), num(*pm, "free_quanta")});
-    auto rows = [&](table& t, const value::map& c, std::vector<std::string> lead, std::vector<std::string> tail) {
+    auto rows = [&](table& t, const value::map& c, std::vector<std::string> lead,
+                    std::vector<std::string> tail) {
       const auto demand = by_order(sub(c, "demand_by_order"));
       const auto awarded = by_order(sub(c, "awarded_by_order"));
       std::map<int, bool> orders;
@@ -216,11 +226,13 @@ std::string qload_text(const value::map& r) {
       }
     };
     for (const auto& c : list(*pm, "classes"))
-      if (const auto* cm = c.as_map()) rows(classes, *cm, {pool, str(*cm, "class"), num(*cm, "priority"), num(*cm, "weight")}, {});
+      if (const auto* cm = c.as_map())
+        rows(classes, *cm, {pool, str(*cm, "class"), num(*cm, "priority"), num(*cm, "weight")}, {});
     for (const auto& g : list(*pm, "groups"))
-        if (const auto* gm = g.as_map())
-          rows(groups, *gm, {pool, str(*gm, "class"), str(*gm, "group"), str(*gm, "parent"), num(*gm, "weight")},
-               {num(*gm, "pure_fair_share_quanta")});
+      if (const auto* gm = g.as_map())
+        rows(groups, *gm,
+             {pool, str(*gm, "class"), str(*gm, "group"), str(*gm, "parent"), num(*gm, "weight")},
+             {num(*gm, "pure_fair_share_quanta")});
   }
   out += pools.text() + "\n";
   out += classes.empty() ? "no class has work\n" : classes.text();
@@ -253,16 +265,18 @@ std::string qoccupancy_text(const value::map& r, bool details) {
         ++jobs[str(*sm, "job")];
         if (str(*sm, "status") == "preempt" || str(*sm, "status") == "evict") ++leaving[str(*sm, "job")];
         if (details)
-          shares_detail += "  " + str(*nm, "node") + "  share " + str(*sm, "share") + "  job " + str(*sm, "job") +
-                           "  quanta " + num(*sm, "quanta") + "  " + str(*sm, "status") + "\n";
+          shares_detail += "  " + str(*nm, "node") + "  share " + str(*sm, "share") + "  job " +
+                           str(*sm, "job") + "  quanta " + num(*sm, "quanta") + "  " + str(*sm, "status") +
+                           "\n";
       }
       std::vector<std::string> job_cells;
       // "alice-1 x8 (8 leaving)": shares being preempted or evicted stay listed until their processes end.
       for (const auto& [j, k] : jobs)
         job_cells.push_back((k > 1 ? j + " x" + std::to_string(k) : j) +
                             (leaving.count(j) ? " (" + std::to_string(leaving.at(j)) + " leaving)" : ""));
-      t.add({str(*nm, "node"), pool, str(*nm, "nodepool"), state, gb_text(unum(*nm, "memory_mb")), num(*nm, "quanta"),
-             schedulable ? num(*nm, "free_quanta") : "-", std::to_string(count), join(job_cells, " ")});
+      t.add({str(*nm, "node"), pool, str(*nm, "nodepool"), state, gb_text(unum(*nm, "memory_mb")),
+             num(*nm, "quanta"), schedulable ? num(*nm, "free_quanta") : "-", std::to_string(count),
+             join(job_cells, " ")});
     }
   }
   std::string out = t.empty() ? "no nodes\n" : t.text();
@@ -324,9 +338,12 @@ outcome outcome_of(std::string_view cmd, const messages::admin_reply& reply) {
 
 int exit_code(outcome o) {
   switch (o) {
-    case outcome::success: return exit_success;
-    case outcome::partial: return exit_partial;
-    case outcome::refused: return exit_refused;
+    case outcome::success:
+      return exit_success;
+    case outcome::partial:
+      return exit_partial;
+    case outcome::refused:
+      return exit_refused;
   }
   return exit_refused;
 }

@@ -20,8 +20,8 @@ const std::vector<command_name>& command_names() {
 
 std::optional<std::string> subcommand_word(const std::vector<std::string>& args) {
   // The global options that take a value, in both spellings (--opt VALUE and --opt=VALUE).
-  static const std::vector<std::string_view> with_value{"--admin", "--timeout-ms", "--key", "--server-key",
-                                                        "--config", "--ducc"};
+  static const std::vector<std::string_view> with_value{"--admin",      "--timeout-ms", "--key",
+                                                        "--server-key", "--config",     "--ducc"};
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string_view a = args[i];
     if (a.empty()) continue;

@@ -34,8 +34,8 @@ rm_endpoints endpoints_of_configuration(const std::string& native, const std::st
   e.curve = cfg.runtime.security.curve;
   if (e.curve) {
     e.admin_server_key = public_file_of(cfg.runtime.security.key);
-    e.bus_server_key = public_file_of(cfg.runtime.security.server_key.empty() ? cfg.runtime.security.key
-                                                                              : cfg.runtime.security.server_key);
+    e.bus_server_key = public_file_of(
+        cfg.runtime.security.server_key.empty() ? cfg.runtime.security.key : cfg.runtime.security.server_key);
   }
   e.source = !native.empty() ? native + " (native)" : ducc + " (DUCC)";
   return e;

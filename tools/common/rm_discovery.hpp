@@ -1,8 +1,8 @@
 #pragma once
 // Finding a running RM from the tools (rmbus-admin, rmbus-top): the endpoints the RM itself would bind, read
-// from the same configuration file it was started with (--config FILE, --ducc FILE), with the CURVE server key
-// it would present; or from an environment variable; or the defaults. Also the checks and the hints the tools
-// print when an endpoint is malformed or nobody answers there.
+// from the same configuration file it was started with (--config FILE, --ducc FILE), with the CURVE server
+// key it would present; or from an environment variable; or the defaults. Also the checks and the hints the
+// tools print when an endpoint is malformed or nobody answers there.
 //
 // Thread-safety: pure functions of their inputs and the files they read.
 

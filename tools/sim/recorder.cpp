@@ -140,8 +140,7 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
     if (j.demand == 0 || j.refused || refused_now.count(j.id)) continue;
     const auto capped = capped_at.find(j.id);
     const std::uint64_t wants = capped == capped_at.end() ? j.demand : std::min(j.demand, capped->second);
-    if (auto u = user_index.find(j.user); u != user_index.end())
-      s.users[u->second].demand_processes += wants;
+    if (auto u = user_index.find(j.user); u != user_index.end()) s.users[u->second].demand_processes += wants;
     const class_spec* c = class_of(classes_, j.class_name, j.kind);
     if (c == nullptr || c->policy != class_policy::fair_share) continue;
     auto o = order_of.find(j.id);

@@ -194,9 +194,10 @@ int main(int argc, char** argv) {
   auto* sub_opt = app.add_option("--bus-sub", endpoint,
                                  "the bus forwarder's subscriber side (rmbus's --bus-sub; default: from "
                                  "--config/--ducc, else $RMBUS_BUS_SUB, else tcp://127.0.0.1:5561)");
-  auto* native_opt = app.add_option("--config", native, "find the bus as the RM's native configuration binds it")
-                         ->check(CLI::ExistingFile)
-                         ->excludes(sub_opt);
+  auto* native_opt =
+      app.add_option("--config", native, "find the bus as the RM's native configuration binds it")
+          ->check(CLI::ExistingFile)
+          ->excludes(sub_opt);
   app.add_option("--ducc", ducc, "find the bus as the RM's ducc.properties binds it")
       ->check(CLI::ExistingFile)
       ->excludes(sub_opt)
@@ -238,13 +239,15 @@ int main(int argc, char** argv) {
       source = found.source;
       if (found.curve && server_key_file.empty()) server_key_file = found.bus_server_key;
       if (found.curve && key_file.empty()) {
-        std::cerr << "rmbus-top: " << found.source << " has CURVE on: give this monitor's key pair with --key FILE\n";
+        std::cerr << "rmbus-top: " << found.source
+                  << " has CURVE on: give this monitor's key pair with --key FILE\n";
         return 2;
       }
     } catch (const config::config_error& e) {
       std::cerr << "rmbus-top: cannot read the RM's configuration:";
       for (const auto& i : e.issues())
-        std::cerr << "\n  " << i.file << (i.line > 0 ? ":" + std::to_string(i.line) : "") << ": " << i.message;
+        std::cerr << "\n  " << i.file << (i.line > 0 ? ":" + std::to_string(i.line) : "") << ": "
+                  << i.message;
       std::cerr << "\n";
       return 2;
     } catch (const std::exception& e) {

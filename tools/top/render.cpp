@@ -62,14 +62,15 @@ std::string join(std::initializer_list<std::string> cols) {
 // `text` in lines of at most `width` characters: the first starts after `first_used` characters already on
 // its line, the others after `indent` spaces; breaks at a space where there is one, so a long reason is
 // wrapped whole instead of cut at the terminal's edge.
-std::vector<std::string> wrap(const std::string& text, std::size_t first_used, std::size_t width, std::size_t indent) {
+std::vector<std::string> wrap(const std::string& text, std::size_t first_used, std::size_t width,
+                              std::size_t indent) {
   std::vector<std::string> out;
   std::string_view rest = text;
   std::size_t room = width > first_used ? width - first_used : 0;
   bool first = true;
   while (!rest.empty()) {
     if (room < 8 && !first) room = 8;  // a very narrow screen still shows something per line
-    if (room == 0) {                  // nothing fits after the columns: everything goes below
+    if (room == 0) {                   // nothing fits after the columns: everything goes below
       out.emplace_back();
       first = false;
       room = width > indent ? width - indent : 8;
@@ -109,8 +110,9 @@ std::vector<std::string> header(const monitor_model& m, const render_options& o)
     line += "  jobs " + std::to_string(s->jobs.size());
     // Said only when there are some, so a cluster without reclaim grace reads as it always did.
     if (const auto n = m.reclaiming(); n > 0) line += "  reclaiming " + std::to_string(n);
-    const auto refused = std::count_if(s->jobs.begin(), s->jobs.end(),
-                                       [](const auto& j) { return j.status == messages::job_status::refused; });
+    const auto refused = std::count_if(s->jobs.begin(), s->jobs.end(), [](const auto& j) {
+      return j.status == messages::job_status::refused;
+    });
     if (refused > 0) line += "  REFUSED " + std::to_string(refused);
   } else {
     line += "  no rm.state yet";
@@ -160,7 +162,8 @@ std::string user_line(const std::string& name, const user_summary& u) {
   auto line = join({text_col(name, 20), num_col(u.jobs, 5), num_col(u.active, 6), num_col(u.quanta, 7),
                     num_col(u.given, 6), num_col(u.demand, 6), num_col(u.fair_share, 6)});
   if (u.below_fair_share()) line += "  below fair share";
-  else if (u.capped_jobs > 0) line += "  capped by design";
+  else if (u.capped_jobs > 0)
+    line += "  capped by design";
   return line;
 }
 
@@ -217,7 +220,8 @@ section jobs_section(const monitor_model& m, const render_options& o) {
     std::string note = j.reason.substr(0, 4 * o.width);
     // Below its fair share on purpose: say which cap, so it is not read as starvation.
     if (!j.capped_by.empty())
-      note += std::string{note.empty() ? "" : "; "} + "capped by " + j.capped_by.substr(0, 32) + " (by design)";
+      note +=
+          std::string{note.empty() ? "" : "; "} + "capped by " + j.capped_by.substr(0, 32) + " (by design)";
     for (const auto& part : {reclaim_note(j, o.now_ms), losses_note(j.losses, o.now_ms)})
       if (!part.empty()) note += (note.empty() ? "" : "; ") + part;
     auto line = join({text_col(j.id, 20), text_col(name_or_dash(j.user), 10),
@@ -342,9 +346,9 @@ void lay_out(std::vector<section>& sections, const render_options& o, screen& ou
     for (std::size_t r = first; r < first + visible; ++r) out.lines.push_back(std::move(s.rows[r]));
     if (whole || granted[i] == 0) continue;
     if (s.is_jobs && visible > 0)
-      out.lines.push_back("  -- " + std::string{s.wrapped ? "job lines " : "jobs "} + std::to_string(first + 1) +
-                          "-" + std::to_string(first + visible) + " of " + std::to_string(total) +
-                          " (Up/Down, PgUp/PgDn, Home/End scroll) --");
+      out.lines.push_back("  -- " + std::string{s.wrapped ? "job lines " : "jobs "} +
+                          std::to_string(first + 1) + "-" + std::to_string(first + visible) + " of " +
+                          std::to_string(total) + " (Up/Down, PgUp/PgDn, Home/End scroll) --");
     else if (s.is_jobs)
       out.lines.push_back("  -- " + std::to_string(total) + " jobs: make the window taller to see them --");
     else

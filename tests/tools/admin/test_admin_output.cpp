@@ -19,10 +19,12 @@ value strs(std::initializer_list<const char*> xs) {
 }
 
 value share(const char* job, const char* id, std::uint64_t quanta, const char* status) {
-  return value{value::map{{"job", value{job}}, {"share", value{id}}, {"quanta", value{quanta}}, {"status", value{status}}}};
+  return value{value::map{
+      {"job", value{job}}, {"share", value{id}}, {"quanta", value{quanta}}, {"status", value{status}}}};
 }
 
-value node(const char* name, const char* state, std::uint64_t quanta, std::uint64_t free, value::array shares) {
+value node(const char* name, const char* state, std::uint64_t quanta, std::uint64_t free,
+           value::array shares) {
   return value{value::map{{"node", value{name}},
                           {"nodepool", value{"alpha"}},
                           {"state", value{state}},
@@ -36,11 +38,13 @@ value node(const char* name, const char* state, std::uint64_t quanta, std::uint6
 admin_reply qoccupancy_reply() {
   admin_reply r;
   value::array nodes;
-  nodes.push_back(node("a1", "up", 8, 6, {share("alice-1", "3", 1, "running"), share("alice-1", "4", 1, "new")}));
+  nodes.push_back(
+      node("a1", "up", 8, 6, {share("alice-1", "3", 1, "running"), share("alice-1", "4", 1, "new")}));
   // Varied off and empty: its 8 quanta are not held, yet nothing may be placed there.
   nodes.push_back(node("a2", "varied_off", 8, 8, {}));
-  r.results["pools"] = value{value::array{value{value::map{
-      {"pool", value{"alpha"}}, {"quantum_mb", value{std::uint64_t{1024}}}, {"nodes", value{std::move(nodes)}}}}}};
+  r.results["pools"] = value{value::array{value{value::map{{"pool", value{"alpha"}},
+                                                           {"quantum_mb", value{std::uint64_t{1024}}},
+                                                           {"nodes", value{std::move(nodes)}}}}}};
   return r;
 }
 
@@ -71,17 +75,18 @@ TEST_CASE("qoccupancy is one row per node, and a varied-off node shows no free q
         "a1    alpha  alpha     up            8 GB       8     6       2  alice-1 x2\n"
         "a2    alpha  alpha     varied_off    8 GB       8     -       0\n");
   const auto details = text_of("qoccupancy", qoccupancy_reply(), true);
-  CHECK(details.find("\nshares:\n  a1  share 3  job alice-1  quanta 1  running\n  a1  share 4  job alice-1  quanta 1  new\n") !=
-        std::string::npos);
+  CHECK(details.find("\nshares:\n  a1  share 3  job alice-1  quanta 1  running\n  a1  share 4  job alice-1  "
+                     "quanta 1  new\n") != std::string::npos);
 }
 
 TEST_CASE("qload is one row per class and order, with the size in GB beside the order") {
   admin_reply r;
-  value::map cls{{"class", value{"normal"}},
-                 {"priority", value{std::uint64_t{10}}},
-                 {"weight", value{std::uint64_t{100}}},
-                 {"demand_by_order", value{value::map{{"1", value{std::uint64_t{8}}}, {"4", value{std::uint64_t{2}}}}}},
-                 {"awarded_by_order", value{value::map{{"1", value{std::uint64_t{6}}}}}}};
+  value::map cls{
+      {"class", value{"normal"}},
+      {"priority", value{std::uint64_t{10}}},
+      {"weight", value{std::uint64_t{100}}},
+      {"demand_by_order", value{value::map{{"1", value{std::uint64_t{8}}}, {"4", value{std::uint64_t{2}}}}}},
+      {"awarded_by_order", value{value::map{{"1", value{std::uint64_t{6}}}}}}};
   value::map pool{{"pool", value{"alpha"}},
                   {"quantum_mb", value{std::uint64_t{1024}}},
                   {"nodes_up", value{std::uint64_t{4}}},
@@ -107,7 +112,9 @@ TEST_CASE("vary-off names every node's result and what it evicted, and part done
   r.results["unknown"] = strs({"zz"});
   value::array evicted;
   for (const char* id : {"1", "2", "3"})
-    evicted.emplace_back(value::map{{"node", value{"a1"}}, {"job", value{"alice-1"}}, {"share", value{id}},
+    evicted.emplace_back(value::map{{"node", value{"a1"}},
+                                    {"job", value{"alice-1"}},
+                                    {"share", value{id}},
                                     {"quanta", value{std::uint64_t{1}}}});
   r.results["evicted"] = value{std::move(evicted)};
   CHECK(text_of("vary_off", r, false) ==

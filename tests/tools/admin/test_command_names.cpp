@@ -7,15 +7,17 @@
 using namespace rmbus::tools::admin;
 
 TEST_CASE("DUCC's names and the wire's are commands too") {
-  for (const char* w : {"vary_off", "vary_on", "qload", "qoccupancy", "vary-off", "status", "whatif", "explain"})
+  for (const char* w :
+       {"vary_off", "vary_on", "qload", "qoccupancy", "vary-off", "status", "whatif", "explain"})
     CHECK_FALSE(unknown_command_message(w));
 }
 
 TEST_CASE("a misspelt command gets the nearest name and the list") {
   const auto m = unknown_command_message("qocupancy");
   REQUIRE(m);
-  CHECK(*m == "unknown command 'qocupancy'; did you mean 'qoccupancy'? (commands: status, qload, qoccupancy, "
-              "vary-off, vary-on, explain, whatif, reconfigure)");
+  CHECK(*m ==
+        "unknown command 'qocupancy'; did you mean 'qoccupancy'? (commands: status, qload, qoccupancy, "
+        "vary-off, vary-on, explain, whatif, reconfigure)");
   // Near an alias: the command the alias names.
   const auto v = unknown_command_message("vary_of");
   REQUIRE(v);

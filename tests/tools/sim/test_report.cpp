@@ -376,7 +376,8 @@ TEST_CASE("report: drained_early counts the processes drained before their recla
   CHECK(text.find("Drained early: 5 processes") != std::string::npos);
 }
 
-TEST_CASE("recorder: a job capped by design wants what it was given, and refused work wants nothing (issue 17)") {
+TEST_CASE(
+    "recorder: a job capped by design wants what it was given, and refused work wants nothing (issue 17)") {
   recorder rec{{"alice", "bob", "dave"}, embedded_default_classes(), 1024};
   msg::rm_state st;
   // alice's job is held by DUCC's prediction at 2 processes though its work could use 100; bob's is not.
@@ -396,7 +397,8 @@ TEST_CASE("recorder: a job capped by design wants what it was given, and refused
                                       jv("d1", "dave", "normal", 100)};
   rec.sample_now(0, jobs, &st, &nodes, 2);
   const sample& s = rec.samples()[0];
-  // alice wants 2 x 4 = 8 quanta for now: her fair share is 8, and she holds all of it (held/fair 1, not 0.14).
+  // alice wants 2 x 4 = 8 quanta for now: her fair share is 8, and she holds all of it (held/fair 1, not
+  // 0.14).
   CHECK(s.users[0].demand_quanta == Approx(8));
   CHECK(s.users[0].fair_quanta == Approx(8));
   CHECK(s.users[0].fair_held_quanta == 8);
@@ -412,6 +414,6 @@ TEST_CASE("report: refused work is listed with the RM's reason") {
   jobs[1].refused = true;
   jobs[1].refused_reason = "Cannot find class nope for the work";
   const auto text = render_report(compute_report(rec, jobs, {}));
-  CHECK(text.find("Refused (not counted in fair shares):\n  c1 (user carol): Cannot find class nope for the work\n") !=
-        std::string::npos);
+  CHECK(text.find("Refused (not counted in fair shares):\n  c1 (user carol): Cannot find class nope for the "
+                  "work\n") != std::string::npos);
 }

@@ -203,7 +203,8 @@ TEST_CASE("rmbus-top refuses a bad argument and a full screen without a terminal
   r = ts::run_to_end(RMBUS_TOP_BIN, {"--once", "--bus-sub", "not-an-endpoint"}, std::chrono::seconds(20));
   CHECK(r.status == std::optional<int>{2});
   // Checked before connecting, in the operator's words (issue 17).
-  CHECK(r.output.find("--bus-sub: bad endpoint 'not-an-endpoint': expected tcp://HOST:PORT") != std::string::npos);
+  CHECK(r.output.find("--bus-sub: bad endpoint 'not-an-endpoint': expected tcp://HOST:PORT") !=
+        std::string::npos);
   // the test's pipes are not a terminal
   r = ts::run_to_end(RMBUS_TOP_BIN, {"--bus-sub", "tcp://127.0.0.1:1"}, std::chrono::seconds(20));
   CHECK(r.status == std::optional<int>{2});

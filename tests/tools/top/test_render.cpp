@@ -258,7 +258,8 @@ TEST_CASE("a silent RM is flagged stale in the header") {
   // rounds came 1 s apart; 3.1 s after the last one is more than three of them
   o.now_ms = 13'100;
   CHECK(render(m, o).lines[0] ==
-        "rmbus-top  cycle 42  rm.state 3.1s ago  STALE: rounds came every 1.0s  jobs 5  REFUSED 1  nodes 6  from "
+        "rmbus-top  cycle 42  rm.state 3.1s ago  STALE: rounds came every 1.0s  jobs 5  REFUSED 1  nodes 6  "
+        "from "
         "rmbus.77.1");
 }
 
@@ -399,8 +400,9 @@ TEST_CASE("a note longer than the line is wrapped below it, never cut: its end s
       "no machine of order 48 (48 GB) in pool general: the largest machine there is of order 32 (32 GB), so "
       "this work can never fit as submitted";
   s.jobs.push_back(job("big-1", "erin", "normal", msg::job_status::pending, {}, 0, 1, 0, reason));
-  s.jobs.push_back(job("lost", "dave", "", msg::job_status::refused, {}, 0, 0, 0,
-                       "Cannot find class gpu for the work, nor any class of that name in any pool: check the name"));
+  s.jobs.push_back(
+      job("lost", "dave", "", msg::job_status::refused, {}, 0, 0, 0,
+          "Cannot find class gpu for the work, nor any class of that name in any pool: check the name"));
   monitor_model m;
   m.on_state(s, 0);
   m.on_nodes(two_pools(), 0);
@@ -408,29 +410,34 @@ TEST_CASE("a note longer than the line is wrapped below it, never cut: its end s
   o.width = 100;
   const auto lines = render(m, o).lines;
   for (const auto& l : lines) CHECK(l.size() <= 100);
-  const auto at = std::find_if(lines.begin(), lines.end(), [](const std::string& l) { return l.rfind("big-1 ", 0) == 0; });
+  const auto at = std::find_if(lines.begin(), lines.end(),
+                               [](const std::string& l) { return l.rfind("big-1 ", 0) == 0; });
   REQUIRE(at != lines.end());
   // The row, then the rest of its note on indented lines: every word of the reason is on the screen.
   std::string note = at->substr(at->find("no machine"));
-  for (auto next = at + 1; next != lines.end() && next->rfind("      ", 0) == 0; ++next) note += " " + next->substr(6);
+  for (auto next = at + 1; next != lines.end() && next->rfind("      ", 0) == 0; ++next)
+    note += " " + next->substr(6);
   CHECK(note == reason);
   // The refused work in its own section, its reason wrapped the same way.
-  const auto refused = std::find(lines.begin(), lines.end(), "REFUSED: work the RM will not run as submitted, and why");
+  const auto refused =
+      std::find(lines.begin(), lines.end(), "REFUSED: work the RM will not run as submitted, and why");
   REQUIRE(refused != lines.end());
-  CHECK(*(refused + 1) == "  lost (user dave): Cannot find class gpu for the work, nor any class of that name in any pool:");
+  CHECK(*(refused + 1) ==
+        "  lost (user dave): Cannot find class gpu for the work, nor any class of that name in any pool:");
   CHECK(*(refused + 2) == "      check the name");
 }
 
-TEST_CASE("a job capped by design is named so, and does not make its user read as below fair share (issue 17)") {
+TEST_CASE(
+    "a job capped by design is named so, and does not make its user read as below fair share (issue 17)") {
   msg::rm_state s;
   s.cycle = 9;
   // ann's job: given 2 of a fair share of 8, its work could use 40, held by DUCC's prediction.
-  auto capped = job("ann-1", "ann", "normal", msg::job_status::scheduled, {msg::share_status::running,
-                                                                           msg::share_status::running}, 2, 40, 8);
+  auto capped = job("ann-1", "ann", "normal", msg::job_status::scheduled,
+                    {msg::share_status::running, msg::share_status::running}, 2, 40, 8);
   capped.capped_by = "prediction";
   // bob's job: given 2 of 8, its work could use 40, nothing holds it back by design: it is below its share.
-  auto starved = job("bob-1", "bob", "normal", msg::job_status::scheduled, {msg::share_status::running,
-                                                                            msg::share_status::running}, 2, 40, 8);
+  auto starved = job("bob-1", "bob", "normal", msg::job_status::scheduled,
+                     {msg::share_status::running, msg::share_status::running}, 2, 40, 8);
   s.jobs = {capped, starved};
   monitor_model m;
   m.on_state(s, 0);
@@ -443,8 +450,10 @@ TEST_CASE("a job capped by design is named so, and does not make its user read a
       if (l.rfind(start, 0) == 0) return l;
     return std::string{};
   };
-  CHECK(line_of("  ann ") == "  ann                    1      2       4      2     40      8  capped by design");
-  CHECK(line_of("  bob ") == "  bob                    1      2       4      2     40      8  below fair share");
+  CHECK(line_of("  ann ") ==
+        "  ann                    1      2       4      2     40      8  capped by design");
+  CHECK(line_of("  bob ") ==
+        "  bob                    1      2       4      2     40      8  below fair share");
   CHECK(line_of("ann-1 ").find("  capped by prediction (by design)") != std::string::npos);
   CHECK(line_of("bob-1 ").find("capped by") == std::string::npos);
 }
