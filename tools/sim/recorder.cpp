@@ -74,6 +74,10 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
         ++s.nodes_up;
         s.total_quanta += n.quanta;
         s.used_quanta += n.quanta - std::min(n.quanta, n.free_quanta);
+        // Pools of different quanta are not added up for a person: each is kept apart too.
+        auto& p = s.pools[n.pool];
+        p.total_quanta += n.quanta;
+        p.used_quanta += n.quanta - std::min(n.quanta, n.free_quanta);
       }
     }
   } else {

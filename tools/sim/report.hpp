@@ -23,6 +23,7 @@
 // the only one). Pure: no I/O.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,6 +70,7 @@ struct report_figures {
   std::uint64_t states_received = 0;
   std::uint64_t quantum_mb = 0;
   double utilization_mean = 0;
+  std::map<std::string, double> utilization_by_pool;  // the same, per top-level nodepool
   std::vector<timeline_row> timeline;
   std::vector<user_figures> users;
   std::uint64_t preempted_shares = 0, evicted_shares = 0, preempt_events = 0, evict_events = 0;

@@ -417,3 +417,28 @@ TEST_CASE("report: refused work is listed with the RM's reason") {
   CHECK(text.find("Refused (not counted in fair shares):\n  c1 (user carol): Cannot find class nope for the "
                   "work\n") != std::string::npos);
 }
+
+TEST_CASE("report: utilisation per nodepool, and the progress line keeps pools of different quanta apart") {
+  recorder rec{{"alice"}, embedded_default_classes(), 1024};
+  auto nodes = cluster({{"a1", 8}, {"a2", 0}}, 32);  // pool alpha: 64 quanta, 56 held
+  auto big = cluster({{"g1", 192}}, 192);            // pool general: 192 quanta, none held
+  nodes.nodes[0].pool = nodes.nodes[1].pool = "alpha";
+  big.nodes[0].pool = "general";
+  nodes.nodes.push_back(big.nodes[0]);
+  msg::rm_state st;
+  rec.sample_now(0, {}, &st, &nodes, 3);
+  rec.sample_now(1000, {}, &st, &nodes, 3);
+  const auto& s = rec.samples().back();
+  REQUIRE(s.pools.size() == 2);
+  CHECK(s.pools.at("alpha").total_quanta == 64);
+  CHECK(s.pools.at("alpha").used_quanta == 56);
+  CHECK(s.pools.at("general").used_quanta == 0);
+  const auto r = compute_report(rec, {}, {});
+  CHECK(r.utilization_by_pool.at("alpha") == Approx(56.0 / 64));
+  CHECK(r.utilization_by_pool.at("general") == Approx(0));
+  const auto text = render_report(r);
+  CHECK(text.find("  per nodepool: alpha 87.5% general 0.0%\n") != std::string::npos);
+  CHECK(text.find("utilization_mean.alpha = 0.8750\n") != std::string::npos);
+  CHECK(progress_line(s, {"alice"}, 3, 0, 0).find("quanta 56/256 (22%) [alpha 56/64, general 0/192]") !=
+        std::string::npos);
+}
