@@ -331,6 +331,9 @@ TEST_CASE("explain and whatif through rmbus-admin estimate a running job's end a
   CHECK(now.at("estimated_end").at("basis") ==
         "if its 1 process started now: job whatif ends in ~50 s: 100 items left, 1 process x 2 threads, 1 s "
         "per item");
+  // Held at 1 of its fair share of 4 by the initialization cap: by design, and said so (issue 17).
+  CHECK(now.value("held_back", "") == "initialization_cap");
+  CHECK(now.value("held_back_kind", "") == "design");
   // For people, the same in words.
   const auto text = f.admin({"explain", "alice-1"});
   CHECK(text.output.find("estimated end: in 60 s") != std::string::npos);
