@@ -22,6 +22,7 @@ struct health_state {
   caf::actor control;
   envelope_stamper stamper{"health"};
   std::map<std::string, std::uint64_t> depths;
+  std::map<std::string, std::int64_t> scheduler_timeouts;  // pools whose round timeout is backed off
   std::int64_t last_round_ms = 0;
   bool warned = false;
   static inline const char* name = "rmbus.health";
@@ -58,6 +59,7 @@ void report(health_actor* self) {
   s.log_dir = log_dir_of(rt.logging.file);
   s.disk = disk_space_of(s.log_dir);
   s.mailboxes = st.depths;
+  s.scheduler_timeouts = st.scheduler_timeouts;
   const bool low = s.disk && disk_low(*s.disk, rt.health.disk_warn_percent);
   if (low) {
     spdlog::warn("health: {} has {} bytes free ({}%), under the {}% warning threshold", s.log_dir,
@@ -88,6 +90,13 @@ caf::behavior health(health_actor* self, actor_env env, caf::actor control) {
         if (m.as<messages::round_done>() != nullptr) self->state.last_round_ms = wall_clock_ms();
       },
       [self](atoms::reset, config_ptr cfg) { self->state.env.cfg = std::move(cfg); },
+      [self](atoms::backoff, const std::string& pool, std::int64_t timeout_ms) {
+        auto& st = self->state;
+        if (timeout_ms > static_cast<std::int64_t>(st.env.cfg->runtime.round_timeout_ms))
+          st.scheduler_timeouts[pool] = timeout_ms;
+        else
+          st.scheduler_timeouts.erase(pool);
+      },
   };
 }
 

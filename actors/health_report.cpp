@@ -60,7 +60,7 @@ messages::rm_event to_event(const health_sample& s, int warn_percent) {
   messages::rm_event e{std::string{messages::event_kinds::health}, {}};
   auto& d = e.detail;
   d["instance"] = s.instance;
-  d["level"] = s.disk && disk_low(*s.disk, warn_percent) ? "warn" : "info";
+  d["level"] = (s.disk && disk_low(*s.disk, warn_percent)) || !s.scheduler_timeouts.empty() ? "warn" : "info";
   d["rss_bytes"] = std::to_string(s.rss_bytes);
   d["round_lag_ms"] = std::to_string(s.round_lag_ms);
   d["epoch_ms"] = std::to_string(s.epoch_ms);
@@ -71,6 +71,7 @@ messages::rm_event to_event(const health_sample& s, int warn_percent) {
   }
   d["disk_warn_percent"] = std::to_string(warn_percent);
   for (const auto& [actor, depth] : s.mailboxes) d["mailbox." + actor] = std::to_string(depth);
+  for (const auto& [pool, ms] : s.scheduler_timeouts) d["scheduler_timeout_ms." + pool] = std::to_string(ms);
   return e;
 }
 

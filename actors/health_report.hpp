@@ -38,6 +38,8 @@ struct health_sample {
   std::string log_dir;
   std::optional<disk_space> disk;  // absent when statvfs failed
   std::map<std::string, std::uint64_t> mailboxes;  // actor -> depth
+  // Pools whose round timeout is backed off after replacements (overload): pool -> timeout ms now. Warns.
+  std::map<std::string, std::int64_t> scheduler_timeouts;
 };
 
 // Resident bytes from the text of /proc/self/statm, or nothing when it is not "size resident ...".

@@ -4,7 +4,11 @@
 // answered on rm.internal.forgotten); the pool's slice of the work map
 // (rm.internal.work.<pool>) becomes apply_work + schedule(round_input) and the answer goes out on
 // rm.internal.plan (the pool's jobs, and only the machines whose state, size or free quanta changed since the
-// previous plan: every machine in the first plan and after a node_sync_request); admin queries (rm.internal.query.<pool>) become view/explain/whatif. Every pool has its
+// previous plan: every machine in the first plan and after a node_sync_request); admin queries (rm.internal.query.<pool>) become view/explain/whatif.
+// A fresh scheduler starts from the last schedule published for its pool: at its first work slice it asks
+// publication for it (rm.internal.seedreq), holds the slice until the answer (rm.internal.seed.<pool>) or a
+// short wait, and adopts its shares (core adopt_published), so that what its predecessor granted a moment
+// before is never given away again (docs/reliability.md, "In-flight grants"). Every pool has its
 // own actor, so the pools' cycles run concurrently on CAF's threads; the only thing spanning pools, the
 // per-user allotment, arrives pre-partitioned in the round input (see workmap_diff.cpp).
 #include <algorithm>
@@ -34,9 +38,16 @@ struct sent_machine {
   std::uint64_t free_quanta = 0;
 };
 
+// A fresh scheduler's start from the last published schedule: not asked yet, asked and waiting, or done.
+enum class seeding { not_asked, waiting, done };
+
 struct scheduler_state {
   actor_env env;
   std::string pool;
+  std::uint64_t generation = 0;  // orders this pool's schedulers (seed_request.hpp)
+  std::stop_token retired;       // control replaced or stopped this scheduler
+  seeding seed = seeding::not_asked;
+  std::optional<messages::routed_message> held_slice;  // the newest slice received while waiting
   std::optional<core::nodepool_scheduler> sched;
   std::vector<sent_machine> last_sent;  // by machine slot
   bool send_all_machines = true;        // the first plan, and the one after a node_sync_request
@@ -140,10 +151,10 @@ std::vector<messages::machine_summary> changed_machines(scheduler_state& st, boo
   return out;
 }
 
-// rmbus --inject-fault: fail on purpose in the round named (tests of supervision, docs/reliability.md).
+// rmbus --inject-fault: fail on purpose in the rounds named (tests of supervision, docs/reliability.md).
 void inject_fault(scheduler_actor* self, std::uint64_t cycle) {
   const auto& f = self->state.env.fault;
-  if (!f || f->pool != self->state.pool || f->cycle != cycle) return;
+  if (!f || f->pool != self->state.pool || !f->applies_to(cycle)) return;
   if (f->what == injected_fault::kind::throw_exception) {
     spdlog::warn("pool {}: injected fault: throwing in round {}", f->pool, cycle);
     throw std::runtime_error("injected fault in round " + std::to_string(cycle));
@@ -197,10 +208,97 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   out.jobs.reserve(plan.jobs.size());
   for (const auto& j : plan.jobs) out.jobs.push_back(to_schedule(j, plan.group_of(j)));
   out.np_mb = by_user_name(st.sched->nonpreemptable_mb_by_user());
+  out.generation = st.generation;
   out.machines_complete = st.send_all_machines;
   out.machines = changed_machines(st, st.send_all_machines);
   st.send_all_machines = false;
+  // Replaced while this round ran (it was slow): the successor starts from the last published schedule, and
+  // this plan's grants must never be published beside its own.
+  if (st.retired.stop_requested()) {
+    spdlog::info("pool {}: a replaced scheduler (generation {}) drops its plan for round {}", st.pool, st.generation,
+                 slice.cycle);
+    return;
+  }
   route(self, st.env.router, st.stamper, std::string{topics::plan}, std::move(out));
+}
+
+core::share_status core_status(messages::share_status s) {
+  switch (s) {
+    case messages::share_status::running: return core::share_status::running;
+    case messages::share_status::new_: return core::share_status::new_share;
+    case messages::share_status::preempt: return core::share_status::preempt;
+    case messages::share_status::evict: return core::share_status::evict;
+  }
+  return core::share_status::running;
+}
+
+// Every job's shares of the last published schedule; the core keeps those of the jobs its first map gives
+// this pool (the schedule lists every pool's jobs).
+core::published_schedule published_of(const messages::rm_state& s) {
+  core::published_schedule out;
+  for (const auto& j : s.jobs) {
+    if (j.shares.empty()) continue;
+    auto& list = out[core::job_id{j.id}];
+    list.reserve(j.shares.size());
+    for (const auto& sh : j.shares)
+      list.push_back({core::share_id{sh.id}, core::machine_id{sh.node},
+                      static_cast<int>(std::clamp<std::uint64_t>(sh.quanta, 1, 1u << 20)), core_status(sh.status),
+                      static_cast<std::int64_t>(std::min<std::uint64_t>(sh.reclaim_at_ms.value_or(0), INT64_MAX))});
+  }
+  return out;
+}
+
+// How long a fresh scheduler holds its first slice for the last published schedule: publication answers at
+// once when it runs (even with nothing); this bounds the wait when its process is gone.
+std::chrono::milliseconds seed_wait(const config::rm_config& cfg) {
+  return std::chrono::milliseconds(std::clamp<std::int64_t>(cfg.runtime.round_timeout_ms / 4, 50, 1000));
+}
+
+void on_slice(scheduler_actor* self, const messages::routed_message& m);
+
+// The slice held while waiting for the seed, if any, is scheduled now.
+void end_seeding(scheduler_actor* self) {
+  auto& st = self->state;
+  st.seed = seeding::done;
+  if (!st.held_slice) return;
+  const auto held = std::move(*st.held_slice);
+  st.held_slice.reset();
+  on_slice(self, held);
+}
+
+// A work slice: scheduled at once, except the first one of a fresh scheduler, held until the last published
+// schedule has been adopted.
+void on_slice(scheduler_actor* self, const messages::routed_message& m) {
+  auto& st = self->state;
+  if (st.retired.stop_requested()) {
+    // Replaced while this slice waited behind a round that ran too long: its successor has the pool.
+    spdlog::info("pool {}: a replaced scheduler (generation {}) leaves round {} to its successor", st.pool,
+                 st.generation, m.as<messages::work_slice>()->cycle);
+    self->quit();
+    return;
+  }
+  if (st.seed == seeding::done) {
+    on_work(self, *m.as<messages::work_slice>());
+    return;
+  }
+  st.held_slice = m;  // the newest wins: slices are snapshots
+  if (st.seed == seeding::waiting) return;
+  st.seed = seeding::waiting;
+  route(self, st.env.router, st.stamper, std::string{topics::seed_request}, messages::seed_request{st.pool, st.generation});
+  self->delayed_send(self, seed_wait(*st.env.cfg), atoms::timeout::value);
+}
+
+void on_seed(scheduler_actor* self, const messages::rm_state& last) {
+  auto& st = self->state;
+  if (st.seed != seeding::waiting) return;  // late, or meant for a scheduler before this one
+  auto shares = published_of(last);
+  std::size_t count = 0;
+  for (const auto& [job, list] : shares) count += list.size();
+  if (count > 0)
+    spdlog::info("pool {}: a fresh scheduler starts from the schedule of round {} ({} shares of every pool)", st.pool,
+                 last.cycle, count);
+  st.sched->adopt_published(std::move(shares));
+  end_seeding(self);
 }
 
 value by_order(const std::map<int, std::int64_t>& m) {
@@ -328,11 +426,13 @@ value::map answer_query(scheduler_actor* self, const std::string& cmd, const val
   return r;
 }
 
-caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string pool, bool restarted,
-                             bool intake_elsewhere) {
+caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string pool, std::uint64_t generation,
+                             std::stop_token retired, bool restarted, bool intake_elsewhere) {
   auto& st = self->state;
   st.env = env;
   st.pool = pool;
+  st.generation = generation;
+  st.retired = std::move(retired);
   st.stamper = envelope_stamper{env.src("scheduler." + pool)};
   st.sched.emplace(pool, env.cfg->scheduling, share_prefix(*env.cfg, pool));
   st.sched->set_stage_clock([] {
@@ -353,7 +453,7 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
         auto& st = self->state;
         if (const auto* ops = m.as<messages::node_ops>()) {
           on_node_ops(self, *ops);
-        } else if (const auto* w = m.as<messages::work_slice>()) {
+        } else if (m.as<messages::work_slice>() != nullptr) {
           if (st.ask_machines_on_first_slice) {
             // The intake announces each machine once, when it comes up: a scheduler process started after
             // that would never hear of it. This round runs with what it knows; the next has every machine.
@@ -361,7 +461,9 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
             route(self, st.env.router, st.stamper, std::string{topics::node_sync},
                   messages::node_sync_request{st.stamper.src(), st.pool});
           }
-          on_work(self, *w);
+          on_slice(self, m);
+        } else if (const auto* seed = m.as<messages::rm_state>()) {
+          if (m.topic == topics::seed_topic(st.pool)) on_seed(self, *seed);
         } else if (const auto* q = m.as<messages::admin_query>()) {
           messages::admin_answer a;
           a.qid = q->qid;
@@ -372,17 +474,26 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
           st.send_all_machines = true;  // a reader of rm.nodes restarted: list every machine once
         }
       },
+      [self](atoms::timeout) {
+        auto& st = self->state;
+        if (st.seed != seeding::waiting) return;
+        spdlog::warn("pool {}: no last schedule came from publication within {} ms; starting from the work map alone",
+                     st.pool, seed_wait(*st.env.cfg).count());
+        end_seeding(self);
+      },
   };
 }
 
 }  // namespace
 
-caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, bool restarted,
-                                bool intake_elsewhere) {
+caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, std::uint64_t generation,
+                                std::stop_token retired, bool restarted, bool intake_elsewhere) {
   auto router = env.router;
   const std::vector<std::string> subscriptions{topics::node_topic(pool), topics::work_topic(pool),
-                                               topics::query_topic(pool), std::string{topics::node_sync}};
-  auto self = sys.spawn(pool_scheduler, std::move(env), std::move(pool), restarted, intake_elsewhere);
+                                               topics::query_topic(pool), std::string{topics::node_sync},
+                                               topics::seed_topic(pool)};
+  auto self = sys.spawn(pool_scheduler, std::move(env), std::move(pool), generation, std::move(retired), restarted,
+                        intake_elsewhere);
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).
   for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);

@@ -13,15 +13,25 @@
 // published with every round, and outside rounds when nodes changed, at most once per heartbeat interval,
 // so a cluster of thousands of nodes coming up costs a handful of rm.nodes, not one per node. Finally
 // round_done lets the next round start.
+//
+// Safety (docs/reliability.md, "In-flight grants" and "The last line of defence"):
+//  - Plans carry their scheduler's generation. A fresh scheduler asks for the last published schedule
+//    (seed_request, with its generation); from then on no plan of an older generation of that pool is taken,
+//    so a replaced scheduler that answers late can never have its grants published beside its successor's.
+//  - Before a round goes out, no new share may put a node above its order (actors/overbooking.hpp). A pool
+//    whose new plan would do that has its last published plan published instead, with an error in the
+//    log naming the nodes and shares, an `invariant_violation` event and a metric (the event's count).
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/detail/spawn.hpp"
 #include "actors/node_replica.hpp"
+#include "actors/overbooking.hpp"
 #include "messages/topics.hpp"
 
 namespace rmbus::actors {
@@ -38,11 +48,15 @@ struct publication_state {
   std::set<std::string> expected;
   std::map<std::string, plan_ptr> answers;    // this round
   std::map<std::string, plan_ptr> last_plan;  // pool -> its last answer (any round)
+  std::map<std::string, plan_ptr> published_plan;  // pool -> the plan of it the last rm.state carried
+  std::map<std::string, std::uint64_t> generation;  // pool -> the newest scheduler generation heard of
+  std::shared_ptr<const messages::payload> last_state;  // the last rm.state published (for fresh schedulers)
   std::vector<messages::refused_work> refused;  // this round's refusals by differencing
   std::optional<std::uint64_t> workmap_seq;
   std::optional<std::string> workmap_src;
   node_replica liveness;  // the intake's node table
   std::map<std::string, std::map<std::string, messages::machine_summary>> machines;  // pool -> node -> summary
+  std::unordered_map<std::string, std::uint64_t> node_order;  // node -> quanta, as in `machines` (for the guard)
   // Shares published as preempt or evict last round: an event is due only for a share newly in one of them.
   // Only those are kept (a handful), not every share of the cluster.
   std::map<std::string, messages::share_status> leaving;
@@ -61,6 +75,13 @@ const messages::pool_plan& plan_of(const plan_ptr& p) { return std::get<messages
 template <class T>
 void publish(publication_actor* self, std::string_view topic, T msg) {
   route(self, self->state.env.router, self->state.stamper, std::string{topic}, std::move(msg));
+}
+
+// The same payload again under another topic (the last rm.state to a fresh scheduler): shared, not copied.
+void republish(publication_actor* self, std::string topic, std::shared_ptr<const messages::payload> body) {
+  auto& st = self->state;
+  auto env = st.stamper.next(topic);
+  self->send(st.env.router, atoms::route::value, messages::routed_message{std::move(topic), std::move(env), std::move(body)});
 }
 
 messages::node_state node_state_of(const messages::machine_summary* m, const messages::node_entry* e) {
@@ -248,8 +269,14 @@ void publish_cycles(publication_actor* self) {
 // date with it.
 void take_machines(publication_state& st, const messages::pool_plan& plan) {
   auto& table = st.machines[plan.pool];
-  if (plan.machines_complete) table.clear();
-  for (const auto& m : plan.machines) table[m.node] = m;
+  if (plan.machines_complete) {
+    for (const auto& [node, m] : table) st.node_order.erase(node);
+    table.clear();
+  }
+  for (const auto& m : plan.machines) {
+    table[m.node] = m;
+    st.node_order[m.node] = m.quanta;
+  }
 }
 
 // Nodes the intake forgot: their pools' schedulers removed the machines before the intake did (it asks them
@@ -257,7 +284,58 @@ void take_machines(publication_state& st, const messages::pool_plan& plan) {
 void forget_machines(publication_state& st, const std::vector<liveness_change>& changes) {
   for (const auto& c : changes)
     if (c.forgotten)
-      if (auto pool = st.machines.find(c.pool); pool != st.machines.end()) pool->second.erase(c.node);
+      if (auto pool = st.machines.find(c.pool); pool != st.machines.end()) {
+        pool->second.erase(c.node);
+        st.node_order.erase(c.node);
+      }
+}
+
+// The order of a node as the pools' plans report it (nothing for a node no plan listed yet).
+std::optional<std::uint64_t> order_of(const publication_state& st, std::string_view node) {
+  auto it = st.node_order.find(std::string{node});
+  if (it == st.node_order.end()) return std::nullopt;
+  return it->second;
+}
+
+// The last line of defence: a pool whose plan would put a node above its order has its last published plan
+// published in its place (this round's answers only: the others were checked when they went out). Returns
+// false when the round still overbooks a node with those plans, and then nothing may be published.
+bool guard_against_overbooking(publication_actor* self, std::vector<messages::job_schedule>& jobs) {
+  auto& st = self->state;
+  const node_quanta_lookup quanta_of = [&st](std::string_view node) { return order_of(st, node); };
+  auto found = find_overbooked_nodes(jobs, quanta_of);
+  if (found.empty()) return true;
+  std::set<std::string> nodes;
+  for (const auto& n : found) nodes.insert(n.node);
+  std::vector<std::string> culprits;
+  for (const auto& [pool, p] : st.answers) {
+    const auto& plan = plan_of(p);
+    const bool touches = std::any_of(plan.jobs.begin(), plan.jobs.end(), [&](const auto& j) {
+      return std::any_of(j.shares.begin(), j.shares.end(), [&](const auto& s) { return nodes.count(s.node) > 0; });
+    });
+    if (touches) culprits.push_back(pool);
+  }
+  const auto what = describe(found);
+  for (const auto& pool : culprits) {
+    spdlog::error("round {}: pool {}'s plan would put nodes above their order: {}; publishing its last good plan instead",
+                  st.cycle, pool, what);
+    std::string shares;
+    for (const auto& n : found)
+      for (const auto& s : n.shares) shares += (shares.empty() ? "" : ",") + s;
+    std::string names;
+    for (const auto& n : nodes) names += (names.empty() ? "" : ",") + n;
+    publish(self, messages::topics::rm_events,
+            messages::rm_event{std::string{messages::event_kinds::invariant_violation},
+                               {{"pool", pool}, {"cycle", std::to_string(st.cycle)}, {"nodes", names}, {"shares", shares}}});
+    if (auto good = st.published_plan.find(pool); good != st.published_plan.end()) st.last_plan[pool] = good->second;
+    else st.last_plan.erase(pool);
+  }
+  jobs = jobs_of_round(st);
+  const auto still = find_overbooked_nodes(jobs, quanta_of);
+  if (still.empty()) return true;
+  spdlog::error("round {}: even the last good plans put nodes above their order ({}); this round is not published",
+                st.cycle, describe(still));
+  return false;
 }
 
 // Publishes the whole round in this one handler, so a shutdown never leaves half of it on the bus.
@@ -273,13 +351,21 @@ void publish_round(publication_actor* self) {
   }
   for (auto& [pool, plan] : st.answers) st.last_plan[pool] = plan;
   auto jobs = jobs_of_round(st);
+  if (!guard_against_overbooking(self, jobs)) {
+    // Even the last good plans would overbook (a node's order fell since): nothing is published this round.
+    publish(self, topics::done, messages::round_done{st.cycle});
+    return;
+  }
+  for (const auto& [pool, plan] : st.last_plan)
+    if (st.expected.count(pool)) st.published_plan[pool] = plan;
   auto events = changes_since_last_round(st, jobs);
   messages::rm_state state;
   state.cycle = st.cycle;
   state.jobs = std::move(jobs);
   state.workmap_seq = st.workmap_seq;
   state.workmap_src = st.workmap_src;
-  publish(self, messages::topics::rm_state, std::move(state));
+  st.last_state = std::make_shared<const messages::payload>(std::move(state));
+  republish(self, std::string{messages::topics::rm_state}, st.last_state);
   publish_cycles(self);
   publish_nodes(self);
   for (auto& e : events) publish(self, messages::topics::rm_events, std::move(e));
@@ -304,6 +390,14 @@ void on_round(publication_actor* self, const messages::round_start& r) {
 void on_plan(publication_actor* self, const messages::routed_message& m) {
   auto& st = self->state;
   const auto& plan = *m.as<messages::pool_plan>();
+  auto& newest = st.generation[plan.pool];
+  if (plan.generation < newest) {
+    // A scheduler replaced since (it hung, then answered): its grants were never published and never will be.
+    spdlog::warn("pool {}: a plan for round {} came from a replaced scheduler (generation {}, newest {}); ignored",
+                 plan.pool, plan.cycle, plan.generation, newest);
+    return;
+  }
+  newest = plan.generation;
   take_machines(st, plan);
   if (plan.cycle == st.cycle && !st.published) {
     st.answers[plan.pool] = m.body;
@@ -311,6 +405,23 @@ void on_plan(publication_actor* self, const messages::routed_message& m) {
   } else {
     st.last_plan[plan.pool] = m.body;  // late answer: newer than what we kept
   }
+}
+
+// A fresh scheduler asks for the last published schedule: from now on, no plan of an older generation of its
+// pool is taken, and a late plan of one kept for the next missed round is dropped for the published one.
+void on_seed_request(publication_actor* self, const messages::seed_request& r) {
+  auto& st = self->state;
+  auto& newest = st.generation[r.pool];
+  if (r.generation >= newest) {
+    newest = r.generation;
+    auto kept = st.last_plan.find(r.pool);
+    if (kept != st.last_plan.end() && plan_of(kept->second).generation < r.generation) {
+      if (auto good = st.published_plan.find(r.pool); good != st.published_plan.end()) kept->second = good->second;
+      else st.last_plan.erase(kept);
+    }
+  }
+  auto body = st.last_state ? st.last_state : std::make_shared<const messages::payload>(messages::rm_state{});
+  republish(self, topics::seed_topic(r.pool), std::move(body));
 }
 
 void ask_snapshot(publication_actor* self) {
@@ -333,6 +444,10 @@ caf::behavior publication(publication_actor* self, actor_env env) {
         }
         if (m.as<messages::pool_plan>() != nullptr) {
           on_plan(self, m);
+          return;
+        }
+        if (const auto* r = m.as<messages::seed_request>()) {
+          on_seed_request(self, *r);
           return;
         }
         if (const auto* c = m.as<messages::node_changes>()) {
@@ -363,7 +478,8 @@ caf::behavior publication(publication_actor* self, actor_env env) {
 caf::actor spawn_publication(caf::actor_system& sys, actor_env env) {
   auto router = env.router;
   const std::vector<std::string> subscriptions{std::string{topics::round}, std::string{topics::plan},
-                                               std::string{topics::node_changes}, std::string{topics::node_snapshot}};
+                                               std::string{topics::node_changes}, std::string{topics::node_snapshot},
+                                               std::string{topics::seed_request}};
   auto self = sys.spawn(publication, std::move(env));
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).

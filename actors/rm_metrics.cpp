@@ -80,6 +80,12 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
       bus_untracked(r.add_counter("rmbus_bus_untracked_messages_total",
                                   "Messages accepted beyond the bounded table of (src, topic) streams, so not "
                                   "sequence-checked.")),
+      bus_duplicates(r.add_counter("rmbus_bus_duplicate_messages_total",
+                                   "Copies of a message already received, dropped: a client connected to several "
+                                   "forwarders receives each message once per forwarder.")),
+      bus_late(r.add_counter("rmbus_bus_late_messages_total",
+                             "Messages dropped because a later message of their (src, topic) stream was already "
+                             "handed on (they came through a slower forwarder).")),
       bus_bad_messages(r.add_counter("rmbus_bus_bad_messages_total",
                                      "Bad messages: stage=envelope rejected by the bus subscriber (frames, topic, "
                                      "envelope); stage=body failed their message decoder here (a bad_message event; "
@@ -274,6 +280,8 @@ void bus_metrics::update(const bus::subscriber_stats& stats) {
   f_->bus_missing.set({}, double(stats.missing));
   f_->bus_restarts.set({}, double(stats.restarts));
   f_->bus_untracked.set({}, double(stats.untracked));
+  f_->bus_duplicates.set({}, double(stats.duplicates));
+  f_->bus_late.set({}, double(stats.late));
   f_->bus_bad_messages.set({"envelope"}, double(stats.bad_messages));
   f_->heartbeats_shed.set({}, double(stats.shed));
 }

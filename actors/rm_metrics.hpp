@@ -77,6 +77,8 @@ struct rm_metric_families {
   metrics::counter bus_missing;
   metrics::counter bus_restarts;
   metrics::counter bus_untracked;
+  metrics::counter bus_duplicates;
+  metrics::counter bus_late;
   metrics::counter bus_bad_messages;
   // From this process's own `health` events ([health] enabled) and `job_done` events ([accounting] enabled).
   metrics::gauge resident_memory_bytes;

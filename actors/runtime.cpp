@@ -4,6 +4,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <stop_token>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -22,6 +23,7 @@
 #include "actors/round_watch.hpp"
 #include "bus/bridge.hpp"
 #include "bus/curve.hpp"
+#include "bus/endpoint_list.hpp"
 #include "bus/forwarder.hpp"
 #include "bus/zap_handler.hpp"
 #include "messages/admin.hpp"
@@ -92,9 +94,16 @@ namespace {
 // A pool scheduler that stops (an exception in a round) or does not answer a round within round_timeout_ms
 // (it hangs) is replaced by a fresh one, announced by an rm.events `pool_restarted` event. Meanwhile the other
 // pools keep scheduling, and publication publishes the failed pool's last good plan (its own round
-// timeout). The new scheduler asks the intake for its pool's machines and recovers the pool's running work
+// timeout). The new scheduler asks the intake for its pool's machines, starts from the last schedule
+// published for its pool (in-flight grants are kept: pool_scheduler.cpp) and recovers the pool's running work
 // from the next work map, as after a reconfiguration. A hung scheduler cannot be stopped while it hangs: it
-// is told to exit and abandoned, and exits when (if) its round returns.
+// is told to exit and abandoned, and exits when (if) its round returns; publication ignores its late plan
+// (each scheduler has a generation, strictly increasing per pool).
+//
+// Slow is not hung: on a machine starved of CPU every round is late, and a replacement must redo all of it
+// under the same starvation. So each replacement for a timeout doubles that pool's round timeout (up to 32
+// times the configured one), announced by a `scheduler_backoff` event; a round answered within the
+// configured timeout brings it back.
 
 struct control_state {
   actor_env env;
@@ -103,7 +112,13 @@ struct control_state {
   std::function<void(const config::rm_config&)> reconfigured;
   std::vector<caf::actor> fixed;               // intake, diff, eviction, publication, admin
   std::map<std::string, caf::actor> schedulers;
+  // Asks a replaced scheduler to take no further round: it may be blocked in one, with rounds queued behind
+  // an exit message it will read only after them.
+  std::map<std::string, std::stop_source> retire;
   round_watch unanswered;                      // rounds handed to local schedulers, no plan back yet
+  std::map<std::string, std::uint64_t> generations;  // pool -> generation of its current scheduler
+  std::map<std::string, int> timed_out_in_a_row;     // pool -> replacements for a timeout since a timely round
+  std::map<std::string, std::pair<std::uint64_t, std::int64_t>> last_handed;  // pool -> (cycle, wall ms)
   std::set<std::string> watched;                    // work topics control is subscribed to
   caf::actor health;                           // when [health] is enabled
   caf::actor accounting;                       // when [accounting] is enabled and this process publishes
@@ -113,9 +128,24 @@ struct control_state {
 
 using control_actor = caf::stateful_actor<control_state>;
 
+constexpr int max_backoff_doublings = 5;  // 32 x round_timeout_ms
+
+std::int64_t round_timeout_of(const control_state& st, const std::string& pool) {
+  auto it = st.timed_out_in_a_row.find(pool);
+  const int k = it == st.timed_out_in_a_row.end() ? 0 : std::min(it->second, max_backoff_doublings);
+  return static_cast<std::int64_t>(st.env.cfg->runtime.round_timeout_ms) << k;
+}
+
 void spawn_scheduler(control_actor* self, const std::string& pool, bool restarted) {
   auto& st = self->state;
-  auto a = spawn_pool_scheduler(self->system(), st.env, pool, restarted, !st.run.intake);
+  // Strictly increasing per pool (a restart within the same millisecond still gets a newer one), and above
+  // any earlier process's (the wall clock), so a plan's generation tells publication which scheduler is newest.
+  auto& generation = st.generations[pool];
+  generation = std::max<std::uint64_t>(generation + 1, static_cast<std::uint64_t>(wall_clock_ms()));
+  auto& retire = st.retire[pool];
+  retire = std::stop_source{};
+  auto a = spawn_pool_scheduler(self->system(), st.env, pool, generation, retire.get_token(), restarted,
+                                !st.run.intake);
   self->monitor(a);
   st.schedulers[pool] = a;
   if (st.watched.insert(topics::work_topic(pool)).second)
@@ -137,24 +167,44 @@ void stop_schedulers(control_actor* self) {
   auto& st = self->state;
   for (auto& [pool, a] : st.schedulers) {
     self->demonitor(a);
+    st.retire[pool].request_stop();
     self->send_exit(a, caf::exit_reason::user_shutdown);
   }
   st.schedulers.clear();
   st.unanswered.clear();
 }
 
-void restart_scheduler(control_actor* self, const std::string& pool, const std::string& why) {
+void announce_backoff(control_actor* self, const std::string& pool) {
+  auto& st = self->state;
+  if (st.health) self->send(st.health, atoms::backoff::value, pool, round_timeout_of(st, pool));
+  route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
+        messages::rm_event{std::string{messages::event_kinds::scheduler_backoff},
+                           {{"pool", pool},
+                            {"round_timeout_ms", std::to_string(round_timeout_of(st, pool))},
+                            {"replacements", std::to_string(st.timed_out_in_a_row[pool])}}});
+}
+
+void restart_scheduler(control_actor* self, const std::string& pool, const std::string& why, bool timed_out) {
   auto& st = self->state;
   auto it = st.schedulers.find(pool);
   if (it == st.schedulers.end()) return;
   const auto old = it->second;
   st.schedulers.erase(it);
+  st.retire[pool].request_stop();
   st.unanswered.forget(pool);
   self->demonitor(old);
   self->send_exit(old, caf::exit_reason::kill);
-  spdlog::error("pool {}: its scheduler {}; a new one takes over and recovers the pool from the next work map", pool, why);
+  spdlog::error("pool {}: its scheduler {}; a new one takes over from the last published schedule and the next work map",
+                pool, why);
   route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
         messages::rm_event{"pool_restarted", {{"pool", pool}, {"reason", why}}});
+  if (timed_out) {
+    ++st.timed_out_in_a_row[pool];
+    spdlog::warn("pool {}: replaced {} time(s) in a row for a timeout; its round timeout is now {} ms (the machine may be "
+                 "overloaded: a slow scheduler is not a hung one)",
+                 pool, st.timed_out_in_a_row[pool], round_timeout_of(st, pool));
+    announce_backoff(self, pool);
+  }
   spawn_scheduler(self, pool, true);
 }
 
@@ -162,7 +212,23 @@ void restart_scheduler(control_actor* self, const std::string& pool, const std::
 void watch_rounds(control_actor* self, const messages::routed_message& m) {
   auto& st = self->state;
   if (const auto* plan = m.as<messages::pool_plan>()) {
+    auto gen = st.generations.find(plan->pool);
+    if (gen != st.generations.end() && plan->generation < gen->second) {
+      spdlog::warn("pool {}: the scheduler replaced earlier answered round {} after all: it was slow, not hung",
+                   plan->pool, plan->cycle);
+      return;
+    }
     st.unanswered.answered(plan->pool, plan->cycle);
+    auto handed = st.last_handed.find(plan->pool);
+    auto backed = st.timed_out_in_a_row.find(plan->pool);
+    if (handed != st.last_handed.end() && handed->second.first == plan->cycle && backed != st.timed_out_in_a_row.end() &&
+        backed->second > 0 &&
+        wall_clock_ms() - handed->second.second <= static_cast<std::int64_t>(st.env.cfg->runtime.round_timeout_ms)) {
+      backed->second = 0;
+      spdlog::info("pool {}: round {} answered within the configured round timeout; back to {} ms", plan->pool,
+                   plan->cycle, st.env.cfg->runtime.round_timeout_ms);
+      announce_backoff(self, plan->pool);
+    }
     return;
   }
   const auto* slice = m.as<messages::work_slice>();
@@ -170,7 +236,8 @@ void watch_rounds(control_actor* self, const messages::routed_message& m) {
   for (const auto& [pool, a] : st.schedulers) {
     if (m.topic != topics::work_topic(pool)) continue;
     st.unanswered.handed(pool, slice->cycle);
-    self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.round_timeout_ms), atoms::timeout::value, pool,
+    st.last_handed[pool] = {slice->cycle, wall_clock_ms()};
+    self->delayed_send(self, std::chrono::milliseconds(round_timeout_of(st, pool)), atoms::timeout::value, pool,
                        slice->cycle);
     return;
   }
@@ -222,7 +289,7 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
     std::string failed;
     for (const auto& [pool, a] : self->state.schedulers)
       if (a.address() == dm.source) failed = pool;
-    if (!failed.empty()) restart_scheduler(self, failed, "stopped (" + to_string(dm.reason) + ")");
+    if (!failed.empty()) restart_scheduler(self, failed, "stopped (" + to_string(dm.reason) + ")", false);
   });
   return {
       [self](atoms::probe) {
@@ -284,7 +351,8 @@ caf::behavior control(control_actor* self, actor_env env, roles run, std::functi
         if (!st.unanswered.overdue(pool, cycle)) return;
         restart_scheduler(self, pool,
                           "did not answer round " + std::to_string(cycle) + " within " +
-                              std::to_string(st.env.cfg->runtime.round_timeout_ms) + " ms");
+                              std::to_string(round_timeout_of(st, pool)) + " ms",
+                          true);
       },
       [self](atoms::stop) {
         auto& st = self->state;
@@ -575,8 +643,10 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   m.sys.emplace(with_threads(m.caf_cfg, std::max(1, m.opt.threads)));
   if (m.opt.embedded_forwarder) {
     bus::forwarder_options fo;
-    fo.pub_endpoint = rt.bus_pub;
-    fo.sub_endpoint = rt.bus_sub;
+    // With several forwarders listed, the first of each list is this process's own (bound here); the bridge
+    // below connects to every one, its own included (docs/bus.md, "Several forwarders").
+    fo.pub_endpoint = bus::split_endpoints(rt.bus_pub).front();
+    fo.sub_endpoint = bus::split_endpoints(rt.bus_sub).front();
     if (m.curve) fo.curve = m.curve->own;
     fo.shed = bus::repeat_shedding{std::string{messages::topics::heartbeat},
                                    [](std::string_view body) { return messages::peek_heartbeat_node(body); },

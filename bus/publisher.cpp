@@ -6,6 +6,8 @@
 #include <utility>
 #include <zmq.hpp>
 
+#include "bus/endpoint_list.hpp"
+
 namespace rmbus::bus {
 
 struct publisher::impl {
@@ -22,12 +24,9 @@ struct publisher::impl {
     socket.set(zmq::sockopt::sndhwm, options.sndhwm);
     socket.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
     if (options.curve) apply_curve_client(socket, *options.curve);
-    if (options.mode == attach::bind) {
-      socket.bind(options.endpoint);
-    } else {
-      socket.connect(options.endpoint);
-    }
-    endpoint = socket.get(zmq::sockopt::last_endpoint);
+    // A list connects (or binds) to every forwarder it names: each message then goes out through each.
+    endpoint = join_endpoints(options.mode == attach::bind ? bind_all(socket, options.endpoint)
+                                                           : connect_all(socket, options.endpoint));
     spdlog::debug("bus publisher '{}' {} {}", options.name,
                   options.mode == attach::bind ? "bound" : "connected", endpoint);
   }

@@ -38,7 +38,9 @@ namespace rmbus::bus {
 
 struct publisher_options {
   std::string name;                            // envelope `src`; REQUIRES: non-empty
-  std::string endpoint{default_pub_endpoint};  // the forwarder's XSUB side, or where to bind
+  // The forwarder's XSUB side, or where to bind; several forwarders separated by commas (bus/endpoint_list.hpp):
+  // each message is then sent through every one of them.
+  std::string endpoint{default_pub_endpoint};
   attach mode = attach::connect;
   std::optional<curve_client> curve;  // CURVE client keys (docs/bus.md "Security"); none: CURVE off
   int sndhwm = 10000;                     // messages queued per peer before drops start
@@ -56,7 +58,7 @@ class publisher {
   using encoder = std::function<std::string(const messages::envelope&)>;
 
   // Creates the socket and connects or binds it; throws zmq::error_t if the endpoint is invalid or cannot be
-  // bound, std::invalid_argument if the name is empty.
+  // bound, std::invalid_argument if the name is empty or the endpoint list malformed.
   publisher(zmq::context_t& ctx, publisher_options options);
   ~publisher();
   publisher(publisher&&) noexcept;
@@ -74,7 +76,8 @@ class publisher {
     return publish_with(topic, [&msg](const messages::envelope& env) { return encode(env, msg); });
   }
 
-  // The endpoint actually connected or bound (with the real port after binding tcp://...:0).
+  // The endpoint actually connected or bound (with the real port after binding tcp://...:0); a list joined by
+  // commas.
   const std::string& endpoint() const;
   const std::string& name() const;
   publisher_stats stats() const;

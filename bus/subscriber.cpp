@@ -10,6 +10,7 @@
 #include <utility>
 #include <zmq.hpp>
 
+#include "bus/endpoint_list.hpp"
 #include "bus/frame_checks.hpp"
 #include "bus/known_keys.hpp"
 #include "bus/repeat_filter.hpp"
@@ -42,18 +43,16 @@ struct subscriber::impl {
       : options(std::move(opts)),
         handlers(std::move(h)),
         socket(ctx, zmq::socket_type::sub),
-        tracker(options.max_streams) {
+        tracker(options.max_streams, split_endpoints(options.endpoint).size() > 1 ? sequence_tracker::paths::several
+                                                                                 : sequence_tracker::paths::one) {
     if (!handlers.on_message) throw std::invalid_argument("subscriber: on_message handler must be set");
     socket.set(zmq::sockopt::rcvhwm, options.rcvhwm);
     socket.set(zmq::sockopt::linger, 0);  // a SUB socket never has anything of ours queued to send
     for (const auto& t : options.topics) socket.set(zmq::sockopt::subscribe, t);
     if (options.curve) apply_curve_client(socket, *options.curve);
-    if (options.mode == attach::bind) {
-      socket.bind(options.endpoint);
-    } else {
-      socket.connect(options.endpoint);
-    }
-    endpoint = socket.get(zmq::sockopt::last_endpoint);
+    // A list connects (or binds) to every forwarder it names; the copies that arrive are dropped in accept().
+    endpoint = join_endpoints(options.mode == attach::bind ? bind_all(socket, options.endpoint)
+                                                           : connect_all(socket, options.endpoint));
     spdlog::debug("bus subscriber '{}' {} {}", options.name,
                   options.mode == attach::bind ? "bound" : "connected", endpoint);
   }
@@ -141,7 +140,14 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
   }
 
   std::uint64_t missing = 0;
-  const auto verdict = tracker.observe(env.value().src, topic, env.value().seq, missing);
+  const auto verdict = tracker.observe(env.value().src, topic, env.value().seq, env.value().ts_ms, missing);
+  if (!handed_on(verdict)) {
+    // A copy through another forwarder, or a message its stream has moved past: never handed on, and no
+    // per-message log (with two forwarders every message has a copy).
+    std::lock_guard lock{stats_mutex};
+    ++(verdict == seq_verdict::duplicate ? stats.duplicates : stats.late);
+    return;
+  }
   {
     std::lock_guard lock{stats_mutex};
     ++stats.received;
@@ -166,6 +172,8 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
         break;
       case seq_verdict::first:
       case seq_verdict::in_order:
+      case seq_verdict::duplicate:
+      case seq_verdict::late:
         break;
     }
   }
@@ -174,7 +182,7 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
                   topic, env.value().src, missing, env.value().seq);
   } else if (verdict == seq_verdict::restart) {
     spdlog::info(
-        "bus subscriber '{}': '{}' restarted on {} (seq {} after a higher one); stream starts afresh",
+        "bus subscriber '{}': '{}' restarted on {} (seq {} after a higher one, sent later); stream starts afresh",
         options.name, env.value().src, topic, env.value().seq);
   }
 

@@ -10,7 +10,11 @@
 //
 // Sequence accounting (bus/sequence_tracker.hpp): per (src, topic); gaps are counted only between messages
 // seen (a late joiner is not charged for what came before it); a seq at or below the last one seen from that
-// (src, topic) is a publisher restart, logged at info.
+// (src, topic) is a publisher restart (with several forwarders: if sent later than every message seen from
+// it), logged at info. Connected to several forwarders (`endpoint` a comma-separated list), the subscriber
+// receives each message once per forwarder: the copies, and messages arriving after a later one of their
+// stream, are dropped and counted (`duplicates`, `late`), so the handler sees each stream in seq order, each
+// message once. With one endpoint the rules are exactly those before several forwarders existed.
 //
 // Callbacks run on the subscriber's own thread, one at a time; they must not block for long (the socket's
 // receive queue, rcvhwm, fills meanwhile and the publisher side then drops: visible as gaps). A callback that
@@ -41,7 +45,8 @@ namespace rmbus::bus {
 
 struct subscriber_options {
   std::string name = "subscriber";             // for logs only
-  std::string endpoint{default_sub_endpoint};  // the forwarder's XPUB side, or where to bind
+  // The forwarder's XPUB side, or where to bind; several forwarders separated by commas (bus/endpoint_list.hpp).
+  std::string endpoint{default_sub_endpoint};
   attach mode = attach::connect;
   std::optional<curve_client> curve;  // CURVE client keys (docs/bus.md "Security"); none: CURVE off
   std::vector<std::string> topics{""};  // prefix subscriptions; "" = everything
@@ -71,7 +76,7 @@ struct subscriber_handlers {
 
 // A plain snapshot for metrics and monitors.
 struct subscriber_stats {
-  std::uint64_t received = 0;                     // messages accepted and delivered
+  std::uint64_t received = 0;                     // messages accepted and delivered (each once)
   std::uint64_t gaps = 0;                         // jumps in seq within a (src, topic) stream
   std::uint64_t missing = 0;                      // seq numbers skipped over by those jumps
   std::uint64_t restarts = 0;                     // publisher restarts detected
@@ -80,6 +85,8 @@ struct subscriber_stats {
   std::map<std::string, std::uint64_t> by_topic;  // accepted messages per topic (at most max_streams topics)
   std::uint64_t other_topics = 0;                 // accepted messages on topics beyond that bound
   std::uint64_t shed = 0;                         // accepted but dropped: the in-flight bound was reached
+  std::uint64_t duplicates = 0;                   // copies of a message already seen (several forwarders)
+  std::uint64_t late = 0;                         // older than a message of its stream already handed on
 };
 
 class subscriber {
@@ -94,7 +101,8 @@ class subscriber {
   void start();  // starts the owner thread; REQUIRES: not started before
   void stop();   // sets the stop flag, joins the thread (within about poll_interval), closes the socket
 
-  const std::string& endpoint() const;  // actually connected or bound (real port after binding :0)
+  // Actually connected or bound (real port after binding :0); a list joined by commas.
+  const std::string& endpoint() const;
   subscriber_stats stats() const;
 
  private:

@@ -1,6 +1,8 @@
 #include "config/endpoint.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <vector>
 
 namespace rmbus::config {
 
@@ -53,6 +55,31 @@ std::optional<std::string> check_bus_endpoint(std::string_view endpoint) {
     return std::nullopt;
   }
   return "bad endpoint '" + std::string(endpoint) + "': expected tcp://HOST:PORT, ipc://PATH or inproc://NAME";
+}
+
+std::optional<std::string> check_bus_endpoint_list(std::string_view list) {
+  constexpr std::size_t max_endpoints = 16;
+  const auto trimmed = [](std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+  };
+  std::vector<std::string_view> seen;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = list.find(',', start);
+    const auto one = trimmed(list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (one.empty()) return list.find(',') == std::string_view::npos
+                                ? std::string{"no endpoint given"}
+                                : "empty endpoint in the list '" + std::string(list) + "'";
+    if (auto problem = check_bus_endpoint(one)) return problem;
+    if (std::find(seen.begin(), seen.end(), one) != seen.end())
+      return "endpoint '" + std::string(one) + "' is listed twice";
+    if (seen.size() == max_endpoints) return "more than " + std::to_string(max_endpoints) + " endpoints in one list";
+    seen.push_back(one);
+    if (comma == std::string_view::npos) return std::nullopt;
+    start = comma + 1;
+  }
 }
 
 std::optional<std::string> check_host_port(std::string_view address) {

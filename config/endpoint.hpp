@@ -14,6 +14,10 @@ namespace rmbus::config {
 
 // nullopt when valid; otherwise what is wrong with it.
 std::optional<std::string> check_bus_endpoint(std::string_view endpoint);
+// The bus sides ([bus] pub / sub, --bus-pub / --bus-sub) take one endpoint or several separated by commas
+// (docs/bus.md, "Several forwarders"): each checked as above, none empty or given twice, at most 16 (the
+// bus's own bound, bus/endpoint_list.hpp, which splits them the same way).
+std::optional<std::string> check_bus_endpoint_list(std::string_view list);
 std::optional<std::string> check_host_port(std::string_view address);
 // The metrics setting: check_host_port, or the word "off".
 std::optional<std::string> check_metrics_address(std::string_view address);

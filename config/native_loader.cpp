@@ -267,7 +267,8 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt,
                                {"sub", &rt.bus_sub},
                                {"admin", &rt.admin}}) {
       if (auto v = r.string(*t, key, "bus")) {
-        if (auto problem = check_bus_endpoint(v->value)) r.errors().add(v->loc, "bus." + std::string(key) + ": " + *problem);
+        // pub and sub may list several forwarders; the admin endpoint is one socket this process binds.
+        if (auto problem = key == "admin" ? check_bus_endpoint(v->value) : check_bus_endpoint_list(v->value)) r.errors().add(v->loc, "bus." + std::string(key) + ": " + *problem);
         else *target = v->value;
       }
     }
@@ -524,7 +525,9 @@ std::vector<std::string> runtime_problems(const runtime_settings& rt) {
   for (auto [name, value] : {std::pair<const char*, const std::string*>{"bus pub", &rt.bus_pub},
                              {"bus sub", &rt.bus_sub},
                              {"admin", &rt.admin}}) {
-    if (auto p = check_bus_endpoint(*value)) problems.push_back(std::string(name) + ": " + *p);
+    const bool list = value != &rt.admin;  // pub and sub may list several forwarders
+    if (auto p = list ? check_bus_endpoint_list(*value) : check_bus_endpoint(*value))
+      problems.push_back(std::string(name) + ": " + *p);
   }
   if (auto p = check_metrics_address(rt.metrics)) problems.push_back("metrics: " + *p);
   if (!parse_log_level(rt.log_level)) {

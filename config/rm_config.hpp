@@ -105,8 +105,10 @@ struct runtime_settings {
   // has been seen (round_input::settling). Not a DUCC key; when not configured it is one heartbeat interval.
   // 0: no window.
   std::int64_t settle_ms = 30000;
-  std::string bus_pub = "tcp://127.0.0.1:5560";  // forwarder side publishers connect to
-  std::string bus_sub = "tcp://127.0.0.1:5561";  // forwarder side subscribers connect to
+  // The forwarders' sides publishers and subscribers connect to: one endpoint, or several separated by commas
+  // (every one connected to; with the embedded forwarder the first is the one it binds; docs/bus.md).
+  std::string bus_pub = "tcp://127.0.0.1:5560";
+  std::string bus_sub = "tcp://127.0.0.1:5561";
   std::string admin = "tcp://127.0.0.1:5562";    // admin REQ/REP endpoint rmbus binds
   std::string metrics = "127.0.0.1:9464";        // host:port of the metrics listener
   // Work maps from any src are taken (per-src order rules still apply). Off: the first src heard owns the work

@@ -57,6 +57,16 @@ struct machine_brief {
   bool foreign = false;  // another top-level pool's machine, here only for work of ours on it: not reported
 };
 
+// A share of the last schedule published for this pool, as a fresh scheduler adopts it (adopt_published).
+struct published_share {
+  share_id id;
+  machine_id node;
+  int quanta = 1;
+  share_status status = share_status::new_share;
+  std::int64_t reclaim_at_ms = 0;
+};
+using published_schedule = std::map<job_id, std::vector<published_share>>;
+
 // What forget_machines did with each name it was given.
 struct forget_outcome {
   std::vector<machine_id> forgotten;  // removed, or never known here
@@ -91,6 +101,19 @@ class nodepool_scheduler {
   // forgetting would lose, or has other pools' processes on it (set_foreign_processes). Removing one renumbers the machine slots (see machine_at). A name not known here
   // counts as forgotten: nothing of it is held.
   forget_outcome forget_machines(const std::vector<machine_id>& names);
+
+  // ---- a fresh scheduler's start -------------------------------------------------------------------
+  // The shares of the last schedule published for this pool (by its predecessor: a scheduler replaced after
+  // a hang or a throw, the one before a reconfiguration, or another HA active), by job. The next
+  // apply_work takes each as this scheduler's own when its job arrives: a `new` share stays new (the
+  // orchestrator may be starting it) and occupies its node until a work map shows its process ended or a
+  // later round withdraws it (preempt, evict), exactly as a share this scheduler granted itself; a running
+  // share the map no longer lists has ended; a share being preempted or evicted stays until its process is
+  // gone. Without this, quanta granted a moment before a replacement would be given away a second time.
+  // Shares of work the next map does not list (ended), or that this scheduler refuses, are dropped; a share
+  // on a machine not heard of yet registers the machine, sized by the quanta adopted there, until it reports.
+  // Only the next apply_work adopts: what it does not take is forgotten.
+  void adopt_published(published_schedule shares);
 
   // ---- work -----------------------------------------------------------------------------------
   // The orchestrator's full work map for this pool. Reconciles: new work arrives (refusals decided here),
@@ -149,6 +172,10 @@ class nodepool_scheduler {
   void mark_seen(int share_slot, const process_report& p);
   int pool_index(const std::string& name) const;
   int add_foreign_machine(const machine_id& name, std::uint64_t memory_mb);
+  // A node known only from the work map or the last published schedule: registered as one of ours when it
+  // belongs to this pool tree, else as a foreign machine. Returns its slot.
+  int register_unheard_machine(const machine_id& name, std::uint64_t memory_mb);
+  void adopt_shares_of(int job);
   std::vector<share_level> share_path(int job) const;
 
   cluster_model model_;
@@ -169,6 +196,8 @@ class nodepool_scheduler {
   std::vector<job_id> id_order_ids_;    // their ids, contiguous (no job record read to match a map's id)
   std::vector<std::uint64_t> listed_;  // per job slot: the apply_work call that last listed it
   std::uint64_t apply_epoch_ = 0;
+  published_schedule adopted_;                       // until the next apply_work
+  std::map<machine_id, std::uint64_t> adopted_quanta_;  // per node: what the adopted shares hold there
   std::function<std::int64_t()> stage_clock_;
   stage_timings timings_;
 };

@@ -150,16 +150,7 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
       // Recovery: a live process the RM does not know (restart, reconfiguration).
       auto mit = model_.machine_index.find(p.node);
       if (mit == model_.machine_index.end() && p.node_memory_mb > 0) {
-        // Register the node from the orchestrator's record: as one of ours if it belongs to this pool tree,
-        // else as a foreign machine (its node is another top-level pool's now, e.g. after a reconfiguration),
-        // so that the process is accounted and published here, the job stays whole, and nothing new goes there.
-        scheduler_config cfg;
-        cfg.nodepools = pool_defs_;
-        if (top_level_of(cfg, find_nodepool(cfg, p.node.str(), "")) == model_.top_pool || pool_defs_.empty()) {
-          update_machine({p.node, "", p.node_memory_mb, false});
-        } else {
-          add_foreign_machine(p.node, p.node_memory_mb);
-        }
+        register_unheard_machine(p.node, p.node_memory_mb);
         mit = model_.machine_index.find(p.node);
       }
       if (mit == model_.machine_index.end()) {
@@ -219,6 +210,58 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
   return all_own;
 }
 
+// Registered from the orchestrator's record or the last published schedule: as one of ours if it belongs
+// to this pool tree, else as a foreign machine (its node is another top-level pool's now, e.g. after a
+// reconfiguration), so that what runs there is accounted and published here, the job stays whole, and
+// nothing new goes there.
+int nodepool_scheduler::register_unheard_machine(const machine_id& name, std::uint64_t memory_mb) {
+  scheduler_config cfg;
+  cfg.nodepools = pool_defs_;
+  if (top_level_of(cfg, find_nodepool(cfg, name.str(), "")) == model_.top_pool || pool_defs_.empty()) {
+    update_machine({name, "", memory_mb, false});
+    auto it = model_.machine_index.find(name);
+    return it == model_.machine_index.end() ? -1 : it->second;
+  }
+  return add_foreign_machine(name, memory_mb);
+}
+
+void nodepool_scheduler::adopt_published(published_schedule shares) {
+  adopted_ = std::move(shares);
+  adopted_quanta_.clear();
+  for (const auto& [job, list] : adopted_)
+    for (const auto& s : list)
+      if (s.status != share_status::evict) adopted_quanta_[s.node] += static_cast<std::uint64_t>(std::max(1, s.quanta));
+}
+
+// The job just arrived in this scheduler: its shares of the last published schedule become its own, with
+// their ids, nodes, sizes and statuses (see adopt_published).
+void nodepool_scheduler::adopt_shares_of(int ji) {
+  auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+  auto it = adopted_.find(j.item.id);
+  if (it == adopted_.end()) return;
+  // Work refused here now (its class is gone): what it runs is recovered from the map and handled as such.
+  if (j.refused) return;
+  for (const auto& s : it->second) {
+    if (model_.share_index.count(s.id) != 0) continue;  // already known (listed twice)
+    auto mit = model_.machine_index.find(s.node);
+    int mi = mit == model_.machine_index.end() ? -1 : mit->second;
+    if (mi < 0) {
+      // Not heard of yet: sized by what the adopted shares hold there, so nothing else fits until the
+      // machine reports its real size.
+      const auto held = std::max<std::uint64_t>(1, adopted_quanta_[s.node]);
+      mi = register_unheard_machine(s.node, held * model_.quantum_mb + model_.settings.reserved_dram_mb);
+      if (mi < 0) continue;
+    }
+    const int slot = model_.add_share(ji, mi, std::max(1, s.quanta), s.id, 0, s.status);
+    auto& sh = model_.shares[static_cast<std::size_t>(slot)];
+    sh.published = true;
+    // A running share was shown by an earlier map: missing from this one, its process has ended.
+    sh.seen = s.status == share_status::running;
+    if (s.reclaim_at_ms > 0) model_.set_reclaim(slot, s.reclaim_at_ms);
+    dirty_ = true;
+  }
+}
+
 void nodepool_scheduler::mark_seen(int slot, const process_report& p) {
   auto& sh = model_.shares[static_cast<std::size_t>(slot)];
   sh.mark = model_.reconcile_epoch;
@@ -274,6 +317,7 @@ int nodepool_scheduler::apply_one(const work_item& item, int ji) {
     arrive(item);
     ji = model_.job_index.at(item.id);
     model_.jobs[static_cast<std::size_t>(ji)].item.processes.clear();
+    if (!adopted_.empty()) adopt_shares_of(ji);
   } else {
     // The class and size were fixed at arrival; the rest is refreshed (copied only when it changed).
     auto& cur = model_.jobs[static_cast<std::size_t>(ji)].item;
@@ -353,6 +397,8 @@ void nodepool_scheduler::apply_work(const work_map& snapshot) {
     id_order_.push_back(apply_one(item, slots[k]));
     id_order_ids_.push_back(id);
   }
+  adopted_.clear();
+  adopted_quanta_.clear();
 }
 
 }  // namespace rmbus::core

@@ -35,6 +35,12 @@ inline constexpr std::string_view job_done = "job_done";  // a finished job's ac
 inline constexpr std::string_view bus_refused = "bus_refused";  // CURVE: a sender's roles may not publish a topic
 // Nodes down longer than [limits] forget_down_ms left the node table (detail: count, nodes, forget_down_ms).
 inline constexpr std::string_view node_forgotten = "node_forgotten";
+// A pool's plan would have put nodes above their order; its last good plan was published instead (detail:
+// pool, cycle, nodes, shares).
+inline constexpr std::string_view invariant_violation = "invariant_violation";
+// A pool's scheduler was replaced again before answering in time: its round timeout backs off (detail: pool,
+// round_timeout_ms, replacements), or returns to the configured one (replacements 0).
+inline constexpr std::string_view scheduler_backoff = "scheduler_backoff";
 }  // namespace event_kinds
 
 struct rm_event {

@@ -14,10 +14,14 @@ packages=(
   libcli11-dev                    # command lines
   libcpp-httplib-dev              # Prometheus metrics endpoint
   libncurses-dev                  # rmbus-top's full-screen monitor
-  nlohmann-json3-dev              # rmbus-admin --json, and the tests that parse it
   catch2                          # tests (v2)
   python3-zmq python3-msgpack     # cross-language wire tests
+  nlohmann-json3-dev              # rmbus-admin --json; rmbus-web's tests read its JSON back
+  chromium chromium-driver python3-selenium   # rmbus-web's browser tests and benchmark (headless)
   iproute2                        # network-namespace tests, where allowed
+  file                            # cpack's Debian package: finds the programs whose libraries it depends on
+  prometheus python3-yaml         # promtool checks and unit-tests the alert rules (deploy/prometheus)
+  systemd                         # systemd-analyze verifies the units (deploy/systemd)
 )
 
 missing=()

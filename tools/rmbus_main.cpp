@@ -1,10 +1,10 @@
 // rmbus: the resource manager. Runs every actor and the embedded bus forwarder by default, or the roles
 // given with --roles (the rest of the RM then runs in other processes on the same bus).
 //
-//   rmbus [--config FILE | --ducc FILE] [--bus-pub EP] [--bus-sub EP] [--no-forwarder] [--admin EP]
+//   rmbus [--config FILE | --ducc FILE] [--bus-pub EP[,EP...]] [--bus-sub EP[,EP...]] [--no-forwarder] [--admin EP]
 //         [--metrics HOST:PORT|off] [--roles LIST] [--log-level LEVEL] [--check-config]
 //         [--threads N] [--heartbeat-min-gap-ms MS] [--key FILE] [--server-key FILE]
-//         [--inject-fault throw:POOL:CYCLE|hang:POOL:CYCLE  (tests only)]
+//         [--inject-fault throw:POOL:CYCLES|hang:POOL:CYCLES  (tests only)]
 //
 // The command line is a contract (test harnesses and the README rely on it): see docs/architecture.md.
 // SIGTERM / SIGINT stop it gracefully (exit 0); SIGHUP reloads the configuration as the admin command
@@ -114,8 +114,12 @@ int main(int argc, char** argv) {
   app.add_option("--ducc", ducc, "DUCC ducc.properties (class file and nodefiles relative to its folder)")
       ->check(CLI::ExistingFile)
       ->excludes(native_opt);
-  app.add_option("--bus-pub", o.bus_pub, "forwarder side publishers connect to (default tcp://127.0.0.1:5560)");
-  app.add_option("--bus-sub", o.bus_sub, "forwarder side subscribers connect to (default tcp://127.0.0.1:5561)");
+  app.add_option("--bus-pub", o.bus_pub,
+                 "forwarder side publishers connect to (default tcp://127.0.0.1:5560); several forwarders: "
+                 "EP,EP,... (the first is the embedded forwarder's own)");
+  app.add_option("--bus-sub", o.bus_sub,
+                 "forwarder side subscribers connect to (default tcp://127.0.0.1:5561); several forwarders: "
+                 "EP,EP,... (the first is the embedded forwarder's own)");
   app.add_flag("--no-forwarder", no_forwarder, "connect to an existing forwarder (e.g. rmbus-proxy) instead of binding one");
   app.add_option("--admin", o.admin, "admin REQ/REP endpoint bound here (default tcp://127.0.0.1:5562)");
   app.add_option("--metrics", o.metrics,
@@ -142,7 +146,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{24} * 3600 * 1000));
   std::string fault_spec;
   app.add_option("--inject-fault", fault_spec,
-                 "tests only: throw:POOL:CYCLE or hang:POOL:CYCLE makes that pool's scheduler fail in that round")
+                 "tests only: throw:POOL:CYCLES or hang:POOL:CYCLES (CYCLES: 5, 3-8 or 3,5,9-11) makes that "
+                 "pool's scheduler fail in those rounds")
       ->group("Testing");
   try {
     app.parse(argc, argv);

@@ -72,10 +72,19 @@ int main(int argc, char** argv) {
   std::string keys_file;
 
   CLI::App app{"rmbus-proxy: forwards bus messages between publishers (XSUB) and subscribers (XPUB)"};
+  // One forwarder binds one pair; several forwarders are several rmbus-proxy (or rmbus) processes, each
+  // client listing them all (docs/bus.md, "Several forwarders").
+  const auto one_endpoint = [](const std::string& ep) -> std::string {
+    if (ep.find(',') == std::string::npos) return {};
+    return "rmbus-proxy is one forwarder and binds one endpoint per side; for several forwarders run one "
+           "rmbus-proxy each and give the clients the list";
+  };
   app.add_option("--bus-pub", options.pub_endpoint, "endpoint publishers connect to (XSUB side, bound here)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(one_endpoint);
   app.add_option("--bus-sub", options.sub_endpoint, "endpoint subscribers connect to (XPUB side, bound here)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(one_endpoint);
   app.add_option("--hwm", options.hwm, "messages queued per peer before ZeroMQ drops for that peer")
       ->capture_default_str()
       ->check(CLI::Range(1, 10'000'000));

@@ -28,5 +28,6 @@ using bad = caf::atom_constant<caf::atom("bad")>;            // bus thread -> ro
 using flush = caf::atom_constant<caf::atom("flush")>;        // intake: its batch window closed
 using nodes_due = caf::atom_constant<caf::atom("nodesdue")>;  // publication: rm.nodes may go out again
 using probe = caf::atom_constant<caf::atom("probe")>;        // health -> actor: its mailbox depth (uint64)
+using backoff = caf::atom_constant<caf::atom("backoff")>;    // control -> health: (pool, round timeout ms now)
 
 }  // namespace rmbus::actors::atoms

@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 
 #include <caf/actor.hpp>
@@ -24,12 +25,14 @@ caf::actor spawn_heartbeat_intake(caf::actor_system& sys, actor_env env);
 // workmap_diff.cpp
 caf::actor spawn_workmap_diff(caf::actor_system& sys, actor_env env);
 // pool_scheduler.cpp: the scheduler of one top-level pool.
+// `generation`: orders the pool's schedulers (messages/internal/seed_request.hpp); strictly increasing per pool.
+// `retired`: stop requested when control replaces or stops it; from then on it takes no round and quits.
 // `restarted`: it replaces one that failed, so it asks the intake for its pool's machines again.
 // `intake_elsewhere`: the intake runs in another process, which may have announced the pool's machines before
 // this one joined the bus; the scheduler asks for them when its first work slice shows the bus carries its
 // messages (a request sent at once could be lost before its publisher's connection is up).
-caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, bool restarted = false,
-                                bool intake_elsewhere = false);
+caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, std::uint64_t generation,
+                                std::stop_token retired = {}, bool restarted = false, bool intake_elsewhere = false);
 // eviction.cpp
 caf::actor spawn_eviction(caf::actor_system& sys, actor_env env);
 // publication.cpp

@@ -26,6 +26,7 @@
 #include "messages/internal/recovered_nodes.hpp"
 #include "messages/internal/round_done.hpp"
 #include "messages/internal/round_start.hpp"
+#include "messages/internal/seed_request.hpp"
 #include "messages/internal/vary_request.hpp"
 #include "messages/internal/work_slice.hpp"
 #include "messages/result.hpp"
@@ -38,7 +39,8 @@ namespace rmbus::messages {
 
 using payload = std::variant<node_ops, node_changes, node_sync_request, node_snapshot, work_slice, round_start,
                              pool_plan, round_done, admin_query, admin_answer, vary_request, recovered_nodes,
-                             reconfigure_request, rm_state, rm_cycle, rm_nodes, rm_event, machines_forgotten>;
+                             reconfigure_request, rm_state, rm_cycle, rm_nodes, rm_event, machines_forgotten,
+                             seed_request>;
 
 struct routed_message {
   std::string topic;

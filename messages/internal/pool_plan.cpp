@@ -9,11 +9,11 @@ namespace {
 constexpr std::array<std::string_view, 4> status_names{"up", "varied_off", "down", "blacklisted"};
 constexpr std::array<std::string_view, 7> machine_keys{"node",      "nodepool", "state",      "quiesced",
                                                        "memory_mb", "quanta",   "free_quanta"};
-constexpr std::array<std::string_view, 17> root_keys{
+constexpr std::array<std::string_view, 18> root_keys{
     "cycle",     "pool",    "quantum_mb", "total_us", "how_much_us", "what_of_us", "preempt_us", "defrag_us",
     "jobs_count", "nodes",  "given",      "preempted", "evicted",    "jobs",       "np_mb",      "machines",
-    "machines_complete"};
-constexpr std::uint64_t root_required = (std::uint64_t{1} << 17) - 1;  // every key
+    "machines_complete", "generation"};
+constexpr std::uint64_t root_required = (std::uint64_t{1} << 17) - 1;  // every key but generation (added later)
 
 void read_machine(const msgpack::object& o, const detail::path& at, machine_summary& m) {
   detail::read_fields(o, at, machine_keys, 0x7f, [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
@@ -36,7 +36,7 @@ std::string_view to_string(machine_status s) { return detail::enum_name(s, statu
 std::string encode(const envelope& env, const pool_plan& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 17);
+  detail::pack_envelope_head(pk, env, 18);
   detail::pack_kv_uint(pk, "cycle", msg.cycle);
   detail::pack_kv_str(pk, "pool", msg.pool);
   detail::pack_kv_uint(pk, "quantum_mb", msg.quantum_mb);
@@ -68,6 +68,7 @@ std::string encode(const envelope& env, const pool_plan& msg) {
     detail::pack_kv_uint(pk, "free_quanta", m.free_quanta);
   }
   detail::pack_kv_bool(pk, "machines_complete", msg.machines_complete);
+  detail::pack_kv_uint(pk, "generation", msg.generation);
   return detail::to_string(buf);
 }
 
@@ -95,6 +96,7 @@ result<pool_plan> decode_pool_plan(std::string_view topic, std::string_view body
                             case 14: detail::read_uint_map(v, f, msg.np_mb); break;
                             case 15: detail::read_array(v, f, msg.machines, read_machine); break;
                             case 16: detail::read(v, f, msg.machines_complete); break;
+                            case 17: detail::read(v, f, msg.generation); break;
                           }
                         });
     return msg;

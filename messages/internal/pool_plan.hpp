@@ -54,6 +54,9 @@ struct pool_plan {
   std::map<std::string, std::uint64_t> np_mb;  // user -> MB
   std::vector<machine_summary> machines;       // by node name
   bool machines_complete = false;
+  // Which scheduler of the pool made the plan (messages/internal/seed_request.hpp): publication takes no
+  // plan older than the newest generation it has heard of. Optional on the wire (0 from an older RM).
+  std::uint64_t generation = 0;
 
   friend bool operator==(const pool_plan&, const pool_plan&) = default;
 };

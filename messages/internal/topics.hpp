@@ -22,6 +22,9 @@ inline constexpr std::string_view vary = "rm.internal.vary";            // vary_
 inline constexpr std::string_view recovered = "rm.internal.recovered";  // recovered_nodes
 inline constexpr std::string_view reconfigure = "rm.internal.reconfigure";  // reconfigure_request
 inline constexpr std::string_view forgotten = "rm.internal.forgotten";  // machines_forgotten
+inline constexpr std::string_view seed_request = "rm.internal.seedreq";  // seed_request
+// + top-level pool: publication's answer to a seed_request, the last schedule published (an rm_state).
+inline constexpr std::string_view seed_prefix = "rm.internal.seed.";
 // A process's last message before it stops (its bus publisher drained up to here); only its envelope.
 // Other processes ignore it.
 inline constexpr std::string_view flush = "rm.internal.flush";
@@ -29,5 +32,6 @@ inline constexpr std::string_view flush = "rm.internal.flush";
 inline std::string node_topic(std::string_view pool) { return std::string{node_prefix} + std::string{pool}; }
 inline std::string work_topic(std::string_view pool) { return std::string{work_prefix} + std::string{pool}; }
 inline std::string query_topic(std::string_view pool) { return std::string{query_prefix} + std::string{pool}; }
+inline std::string seed_topic(std::string_view pool) { return std::string{seed_prefix} + std::string{pool}; }
 
 }  // namespace rmbus::messages::internal_topics

@@ -79,8 +79,8 @@ struct system_under_test {
     actors.push_back(spawn_heartbeat_intake(sys, env));
     actors.push_back(spawn_workmap_diff(sys, env));
     actors.push_back(spawn_publication(sys, env));
-    actors.push_back(spawn_pool_scheduler(sys, env, "alpha"));
-    actors.push_back(spawn_pool_scheduler(sys, env, "beta"));
+    actors.push_back(spawn_pool_scheduler(sys, env, "alpha", 1));
+    actors.push_back(spawn_pool_scheduler(sys, env, "beta", 1));
   }
   ~system_under_test() {
     for (auto& a : actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);

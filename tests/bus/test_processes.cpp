@@ -168,6 +168,15 @@ TEST_CASE("rmbus-proxy refuses an unknown log level instead of silently logging 
   CHECK(*code < 128);  // an orderly exit with an error, not a crash
 }
 
+TEST_CASE("rmbus-proxy refuses a list of endpoints: it is one forwarder") {
+  child_process proxy{{RMBUS_PROXY_PATH, "--bus-pub", "tcp://127.0.0.1:0,tcp://127.0.0.1:0", "--bus-sub",
+                       "tcp://127.0.0.1:0"}};
+  const auto code = proxy.wait_exit(20s);
+  REQUIRE(code.has_value());
+  CHECK(*code != 0);
+  CHECK(*code < 128);  // a usage error, not a crash
+}
+
 TEST_CASE("a forwarder reports a busy endpoint at construction, and stop is safe in any state") {
   zmq::context_t ctx;
   forwarder_options fo;

@@ -227,6 +227,30 @@ TEST_CASE("bad bus endpoints and addresses", "[config][errors]") {
                            "bus.metrics: bad address 'Off': expected HOST:PORT (or \"off\")");
 }
 
+TEST_CASE("bus sides take a list of forwarders, each endpoint checked, none empty or twice", "[config][errors]") {
+  auto ok = native("[bus]\npub = \"tcp://h1:5560, tcp://h2:5560\"\nsub = \"tcp://h1:5561,tcp://h2:5561\"\n" + base_toml);
+  CHECK(ok.runtime.bus_pub == "tcp://h1:5560, tcp://h2:5560");  // kept as written; the bus splits it
+  CHECK(ok.runtime.bus_sub == "tcp://h1:5561,tcp://h2:5561");
+  RMBUS_CHECK_CONFIG_ERROR(native("[bus]\npub = \"tcp://h1:5560,tcp://h2\"\n" + base_toml), "site.toml", 2,
+                           "bus.pub: bad endpoint 'tcp://h2': expected HOST:PORT");
+  RMBUS_CHECK_CONFIG_ERROR(native("[bus]\nsub = \"tcp://h1:5561,\"\n" + base_toml), "site.toml", 2,
+                           "bus.sub: empty endpoint in the list 'tcp://h1:5561,'");
+  RMBUS_CHECK_CONFIG_ERROR(native("[bus]\nsub = \"tcp://h1:5561,tcp://h1:5561\"\n" + base_toml), "site.toml", 2,
+                           "bus.sub: endpoint 'tcp://h1:5561' is listed twice");
+  // The admin endpoint is one socket rmbus binds: no list.
+  RMBUS_CHECK_CONFIG_ERROR(native("[bus]\nadmin = \"tcp://h1:5562,tcp://h2:5562\"\n" + base_toml), "site.toml", 2,
+                           "bus.admin: bad endpoint");
+  // The command line's --bus-pub / --bus-sub go through the same check.
+  rc::runtime_settings rt;
+  rt.bus_pub = "tcp://127.0.0.1:5560,tcp://127.0.0.1:6560";
+  rt.bus_sub = "tcp://127.0.0.1:5561,tcp://127.0.0.1:6561";
+  CHECK(rc::runtime_problems(rt).empty());
+  rt.bus_sub = "tcp://127.0.0.1:5561,,tcp://127.0.0.1:6561";
+  const auto problems = rc::runtime_problems(rt);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0] == "bus sub: empty endpoint in the list 'tcp://127.0.0.1:5561,,tcp://127.0.0.1:6561'");
+}
+
 TEST_CASE("an unknown log level: level names are validated, not guessed", "[config][errors]") {
   RMBUS_CHECK_CONFIG_ERROR(native("[log]\nlevel = \"verbose\"\n" + base_toml), "site.toml", 2,
                            "unknown log level 'verbose'");

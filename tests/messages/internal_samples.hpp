@@ -65,6 +65,7 @@ inline pool_plan full_pool_plan() {
                 machine_summary{"n03", "alpha", machine_status::down, false, 32768, 2, 2},
                 machine_summary{"n04", "alpha", machine_status::blacklisted, false, 32768, 2, 0}};
   p.machines_complete = true;
+  p.generation = 1'700'000'000'123;
   return p;
 }
 

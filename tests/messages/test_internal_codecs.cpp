@@ -233,3 +233,21 @@ TEST_CASE("forgetting nodes: node_changes' optional forgotten names, the forget 
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.error().field == "kept");
 }
+
+TEST_CASE("a fresh scheduler's seed request, publication's answer and a plan's generation round-trip") {
+  round_trips(seed_request{"alpha", 1'700'000'000'123}, decode_seed_request, it::seed_request);
+  payload_round_trips(seed_request{"alpha", 1'700'000'000'123}, it::seed_request);
+  // The answer is the last published schedule itself, on the pool's seed topic.
+  payload_round_trips(samples::full_rm_state(), it::seed_topic("alpha"));
+  auto missing = decode_seed_request(it::seed_request, without_key(seed_request{"alpha", 7}, "generation"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().field == "generation");
+  // A plan from an RM before generations existed decodes with generation 0.
+  auto tree = decode_value("t", encode(samples::env(), samples::full_pool_plan()));
+  REQUIRE(tree.ok());
+  tree.value().as_map()->erase("generation");
+  auto old = decode_pool_plan(it::plan, encode_value(tree.value()));
+  REQUIRE(old.ok());
+  CHECK(old.value().generation == 0);
+  CHECK(old.value().jobs == samples::full_pool_plan().jobs);
+}

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "bus/curve.hpp"
+#include "bus/subscriber.hpp"
 #include "messages/rm_cycle.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_nodes.hpp"
@@ -34,6 +35,8 @@
 namespace rmbus::test_support {
 
 struct cluster_options {
+  // One forwarder's sides, or several separated by commas: the agents and the orchestrator publish through
+  // every one, the observer drops the copies (docs/bus.md, "Several forwarders").
   std::string bus_pub = "tcp://127.0.0.1:5560";
   std::string bus_sub = "tcp://127.0.0.1:5561";
   std::chrono::milliseconds period{200};
@@ -75,6 +78,13 @@ class fake_cluster {
   // A process the orchestrator already runs (e.g. from before the RM started): it is in every work map.
   void adopt_process(const std::string& job_id, const std::string& share_id, const std::string& node);
   messages::workmap workmap() const;  // what the orchestrator would publish now
+  // A slow orchestrator: while held, shares it sees as new are queued instead of started (it is still
+  // launching them), and one preempted or evicted meanwhile leaves the queue; release starts the queue.
+  void hold_starts();
+  void release_starts();
+  std::size_t starts_held() const;
+  // While paused the orchestrator publishes no work map (agents still heartbeat).
+  void pause_maps(bool paused);
 
   // ---- observations
   std::optional<messages::rm_state> last_state() const;
@@ -82,6 +92,14 @@ class fake_cluster {
   std::vector<messages::rm_event> events() const;
   std::vector<messages::rm_cycle> cycles() const;  // every rm.cycle received, in order
   std::uint64_t states_seen() const;
+  // rm.state messages handed to the cluster with an envelope (src, seq) it had already been handed: must stay
+  // 0, also when the cluster is connected to several forwarders (bus_pub / bus_sub lists) and receives every
+  // message once through each.
+  std::uint64_t states_repeated() const;
+  // Heartbeats the agents published (each once, whatever the number of forwarders it goes through).
+  std::uint64_t heartbeats_sent() const;
+  // The cluster's bus subscriber's counters (received, duplicates dropped, gaps...).
+  bus::subscriber_stats bus_stats() const;
   // Waits until a NEW rm.state (one received after the call) satisfies `pred`, or the deadline passes.
   bool wait_state(const std::function<bool(const messages::rm_state&)>& pred, std::chrono::milliseconds timeout);
   bool wait_nodes(const std::function<bool(const messages::rm_nodes&)>& pred, std::chrono::milliseconds timeout);

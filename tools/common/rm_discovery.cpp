@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "bus/endpoint_list.hpp"
 #include "config/endpoint.hpp"
 #include "config/loader.hpp"
 
@@ -42,15 +43,15 @@ rm_endpoints endpoints_of_configuration(const std::string& native, const std::st
 }
 
 std::optional<std::string> endpoint_problem(std::string_view option, std::string_view endpoint) {
-  auto problem = config::check_bus_endpoint(endpoint);
-  if (!problem) {
+  // A list of several forwarders (bus/endpoint_list.hpp) is checked endpoint by endpoint.
+  if (auto list = bus::endpoint_list_error(endpoint)) return std::string{option} + ": " + *list;
+  for (const auto& one : bus::split_endpoints(endpoint)) {
+    if (auto problem = config::check_bus_endpoint(one)) return std::string{option} + ": " + *problem;
     // A client connects: a wildcard host or port is something only a server may bind.
-    if (endpoint.starts_with("tcp://") && (endpoint.find("*") != std::string_view::npos))
-      return std::string{option} + ": '" + std::string{endpoint} +
-             "' has a wildcard, which only a server binds: expected tcp://HOST:PORT";
-    return std::nullopt;
+    if (one.starts_with("tcp://") && one.find('*') != std::string::npos)
+      return std::string{option} + ": '" + one + "' has a wildcard, which only a server binds: expected tcp://HOST:PORT";
   }
-  return std::string{option} + ": " + *problem;
+  return std::nullopt;
 }
 
 std::optional<std::string> environment(const char* name) {

@@ -30,8 +30,8 @@ struct rm_endpoints {
 // problem, or std::exception for an unreadable file. `native` and `ducc`: at most one non-empty.
 rm_endpoints endpoints_of_configuration(const std::string& native, const std::string& ducc);
 
-// nullopt when `endpoint` is a usable ZeroMQ endpoint for a client; otherwise what is wrong, naming the
-// option and saying `expected tcp://HOST:PORT` (e.g. for "localhost:5562").
+// nullopt when `endpoint` (one, or a comma-separated list: bus/endpoint_list.hpp) is usable by a client;
+// otherwise what is wrong, naming the option and saying `expected tcp://HOST:PORT` (e.g. for "localhost:5562").
 std::optional<std::string> endpoint_problem(std::string_view option, std::string_view endpoint);
 
 // The value of environment variable `name`, when set and not empty.

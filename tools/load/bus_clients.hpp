@@ -32,7 +32,7 @@ using clock_type = std::chrono::steady_clock;
 
 // Where a client connects, and its CURVE keys when the RM under test runs with CURVE (rmbus-load --curve).
 struct bus_access {
-  std::string endpoint;
+  std::string endpoint;  // one, or several forwarders separated by commas (rmbus-load --forwarders)
   std::optional<bus::curve_client> curve;
 };
 
@@ -86,6 +86,9 @@ class observer {
   std::uint64_t extra_received = 0;                               // messages on the extra topics
   clock_type::time_point first_extra{}, last_extra{};
   bool decode_states = true;  // off during intake bursts: only counting matters there
+  // Copies dropped (connected to several forwarders, every message arrives once through each); read after
+  // the observer is destroyed or while nothing arrives.
+  std::uint64_t copies_dropped() const { return copies_dropped_.load(); }
   std::vector<double> round_total_ms;  // rm.cycle total_us of every pool round seen (apply_work + schedule)
 
  private:
@@ -95,6 +98,7 @@ class observer {
   };
   void take(const arrival& a);
   std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> copies_dropped_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<arrival> queue_;

@@ -8,6 +8,7 @@
 //   idle      CPU seconds per wall second and resident memory at DUCC's idle rates (/proc)
 //   split     latency with the roles split over three processes on one bus
 //   pools     four equal top-level pools: 2 actor threads against 1 (the pools' rounds one after another)
+//   serve     no measurement: keeps the cluster running for an outside observer (rmbus-web's benchmark)
 // --curve runs every phase with CURVE on the bus (docs/bus.md, "Security"): rmbus-load makes fresh key pairs
 // in its work folder (the RM's, one rm key per further split process, its own client key), lists them, and
 // writes [security] into each configuration. It takes no --key / --server-key as the other tools do: those
@@ -62,6 +63,9 @@ struct options {
   std::optional<load_keys> keys;  // --curve
   bool accounting = false;        // --accounting: [accounting] on, records in the work folder
   bool health = false;            // --health: [health] on
+  int forwarders = 1;             // --forwarders: the RM's own and forwarders - 1 rmbus-proxy processes
+  std::string proxy;              // the rmbus-proxy executable, next to rmbus
+  int serve_s = 300;              // --serve-s: how long the serve phase keeps the cluster running
 };
 
 load_keys make_keys(const std::string& work_dir) {
@@ -125,10 +129,24 @@ std::optional<double> scrape(int port, const std::string& name) {
 // The RM processes of one layout, their endpoints and logs.
 struct rm_layout {
   int pub = free_port(), sub = free_port(), admin = free_port(), metrics = free_port();
+  // --forwarders N: N - 1 rmbus-proxy processes besides the RM's embedded forwarder, and every client (the
+  // RM's processes included) connected to all N (docs/bus.md, "Several forwarders").
+  std::vector<std::pair<int, int>> proxy_ports;  // (pub, sub) of each rmbus-proxy
+  std::vector<std::unique_ptr<rm_process>> proxies;  // not in sample(): what the RM costs is measured
   std::optional<bus::curve_client> curve;  // rmbus-load's client keys, with --curve
   std::vector<std::unique_ptr<rm_process>> procs;
-  bus_access pub_side() const { return {tcp(pub), curve}; }
-  bus_access sub_side() const { return {tcp(sub), curve}; }
+  std::string pub_list() const {
+    auto list = tcp(pub);
+    for (const auto& p : proxy_ports) list += "," + tcp(p.first);
+    return list;
+  }
+  std::string sub_list() const {
+    auto list = tcp(sub);
+    for (const auto& p : proxy_ports) list += "," + tcp(p.second);
+    return list;
+  }
+  bus_access pub_side() const { return {pub_list(), curve}; }
+  bus_access sub_side() const { return {sub_list(), curve}; }
   proc_sample sample() const {
     proc_sample all;
     for (const auto& p : procs) {
@@ -184,12 +202,22 @@ rm_layout start(const options& o, const std::string& config, const std::string& 
     // The intake phase offers each node's heartbeat every few milliseconds (10,000 nodes in turn at up to
     // 600,000 a second): the forwarder would shed those repeats (docs/bus.md "Shedding repeats"), and the phase
     // measures what the RM's intake absorbs, so shedding is off.
-    std::vector<std::string> a{"--config", config, "--bus-pub", tcp(l.pub), "--bus-sub", tcp(l.sub),
+    std::vector<std::string> a{"--config", config, "--bus-pub", l.pub_list(), "--bus-sub", l.sub_list(),
                                "--heartbeat-min-gap-ms", "0"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   };
   const auto log = o.work_dir + "/rmbus-" + how;
+  for (int i = 1; i < o.forwarders; ++i) {
+    l.proxy_ports.emplace_back(free_port(), free_port());
+    std::vector<std::string> a{"--bus-pub", tcp(l.proxy_ports.back().first), "--bus-sub",
+                               tcp(l.proxy_ports.back().second), "--heartbeat-min-gap-ms", "0", "--log-level", "warn"};
+    if (keys) {  // the forwarders of one bus serve with one key pair (docs/bus.md, "Several forwarders")
+      for (const auto& k : {"--key", keys->rm_key.c_str(), "--keys", keys->keys.c_str()}) a.emplace_back(k);
+    }
+    l.proxies.push_back(
+        std::make_unique<rm_process>(o.proxy, a, o.work_dir + "/rmbus-proxy-" + how + "-" + std::to_string(i) + ".log"));
+  }
   if (how == "split") {
     l.procs.push_back(std::make_unique<rm_process>(
         o.rmbus, base({"--roles", "intake,eviction", "--metrics", "127.0.0.1:" + std::to_string(l.metrics)}), log + "-1.log"));
@@ -396,6 +424,32 @@ void run_idle(const options& o, zmq::context_t& ctx, const load_cluster& c, run_
               100 * f.idle_cpu, f.idle_rss_mb);
 }
 
+// Serve: the cluster kept running for an outside observer (rmbus-web's benchmark, tools/web/bench_web.py):
+// rmbus with the cluster's configuration, every node heartbeating each second, and the work map published
+// each second, following every schedule as an orchestrator would. One line on stdout names the endpoints;
+// then it runs for --serve-s seconds, or until SIGTERM.
+void run_serve(const options& o, zmq::context_t& ctx, const load_cluster& c) {
+  const auto cfg = write_config(o, c, 1000, "serve");
+  auto l = start(o, cfg, "serve");
+  observer obs{ctx, l.sub_side()};
+  stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
+  if (!wait_ready(ctx, l, obs, 1000)) throw std::runtime_error("rmbus (serve) did not come up");
+  heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 1000ms};
+  std::printf("serving: bus-sub %s admin %s rmbus-pid %d\n", tcp(l.sub).c_str(), tcp(l.admin).c_str(),
+              static_cast<int>(l.procs.front()->pid()));
+  std::fflush(stdout);
+  const std::string topic{messages::topics::workmap};
+  auto work = c.work;
+  const auto t0 = clock_type::now();
+  while (seconds_since(t0) < o.serve_s) {
+    const auto seq = orch.publish(topic, work);
+    obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 30s);
+    if (obs.last_state) follow_schedule(work, obs.last_state->state);
+    obs.state_for_map.clear();
+    obs.wait([] { return false; }, 1000ms);  // the orchestrator's period
+  }
+}
+
 latency_result run_latency_only(const options& o, zmq::context_t& ctx, const load_cluster& c, const std::string& how) {
   const auto cfg = write_config(o, c, 1000, how);
   auto l = start(o, cfg, how);
@@ -419,29 +473,48 @@ int main(int argc, char** argv) {
   app.add_option("--runs", o.runs, "repeat everything; figures are printed per run and as medians")->check(CLI::Range(1, 20));
   app.add_option("--maps", o.maps, "work maps timed per latency measurement")->check(CLI::Range(2, 1000));
   app.add_option("--seed", o.seed, "workload seed");
-  app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools");
-  app.add_option("--rmbus", o.rmbus, "the rmbus executable (default: ../rmbus next to this program)");
+  app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools; or serve (alone: "
+                                     "keep the cluster running for an outside observer)");
+  app.add_option("--serve-s", o.serve_s, "serve: seconds to keep the cluster running")->check(CLI::Range(1, 86400));
+  app.add_option("--rmbus", o.rmbus,
+                 "the rmbus executable (default: rmbus beside this program, else ../rmbus)");
   app.add_option("--work-dir", o.work_dir, "where configurations and RM logs go (default: a fresh temporary folder)");
   bool curve = false;
   app.add_flag("--curve", curve, "CURVE on the bus: fresh keys in the work folder, [security] in every configuration");
   app.add_flag("--accounting", o.accounting, "job accounting on in every configuration (what Maui's JobChecker costs)");
   app.add_flag("--health", o.health, "the health report on in every configuration");
+  app.add_option("--forwarders", o.forwarders,
+                 "bus forwarders: the RM's embedded one and N - 1 rmbus-proxy processes (next to rmbus); every "
+                 "client connects to all, so each message travels through each and receivers drop the copies")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 4));
   CLI11_PARSE(app, argc, argv);
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured, also into a file
   o.phases.clear();
   std::stringstream ps(phases);
   for (std::string p; std::getline(ps, p, ',');) {
-    static const std::set<std::string> known{"startup", "intake", "latency", "idle", "split", "pools"};
+    static const std::set<std::string> known{"startup", "intake", "latency", "idle", "split", "pools", "serve"};
     if (!known.count(p)) {
-      std::cerr << "rmbus-load: --phases: unknown phase '" << p << "' (known: startup, intake, latency, idle, split, pools)\n";
+      std::cerr << "rmbus-load: --phases: unknown phase '" << p
+                << "' (known: startup, intake, latency, idle, split, pools, serve)\n";
       return 2;
     }
     o.phases.insert(p);
   }
-  if (o.rmbus.empty())
-    o.rmbus = (std::filesystem::canonical("/proc/self/exe").parent_path().parent_path() / "rmbus").string();
+  if (o.rmbus.empty()) {
+    // Installed, rmbus sits beside this program (bin/); in the build tree one folder up (build/tools/).
+    const auto here = std::filesystem::canonical("/proc/self/exe").parent_path();
+    o.rmbus =
+        (std::filesystem::exists(here / "rmbus") ? here / "rmbus" : here.parent_path() / "rmbus").string();
+  }
   if (!std::filesystem::exists(o.rmbus)) {
     std::cerr << "rmbus-load: no rmbus executable at " << o.rmbus << " (give --rmbus)\n";
+    return 2;
+  }
+  o.proxy = (std::filesystem::path(o.rmbus).parent_path() / "rmbus-proxy").string();
+  if (o.forwarders > 1 && !std::filesystem::exists(o.proxy)) {
+    std::cerr << "rmbus-load: --forwarders " << o.forwarders << " needs rmbus-proxy next to rmbus, at " << o.proxy
+              << "\n";
     return 2;
   }
   if (o.work_dir.empty()) {
@@ -463,9 +536,9 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s%s%s%s; logs in %s\n", o.nodes, o.jobs, o.users,
-              o.rmbus.c_str(), o.keys ? " with CURVE" : "", o.accounting ? " with accounting" : "",
-              o.health ? " with the health report" : "", o.work_dir.c_str());
+  std::printf("rmbus-load: %d nodes, %d jobs, %d users; rmbus %s%s%s%s; %d forwarder(s); logs in %s\n", o.nodes,
+              o.jobs, o.users, o.rmbus.c_str(), o.keys ? " with CURVE" : "", o.accounting ? " with accounting" : "",
+              o.health ? " with the health report" : "", o.forwarders, o.work_dir.c_str());
   zmq::context_t ctx;
   std::vector<run_figures> runs;
   try {
@@ -477,6 +550,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "  cluster: %zu nodes, %zu work items, %zu processes running (made in %.1f s)\n",
                    cluster.nodes.size(), cluster.work.work.size(), cluster.processes, seconds_since(t0));
       run_figures f;
+      if (o.phases.count("serve")) run_serve(o, ctx, cluster);
       if (o.phases.count("startup") || o.phases.count("intake") || o.phases.count("latency")) run_one(o, ctx, cluster, f);
       if (o.phases.count("idle")) run_idle(o, ctx, cluster, f);
       if (o.phases.count("split")) {

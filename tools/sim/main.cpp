@@ -1,7 +1,7 @@
 // rmbus-sim: fake node agents and a fake orchestrator in a closed loop with a running rmbus, driven by a
 // scenario file or a seeded random workload; prints progress while it runs and a report at the end.
 //
-//   rmbus-sim --bus-pub EP --bus-sub EP (--scenario FILE | --random SEED [--nodes DESC] [--jobs N] [--users
+//   rmbus-sim --bus-pub EP[,EP...] --bus-sub EP[,EP...] (--scenario FILE | --random SEED [--nodes DESC] [--jobs N] [--users
 //   N])
 //             [--seconds N] [--speed X] [--summary-every-ms N] [--ready-timeout-s N]
 //             [--csv FILE] [--plot FILE.svg] [--report FILE] [--log-level L] [--key FILE --server-key FILE]
@@ -30,6 +30,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "bus/endpoint_list.hpp"
 #include "bus/curve.hpp"
 #include "bus/log_level.hpp"
 #include "tools/sim/driver.hpp"
@@ -67,8 +68,15 @@ int main(int argc, char** argv) {
   std::string key_file, server_key_file;
 
   CLI::App app{"rmbus-sim: simulated agents and orchestrator in a closed loop with a running rmbus"};
-  app.add_option("--bus-pub", opt.bus_pub, "forwarder side publishers connect to")->capture_default_str();
-  app.add_option("--bus-sub", opt.bus_sub, "forwarder side subscribers connect to")->capture_default_str();
+  // Several forwarders (EP,EP,...): every agent and the orchestrator publish through each, and the copies of
+  // rm.state that arrive are dropped by the subscriber (docs/bus.md, "Several forwarders").
+  const auto endpoint_list = [](const std::string& list) { return rmbus::bus::endpoint_list_error(list).value_or(""); };
+  app.add_option("--bus-pub", opt.bus_pub, "forwarder side publishers connect to (several: EP,EP,...)")
+      ->capture_default_str()
+      ->check(endpoint_list);
+  app.add_option("--bus-sub", opt.bus_sub, "forwarder side subscribers connect to (several: EP,EP,...)")
+      ->capture_default_str()
+      ->check(endpoint_list);
   app.add_option("--key", key_file, "CURVE: the simulator's key pair file (roles agent,orchestrator)");
   app.add_option("--server-key", server_key_file, "CURVE: the bus forwarder's public key file");
   auto* scenario_opt = app.add_option("--scenario", scenario_file, "scenario file (TOML, docs/sim.md)");

@@ -3,8 +3,8 @@
 // it works against an RM on another host; folds it into a monitor_model; and draws render()'s lines full
 // screen with ncurses, or prints them once (--once) for scripts.
 //
-//   rmbus-top [--bus-sub tcp://127.0.0.1:5561 | --config FILE | --ducc FILE] [--once] [--timeout-ms 10000]
-//             [--width 120] [--refresh-ms 1000] [--log-level warn] [--key FILE --server-key FILE]
+//   rmbus-top [--bus-sub tcp://127.0.0.1:5561[,EP...] | --config FILE | --ducc FILE] [--once]
+//             [--timeout-ms 10000] [--width 120] [--refresh-ms 1000] [--log-level warn] [--key FILE --server-key FILE]
 //
 // The endpoint: --bus-sub, else the one the RM's own configuration binds (--config / --ducc, with its CURVE
 // server key), else $RMBUS_BUS_SUB, else tcp://127.0.0.1:5561.
@@ -31,6 +31,7 @@
 #include <string>
 #include <zmq.hpp>
 
+#include "bus/endpoint_list.hpp"
 #include "bus/curve.hpp"
 #include "bus/log_level.hpp"
 #include "bus/subscriber.hpp"
@@ -192,8 +193,9 @@ int main(int argc, char** argv) {
   std::string server_key_file;
   CLI::App app{"rmbus-top: the live monitor of a running rmbus"};
   auto* sub_opt = app.add_option("--bus-sub", endpoint,
-                                 "the bus forwarder's subscriber side (rmbus's --bus-sub; default: from "
-                                 "--config/--ducc, else $RMBUS_BUS_SUB, else tcp://127.0.0.1:5561)");
+                                 "the bus forwarder's subscriber side (rmbus's --bus-sub; several forwarders: "
+                                 "EP,EP,...; default: from --config/--ducc, else $RMBUS_BUS_SUB, else "
+                                 "tcp://127.0.0.1:5561)");
   auto* native_opt =
       app.add_option("--config", native, "find the bus as the RM's native configuration binds it")
           ->check(CLI::ExistingFile)

@@ -12,13 +12,6 @@ namespace {
 using messages::job_status;
 using messages::share_status;
 
-// Counts off the bus may be anything up to 2^64-1; a sum of them sticks at the top instead of wrapping to a
-// small, believable number.
-std::uint64_t add_capped(std::uint64_t a, std::uint64_t b) {
-  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max()
-                                                           : a + b;
-}
-
 bool holds(share_status s) { return s == share_status::running || s == share_status::new_; }
 
 void add_job(user_summary& u, const messages::job_schedule& j) {
@@ -34,17 +27,6 @@ void add_job(user_summary& u, const messages::job_schedule& j) {
     ++u.active;
     u.quanta = add_capped(u.quanta, s.quanta);
   }
-}
-
-void add_user(user_summary& total, const user_summary& u) {
-  total.jobs = add_capped(total.jobs, u.jobs);
-  total.active = add_capped(total.active, u.active);
-  total.quanta = add_capped(total.quanta, u.quanta);
-  total.given = add_capped(total.given, u.given);
-  total.demand = add_capped(total.demand, u.demand);
-  total.fair_share = add_capped(total.fair_share, u.fair_share);
-  total.wanted = add_capped(total.wanted, u.wanted);
-  total.capped_jobs = add_capped(total.capped_jobs, u.capped_jobs);
 }
 
 // How long after `sent_ms` the RM's deadline `at_ms` falls (both on the RM's clock), negative when it has
@@ -73,6 +55,22 @@ std::string cut_bytes(std::string s, std::size_t n) {
 }
 
 }  // namespace
+
+std::uint64_t add_capped(std::uint64_t a, std::uint64_t b) {
+  return a > std::numeric_limits<std::uint64_t>::max() - b ? std::numeric_limits<std::uint64_t>::max()
+                                                           : a + b;
+}
+
+void add_sums(user_summary& total, const user_summary& u) {
+  total.jobs = add_capped(total.jobs, u.jobs);
+  total.active = add_capped(total.active, u.active);
+  total.quanta = add_capped(total.quanta, u.quanta);
+  total.given = add_capped(total.given, u.given);
+  total.demand = add_capped(total.demand, u.demand);
+  total.fair_share = add_capped(total.fair_share, u.fair_share);
+  total.wanted = add_capped(total.wanted, u.wanted);
+  total.capped_jobs = add_capped(total.capped_jobs, u.capped_jobs);
+}
 
 std::uint64_t pool_summary::count(messages::node_state s) const {
   const auto it = nodes_by_state.find(s);
@@ -220,10 +218,10 @@ std::vector<class_summary> monitor_model::classes() const {
       group_summary g;
       g.group = group;
       for (auto& [user, u] : users) {
-        add_user(g.total, u);
+        add_sums(g.total, u);
         g.users.push_back(std::move(u));
       }
-      add_user(c.total, g.total);
+      add_sums(c.total, g.total);
       if (group.empty())
         c.users = std::move(g.users);
       else

@@ -85,6 +85,12 @@ struct user_summary {
   bool below_fair_share() const;
 };
 
+// Counts off the bus may be anything up to 2^64-1: a sum of them sticks at the top instead of wrapping to a
+// small, believable number.
+std::uint64_t add_capped(std::uint64_t a, std::uint64_t b);
+// Adds `u`'s sums (jobs, active, quanta, given, demand, fair share) to `total`'s, each capped.
+void add_sums(user_summary& total, const user_summary& u);
+
 // One share group ([[group]], EGO's consumer tree) within a class: the jobs whose innermost group it is, summed,
 // and their users. rm.state names only a job's innermost group, so groups are listed flat under their class;
 // a parent group is not known here, and its sums would be a guess.

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "bus/curve.hpp"
@@ -182,6 +183,43 @@ TEST_CASE("e2e: two users sharing a class end within one process of each other")
     CHECK(row.at("double_booked") == "0");
   }
   CHECK(slurp(dir.path + "/plot.svg").find("</svg>") != std::string::npos);
+}
+
+TEST_CASE("e2e: rmbus-sim on two forwarders (rmbus's own and an rmbus-proxy) runs the scenario as on one") {
+  // docs/bus.md, "Several forwarders": rmbus binds the first pair and connects to both; rmbus-sim's agents
+  // and orchestrator publish through both and its observer drops the copies. Counted twice, every preempt
+  // event would be two against one preempted share, and copies taken for restarts would hand stale schedules on.
+  temp_dir dir;
+  const std::string proxy_pub = ts::loopback(ts::free_port()), proxy_sub = ts::loopback(ts::free_port());
+  ts::child_process proxy{RMBUS_PROXY_BIN, {"--bus-pub", proxy_pub, "--bus-sub", proxy_sub}, dir.path + "/proxy.log"};
+  const std::string own_pub = ts::loopback(ts::free_port()), own_sub = ts::loopback(ts::free_port());
+  const std::string pubs = own_pub + "," + proxy_pub, subs = own_sub + "," + proxy_sub;
+  ts::child_process rm{RMBUS_BIN,
+                       {"--config", std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml", "--bus-pub", pubs, "--bus-sub",
+                        subs, "--admin", ts::loopback(ts::free_port()), "--metrics", "off", "--log-level", "warn"},
+                       dir.path + "/rmbus.log"};
+  const std::string report_file = dir.path + "/report.txt";
+  const auto run = ts::run_to_end(RMBUS_SIM_BIN,
+                                  {"--bus-pub", pubs, "--bus-sub", subs, "--scenario",
+                                   std::string(RMBUS_SIM_DIR) + "/scenarios/two-users.toml", "--speed", "20",
+                                   "--seconds", "45", "--ready-timeout-s", "20", "--report", report_file},
+                                  std::chrono::seconds(90));
+  INFO(run.output);
+  INFO(slurp(dir.path + "/rmbus.log"));
+  REQUIRE(run.status == 0);
+  const auto f = figures_of(slurp(report_file));
+  REQUIRE_FALSE(f.empty());
+  CHECK(f.at("end_reason") == "all work done");
+  CHECK(f.at("jobs_completed") == "2");
+  CHECK(std::stoi(f.at("states_received")) > 10);
+  const int alice = std::stoi(f.at("user.alice.final_processes")), bob = std::stoi(f.at("user.bob.final_processes"));
+  CHECK(std::abs(alice - bob) <= 1);
+  CHECK(alice + bob <= 32);
+  CHECK(f.at("evict_events") == "0");
+  CHECK(f.at("double_booked_samples") == "0");
+  CHECK(f.at("preempted_shares") == f.at("preempt_events"));
+  rm.signal(SIGTERM);
+  CHECK(rm.wait(std::chrono::seconds(10)) == std::optional<int>{0});
 }
 
 TEST_CASE("e2e: no RM on the endpoints is exit status 3, naming them") {

@@ -17,6 +17,7 @@
 #include "messages/rm_state.hpp"
 #include "messages/topics.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/fake_rm.hpp"
 
 namespace msg = rmbus::messages;
 namespace ts = rmbus::test_support;
@@ -72,44 +73,6 @@ msg::rm_cycle cycle() {
   return c;
 }
 
-// A fake RM on a loopback forwarder: `round` publishes one round every 50 ms (as an RM does every round, so a
-// monitor that joins late is filled in by the next one) until the test is done with it.
-class fake_rm {
- public:
-  explicit fake_rm(std::function<void(rmbus::bus::publisher&)> round) : fwd_(ctx_, loopback_forwarder()) {
-    fwd_.start();
-    rmbus::bus::publisher_options po;
-    po.name = "fake-rm";
-    po.endpoint = fwd_.pub_endpoint();
-    thread_ = std::thread([this, round = std::move(round), po] {
-      rmbus::bus::publisher pub{ctx_, po};
-      for (int i = 0; i < 1200 && !done_; ++i) {
-        round(pub);
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-    });
-  }
-  ~fake_rm() {
-    done_ = true;
-    thread_.join();
-    fwd_.stop();
-  }
-  const std::string& endpoint() const { return fwd_.sub_endpoint(); }
-
- private:
-  static rmbus::bus::forwarder_options loopback_forwarder() {
-    rmbus::bus::forwarder_options fo;
-    fo.pub_endpoint = "tcp://127.0.0.1:0";
-    fo.sub_endpoint = "tcp://127.0.0.1:0";
-    return fo;
-  }
-
-  zmq::context_t ctx_;
-  rmbus::bus::forwarder fwd_;
-  std::atomic<bool> done_{false};
-  std::thread thread_;
-};
-
 bool has_line(const std::string& output, const std::string& line) {
   return output.find("\n" + line + "\n") != std::string::npos;
 }
@@ -120,7 +83,7 @@ TEST_CASE("rmbus-top --once prints the picture the RM published") {
   // Each round: the state, an event, a body on rm.state that is not an rm.state (well formed envelope, so
   // only the monitor's decoder can refuse it), the cycle, the nodes, and RM-private traffic. Wherever the
   // monitor joins, it sees an event and the bad body before its first whole round (state ... nodes).
-  fake_rm rm{[](rmbus::bus::publisher& pub) {
+  ts::fake_rm rm{[](rmbus::bus::publisher& pub) {
     pub.publish(topics::rm_state, state());
     pub.publish(topics::rm_events, msg::rm_event{"node_down", {{"node", "n3"}}});
     pub.publish(topics::rm_state, nodes());
@@ -180,7 +143,7 @@ TEST_CASE("rmbus-top --once says which endpoint stayed silent, and exits 3") {
 
 TEST_CASE("rmbus-top --once does not take a body it cannot decode for the RM's state") {
   // rm.nodes arrive, but every rm.state body is an rm.nodes one: no picture, and the message says what came
-  fake_rm rm{[](rmbus::bus::publisher& pub) {
+  ts::fake_rm rm{[](rmbus::bus::publisher& pub) {
     pub.publish(topics::rm_state, nodes());
     pub.publish(topics::rm_nodes, nodes());
   }};
@@ -218,7 +181,7 @@ TEST_CASE("rmbus-top refuses a bad argument and a full screen without a terminal
 TEST_CASE("rmbus-top --once shows share groups, and a reclaim deadline timed from the rm.state's send time") {
   // alice in group physics, one of her processes under a deadline 30 s after the round is published (on the
   // RM's wall clock, as the RM sets it); bob in no group
-  fake_rm rm{[](rmbus::bus::publisher& pub) {
+  ts::fake_rm rm{[](rmbus::bus::publisher& pub) {
     auto s = state();
     s.jobs[0].group = "physics";
     const auto wall_ms = std::chrono::duration_cast<std::chrono::milliseconds>(

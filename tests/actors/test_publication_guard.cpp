@@ -1,0 +1,173 @@
+// Publication fed plans directly through the router (no scheduler, no sockets): a plan that would put a node
+// above its order is not published; the pool's last good plan goes out instead, with an
+// invariant_violation event naming the node and the shares. A plan of a replaced scheduler (an older
+// generation) is never taken once its successor asked for its start.
+#include <caf/all.hpp>
+#include <catch2/catch.hpp>
+
+#include "actors/detail/spawn.hpp"
+#include "config/loader.hpp"
+#include "messages/rm_event.hpp"
+#include "messages/topics.hpp"
+
+namespace msg = rmbus::messages;
+namespace topics = rmbus::messages::internal_topics;
+using namespace rmbus::actors;
+
+namespace {
+
+const char* config_text = R"toml(
+[scheduling]
+quantum = "1G"
+
+[timing]
+round_timeout_ms = 5000
+
+[[nodepool]]
+name = "p"
+
+[[class]]
+name = "normal"
+policy = "FAIR_SHARE"
+nodepool = "p"
+default = true
+)toml";
+
+struct publication_alone {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  caf::actor router;
+  caf::actor publication;
+  envelope_stamper stamper{"test-scheduler"};
+
+  publication_alone() {
+    auto rm = std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(config_text, "test.toml"));
+    router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
+    publication = spawn_publication(sys, actor_env{router, "rmbus.test", rm, {}});
+  }
+  ~publication_alone() {
+    caf::anon_send_exit(publication, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(router, caf::exit_reason::user_shutdown);
+  }
+  template <class T>
+  void route(const std::string& topic, T m) {
+    auto env = stamper.next(topic);
+    caf::anon_send(router, atoms::route::value,
+                   msg::routed_message{topic, env, std::make_shared<const msg::payload>(std::move(m))});
+  }
+  void round(std::uint64_t cycle) { route(std::string{topics::round}, msg::round_start{cycle, {"p"}, {}, 0, ""}); }
+};
+
+msg::pool_plan plan(std::uint64_t cycle, std::uint64_t generation, const std::vector<std::string>& share_ids) {
+  msg::pool_plan p;
+  p.cycle = cycle;
+  p.pool = "p";
+  p.quantum_mb = 1024;
+  p.generation = generation;
+  msg::job_schedule j;
+  j.id = "alice-1";
+  j.user = "alice";
+  j.status = msg::job_status::scheduled;
+  j.memory_mb = 1024;
+  for (const auto& id : share_ids) j.shares.push_back({id, "n01", 1, msg::share_status::new_, std::nullopt});
+  p.jobs = {j};
+  p.jobs_count = 1;
+  // n01 has 2 quanta.
+  p.machines = {msg::machine_summary{"n01", "p", msg::machine_status::up, false, 2048, 2, 0}};
+  p.machines_complete = true;
+  return p;
+}
+
+std::vector<std::string> ids_in(const msg::rm_state& s) {
+  std::vector<std::string> out;
+  for (const auto& j : s.jobs)
+    for (const auto& sh : j.shares) out.push_back(sh.id);
+  return out;
+}
+
+// The next rm.state (and any events before it) within a few seconds.
+std::optional<msg::rm_state> next_state(caf::scoped_actor& self, std::vector<msg::rm_event>& events) {
+  std::optional<msg::rm_state> out;
+  bool waiting = true;
+  self->receive_while([&] { return waiting; })(
+      [&](atoms::deliver, const msg::routed_message& m) {
+        if (const auto* s = m.as<msg::rm_state>(); s != nullptr && m.topic == msg::topics::rm_state) {
+          out = *s;
+          waiting = false;
+        } else if (const auto* e = m.as<msg::rm_event>()) {
+          events.push_back(*e);
+        }
+      },
+      caf::after(std::chrono::seconds(10)) >> [&] { waiting = false; });
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("publication publishes the last good plan instead of one that overbooks a node, and says so") {
+  publication_alone t;
+  caf::scoped_actor self{t.sys};
+  caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_state}, caf::actor{self});
+  caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_events}, caf::actor{self});
+  std::vector<msg::rm_event> events;
+
+  t.round(1);
+  t.route(std::string{topics::plan}, plan(1, 7, {"g7.1", "g7.2"}));  // 2 of n01's 2 quanta
+  auto first = next_state(self, events);
+  REQUIRE(first);
+  CHECK(ids_in(*first) == std::vector<std::string>{"g7.1", "g7.2"});
+
+  // Round 2's plan lists two shares more on n01: 4 quanta on a node of 2.
+  t.round(2);
+  t.route(std::string{topics::plan}, plan(2, 7, {"g7.1", "g7.2", "g7.3", "g7.4"}));
+  auto second = next_state(self, events);
+  REQUIRE(second);
+  CHECK(second->cycle == 2);
+  CHECK(ids_in(*second) == std::vector<std::string>{"g7.1", "g7.2"});
+  const auto violation = std::find_if(events.begin(), events.end(),
+                                      [](const auto& e) { return e.kind == msg::event_kinds::invariant_violation; });
+  REQUIRE(violation != events.end());
+  CHECK(violation->detail.at("pool") == "p");
+  CHECK(violation->detail.at("cycle") == "2");
+  CHECK(violation->detail.at("nodes") == "n01");
+  CHECK(violation->detail.at("shares") == "g7.1,g7.2,g7.3,g7.4");
+
+  // A sound plan afterwards is published as usual.
+  t.round(3);
+  t.route(std::string{topics::plan}, plan(3, 7, {"g7.1"}));
+  auto third = next_state(self, events);
+  REQUIRE(third);
+  CHECK(ids_in(*third) == std::vector<std::string>{"g7.1"});
+}
+
+TEST_CASE("once a fresh scheduler asks for its start, publication answers with the last schedule and ignores older plans") {
+  publication_alone t;
+  caf::scoped_actor self{t.sys};
+  caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_state}, caf::actor{self});
+  caf::anon_send(t.router, atoms::subscribe::value, topics::seed_topic("p"), caf::actor{self});
+  std::vector<msg::rm_event> events;
+
+  t.round(1);
+  t.route(std::string{topics::plan}, plan(1, 7, {"g7.1"}));
+  REQUIRE(next_state(self, events));
+
+  // Generation 8 replaces 7 and asks for its start: it gets round 1's schedule.
+  t.route(std::string{topics::seed_request}, msg::seed_request{"p", 8});
+  std::optional<msg::rm_state> seed;
+  self->receive([&](atoms::deliver, const msg::routed_message& m) {
+                  REQUIRE(m.topic == topics::seed_topic("p"));
+                  seed = *m.as<msg::rm_state>();
+                },
+                caf::after(std::chrono::seconds(10)) >> [] {});
+  REQUIRE(seed);
+  CHECK(seed->cycle == 1);
+  CHECK(ids_in(*seed) == std::vector<std::string>{"g7.1"});
+
+  // Round 2: generation 7 answers after all (it was slow), then generation 8. Only 8's plan is published.
+  t.round(2);
+  t.route(std::string{topics::plan}, plan(2, 7, {"g7.1", "g7.2"}));
+  t.route(std::string{topics::plan}, plan(2, 8, {"g7.1", "g8.1"}));
+  auto second = next_state(self, events);
+  REQUIRE(second);
+  CHECK(ids_in(*second) == std::vector<std::string>{"g7.1", "g8.1"});
+}

@@ -1,0 +1,213 @@
+// A fresh scheduler of a pool (a replacement after a hang or a throw, a reconfiguration, a standby taking
+// over) starts from the last schedule published for the pool: every share listed there occupies its node
+// until a work map shows it ended or a later schedule withdraws it (docs/reliability.md, "In-flight grants").
+// Without that, shares published as `new` that the orchestrator has not reported yet are unknown to the
+// fresh scheduler, which gives their quanta away a second time.
+#include <algorithm>
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "tests/core/scheduler_harness.hpp"
+
+using namespace rmbus::test;
+
+namespace {
+
+// What an rm.state listed for the pool, as the fresh scheduler receives it.
+published_schedule published_of(const schedule_plan& plan) {
+  published_schedule out;
+  for (const auto& j : plan.jobs) {
+    auto& shares = out[j.id];
+    for (const auto& s : j.shares) shares.push_back({s.id, s.node, s.quanta, s.status, s.reclaim_at_ms});
+  }
+  return out;
+}
+
+std::set<std::string> ids_of(const job_plan& j) {
+  std::set<std::string> out;
+  for (const auto& s : j.shares) out.insert(s.id.str());
+  return out;
+}
+
+// A second scheduler of the same pool with a share-id prefix of its own, the machines announced again.
+struct successor {
+  explicit successor(const harness& before) : s("default", before.cfg, "b2") {
+    for (const auto& m : before.s.view().machines)
+      s.update_machine({m.name, "", static_cast<std::uint64_t>(m.quanta) * 1024, false});
+  }
+  nodepool_scheduler s;
+};
+
+}  // namespace
+
+TEST_CASE("a fresh scheduler keeps the shares its predecessor published as new before the map lists them") {
+  harness h{one_pool({fair_class("normal")})};
+  h.machines("n", 2, 8);
+  h.job("alice-1", "alice", "normal", 1);
+  h.round(false);  // 16 new shares of 1 GB on the two 8 GB machines; the orchestrator has not started them
+  REQUIRE(h.with_status("alice-1", share_status::new_share) == 16);
+  const auto granted = ids_of(h.plan("alice-1"));
+
+  successor next{h};
+  next.s.adopt_published(published_of(h.last));
+  next.s.apply_work(h.work);  // still without alice's processes
+  const auto& plan = next.s.schedule({h.now + 10000, {}});
+  const auto* alice = plan.find(job_id("alice-1"));
+  REQUIRE(alice != nullptr);
+  // The same 16 shares, still new (the orchestrator may be starting them), and nothing granted twice:
+  // without adoption the successor would list 16 shares of its own (b2.*) on the same 16 quanta.
+  CHECK(ids_of(*alice) == granted);
+  CHECK(std::count_if(alice->shares.begin(), alice->shares.end(),
+                      [](const auto& s) { return s.status == share_status::new_share; }) == 16);
+  for (const auto& m : next.s.view().machines) CHECK(m.free_quanta == 0);
+}
+
+TEST_CASE("an adopted share is confirmed by the map, and a newcomer gets quanta only by preemption") {
+  harness h{one_pool({fair_class("normal")})};
+  h.machines("n", 2, 8);
+  h.job("alice-1", "alice", "normal", 1);
+  h.round(false);
+  successor next{h};
+  next.s.adopt_published(published_of(h.last));
+  // The orchestrator reports the processes it started (all 16), and bob arrives.
+  h.orchestrate();
+  auto work = h.work;
+  auto bob = job_item("bob-1", "bob", "normal", 1);
+  bob.submitted_ms = 99;
+  work[bob.id] = bob;
+  next.s.apply_work(work);
+  const auto& plan = next.s.schedule({h.now + 10000, {}});
+  const auto* alice = plan.find(job_id("alice-1"));
+  const auto* b = plan.find(job_id("bob-1"));
+  REQUIRE(alice != nullptr);
+  REQUIRE(b != nullptr);
+  // Fair share is 8 each of 16 quanta: alice's 16 are running under the old ids, 8 of them preempted for bob,
+  // and bob waits for those preemptions instead of being placed on quanta alice still holds.
+  int running = 0, preempting = 0;
+  for (const auto& s : alice->shares) {
+    running += s.status == share_status::running;
+    preempting += s.status == share_status::preempt;
+  }
+  CHECK(running == 8);
+  CHECK(preempting == 8);
+  CHECK(b->shares.empty());
+  CHECK(b->reason == reason_code::waiting_for_preemptions);
+}
+
+TEST_CASE("an adopted running share that the map no longer lists has ended: its quanta are free again") {
+  harness h{one_pool({fair_class("normal")})};
+  h.machines("n", 1, 8);
+  h.job("alice-1", "alice", "normal", 1).max_processes = 4;
+  h.round();  // 4 new, started by the orchestrator
+  h.round();  // 4 running
+  REQUIRE(h.with_status("alice-1", share_status::running) == 4);
+  const auto published = published_of(h.last);
+  // Two processes end before the fresh scheduler sees its first map.
+  auto& procs = h.work[job_id("alice-1")].processes;
+  procs.erase(procs.begin(), procs.begin() + 2);
+  h.work[job_id("alice-1")].max_processes = 2;
+
+  successor next{h};
+  next.s.adopt_published(published);
+  next.s.apply_work(h.work);
+  const auto& plan = next.s.schedule({h.now + 10000, {}});
+  const auto* alice = plan.find(job_id("alice-1"));
+  REQUIRE(alice != nullptr);
+  CHECK(alice->shares.size() == 2);
+  CHECK(next.s.view().machines.front().free_quanta == 6);
+}
+
+TEST_CASE("an adopted share being preempted holds its quanta until the map shows its process gone") {
+  harness h{one_pool({fair_class("normal")})};
+  h.machines("n", 1, 4);
+  h.job("alice-1", "alice", "normal", 1);
+  h.round();
+  h.round();
+  REQUIRE(h.with_status("alice-1", share_status::running) == 4);
+  h.job("bob-1", "bob", "normal", 1);
+  h.round(false);  // 2 of alice's preempted for bob; the orchestrator has not stopped them yet
+  REQUIRE(h.with_status("alice-1", share_status::preempt) == 2);
+  const auto published = published_of(h.last);
+
+  successor next{h};
+  next.s.adopt_published(published);
+  next.s.apply_work(h.work);  // alice's four processes all still listed
+  const auto& plan = next.s.schedule({h.now + 10000, {}});
+  const auto* alice = plan.find(job_id("alice-1"));
+  const auto* bob = plan.find(job_id("bob-1"));
+  REQUIRE(alice != nullptr);
+  REQUIRE(bob != nullptr);
+  int preempting = 0;
+  for (const auto& s : alice->shares) preempting += s.status == share_status::preempt;
+  CHECK(preempting == 2);   // still asked to stop
+  CHECK(bob->shares.empty());  // nothing placed on quanta the preempted processes still hold
+}
+
+TEST_CASE("adopted shares of work the first map no longer lists are forgotten with it") {
+  harness h{one_pool({fair_class("normal")})};
+  h.machines("n", 1, 8);
+  h.job("alice-1", "alice", "normal", 1);
+  h.round(false);
+  const auto published = published_of(h.last);
+  h.work.erase(job_id("alice-1"));  // cancelled before it started
+  h.job("bob-1", "bob", "normal", 1);
+
+  successor next{h};
+  next.s.adopt_published(published);
+  next.s.apply_work(h.work);
+  const auto& plan = next.s.schedule({h.now + 10000, {}});
+  CHECK(plan.find(job_id("alice-1")) == nullptr);
+  const auto* bob = plan.find(job_id("bob-1"));
+  REQUIRE(bob != nullptr);
+  CHECK(bob->shares.size() == 8);
+}
+
+TEST_CASE("an adopted share on a machine not heard of yet holds its quanta there until the machine reports") {
+  harness h{one_pool({fair_class("normal")})};
+  h.machines("n", 2, 8);
+  h.job("alice-1", "alice", "normal", 2).max_processes = 2;
+  h.round(false);  // two new 2 GB shares
+  const auto published = published_of(h.last);
+  std::set<std::string> nodes;
+  for (const auto& s : h.plan("alice-1").shares) nodes.insert(s.node.str());
+
+  // The successor has heard of no machine yet (the intake's announcements are still on their way).
+  nodepool_scheduler next{"default", h.cfg, "b2"};
+  next.adopt_published(published);
+  auto work = h.work;
+  next.apply_work(work);
+  (void)next.schedule({h.now + 10000, {}});
+  int held = 0;
+  for (const auto& m : next.view().machines) {
+    CHECK(nodes.count(m.name.str()) == 1);
+    CHECK(m.free_quanta == 0);  // known only through the shares it holds
+    held += m.quanta;
+  }
+  CHECK(held == 4);
+  // The machines report their real size: the adopted shares keep their place, the rest is free.
+  for (const auto& n : nodes) next.update_machine({machine_id(n), "", 8 * 1024, false});
+  auto bob = job_item("bob-1", "bob", "normal", 1);
+  bob.submitted_ms = 99;
+  work[bob.id] = bob;
+  next.apply_work(work);
+  const auto& plan = next.schedule({h.now + 20000, {}});
+  const auto* alice = plan.find(job_id("alice-1"));
+  REQUIRE(alice != nullptr);
+  CHECK(alice->shares.size() == 2);
+  CHECK(std::all_of(alice->shares.begin(), alice->shares.end(),
+                    [](const auto& s) { return s.status == share_status::new_share; }));
+  // Bob's shares go beside them, never on the quanta they hold.
+  int total = 0;
+  for (const auto& m : next.view().machines) {
+    int used = 0;
+    for (const auto& held_share : m.shares) used += held_share.share.quanta;
+    CHECK(used <= m.quanta);
+    total += m.quanta;
+  }
+  // Every adopted node now at its real 8 quanta; bob has the rest of them, 1 GB each.
+  CHECK(total == static_cast<int>(8 * nodes.size()));
+  const auto* b = plan.find(job_id("bob-1"));
+  REQUIRE(b != nullptr);
+  CHECK(b->shares.size() == 8 * nodes.size() - 4);
+}
