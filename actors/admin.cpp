@@ -4,18 +4,25 @@
 // rm.internal.vary to eviction), gathers the answers on rm.internal.answer, and replies when all have come or
 // the deadline passes (then it names the pools that did not answer). A malformed request gets an error reply
 // naming what is wrong; nothing hangs.
+//
+// Every action's outcome is logged (info; warn for a refusal or a partial success) and told in the reply:
+// a vary-off asks the pools for the shares on its nodes before and after it, so that it names what it
+// evicted; a reconfiguration names what changed. Work refused before it reached a pool (rm.internal.round's
+// `refused`) is remembered per round, so that `explain` answers for it while it is in the work map.
+#include "messages/admin.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <caf/all.hpp>
 #include <map>
 #include <set>
 #include <variant>
 
-#include <caf/all.hpp>
-#include <spdlog/spdlog.h>
-
 #include "actors/admin_values.hpp"
 #include "actors/detail/spawn.hpp"
+#include "config/config_changes.hpp"
 #include "config/config_error.hpp"
 #include "core/nodepool_scheduler.hpp"
-#include "messages/admin.hpp"
 #include "messages/topics.hpp"
 
 namespace rmbus::actors {
@@ -27,6 +34,14 @@ struct pending_query {
   std::string cmd;
   std::set<std::string> expected;
   std::map<std::string, value::map> answers;
+  // vary_off / vary_on go in steps: the pools' shares on the nodes (vary_off only), the eviction actor's
+  // answer, the pools' shares again; what turned `evict` in between is what the vary-off evicted.
+  enum class step { single, shares_before, vary, shares_after } at = step::single;
+  std::string by;
+  std::vector<std::string> nodes;
+  std::map<std::string, std::string> before;  // share id -> status, on `nodes`, before the vary-off
+  value::map vary_answer;
+  std::string job;  // explain: the job asked about
 };
 
 struct admin_state {
@@ -36,6 +51,7 @@ struct admin_state {
   std::uint64_t next_qid = 1;
   std::map<std::uint64_t, pending_query> pending;
   std::uint64_t cycle = 0;  // last round started
+  std::map<std::string, messages::refused_work> refused;  // refused before any pool, in the last round
   std::int64_t started_ms = 0;
   caf::actor ha;  // HA on: the election's actor, which hands over
   static inline const char* name = "rmbus.admin";
@@ -59,6 +75,158 @@ std::vector<std::string> top_pools(const config::rm_config& cfg) {
   return out;
 }
 
+// The shares on `nodes` in the pools' qoccupancy answers: share id -> (node, job, quanta, status).
+struct share_seen {
+  std::string node, job, status;
+  std::uint64_t quanta = 0;
+};
+std::map<std::string, share_seen> shares_on(const std::map<std::string, value::map>& answers,
+                                            const std::vector<std::string>& nodes) {
+  const std::set<std::string> wanted(nodes.begin(), nodes.end());
+  std::map<std::string, share_seen> out;
+  for (const auto& [pool, a] : answers) {
+    const auto* ms = array_of(a, "nodes");
+    if (ms == nullptr) continue;
+    for (const auto& m : *ms) {
+      const auto* mm = m.as_map();
+      if (mm == nullptr || !wanted.count(str_of(*mm, "node"))) continue;
+      if (const auto* shares = array_of(*mm, "shares"))
+        for (const auto& sh : *shares)
+          if (const auto* sm = sh.as_map())
+            out[str_of(*sm, "share")] = {str_of(*mm, "node"), str_of(*sm, "job"), str_of(*sm, "status"),
+                                         uint_of(*sm, "quanta")};
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> names_of(const value::map& m, std::string_view key) {
+  std::vector<std::string> out;
+  if (const auto* a = array_of(m, key))
+    for (const auto& n : *a)
+      if (const auto* s = n.as_string()) out.push_back(*s);
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& xs) {
+  std::string out;
+  for (const auto& x : xs) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+void ask(admin_actor* self, pending_query q,
+         std::variant<messages::vary_request, messages::admin_query> request);
+
+// The last step of a vary: the reply (the eviction actor's answer, plus `evicted` for a vary-off) and the
+// log line with the outcome.
+void reply_vary(admin_actor* self, pending_query q, std::map<std::string, share_seen> after) {
+  auto r = std::move(q.vary_answer);
+  const bool off = q.cmd == "vary_off";
+  std::map<std::string, int> evicted_by_job;
+  if (off) {
+    value::array evicted;
+    for (const auto& [id, s] : after) {
+      if (s.status != "evict") continue;
+      auto b = q.before.find(id);
+      if (b != q.before.end() && b->second == "evict") continue;  // evicted before this request
+      value::map e;
+      e["node"] = value{s.node};
+      e["job"] = value{s.job};
+      e["share"] = value{id};
+      e["quanta"] = value{s.quanta};
+      evicted.emplace_back(std::move(e));
+      ++evicted_by_job[s.job];
+    }
+    r["evicted"] = value{std::move(evicted)};
+  }
+  const auto unknown = names_of(r, "unknown");
+  const auto nodes = names_of(r, "nodes");
+  const auto already = names_of(r, "already");
+  std::string what = q.cmd + " by " + q.by + ": ";
+  what += nodes.empty() ? "no node changed" : std::string{off ? "varied off " : "varied on "} + joined(nodes);
+  if (!already.empty()) what += " (already so: " + joined(already) + ")";
+  if (off) {
+    std::vector<std::string> jobs;
+    int total = 0;
+    for (const auto& [job, n] : evicted_by_job) {
+      jobs.push_back(job + " " + std::to_string(n));
+      total += n;
+    }
+    what += "; evicted " + std::to_string(total) + " share(s)" + (jobs.empty() ? "" : ": " + joined(jobs));
+  }
+  if (unknown.empty()) {
+    spdlog::info("{}", what);
+  } else {
+    spdlog::warn("{}; unknown node(s), nothing done for them: {}", what, joined(unknown));
+  }
+  q.promise.deliver(reply_body(self, unknown.empty(), "unknown node(s): " + joined(unknown), std::move(r)));
+}
+
+void finish_vary(admin_actor* self, pending_query q, bool timed_out, const std::string& missing) {
+  using step = pending_query::step;
+  auto& st = self->state;
+  switch (q.at) {
+    case step::shares_before: {
+      // A pool that did not answer only leaves its shares out of `evicted`; the vary itself goes ahead.
+      if (timed_out)
+        spdlog::warn("{} by {}: no answer from pool(s) {} about the shares before", q.cmd, q.by, missing);
+      for (const auto& [id, s] : shares_on(q.answers, q.nodes)) q.before[id] = s.status;
+      q.at = step::vary;
+      q.answers.clear();
+      q.expected = {"eviction"};
+      const bool off = q.cmd == "vary_off";
+      auto nodes = q.nodes;
+      ask(self, std::move(q), messages::vary_request{0, off, std::move(nodes)});
+      return;
+    }
+    case step::vary: {
+      if (timed_out) {
+        spdlog::warn("{} by {} failed: the eviction actor did not answer", q.cmd, q.by);
+        q.promise.deliver(reply_body(self, false, "the eviction actor did not answer"));
+        return;
+      }
+      q.vary_answer = std::move(q.answers["eviction"]);
+      if (q.cmd != "vary_off") {
+        reply_vary(self, std::move(q), {});
+        return;
+      }
+      q.at = step::shares_after;
+      q.answers.clear();
+      q.expected.clear();
+      for (const auto& p : top_pools(*st.env.cfg)) q.expected.insert(p);
+      ask(self, std::move(q), messages::admin_query{0, "qoccupancy", {}});
+      return;
+    }
+    case step::shares_after: {
+      if (timed_out)
+        spdlog::warn("{} by {}: no answer from pool(s) {} about the shares after", q.cmd, q.by, missing);
+      auto after = shares_on(q.answers, q.nodes);
+      reply_vary(self, std::move(q), std::move(after));
+      return;
+    }
+    case step::single:
+      break;
+  }
+}
+
+// explain for work refused before it reached any pool (an unknown class): nothing but the reason.
+value::map refused_explanation(const messages::refused_work& w) {
+  value::map e;
+  e["job"] = value{w.id};
+  e["known"] = value{true};
+  e["refused"] = value{true};
+  e["user"] = value{w.user};
+  e["class"] = value{""};
+  e["reason"] = value{"unknown_class"};
+  e["blocked"] = value{w.reason};
+  e["text"] =
+      value{"job " + w.id + " of user " + w.user + ": refused before reaching any pool: " + w.reason + "\n"};
+  value::map r;
+  r["pool"] = value{""};
+  r["explanation"] = value{std::move(e)};
+  return r;
+}
+
 void finish(admin_actor* self, std::uint64_t qid, bool timed_out) {
   auto& st = self->state;
   auto it = st.pending.find(qid);
@@ -71,16 +239,7 @@ void finish(admin_actor* self, std::uint64_t qid, bool timed_out) {
   std::string missing;
   for (const auto& s : silent) missing += (missing.empty() ? "" : ", ") + s;
   if (q.cmd == "vary_off" || q.cmd == "vary_on") {
-    if (timed_out) {
-      q.promise.deliver(reply_body(self, false, "the eviction actor did not answer"));
-      return;
-    }
-    auto& r = q.answers["eviction"];
-    std::string unknown;
-    if (const auto* u = array_of(r, "unknown"))
-      for (const auto& n : *u)
-        if (const auto* s = n.as_string()) unknown += (unknown.empty() ? "" : ", ") + *s;
-    q.promise.deliver(reply_body(self, unknown.empty(), "unknown node(s): " + unknown, r));
+    finish_vary(self, std::move(q), timed_out, missing);
     return;
   }
   if (q.cmd == "explain" || q.cmd == "whatif") {
@@ -93,6 +252,13 @@ void finish(admin_actor* self, std::uint64_t qid, bool timed_out) {
       if (q.cmd == "whatif" || (e != nullptr && bool_of(*e, "known"))) {
         a["pool"] = value{pool};
         q.promise.deliver(reply_body(self, true, {}, std::move(a)));
+        return;
+      }
+    }
+    if (q.cmd == "explain") {
+      auto r = st.refused.find(q.job);
+      if (r != st.refused.end()) {
+        q.promise.deliver(reply_body(self, true, {}, refused_explanation(r->second)));
         return;
       }
     }
@@ -196,7 +362,9 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
   route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events}, std::move(event));
   auto args = messages::arguments(req.value());
   namespace ac = messages::admin_commands;
-  pending_query q{rp, cmd, {}, {}};
+  pending_query q;
+  q.promise = rp;
+  q.cmd = cmd;
   if (cmd == ac::status) {
     value::map r;
     r["instance"] = value{st.env.instance};
@@ -244,8 +412,19 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
       rp.deliver(reply_body(self, false, nodes.error().message()));
       return;
     }
-    q.expected = {"eviction"};
-    ask(self, std::move(q), messages::vary_request{0, cmd == ac::vary_off, std::move(nodes.value())});
+    q.by = by;
+    q.nodes = std::move(nodes.value());
+    if (cmd == ac::vary_off) {
+      // First the shares on those nodes, so that the reply can name what the vary-off evicts.
+      q.at = pending_query::step::shares_before;
+      for (const auto& p : top_pools(*st.env.cfg)) q.expected.insert(p);
+      ask(self, std::move(q), messages::admin_query{0, "qoccupancy", {}});
+    } else {
+      q.at = pending_query::step::vary;
+      q.expected = {"eviction"};
+      auto list = q.nodes;
+      ask(self, std::move(q), messages::vary_request{0, false, std::move(list)});
+    }
   } else if (cmd == ac::qload || cmd == ac::qoccupancy || cmd == ac::explain) {
     value::map a;
     if (cmd == ac::explain) {
@@ -255,6 +434,7 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
         return;
       }
       a["job"] = value{job.value()};
+      q.job = job.value();  // for the answer about refused work
     }
     for (const auto& p : top_pools(*st.env.cfg)) q.expected.insert(p);
     ask(self, std::move(q), messages::admin_query{0, cmd, std::move(a)});
@@ -282,20 +462,29 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
     q.expected = {pool};
     ask(self, std::move(q), messages::admin_query{0, cmd, std::move(a)});
   } else if (cmd == ac::reconfigure) {
+    std::vector<std::string> changes;
     try {
       auto fresh = st.reload();  // validates; every process then reloads its own copy
-      (void)fresh;
+      changes = config::describe_changes(*st.env.cfg, fresh);
     } catch (const config::config_error& e) {
       std::string all;
       for (const auto& i : e.issues()) all += (all.empty() ? "" : "; ") + i.file + ":" + std::to_string(i.line) + ": " + i.message;
+      spdlog::warn("reconfigure by {} refused, nothing changed: {}", by, all);
       rp.deliver(reply_body(self, false, "configuration not reloaded: " + all));
       return;
     } catch (const std::exception& e) {
+      spdlog::warn("reconfigure by {} refused, nothing changed: {}", by, e.what());
       rp.deliver(reply_body(self, false, std::string{"configuration not reloaded: "} + e.what()));
       return;
     }
+    spdlog::info("reconfigure by {}: reloading; {}", by,
+                 changes.empty() ? std::string{"nothing changed"} : joined(changes));
     route(self, st.env.router, st.stamper, std::string{topics::reconfigure}, messages::reconfigure_request{});
-    rp.deliver(reply_body(self, true, {}));
+    value::array listed;
+    for (auto& c : changes) listed.emplace_back(std::move(c));
+    value::map r;
+    r["changes"] = value{std::move(listed)};
+    rp.deliver(reply_body(self, true, {}, std::move(r)));
   } else {
     rp.deliver(reply_body(self, false,
                           "unknown command '" + cmd +
@@ -317,6 +506,8 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
         auto& st = self->state;
         if (const auto* r = m.as<messages::round_start>()) {
           st.cycle = r->cycle;
+          st.refused.clear();
+          for (const auto& w : r->refused) st.refused[w.id] = w;
           return;
         }
         const auto* a = m.as<messages::admin_answer>();

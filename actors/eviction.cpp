@@ -125,12 +125,15 @@ void after_apply(eviction_actor* self, node_replica::outcome outcome, const std:
 
 void on_vary(eviction_actor* self, const messages::vary_request& req) {
   auto& st = self->state;
-  messages::value::array done, unknown;
+  messages::value::array done, unknown, already;
   for (const auto& name : req.nodes) {
     if (st.nodes.find(name) == nullptr) {
       unknown.emplace_back(name);
       continue;
     }
+    // Already so (varied off twice, or on while not off): listed, so that the operator knows nothing changed.
+    const bool was_off = st.offline.count(name) > 0;
+    if (was_off == req.off) already.emplace_back(name);
     if (req.off) st.offline.insert(name);
     else st.offline.erase(name);
     node_op(self, name, req.off ? messages::node_op_kind::vary_off : messages::node_op_kind::vary_on);
@@ -141,6 +144,7 @@ void on_vary(eviction_actor* self, const messages::vary_request& req) {
   a.from = "eviction";
   a.result["nodes"] = messages::value{std::move(done)};
   a.result["unknown"] = messages::value{std::move(unknown)};
+  a.result["already"] = messages::value{std::move(already)};
   route(self, st.env.router, st.stamper, std::string{topics::answer}, std::move(a));
 }
 

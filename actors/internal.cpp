@@ -107,6 +107,7 @@ messages::job_schedule to_schedule(const core::job_plan& p, const std::string& g
   j.given = static_cast<std::uint64_t>(std::max(0, p.given));
   j.demand = static_cast<std::uint64_t>(std::max<std::int64_t>(0, p.demand));
   j.fair_share = static_cast<std::uint64_t>(std::max<std::int64_t>(0, p.fair_share));
+  j.capped_by = std::string{p.capped_by};
   j.shares.reserve(p.shares.size());
   for (const auto& s : p.shares) {
     messages::share_schedule sh;

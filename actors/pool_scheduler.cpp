@@ -328,6 +328,11 @@ value explanation_of(const core::job_explanation& e) {
   if (e.estimated_start) m["estimated_start"] = to_value(*e.estimated_start);
   m["text"] = value{e.text()};
   if (!e.group.empty()) m["group"] = value{e.group};
+  if (!e.held_back.empty()) {  // below its fair share: by design, starvation, or blocked (issue 17)
+    m["held_back"] = value{e.held_back};
+    m["held_back_kind"] = value{e.held_back_kind};
+    m["held_back_text"] = value{e.held_back_text};
+  }
   if (!e.path.empty()) {
     value::array path;
     for (const auto& l : e.path) {

@@ -66,7 +66,7 @@ struct publication_state {
   // Shares published as preempt or evict last round: an event is due only for a share newly in one of them.
   // Only those are kept (a handful), not every share of the cluster.
   std::map<std::string, messages::share_status> leaving;
-  std::set<std::string> refused_jobs;
+  std::map<std::string, std::string> refused_jobs;  // job -> the reason last published
   // rm.nodes outside rounds: at most once per heartbeat interval.
   std::int64_t nodes_published_ms = 0;
   bool nodes_pending = false;    // changes not yet published
@@ -226,11 +226,16 @@ std::vector<messages::rm_event> changes_since_last_round(publication_state& st,
   };
   std::vector<messages::rm_event> events;
   std::map<std::string, messages::share_status> statuses;
-  std::set<std::string> refused_now;
+  std::map<std::string, std::string> refused_now;
   for (const auto& j : jobs) {
     if (j.status == messages::job_status::refused) {
-      refused_now.insert(j.id);
-      if (!st.refused_jobs.count(j.id)) events.push_back({"refused", {{"job", j.id}, {"reason", j.reason}}});
+      refused_now[j.id] = j.reason;
+      // Once per (job, reason): an operator finds refused work in the log, not only in a counter.
+      auto before = st.refused_jobs.find(j.id);
+      if (before == st.refused_jobs.end() || before->second != j.reason) {
+        events.push_back({"refused", {{"job", j.id}, {"reason", j.reason}}});
+        spdlog::warn("work {} of user {} refused: {}", j.id, j.user.empty() ? "?" : j.user, j.reason);
+      }
     }
     for (const auto& s : j.shares) {
       if (s.status != messages::share_status::preempt && s.status != messages::share_status::evict) continue;

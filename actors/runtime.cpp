@@ -676,7 +676,11 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.rep.emplace(m.ctx, zmq::socket_type::rep);
     m.rep->set(zmq::sockopt::linger, 200);
     if (m.curve) bus::apply_curve_server(*m.rep, m.curve->own, bus::admin_zap_domain);
-    m.rep->bind(rt.admin);
+    try {
+      m.rep->bind(rt.admin);
+    } catch (const zmq::error_t& e) {  // which endpoint, for the operator: a second rmbus on the same ports
+      throw std::runtime_error("admin endpoint " + rt.admin + ": cannot bind: " + e.what());
+    }
   }
   if (m.opt.run.publisher && rt.accounting.enabled && !rt.accounting.file.empty()) {
     // Checked before the actor system too, for the same reason: a file that cannot be written ends the start-up.

@@ -16,6 +16,30 @@
 
 namespace rmbus::bus {
 
+namespace {
+
+// A ZeroMQ error that names the endpoint it came from ("bus pub endpoint tcp://...: cannot bind: Address
+// already in use"): still a zmq::error_t with its errno, for callers that catch those.
+class named_bind_error : public zmq::error_t {
+ public:
+  named_bind_error(const zmq::error_t& e, const std::string& what_endpoint)
+      : zmq::error_t(e.num()), text_(what_endpoint + ": cannot bind: " + e.what()) {}
+  const char* what() const noexcept override { return text_.c_str(); }
+
+ private:
+  std::string text_;
+};
+
+void bind_named(zmq::socket_t& socket, const std::string& endpoint, const char* role) {
+  try {
+    socket.bind(endpoint);
+  } catch (const zmq::error_t& e) {
+    throw named_bind_error(e, std::string{role} + " endpoint " + endpoint);
+  }
+}
+
+}  // namespace
+
 struct forwarder::impl {
   forwarder_options options;
   zmq::socket_t xsub;
@@ -52,8 +76,8 @@ struct forwarder::impl {
       apply_curve_server(xsub, *options.curve, bus_zap_domain);
       apply_curve_server(xpub, *options.curve, bus_zap_domain);
     }
-    xsub.bind(options.pub_endpoint);
-    xpub.bind(options.sub_endpoint);
+    bind_named(xsub, options.pub_endpoint, "bus pub");
+    bind_named(xpub, options.sub_endpoint, "bus sub");
     pub_endpoint = xsub.get(zmq::sockopt::last_endpoint);
     sub_endpoint = xpub.get(zmq::sockopt::last_endpoint);
     // One inproc name per forwarder object; inproc names are per context and freed when the socket closes.

@@ -69,18 +69,33 @@ struct counter {
   void allotment_reason(job_rec& j, std::uint64_t limit) const {
     const auto it = np_mb.find(j.item.user);
     const std::uint64_t held = it == np_mb.end() ? 0 : it->second;
-    set_reason(j, reason_code::allotment_exceeded, "user ", j.item.user.str(), " at allotment ", held / m.quantum_mb,
-               " of ", limit / m.quantum_mb, " quanta (a process needs ", j.order, ")");
+    set_reason(j, reason_code::allotment_exceeded, "user ", j.item.user.str(), " at allotment ",
+               held / m.quantum_mb, " of ", limit / m.quantum_mb, " quanta (a process needs ", j.order, ", ",
+               size_of(j.order), ")");
   }
 
-  void no_machine_reason(job_rec& j, int pool) const {
-    set_reason(j, reason_code::no_machine_of_order, "no machine of order ", j.order, " in pool ", pool_name(pool));
+  // "48 GB" (or "1536 MB" when the quantum is not a whole number of GB): orders read in people's units.
+  std::string size_of(int order) const {
+    const auto mb = static_cast<std::uint64_t>(std::max(0, order)) * m.quantum_mb;
+    return mb % 1024 == 0 ? std::to_string(mb / 1024) + " GB" : std::to_string(mb) + " MB";
+  }
+
+  // Work larger than every machine of its pool says so, with the sizes: it can run only if a larger
+  // machine joins. `largest`: the pool's largest machine order (0: it has none).
+  void no_machine_reason(job_rec& j, int pool, int largest) const {
+    if (largest <= 0)
+      set_reason(j, reason_code::no_machine_of_order, "no machine of order ", j.order, " (", size_of(j.order),
+                 ") in pool ", pool_name(pool), ": the pool has no machines");
+    else
+      set_reason(j, reason_code::no_machine_of_order, "no machine of order ", j.order, " (", size_of(j.order),
+                 ") in pool ", pool_name(pool), ": larger than every machine there (the largest is order ",
+                 largest, ", ", size_of(largest), "); it runs only if a larger machine joins");
   }
 
   void no_space_reason(job_rec& j, int pool, bool subtree) const {
     const auto& mx = subtree ? max_subtree : max_local;
     if (mx[static_cast<std::size_t>(pool)] < j.order)
-      no_machine_reason(j, pool);
+      no_machine_reason(j, pool, mx[static_cast<std::size_t>(pool)]);
     else
       set_reason(j, reason_code::resources_exhausted, "no free space of order ", j.order, " in pool ", pool_name(pool),
                  ": held by non-preemptable work");
@@ -343,10 +358,11 @@ struct counter {
     if (machines_of_order(pool, lo, hi) == 0) {
       const std::string_view never = " (reservations are never promoted to a larger machine)";
       if (hi > lo)
-        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " to ", hi, " in pool ",
-                   pool_name(pool), never);
+        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " to ", hi, " (",
+                   size_of(lo), " to ", size_of(hi), ") in pool ", pool_name(pool), never);
       else
-        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " in pool ", pool_name(pool), never);
+        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " (", size_of(lo),
+                   ") in pool ", pool_name(pool), never);
       j.given = cur;
       return;
     }
@@ -623,7 +639,7 @@ struct counter {
       j.pfs_qshares = pfs_of_user / static_cast<std::int64_t>(u.end - u.begin);
       if (x.given != 0 || x.cap <= 0) continue;
       if (max_subtree[static_cast<std::size_t>(pool)] < x.order) {
-        no_machine_reason(j, pool);
+        no_machine_reason(j, pool, max_subtree[static_cast<std::size_t>(pool)]);
         continue;
       }
       auto& text = nothing_for[static_cast<std::size_t>(x.user)];
@@ -637,7 +653,7 @@ struct counter {
         write_text(text, "fair share counted nothing: class ", cname, " got ", class_qshares, " quanta, user ",
                    m.users[static_cast<std::size_t>(u.user_slot)].str(), " ", user_qshares[static_cast<std::size_t>(x.user)],
                    " quanta, a process needs ");
-      set_reason(j, reason_code::no_share_counted, text, x.order);
+      set_reason(j, reason_code::no_share_counted, text, x.order, " (", size_of(x.order), ")");
     }
   }
 };
@@ -700,7 +716,9 @@ how_much_result how_much(cluster_model& m, const round_input& in) {
         const int pool = m.classes[static_cast<std::size_t>(cl)].pool;
         for (int ji : jobs_of_class[static_cast<std::size_t>(cl)]) {
           auto& j = m.jobs[static_cast<std::size_t>(ji)];
-          if (j.order > c.max_subtree[static_cast<std::size_t>(pool)]) c.no_machine_reason(j, pool);
+          const int largest = c.max_subtree[static_cast<std::size_t>(pool)];
+          if (j.order > largest)
+            c.no_machine_reason(j, pool, largest);
           else if (j.cap.cap > 0) wanting[static_cast<std::size_t>(cl)].push_back(ji);
           else if (m.current(j) == 0) set_reason(j, reason_code::completed, "no work left to give processes to");
         }

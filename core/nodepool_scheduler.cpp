@@ -4,6 +4,7 @@
 #include <set>
 
 #include "core/defragment.hpp"
+#include "core/held_back.hpp"
 #include "core/how_much.hpp"
 #include "core/job_caps.hpp"
 #include "core/job_estimates.hpp"
@@ -404,6 +405,10 @@ job_explanation nodepool_scheduler::explain(const job_id& id) const {
   e.reason = j.refused ? j.refusal : j.reason;
   if (j.refused) e.blocked = j.refusal_text;
   else if (j.reason != reason_code::none) e.blocked = j.reason_text;
+  auto cause = held_back_of(model_, j);
+  e.held_back = std::move(cause.code);
+  e.held_back_kind = std::move(cause.kind);
+  e.held_back_text = std::move(cause.text);
   // As of the last round: the work map's numbers and the plan are that round's.
   auto estimates = estimate_job(model_, it->second, last_input_.now_ms);
   e.estimated_end = std::move(estimates.end);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/held_back.hpp"
+
 namespace rmbus::core {
 
 namespace {
@@ -122,10 +124,12 @@ void plan_keeper::fill(const cluster_model& m, std::size_t k) {
   if (j.refused) {
     p.status = job_status::refused;
     p.reason = j.refusal;
+    p.capped_by = {};
     assign_if_changed(p.reason_text, j.refusal_text);
     return;
   }
   p.status = m.current(j) > 0 ? job_status::scheduled : job_status::pending;
+  p.capped_by = design_cap_of(m, j);
   p.reason = j.reason;
   if (j.reason == reason_code::none) p.reason_text.clear();  // the job's text counts only with a reason
   else assign_if_changed(p.reason_text, j.reason_text);

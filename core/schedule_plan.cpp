@@ -84,6 +84,10 @@ std::string job_explanation::text() const {
   // Only under a class's reclaim grace, so that the text is DUCC's otherwise.
   if (reclaiming > 0) o << "running until a reclaim deadline: " << reclaiming << "\n";
   o << "reason: " << to_string(reason) << (blocked.empty() ? "" : ": " + blocked) << "\n";
+  // Below its fair share: by design (a cap of the policy) or starvation, named apart (issue 17).
+  if (!held_back.empty())
+    o << "below fair share (" << (held_back_kind == "design" ? "by design" : held_back_kind) << ", "
+      << held_back << "): " << held_back_text << "\n";
   if (estimated_end)
     o << "estimated end: in " << seconds_text(estimated_end->in_ms) << " (at " << estimated_end->at_ms
       << " ms): " << estimated_end->basis << "\n";

@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ids.hpp"
@@ -80,6 +81,9 @@ struct job_plan {
   int group = -1;
   std::int64_t demand = 0;              // what its remaining work could use (step 2 of the cap)
   std::int64_t fair_share = 0;          // pure fair share before bonus shares
+  // Held below its fair share by design, not starved: the cap step that holds it ("prediction",
+  // "initialization_cap", "doubling", "max_processes", "probe_first"; design_cap_of); empty otherwise.
+  std::string_view capped_by;
 
   bool operator==(const job_plan&) const = default;
 };
@@ -164,6 +168,13 @@ struct job_explanation {
   int reclaiming = 0;                     // processes running with a reclaim deadline
   reason_code reason = reason_code::none;
   std::string blocked;                    // what blocked the rest, in words
+  // Why it holds less than its fair share (held_back_of): `held_back` names the cause (a cap step such as
+  // "prediction", "reclaim_grace", or a reason code such as "waiting_for_preemptions"), `held_back_kind` says
+  // "design" (the policy holds it back on purpose), "starvation" (space is being freed for it) or "blocked"
+  // (it cannot have more now); all empty when it holds its fair share or wants no more.
+  std::string held_back;
+  std::string held_back_kind;
+  std::string held_back_text;
   // When it will end (running) and start (short of its count), each omitted without a basis
   // (core/start_estimate.hpp); computed at the last round's time.
   std::optional<end_estimate> estimated_end;

@@ -3,6 +3,7 @@ set(RMBUS_CORE_SCHEDULER_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/apportion.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cluster_model.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/defragment.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/held_back.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/how_much.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/job_caps.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/job_estimates.cpp

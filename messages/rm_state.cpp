@@ -12,8 +12,9 @@ constexpr std::array<std::string_view, 4> share_status_names{"running", "new", "
 // The first four are required; reclaim_at_ms was added later and is optional.
 constexpr std::array<std::string_view, 5> share_keys{"id", "node", "quanta", "status", "reclaim_at_ms"};
 // The first five are required; the rest were added later and are optional.
-constexpr std::array<std::string_view, 11> job_keys{"id",    "status", "reason", "memory_mb",  "shares", "user",
-                                                    "class", "given",  "demand", "fair_share", "group"};
+constexpr std::array<std::string_view, 12> job_keys{"id",     "status",     "reason", "memory_mb",
+                                                    "shares", "user",       "class",  "given",
+                                                    "demand", "fair_share", "group",  "capped_by"};
 constexpr std::array<std::string_view, 4> root_keys{"cycle", "jobs", "workmap_seq", "workmap_src"};
 
 void read_share(const msgpack::object& o, const detail::path& at, share_schedule& s) {
@@ -44,12 +45,15 @@ void detail::read_job_schedule(const msgpack::object& o, const detail::path& at,
       case 8: detail::read(v, f, j.demand); break;
       case 9: detail::read(v, f, j.fair_share); break;
       case 10: detail::read(v, f, j.group); break;
+      case 11:
+        detail::read(v, f, j.capped_by);
+        break;
     }
   });
 }
 
 void detail::pack_job_schedule(detail::packer& pk, const job_schedule& j) {
-  pk.pack_map(j.group.empty() ? 10 : 11);
+  pk.pack_map(10 + (j.group.empty() ? 0 : 1) + (j.capped_by.empty() ? 0 : 1));
   detail::pack_kv_str(pk, "id", j.id);
   detail::pack_kv_str(pk, "status", detail::enum_name(j.status, job_status_names));
   detail::pack_kv_str(pk, "reason", j.reason);
@@ -70,6 +74,7 @@ void detail::pack_job_schedule(detail::packer& pk, const job_schedule& j) {
   detail::pack_kv_uint(pk, "demand", j.demand);
   detail::pack_kv_uint(pk, "fair_share", j.fair_share);
   if (!j.group.empty()) detail::pack_kv_str(pk, "group", j.group);
+  if (!j.capped_by.empty()) detail::pack_kv_str(pk, "capped_by", j.capped_by);
 }
 
 std::string_view to_string(job_status s) { return detail::enum_name(s, job_status_names); }

@@ -64,6 +64,10 @@ struct job_schedule {
   // Optional on the wire, and sent only when set: the innermost share group of the job's user in its class
   // (configured [[group]] tables); empty when the user is in none, or from an RM without groups.
   std::string group;
+  // Optional on the wire, and sent only when set: the cap step that holds the job below its fair share by
+  // design ("prediction", "initialization_cap", "doubling", "max_processes", "probe_first"), so that a
+  // monitor does not read it as starvation; empty otherwise.
+  std::string capped_by;
 
   friend bool operator==(const job_schedule&, const job_schedule&) = default;
 };

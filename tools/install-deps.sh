@@ -16,7 +16,7 @@ packages=(
   libncurses-dev                  # rmbus-top's full-screen monitor
   catch2                          # tests (v2)
   python3-zmq python3-msgpack     # cross-language wire tests
-  nlohmann-json3-dev              # rmbus-web's tests read its JSON back
+  nlohmann-json3-dev              # rmbus-admin --json; rmbus-web's tests read its JSON back
   chromium chromium-driver python3-selenium   # rmbus-web's browser tests and benchmark (headless)
   iproute2                        # network-namespace tests, where allowed
   file                            # cpack's Debian package: finds the programs whose libraries it depends on

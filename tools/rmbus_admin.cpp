@@ -1,81 +1,62 @@
 // rmbus-admin: the admin client. Sends one request to the RM's admin endpoint (ZeroMQ REQ, one frame of
-// MessagePack: `cmd` plus arguments) and prints the reply readably.
+// MessagePack: `cmd` plus arguments) and prints the reply as a compact table, or as JSON (--json); the
+// outputs, the JSON schema and the exit codes are in docs/admin.md.
 //
-//   rmbus-admin [--admin tcp://127.0.0.1:5562] [--timeout-ms 5000] [--key FILE --server-key FILE] COMMAND [ARGS]
+//   rmbus-admin [--admin EP | --config FILE | --ducc FILE] [--timeout-ms 5000] [--key FILE --server-key FILE]
+//               [--json] [--details] COMMAND [ARGS]
 //     status | qload | qoccupancy | reconfigure
-//     vary-off NODE... | vary-on NODE...
+//     vary-off NODE... | vary-on NODE...      (DUCC's vary_off / vary_on too)
 //     explain JOB        (with a running job's estimated end, pending work's estimated start)
 //     whatif --user U [--class C] [--kind job] --memory-mb M [--max-processes N] [--id ID]
 //            [--items N [--item-ms MS] [--threads T]]
 //     handover [--to INSTANCE]   (HA: the active stops publishing; the named or best standby takes over)
 //
+// The endpoint: --admin, else the one the RM's own configuration binds (--config / --ducc, with its CURVE
+// server key), else $RMBUS_ADMIN, else tcp://127.0.0.1:5562.
 // With CURVE (docs/bus.md, "Security"): --key is this admin's key pair (rmbus-keygen), --server-key the RM's
 // public key; the RM admits admin keys only.
 //
-// Exit status: 0 when the RM answered ok, 1 when it answered with an error, 2 for a usage error, 3 when no
-// answer came within the timeout, 4 when the RM refused this key (CURVE).
-
-#include <cstdlib>
-#include <iostream>
-#include <string>
-#include <vector>
+// Exit status: 0 full success, 5 partial success (some nodes varied and others unknown; some pools answered),
+// 1 refused (the RM answered with an error and did nothing), 2 usage error, 3 no answer within the timeout,
+// 4 the RM refused this key (CURVE).
 
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <cstdlib>
+#include <iostream>
 #include <optional>
+#include <string>
+#include <vector>
 #include <zmq.hpp>
 
 #include "bus/curve.hpp"
-
+#include "config/config_error.hpp"
 #include "messages/admin.hpp"
 #include "messages/topics.hpp"
 #include "messages/workmap.hpp"
+#include "tools/admin/admin_output.hpp"
+#include "tools/admin/command_names.hpp"
+#include "tools/common/rm_discovery.hpp"
 
 namespace msg = rmbus::messages;
+namespace out = rmbus::tools::admin;
 
 namespace {
 
-void print(const msg::value& v, int indent);
-
-void print_map(const msg::value::map& m, int indent) {
-  for (const auto& [k, v] : m) {
-    std::cout << std::string(static_cast<std::size_t>(indent), ' ') << k << ":";
-    if (v.as_map() != nullptr || (v.as_array() != nullptr && !v.as_array()->empty() && v.as_array()->front().as_map())) {
-      std::cout << "\n";
-      print(v, indent + 2);
-    } else if (const auto* s = v.as_string(); s != nullptr && s->find('\n') != std::string::npos) {
-      std::cout << "\n";
-      std::size_t start = 0;
-      while (start < s->size()) {
-        auto end = s->find('\n', start);
-        if (end == std::string::npos) end = s->size();
-        std::cout << std::string(static_cast<std::size_t>(indent + 2), ' ') << s->substr(start, end - start) << "\n";
-        start = end + 1;
-      }
-    } else {
-      std::cout << " " << msg::to_text(v) << "\n";
-    }
-  }
-}
-
-void print(const msg::value& v, int indent) {
-  if (const auto* m = v.as_map()) {
-    print_map(*m, indent);
-  } else if (const auto* a = v.as_array()) {
-    for (const auto& e : *a) {
-      std::cout << std::string(static_cast<std::size_t>(indent), ' ') << "-\n";
-      print(e, indent + 2);
-    }
-  } else {
-    std::cout << std::string(static_cast<std::size_t>(indent), ' ') << msg::to_text(v) << "\n";
-  }
+// A failure before any reply: printed on stderr, and as JSON on stdout with --json.
+int client_failure(bool json, int code, const std::string& error) {
+  std::cerr << "rmbus-admin: " << error << "\n";
+  if (json) std::cout << out::json_of_client_error(error);
+  return code;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string endpoint = "tcp://127.0.0.1:5562";
+  std::string endpoint;
+  std::string native, ducc;
   int timeout_ms = 5000;
+  bool json = false, details = false;
   std::vector<std::string> nodes;
   std::string job;
   msg::work_item w;
@@ -85,15 +66,38 @@ int main(int argc, char** argv) {
   w.id = "whatif";
   w.submitted_ms = 0;
 
-  CLI::App app{"rmbus-admin: talks to the RM's admin endpoint"};
-  app.add_option("--admin", endpoint, "the RM's admin endpoint")->capture_default_str();
+  // A misspelt command gets its nearest name before CLI11 would say only "A subcommand is required".
+  const std::vector<std::string> words(argv + 1, argv + argc);
+  if (const auto word = out::subcommand_word(words))
+    if (const auto problem = out::unknown_command_message(*word)) {
+      std::cerr << "rmbus-admin: " << *problem << "\n";
+      return out::exit_usage;
+    }
+
+  CLI::App app{"rmbus-admin: talks to the RM's admin endpoint (docs/admin.md)"};
+  auto* admin_opt =
+      app.add_option("--admin", endpoint,
+                     "the RM's admin endpoint, tcp://HOST:PORT (default: from --config/--ducc, else "
+                     "$RMBUS_ADMIN, else tcp://127.0.0.1:5562)");
+  auto* native_opt = app.add_option("--config", native, "find the RM as its native configuration binds it")
+                         ->check(CLI::ExistingFile)
+                         ->excludes(admin_opt);
+  app.add_option("--ducc", ducc, "find the RM as its ducc.properties binds it")
+      ->check(CLI::ExistingFile)
+      ->excludes(admin_opt)
+      ->excludes(native_opt);
   app.add_option("--timeout-ms", timeout_ms, "how long to wait for the reply")->capture_default_str()->check(CLI::Range(1, 600000));
   app.add_option("--key", key_file, "CURVE: this admin's key pair file (rmbus-keygen)");
-  app.add_option("--server-key", server_key_file, "CURVE: the RM's public key file");
+  app.add_option("--server-key", server_key_file,
+                 "CURVE: the RM's public key file (default with --config/--ducc: the RM's)");
+  app.add_flag("--json", json, "print the reply as one JSON object (schema: docs/admin.md)");
+  app.add_flag("--details", details, "qoccupancy: list every share under the table");
   app.require_subcommand(1);
   auto* status = app.add_subcommand("status", "the RM's state: instance, last round, pools");
-  auto* qload = app.add_subcommand("qload", "demand and awards by class and order, per pool");
-  auto* qocc = app.add_subcommand("qoccupancy", "every node: state, quanta, free quanta, shares");
+  auto* qload =
+      app.add_subcommand("qload", "demand and awards by class and order, per pool (DUCC's rm_qload)");
+  auto* qocc =
+      app.add_subcommand("qoccupancy", "one row per node: state, quanta, free quanta, jobs (rm_qoccupancy)");
   auto* reconf = app.add_subcommand("reconfigure", "reload the configuration and recover");
   auto* off = app.add_subcommand("vary-off", "make nodes unschedulable (fair-share work is evicted)");
   off->add_option("nodes", nodes, "node names")->required();
@@ -114,12 +118,52 @@ int main(int argc, char** argv) {
   whatif->add_option("--items", w.items_total, "work items in the job");
   whatif->add_option("--item-ms", w.item_ms, "mean time per work item, ms (with --items: an end estimate)");
   whatif->add_option("--threads", w.threads, "work items each process runs at once (0: the configured default)");
+  // DUCC's names (and the wire's) for the same commands.
+  for (const auto& c : out::command_names())
+    for (auto* s : {status, qload, qocc, reconf, off, on, explain, whatif})
+      if (s->get_name() == c.name)
+        for (const auto& a : c.aliases) s->alias(a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    return rc == 0 ? 0 : out::exit_usage;
   }
+
+  // Where the RM is: --admin, else its own configuration, else the environment, else the default.
+  std::string endpoint_source = "--admin";
+  if (endpoint.empty() && (!native.empty() || !ducc.empty())) {
+    try {
+      const auto found = rmbus::tools::endpoints_of_configuration(native, ducc);
+      endpoint = found.admin;
+      endpoint_source = found.source;
+      if (found.curve && server_key_file.empty()) server_key_file = found.admin_server_key;
+      if (found.curve && key_file.empty())
+        return client_failure(
+            json, out::exit_usage,
+            found.source + " has CURVE on: give this admin's key pair with --key FILE (rmbus-keygen)");
+    } catch (const rmbus::config::config_error& e) {
+      std::string all;
+      for (const auto& i : e.issues())
+        all += "\n  " + i.file + (i.line > 0 ? ":" + std::to_string(i.line) : "") + ": " + i.message;
+      return client_failure(json, out::exit_usage, "cannot read the RM's configuration:" + all);
+    } catch (const std::exception& e) {
+      return client_failure(json, out::exit_usage,
+                            std::string{"cannot read the RM's configuration: "} + e.what());
+    }
+  }
+  if (endpoint.empty()) {
+    if (auto env = rmbus::tools::environment("RMBUS_ADMIN")) {
+      endpoint = *env;
+      endpoint_source = "$RMBUS_ADMIN";
+    } else {
+      endpoint = "tcp://127.0.0.1:5562";
+      endpoint_source = "the default";
+    }
+  }
+  if (auto problem = rmbus::tools::endpoint_problem(
+          endpoint_source == "--admin" ? "--admin" : endpoint_source, endpoint))
+    return client_failure(json, out::exit_usage, *problem);
 
   msg::admin_request req;
   if (status->parsed()) req.cmd = "status";
@@ -143,16 +187,10 @@ int main(int argc, char** argv) {
   if (whatif->parsed()) {
     req.cmd = "whatif";
     auto k = msg::parse_work_kind(kind);
-    if (!k) {
-      std::cerr << "rmbus-admin: --kind must be job, service, ap or reservation\n";
-      return 2;
-    }
+    if (!k) return client_failure(json, out::exit_usage, "--kind must be job, service, ap or reservation");
     w.kind = *k;
     auto v = msg::decode_value("admin", msg::encode_work_item(w));
-    if (!v) {
-      std::cerr << "rmbus-admin: " << v.error().message() << "\n";
-      return 2;
-    }
+    if (!v) return client_failure(json, out::exit_usage, v.error().message());
     req.args["work"] = std::move(v.value());
   }
 
@@ -160,8 +198,7 @@ int main(int argc, char** argv) {
   try {
     curve = rmbus::bus::load_curve_client(key_file, server_key_file);
   } catch (const rmbus::bus::curve_error& e) {
-    std::cerr << "rmbus-admin: " << e.what() << "\n";
-    return 2;
+    return client_failure(json, out::exit_usage, e.what());
   }
   zmq::context_t ctx;
   zmq::socket_t sock{ctx, zmq::socket_type::req};
@@ -179,40 +216,47 @@ int main(int argc, char** argv) {
     }
     sock.connect(endpoint);
   } catch (const zmq::error_t& e) {
-    std::cerr << "rmbus-admin: cannot connect to " << endpoint << ": " << e.what() << "\n";
-    return 2;
+    return client_failure(json, out::exit_usage,
+                          "cannot connect to " + endpoint + ": " + e.what() + " (expected tcp://HOST:PORT)");
   }
+  // What a silent RM gets: where the endpoint came from, and how to name the right one.
+  const auto silent = [&](const std::string& what) {
+    return "no answer from " + endpoint + " (" + endpoint_source + ") within " + std::to_string(timeout_ms) +
+           " ms" + what +
+           ": is rmbus running, and is that its admin endpoint (rmbus --admin, [bus] admin)? --config FILE "
+           "or "
+           "--ducc FILE finds it as the RM's own configuration binds it";
+  };
   msg::envelope env;
   env.seq = 1;
   env.src = "rmbus-admin";
   const auto body = msg::encode(env, req);
-  if (!sock.send(zmq::buffer(body), zmq::send_flags::none)) {
-    std::cerr << "rmbus-admin: no answer from " << endpoint << " within " << timeout_ms << " ms (send)\n";
-    return 3;
-  }
+  if (!sock.send(zmq::buffer(body), zmq::send_flags::none))
+    return client_failure(json, out::exit_no_answer, silent(" (send)"));
   zmq::message_t reply;
   std::vector<zmq::pollitem_t> items{{sock.handle(), 0, ZMQ_POLLIN, 0}};
   if (events) items.push_back({events->handle(), 0, ZMQ_POLLIN, 0});
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0 || zmq::poll(items, std::max(left, std::chrono::milliseconds(1))) == 0) {
-      std::cerr << "rmbus-admin: no answer from " << endpoint << " within " << timeout_ms << " ms\n";
-      return 3;
-    }
-    if (items.size() > 1 && (items[1].revents & ZMQ_POLLIN) != 0) {
-      std::cerr << "rmbus-admin: " << endpoint << " refused this key (--key " << key_file
-                << "): it is not listed as an admin key there\n";
-      return 4;
-    }
+    if (left.count() <= 0 || zmq::poll(items, std::max(left, std::chrono::milliseconds(1))) == 0)
+      return client_failure(json, out::exit_no_answer, silent(""));
+    if (items.size() > 1 && (items[1].revents & ZMQ_POLLIN) != 0)
+      return client_failure(
+          json, out::exit_key_refused,
+          endpoint + " refused this key (--key " + key_file + "): it is not listed as an admin key there");
     if ((items[0].revents & ZMQ_POLLIN) != 0 && sock.recv(reply, zmq::recv_flags::dontwait)) break;
   }
   auto rep = msg::decode_admin_reply(msg::topics::admin, reply.to_string_view());
-  if (!rep) {
-    std::cerr << "rmbus-admin: unreadable reply: " << rep.error().message() << "\n";
-    return 1;
+  if (!rep) return client_failure(json, out::exit_refused, "unreadable reply: " + rep.error().message());
+  const auto& r = rep.value();
+  const auto result = out::outcome_of(req.cmd, r);
+  if (json) {
+    std::cout << out::json_of(r);
+  } else {
+    std::cout << out::text_of(req.cmd, r, details);
+    if (result == out::outcome::partial) std::cerr << "rmbus-admin: partial success: " << r.error << "\n";
+    if (result == out::outcome::refused) std::cerr << "rmbus-admin: error: " << r.error << "\n";
   }
-  std::cout << (rep.value().ok ? "ok" : "error: " + rep.value().error) << "\n";
-  print_map(rep.value().results, 2);
-  return rep.value().ok ? 0 : 1;
+  return out::exit_code(result);
 }

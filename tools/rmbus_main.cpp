@@ -11,20 +11,20 @@
 // `reconfigure` does (with CURVE it also re-reads the allowed keys). A bad argument or configuration exits 2 with the reason; a bus, admin or metrics endpoint
 // that cannot be bound exits 1.
 
+#include <malloc.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
-#include <malloc.h>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
-
-#include <CLI/CLI.hpp>
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 
 #include "actors/runtime.hpp"
 #include "config/config_error.hpp"
@@ -32,6 +32,7 @@
 #include "config/loader.hpp"
 #include "config/log_level.hpp"
 #include "config/render.hpp"
+#include "config/startup_summary.hpp"
 #include "logging/rotating_sink.hpp"
 
 namespace {
@@ -237,6 +238,22 @@ int main(int argc, char** argv) {
     spdlog::critical("cannot start: {}", e.what());
     return 1;
   }
+  // What it will do and where to reach it: in the log, and on the console too when the log is a file.
+  rmbus::config::startup_facts facts;
+  facts.source = !native.empty() ? native + " (native)"
+                 : !ducc.empty() ? ducc + " (DUCC)"
+                                 : std::string{"the embedded default (DUCC's shipped classes and defaults)"};
+  facts.roles = roles_list;
+  facts.embedded_forwarder = !no_forwarder;
+  facts.metrics = rm->metrics_port() == 0
+                      ? std::string{"off"}
+                      : "http://" + cfg.runtime.metrics.substr(0, cfg.runtime.metrics.rfind(':')) + ":" +
+                            std::to_string(rm->metrics_port()) + "/metrics";
+  for (const auto& line : rmbus::config::startup_summary(cfg, facts)) {
+    spdlog::info("{}", line);
+    if (file_sink) std::cout << "rmbus: " << line << "\n";
+  }
+  std::cout.flush();
   for (;;) {
     siginfo_t info{};
     const int s = sigwaitinfo(&sigs, &info);

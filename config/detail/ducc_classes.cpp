@@ -1,10 +1,12 @@
 #include "config/detail/ducc_classes.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <map>
 #include <optional>
 #include <sstream>
 
+#include "config/detail/closest_name.hpp"
 #include "config/detail/values.hpp"
 
 namespace rmbus::config::detail {
@@ -247,8 +249,17 @@ class value_reader {
     return located<std::uint64_t>{static_cast<std::uint64_t>(*v) * 1024, e.loc};
   }
   located<std::string> text(const entry& e) { return {e.value, e.loc}; }
+  // `known`: the keys of the stanza, ", "-separated; the nearest one is offered, as for ducc.properties keys.
   void unknown(const entry& e, std::string_view known) {
-    errors_.add(e.loc, "unknown key '" + e.key + "' in " + what() + " (known: " + std::string(known) + ")");
+    std::vector<std::string_view> keys;
+    for (std::size_t at = 0; at < known.size();) {
+      const auto comma = std::min(known.find(", ", at), known.size());
+      keys.push_back(known.substr(at, comma - at));
+      at = comma + 2;
+    }
+    std::string message = "unknown key '" + e.key + "' in " + what() + " (known: " + std::string(known) + ")";
+    if (auto near = closest_name(e.key, keys)) message += "; did you mean " + *near + "?";
+    errors_.add(e.loc, message);
   }
   std::string what() const { return s_.type + " '" + s_.name + "'"; }
 
@@ -294,7 +305,11 @@ void read_class(const stanza& s, site_decls& site, error_list& errors) {
     if (k == "policy") {
       auto p = parse_policy(e.value);
       if (!p) {
-        errors.add(e.loc, r.what() + ": bad policy '" + e.value + "' (expected FAIR_SHARE, FIXED_SHARE or RESERVE)");
+        std::string message =
+            r.what() + ": bad policy '" + e.value + "' (expected FAIR_SHARE, FIXED_SHARE or RESERVE)";
+        if (auto near = closest_name(e.value, {"FAIR_SHARE", "FIXED_SHARE", "RESERVE"}))
+          message += "; did you mean " + *near + "?";
+        errors.add(e.loc, message);
       } else {
         c.policy = located<core::policy>{*p, e.loc};
       }

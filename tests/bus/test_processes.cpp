@@ -190,6 +190,9 @@ TEST_CASE("a forwarder reports a busy endpoint at construction, and stop is safe
   clash.pub_endpoint = first.pub_endpoint();
   clash.sub_endpoint = "tcp://127.0.0.1:0";
   CHECK_THROWS_AS(forwarder(ctx, clash), zmq::error_t);
+  // ...naming the endpoint it could not bind, for the operator (issue 17).
+  CHECK_THROWS_WITH(forwarder(ctx, clash), Catch::Contains("bus pub endpoint " + first.pub_endpoint() +
+                                                           ": cannot bind: Address already in use"));
   first.stop();
   first.stop();  // idempotent
   forwarder never_started{ctx, fo};

@@ -59,6 +59,30 @@ TEST_CASE("an unknown key names its file and line", "[config][errors]") {
   RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 2, "unknown key 'ducc.rm.share.quantom'");
 }
 
+TEST_CASE("a misspelt ducc.classes key or policy gets the nearest one, as ducc.properties keys do",
+          "[config][errors]") {
+  scratch_dir dir;
+  RMBUS_CHECK_CONFIG_ERROR(
+      ducc(dir, base_classes + "Class b { policy = FAIR_SHARE ; nodepool = main ; wieght = 2 }\n"),
+      "ducc.classes", 3, "; did you mean weight?");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, "Nodepool main { nodfile = x.nodes }\n"), "ducc.classes", 1,
+                           "; did you mean nodefile?");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Class b { policy = FAIR_SHAER ; nodepool = main }\n"),
+                           "ducc.classes", 3,
+                           "bad policy 'FAIR_SHAER' (expected FAIR_SHARE, FIXED_SHARE or RESERVE); "
+                           "did you mean FAIR_SHARE?");
+  // Nothing near: no suggestion.
+  bool thrown = false;
+  try {
+    ducc(dir, base_classes + "Class b { policy = FAIR_SHARE ; nodepool = main ; zzzzzz = 2 }\n");
+  } catch (const rc::config_error& e) {
+    thrown = true;
+    CHECK(std::string{e.what()}.find("unknown key 'zzzzzz'") != std::string::npos);
+    CHECK(std::string{e.what()}.find("did you mean") == std::string::npos);
+  }
+  CHECK(thrown);
+}
+
 TEST_CASE("a class naming a missing nodepool", "[config][errors]") {
   RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "\n[[class]]\nname = \"b\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"nope\"\n"),
                            "site.toml", next + 4, "class 'b' names nodepool 'nope', which is not defined");

@@ -13,4 +13,5 @@ rmbus_add_test(NAME test_core_purity SOURCES test_core_purity.cpp LIBS rmbus_cor
 target_compile_definitions(test_core_purity PRIVATE RMBUS_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 rmbus_add_test(NAME test_incremental SOURCES test_incremental.cpp LIBS rmbus_core rmbus_workload TIMEOUT 300)
 rmbus_add_test(NAME test_start_estimate SOURCES test_start_estimate.cpp LIBS rmbus_core TIMEOUT 60)
+rmbus_add_test(NAME test_held_back SOURCES test_held_back.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_adopt_published SOURCES test_adopt_published.cpp LIBS rmbus_core TIMEOUT 60)

@@ -1,9 +1,9 @@
 // rmbus-top --once against the real rmbus on loopback: what the RM publishes for share groups and reclaim
 // grace (docs/configuration.md) is what the monitor shows, read off the RM's own rm.state.
 #include <algorithm>
-#include <regex>
-
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <regex>
 
 #include "tests/e2e/rm_fixture.hpp"
 
@@ -93,4 +93,48 @@ TEST_CASE("rmbus-top shows the processes the RM reclaims under a grace, and how 
   CHECK(n >= 1);
   CHECK(n <= 16);  // bob's fair share at most
   CHECK(std::regex_search(r.output, std::regex{" ago  jobs 2  reclaiming " + std::to_string(n) + "  nodes "}));
+}
+
+TEST_CASE(
+    "rmbus-top finds the bus in the RM's configuration and lists refused work with a long reason wrapped") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(rmbus::e2e::job("dave-1", "dave", "no-such-class", 1024, 1));
+  c.submit(rmbus::e2e::job("huge-1", "erin", "normal", 16384, 1));  // order 16 on 8 GB nodes: can never fit
+  REQUIRE(c.wait_state(
+      [](const msg::rm_state& s) {
+        const auto* d = ts::find_job(s, "dave-1");
+        const auto* h = ts::find_job(s, "huge-1");
+        return d != nullptr && d->status == msg::job_status::refused && h != nullptr && !h->reason.empty();
+      },
+      deadline));
+  // The RM's own configuration names its bus: rmbus-top finds the subscriber side there (issue 17).
+  const auto conf = f.dir() + "/with-bus.toml";
+  std::ofstream{conf} << rmbus::e2e::test_config() << "\n[bus]\npub = \"" << f.bus_pub() << "\"\nsub = \""
+                      << f.bus_sub() << "\"\n";
+  const auto r = ts::run_to_end(RMBUS_TOP_BIN,
+                                {"--once", "--config", conf, "--timeout-ms", "20000", "--width", "100"}, 40s);
+  INFO(r.output);
+  REQUIRE(r.status == std::optional<int>{0});
+  CHECK(r.output.find("  REFUSED 1  ") != std::string::npos);
+  CHECK(r.output.find("REFUSED: work the RM will not run as submitted, and why\n"
+                      "  dave-1 (user dave): Cannot find class no-such-class for the work\n") !=
+        std::string::npos);
+  // The never-fitting job's reason, in GB, wrapped below its row at 100 columns: its end is on the screen.
+  std::string text;
+  for (std::size_t at = 0; at < r.output.size();) {
+    const auto end = std::min(r.output.find('\n', at), r.output.size());
+    text += r.output.substr(at, end - at) + " ";
+    at = end + 1;
+  }
+  const std::regex spaces{" +"};
+  const auto flat = std::regex_replace(text, spaces, " ");
+  CHECK(flat.find(
+            "no machine of order 16 (16 GB) in pool alpha: larger than every machine there (the largest is "
+            "order 8, 8 GB); it runs only if a larger machine joins") != std::string::npos);
+  for (std::size_t at = 0, end; at < r.output.size(); at = end + 1) {
+    end = std::min(r.output.find('\n', at), r.output.size());
+    CHECK(end - at <= 100);
+  }
 }

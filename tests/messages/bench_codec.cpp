@@ -38,7 +38,7 @@ int main() {
 
   rm_state s;
   for (int i = 0; i < 10'000; ++i) {
-    job_schedule j{"job-" + std::to_string(i), job_status::scheduled, "", 30720, {}, "user", "normal", 4, 8, 4, ""};
+    job_schedule j{"job-" + std::to_string(i), job_status::scheduled, "", 30720, {}, "user", "normal", 4, 8, 4, "", ""};
     for (int k = 0; k < 4; ++k)
       j.shares.push_back(share_schedule{"s-" + std::to_string(i * 4 + k), "n" + std::to_string(k), 2,
                                         share_status::running, {}});

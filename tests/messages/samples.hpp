@@ -77,11 +77,11 @@ inline rm_state full_rm_state() {
                                  share_schedule{"s-3", "n03", 2, share_status::new_, {}},
                                  share_schedule{"s-4", "n04", 2, share_status::preempt, {}},
                                  share_schedule{"s-5", "n05", 2, share_status::evict, {}}},
-                                "alice", "normal", 4, 9, 3, "physics"});
+                                "alice", "normal", 4, 9, 3, "physics", ""});
   s.jobs.push_back(job_schedule{"j2", job_status::pending, "no free order-4 share in nodepool default", 61440, {},
-                                "bob", "normal", 0, 2, 3, ""});
+                                "bob", "normal", 0, 2, 3, "", ""});
   s.jobs.push_back(job_schedule{"j3", job_status::refused, "memory 300000 MB exceeds largest machine", 300000, {},
-                                "carol", "", 0, 0, 0, ""});
+                                "carol", "", 0, 0, 0, "", ""});
   return s;
 }
 

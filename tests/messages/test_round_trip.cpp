@@ -161,3 +161,23 @@ TEST_CASE("rm.state's optional group key: sent only when set, absent decodes as 
   REQUIRE_FALSE(e.ok());
   CHECK(e.error().message().find("group") != std::string::npos);
 }
+
+TEST_CASE("rm.state's optional capped_by key: sent only when set, round-trips, absent decodes as empty") {
+  auto state = samples::full_rm_state();
+  state.jobs.at(0).capped_by = "prediction";
+  const auto body = encode(samples::env(), state);
+  auto tree = decode_value("rm.state", body);
+  REQUIRE(tree.ok());
+  const auto& jobs = *tree.value().as_map()->at("jobs").as_array();
+  REQUIRE(jobs.at(0).as_map()->count("capped_by") == 1);
+  CHECK(*jobs.at(0).as_map()->at("capped_by").as_string() == "prediction");
+  CHECK(jobs.at(1).as_map()->count("capped_by") == 0);
+  auto r = decode_rm_state(topics::rm_state, body);
+  REQUIRE(r.ok());
+  CHECK(r.value() == state);
+  auto bad = tree.value();
+  (*bad.as_map()->at("jobs").as_array())[0].as_map()->at("capped_by") = value{true};
+  auto e = decode_rm_state(topics::rm_state, encode_value(bad));
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().message().find("capped_by") != std::string::npos);
+}

@@ -170,6 +170,7 @@ void orchestrator_model::on_state(const messages::rm_state& state, std::int64_t 
     if (!j.arrived || j.gone || j.completed) continue;
     if (js.status == messages::job_status::refused) {
       j.refused = true;
+      j.refused_reason = js.reason.substr(0, 512);
       complete(j, now_);
       continue;
     }
@@ -296,6 +297,7 @@ job_view orchestrator_model::view(const job_run& j) const {
   v.arrived = j.arrived;
   v.gone = j.gone;
   v.refused = j.refused;
+  v.refused_reason = j.refused_reason;
   v.state = state_of(j);
   v.items_total = j.spec.items;
   v.items_done = j.items_done;

@@ -59,6 +59,7 @@ struct job_view {
   bool arrived = false;
   bool gone = false;     // no longer in the work map
   bool refused = false;  // the RM refused it; it was withdrawn
+  std::string refused_reason;  // why, as rm.state said
   messages::work_state state = messages::work_state::waiting;
   std::uint64_t items_total = 0;
   std::uint64_t items_done = 0;
@@ -126,6 +127,7 @@ class orchestrator_model {
     bool completed_published = false;
     bool gone = false;
     bool refused = false;
+    std::string refused_reason;  // the RM's reason (rm.state), bounded
     std::uint64_t items_done = 0;
     std::uint64_t undispatched = 0;  // items not done and not in flight
     std::optional<std::int64_t> first_process_ms;

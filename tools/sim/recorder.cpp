@@ -74,6 +74,10 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
         ++s.nodes_up;
         s.total_quanta += n.quanta;
         s.used_quanta += n.quanta - std::min(n.quanta, n.free_quanta);
+        // Pools of different quanta are not added up for a person: each is kept apart too.
+        auto& p = s.pools[n.pool];
+        p.total_quanta += n.quanta;
+        p.used_quanta += n.quanta - std::min(n.quanta, n.free_quanta);
       }
     }
   } else {
@@ -124,13 +128,23 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
     }
   }
 
+  // What the RM holds back by design (rm.state capped_by: prediction, the initialization cap, ...) wants,
+  // for now, what it was given; refused work wants nothing (issue 17: neither reads as unfairness).
+  std::map<std::string, std::uint64_t> capped_at;
+  std::set<std::string> refused_now;
+  if (state != nullptr)
+    for (const auto& js : state->jobs) {
+      if (!js.capped_by.empty()) capped_at[js.id] = js.given;
+      if (js.status == messages::job_status::refused) refused_now.insert(js.id);
+    }
   // Demand and fair shares over the fair-share classes.
   std::map<std::string, class_demand> demand;
   for (const auto& j : jobs) {
     if (j.arrived && j.state != messages::work_state::completed && j.processes == 0) ++s.pending_jobs;
-    if (j.demand == 0) continue;
-    if (auto u = user_index.find(j.user); u != user_index.end())
-      s.users[u->second].demand_processes += j.demand;
+    if (j.demand == 0 || j.refused || refused_now.count(j.id)) continue;
+    const auto capped = capped_at.find(j.id);
+    const std::uint64_t wants = capped == capped_at.end() ? j.demand : std::min(j.demand, capped->second);
+    if (auto u = user_index.find(j.user); u != user_index.end()) s.users[u->second].demand_processes += wants;
     const class_spec* c = class_of(classes_, j.class_name, j.kind);
     if (c == nullptr || c->policy != class_policy::fair_share) continue;
     auto o = order_of.find(j.id);
@@ -140,7 +154,7 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
     d.class_name = c->name;
     d.weight = c->weight;
     d.priority = c->priority;
-    d.user_demand_quanta[j.user] += static_cast<double>(j.demand * order);
+    d.user_demand_quanta[j.user] += static_cast<double>(wants * order);
   }
   std::vector<class_demand> claims;
   for (auto& [name, d] : demand) claims.push_back(std::move(d));

@@ -17,6 +17,7 @@
 // Pure: fed values, no I/O, no clock. Thread-safety: none (one owner).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -42,6 +43,14 @@ struct user_sample {
   friend bool operator==(const user_sample&, const user_sample&) = default;
 };
 
+// One top-level nodepool's quanta in a sample (rm.nodes `pool`): of the nodes up, and of those held.
+struct pool_sample {
+  std::uint64_t total_quanta = 0;
+  std::uint64_t used_quanta = 0;
+
+  friend bool operator==(const pool_sample&, const pool_sample&) = default;
+};
+
 struct sample {
   std::int64_t t_ms = 0;
   std::size_t nodes_up = 0;        // the RM's view when it sent rm.nodes, else the agents'
@@ -53,6 +62,7 @@ struct sample {
   std::uint64_t evictions = 0;     // cumulative distinct shares seen evict
   bool double_booked = false;
   std::vector<user_sample> users;  // same order as recorder::users()
+  std::map<std::string, pool_sample> pools;  // by top-level nodepool, from rm.nodes (empty without it)
 
   friend bool operator==(const sample&, const sample&) = default;
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <set>
 #include <sstream>
 
 namespace rmbus::sim {
@@ -75,6 +76,22 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
             return static_cast<double>(s[i].used_quanta) / static_cast<double>(s[i].total_quanta);
           })
           .value_or(0.0);
+  std::set<std::string> pool_names;
+  for (const auto& x : s)
+    for (const auto& [name, _] : x.pools) pool_names.insert(name);
+  for (const auto& name : pool_names) {
+    const auto of = [&](std::size_t i) -> const pool_sample* {
+      auto it = s[i].pools.find(name);
+      return it == s[i].pools.end() ? nullptr : &it->second;
+    };
+    r.utilization_by_pool[name] =
+        weighted_mean(
+            w, s.size(), [&](std::size_t i) { return of(i) != nullptr && of(i)->total_quanta > 0; },
+            [&](std::size_t i) {
+              return static_cast<double>(of(i)->used_quanta) / static_cast<double>(of(i)->total_quanta);
+            })
+            .value_or(0.0);
+  }
   r.double_booked_samples = static_cast<std::size_t>(
       std::count_if(s.begin(), s.end(), [](const sample& x) { return x.double_booked; }));
 
@@ -139,6 +156,7 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
       first_process.push_back(static_cast<double>(*j.first_process_ms - j.at_ms) / 1000.0);
     else if (j.arrived && !j.refused)
       ++r.never_started;
+    if (j.refused) r.refused.push_back({j.id, j.user, j.refused_reason});
     if (j.kind != messages::work_kind::job) {
       ++r.other_work;
       continue;
@@ -250,6 +268,12 @@ std::string render_report(const report_figures& r) {
 
   o << "Utilization (quanta held / quanta of the nodes up): " << fixed(100.0 * r.utilization_mean, 1)
     << "% on average\n";
+  // Nodepools of different quanta are told apart (issue 17): each pool's own figure.
+  if (r.utilization_by_pool.size() > 1) {
+    o << "  per nodepool:";
+    for (const auto& [pool, u] : r.utilization_by_pool) o << " " << pool << " " << fixed(100.0 * u, 1) << "%";
+    o << "\n";
+  }
   if (!r.timeline.empty()) {
     o << "  time (s)         util  nodes pending";
     for (const auto& u : r.users) o << "  " << u.user;
@@ -295,6 +319,11 @@ std::string render_report(const report_figures& r) {
   if (r.jobs_refused > 0) o << ", " << r.jobs_refused << " refused";
   if (r.other_work > 0) o << "; " << r.other_work << " services / APs / reservations";
   o << "\n";
+  // Refused work never runs: named with the RM's reason, and left out of every fair-share figure above.
+  if (!r.refused.empty()) {
+    o << "Refused (not counted in fair shares):\n";
+    for (const auto& x : r.refused) o << "  " << x.id << " (user " << x.user << "): " << x.reason << "\n";
+  }
   o << "Time from submission to first process: ";
   if (r.first_process_count == 0)
     o << "no process started";
@@ -334,6 +363,7 @@ std::string render_report(const report_figures& r) {
   fig("samples", std::to_string(r.samples));
   fig("quantum_mb", std::to_string(r.quantum_mb));
   fig("utilization_mean", fixed(r.utilization_mean, 4));
+  for (const auto& [pool, u] : r.utilization_by_pool) fig("utilization_mean." + pool, fixed(u, 4));
   fig("preempted_shares", std::to_string(r.preempted_shares));
   fig("evicted_shares", std::to_string(r.evicted_shares));
   fig("preempt_events", std::to_string(r.preempt_events));
@@ -398,6 +428,15 @@ std::string progress_line(const sample& s, const std::vector<std::string>& users
   if (s.total_quanta > 0)
     o << " (" << fixed(100.0 * static_cast<double>(s.used_quanta) / static_cast<double>(s.total_quanta), 0)
       << "%)";
+  if (s.pools.size() > 1) {  // pools of different quanta: each apart, the sum above is only a count
+    o << " [";
+    bool first = true;
+    for (const auto& [pool, p] : s.pools) {
+      o << (first ? "" : ", ") << pool << " " << p.used_quanta << "/" << p.total_quanta;
+      first = false;
+    }
+    o << "]";
+  }
   o << " | procs";
   const std::size_t shown = std::min<std::size_t>(users.size(), 8);
   for (std::size_t u = 0; u < shown && u < s.users.size(); ++u)

@@ -23,6 +23,7 @@
 // the only one). Pure: no I/O.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,11 +70,16 @@ struct report_figures {
   std::uint64_t states_received = 0;
   std::uint64_t quantum_mb = 0;
   double utilization_mean = 0;
+  std::map<std::string, double> utilization_by_pool;  // the same, per top-level nodepool
   std::vector<timeline_row> timeline;
   std::vector<user_figures> users;
   std::uint64_t preempted_shares = 0, evicted_shares = 0, preempt_events = 0, evict_events = 0;
   std::uint64_t drained_early = 0;  // processes drained before their reclaim deadline (orchestrator_model)
   std::size_t jobs_total = 0, jobs_completed = 0, jobs_refused = 0;  // kind "job" only
+  struct refused_job {
+    std::string id, user, reason;
+  };
+  std::vector<refused_job> refused;  // every refused work item (any kind), with the RM's reason
   std::size_t other_work = 0;                                        // services, APs, reservations
   std::optional<double> makespan_s;
   std::size_t first_process_count = 0;

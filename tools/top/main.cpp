@@ -3,8 +3,11 @@
 // it works against an RM on another host; folds it into a monitor_model; and draws render()'s lines full
 // screen with ncurses, or prints them once (--once) for scripts.
 //
-//   rmbus-top [--bus-sub tcp://127.0.0.1:5561[,EP...]] [--once] [--timeout-ms 10000] [--width 120]
-//             [--refresh-ms 1000] [--log-level warn] [--key FILE --server-key FILE]
+//   rmbus-top [--bus-sub tcp://127.0.0.1:5561[,EP...] | --config FILE | --ducc FILE] [--once]
+//             [--timeout-ms 10000] [--width 120] [--refresh-ms 1000] [--log-level warn] [--key FILE --server-key FILE]
+//
+// The endpoint: --bus-sub, else the one the RM's own configuration binds (--config / --ducc, with its CURVE
+// server key), else $RMBUS_BUS_SUB, else tcp://127.0.0.1:5561.
 //
 // --key (this monitor's key pair) and --server-key (the forwarder's public key) join a CURVE bus
 // (docs/bus.md, "Security"); a monitor key may subscribe only.
@@ -32,6 +35,8 @@
 #include "bus/curve.hpp"
 #include "bus/log_level.hpp"
 #include "bus/subscriber.hpp"
+#include "config/config_error.hpp"
+#include "tools/common/rm_discovery.hpp"
 #include "tools/top/monitor_model.hpp"
 #include "tools/top/monitored_message.hpp"
 #include "tools/top/render.hpp"
@@ -177,7 +182,8 @@ int run(const std::string& endpoint, bool once, int timeout_ms, std::size_t widt
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string endpoint{bus::default_sub_endpoint};
+  std::string endpoint;
+  std::string native, ducc;
   bool once = false;
   int timeout_ms = 10000;
   int refresh_ms = 1000;
@@ -186,10 +192,18 @@ int main(int argc, char** argv) {
   std::string key_file;
   std::string server_key_file;
   CLI::App app{"rmbus-top: the live monitor of a running rmbus"};
-  app.add_option("--bus-sub", endpoint,
-                 "the bus forwarder's subscriber side (rmbus's --bus-sub); several forwarders: EP,EP,...")
-      ->capture_default_str()
-      ->check([](const std::string& list) { return bus::endpoint_list_error(list).value_or(""); });
+  auto* sub_opt = app.add_option("--bus-sub", endpoint,
+                                 "the bus forwarder's subscriber side (rmbus's --bus-sub; several forwarders: "
+                                 "EP,EP,...; default: from --config/--ducc, else $RMBUS_BUS_SUB, else "
+                                 "tcp://127.0.0.1:5561)");
+  auto* native_opt =
+      app.add_option("--config", native, "find the bus as the RM's native configuration binds it")
+          ->check(CLI::ExistingFile)
+          ->excludes(sub_opt);
+  app.add_option("--ducc", ducc, "find the bus as the RM's ducc.properties binds it")
+      ->check(CLI::ExistingFile)
+      ->excludes(sub_opt)
+      ->excludes(native_opt);
   app.add_option("--key", key_file, "CURVE: this monitor's key pair file (rmbus-keygen)");
   app.add_option("--server-key", server_key_file, "CURVE: the bus forwarder's public key file");
   app.add_flag("--once", once, "print the picture once, as plain text, and exit");
@@ -218,6 +232,43 @@ int main(int argc, char** argv) {
   spdlog::set_default_logger(spdlog::stderr_color_mt("rmbus-top"));
   // Log lines written to the terminal would tear the full screen: there, logs need stderr redirected.
   spdlog::set_level(!once && ::isatty(STDERR_FILENO) ? spdlog::level::off : *level);
+  // Where the bus is: --bus-sub, else the RM's own configuration, else the environment, else the default.
+  std::string source = "--bus-sub";
+  if (endpoint.empty() && (!native.empty() || !ducc.empty())) {
+    try {
+      const auto found = tools::endpoints_of_configuration(native, ducc);
+      endpoint = found.bus_sub;
+      source = found.source;
+      if (found.curve && server_key_file.empty()) server_key_file = found.bus_server_key;
+      if (found.curve && key_file.empty()) {
+        std::cerr << "rmbus-top: " << found.source
+                  << " has CURVE on: give this monitor's key pair with --key FILE\n";
+        return 2;
+      }
+    } catch (const config::config_error& e) {
+      std::cerr << "rmbus-top: cannot read the RM's configuration:";
+      for (const auto& i : e.issues())
+        std::cerr << "\n  " << i.file << (i.line > 0 ? ":" + std::to_string(i.line) : "") << ": "
+                  << i.message;
+      std::cerr << "\n";
+      return 2;
+    } catch (const std::exception& e) {
+      std::cerr << "rmbus-top: cannot read the RM's configuration: " << e.what() << "\n";
+      return 2;
+    }
+  }
+  if (endpoint.empty()) {
+    if (auto env = tools::environment("RMBUS_BUS_SUB")) {
+      endpoint = *env;
+      source = "$RMBUS_BUS_SUB";
+    } else {
+      endpoint = std::string{bus::default_sub_endpoint};
+    }
+  }
+  if (auto problem = tools::endpoint_problem(source, endpoint)) {
+    std::cerr << "rmbus-top: " << *problem << "\n";
+    return 2;
+  }
   std::optional<bus::curve_client> curve;
   try {
     curve = bus::load_curve_client(key_file, server_key_file);

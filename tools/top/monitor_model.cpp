@@ -19,6 +19,9 @@ void add_job(user_summary& u, const messages::job_schedule& j) {
   u.given = add_capped(u.given, j.given);
   u.demand = add_capped(u.demand, j.demand);
   u.fair_share = add_capped(u.fair_share, j.fair_share);
+  // A job the policy caps on purpose wants, for now, what it was given.
+  u.wanted = add_capped(u.wanted, j.capped_by.empty() ? j.demand : std::min(j.demand, j.given));
+  if (!j.capped_by.empty()) ++u.capped_jobs;
   for (const auto& s : j.shares) {
     if (!holds(s.status)) continue;
     ++u.active;
@@ -65,6 +68,8 @@ void add_sums(user_summary& total, const user_summary& u) {
   total.given = add_capped(total.given, u.given);
   total.demand = add_capped(total.demand, u.demand);
   total.fair_share = add_capped(total.fair_share, u.fair_share);
+  total.wanted = add_capped(total.wanted, u.wanted);
+  total.capped_jobs = add_capped(total.capped_jobs, u.capped_jobs);
 }
 
 std::uint64_t pool_summary::count(messages::node_state s) const {
@@ -72,7 +77,7 @@ std::uint64_t pool_summary::count(messages::node_state s) const {
   return it == nodes_by_state.end() ? 0 : it->second;
 }
 
-bool user_summary::below_fair_share() const { return given < std::min(demand, fair_share); }
+bool user_summary::below_fair_share() const { return given < std::min(wanted, fair_share); }
 
 monitor_model::monitor_model(model_limits limits) : limits_(limits) {
   limits_.max_events = std::max<std::size_t>(1, limits_.max_events);
@@ -265,6 +270,7 @@ std::vector<job_row> monitor_model::jobs() const {
     r.given = j.given;
     r.demand = j.demand;
     r.fair_share = j.fair_share;
+    r.capped_by = j.capped_by;
     if (const auto l = losses_.find(j.id); l != losses_.end()) r.losses = l->second;
     out.push_back(std::move(r));
   }

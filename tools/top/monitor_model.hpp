@@ -75,8 +75,13 @@ struct user_summary {
   std::uint64_t given = 0;       // the How Much count
   std::uint64_t demand = 0;      // what the remaining work could use
   std::uint64_t fair_share = 0;  // pure weighted fair share, before bonus shares
+  // What its jobs want now: their demand, but for a job the RM caps by design (rm.state `capped_by`:
+  // prediction, the initialization cap, ...) what it was given; and how many jobs are so capped.
+  std::uint64_t wanted = 0;
+  std::uint64_t capped_jobs = 0;
 
-  // Wants more than it got and got less than its fair share: the row a person looks at first.
+  // Wants more than it got and got less than its fair share: the row a person looks at first. A job capped
+  // by design does not make it so (that is the policy, not starvation).
   bool below_fair_share() const;
 };
 
@@ -122,6 +127,7 @@ struct job_row {
   std::uint64_t given = 0;
   std::uint64_t demand = 0;
   std::uint64_t fair_share = 0;
+  std::string capped_by;  // rm.state: the cap step holding it below its fair share by design; "" if none
   // Processes held (running or new) under a reclaim deadline (rm.state share reclaim_at_ms): the RM preempts
   // them then unless the need goes away. `reclaim_at_ms` is the soonest deadline on the monitor's clock,
   // unknown when the rm.state came without the time it was sent.

@@ -59,11 +59,43 @@ std::string join(std::initializer_list<std::string> cols) {
   return line;
 }
 
+// `text` in lines of at most `width` characters: the first starts after `first_used` characters already on
+// its line, the others after `indent` spaces; breaks at a space where there is one, so a long reason is
+// wrapped whole instead of cut at the terminal's edge.
+std::vector<std::string> wrap(const std::string& text, std::size_t first_used, std::size_t width,
+                              std::size_t indent) {
+  std::vector<std::string> out;
+  std::string_view rest = text;
+  std::size_t room = width > first_used ? width - first_used : 0;
+  bool first = true;
+  while (!rest.empty()) {
+    if (room < 8 && !first) room = 8;  // a very narrow screen still shows something per line
+    if (room == 0) {                   // nothing fits after the columns: everything goes below
+      out.emplace_back();
+      first = false;
+      room = width > indent ? width - indent : 8;
+      continue;
+    }
+    std::size_t take = std::min(rest.size(), room);
+    if (take < rest.size()) {
+      const auto space = rest.substr(0, take + 1).rfind(' ');
+      if (space != std::string_view::npos && space > 0) take = space;
+    }
+    out.push_back((first ? std::string{} : std::string(indent, ' ')) + std::string{rest.substr(0, take)});
+    rest.remove_prefix(take);
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    first = false;
+    room = width > indent ? width - indent : 8;
+  }
+  return out;
+}
+
 struct section {
   std::vector<std::string> head;  // a blank line and the title: shown together or not at all
   std::vector<std::string> rows;
   std::size_t min_rows = 4;  // rows it gets before later sections get any
   bool is_jobs = false;      // scrolls, and says which rows are shown
+  bool wrapped = false;      // some job took more than one row (a wrapped note)
 };
 
 // ---- header
@@ -78,6 +110,10 @@ std::vector<std::string> header(const monitor_model& m, const render_options& o)
     line += "  jobs " + std::to_string(s->jobs.size());
     // Said only when there are some, so a cluster without reclaim grace reads as it always did.
     if (const auto n = m.reclaiming(); n > 0) line += "  reclaiming " + std::to_string(n);
+    const auto refused = std::count_if(s->jobs.begin(), s->jobs.end(), [](const auto& j) {
+      return j.status == messages::job_status::refused;
+    });
+    if (refused > 0) line += "  REFUSED " + std::to_string(refused);
   } else {
     line += "  no rm.state yet";
   }
@@ -134,6 +170,8 @@ std::string user_line(const std::string& name, const user_summary& u) {
   auto line = join({text_col(name, 20), num_col(u.jobs, 5), num_col(u.active, 6), num_col(u.quanta, 7),
                     num_col(u.given, 6), num_col(u.demand, 6), num_col(u.fair_share, 6)});
   if (u.below_fair_share()) line += "  below fair share";
+  else if (u.capped_jobs > 0)
+    line += "  capped by design";
   return line;
 }
 
@@ -183,19 +221,50 @@ section jobs_section(const monitor_model& m, const render_options& o) {
                       right("demand", 6)}) +
                     "  NOTE"};
   for (const auto& j : m.jobs()) {
-    // The note: why it waits (pending or refused), what it is about to lose, and what it lost lately; cut
-    // early so that one enormous reason off the bus costs nothing.
-    std::string note = j.reason.substr(0, o.width);
+    if (j.status == messages::job_status::refused) continue;  // listed apart, under REFUSED
+    // The note: why it waits (pending or refused), what it is about to lose, and what it lost lately; bounded
+    // (a few lines' worth) so that one enormous reason off the bus costs nothing, and wrapped below the row
+    // when it does not fit, so its end is never lost at the terminal's edge.
+    std::string note = j.reason.substr(0, 4 * o.width);
+    // Below its fair share on purpose: say which cap, so it is not read as starvation.
+    if (!j.capped_by.empty())
+      note +=
+          std::string{note.empty() ? "" : "; "} + "capped by " + j.capped_by.substr(0, 32) + " (by design)";
     for (const auto& part : {reclaim_note(j, o.now_ms), losses_note(j.losses, o.now_ms)})
       if (!part.empty()) note += (note.empty() ? "" : "; ") + part;
     auto line = join({text_col(j.id, 20), text_col(name_or_dash(j.user), 10),
                       text_col(name_or_dash(j.class_name), 10), text_col(messages::to_string(j.status), 9),
                       num_col(j.memory_mb, 7), num_col(j.active, 6), num_col(j.leaving, 7),
                       num_col(j.given, 5), num_col(j.demand, 6)});
-    if (!note.empty()) line += "  " + terminal_safe(note);
-    s.rows.push_back(std::move(line));
+    if (note.empty()) {
+      s.rows.push_back(std::move(line));
+      continue;
+    }
+    line += "  ";
+    auto parts = wrap(terminal_safe(note), line.size(), o.width, 6);
+    s.rows.push_back(line + parts.front());
+    for (std::size_t i = 1; i < parts.size(); ++i) s.rows.push_back(std::move(parts[i]));
+    s.wrapped = s.wrapped || parts.size() > 1;
   }
   if (s.rows.empty()) s.rows.emplace_back("  (no jobs)");
+  return s;
+}
+
+// Work the RM refused, with why: it never runs as submitted, so it is listed apart from the jobs that wait.
+section refused_section(const monitor_model& m, const render_options& o) {
+  section s;
+  s.min_rows = 3;
+  std::vector<std::string> rows;
+  for (const auto& j : m.jobs()) {
+    if (j.status != messages::job_status::refused) continue;
+    const auto lead = "  " + terminal_safe(j.id) + " (user " + terminal_safe(name_or_dash(j.user)) + "): ";
+    auto parts = wrap(terminal_safe(j.reason.substr(0, 4 * o.width)), lead.size(), o.width, 6);
+    rows.push_back(lead + (parts.empty() ? std::string{} : parts.front()));
+    for (std::size_t i = 1; i < parts.size(); ++i) rows.push_back(std::move(parts[i]));
+  }
+  if (rows.empty()) return s;
+  s.head = {"", "REFUSED: work the RM will not run as submitted, and why"};
+  s.rows = std::move(rows);
   return s;
 }
 
@@ -285,8 +354,9 @@ void lay_out(std::vector<section>& sections, const render_options& o, screen& ou
     for (std::size_t r = first; r < first + visible; ++r) out.lines.push_back(std::move(s.rows[r]));
     if (whole || granted[i] == 0) continue;
     if (s.is_jobs && visible > 0)
-      out.lines.push_back("  -- jobs " + std::to_string(first + 1) + "-" + std::to_string(first + visible) +
-                          " of " + std::to_string(total) + " (Up/Down, PgUp/PgDn, Home/End scroll) --");
+      out.lines.push_back("  -- " + std::string{s.wrapped ? "job lines " : "jobs "} +
+                          std::to_string(first + 1) + "-" + std::to_string(first + visible) + " of " +
+                          std::to_string(total) + " (Up/Down, PgUp/PgDn, Home/End scroll) --");
     else if (s.is_jobs)
       out.lines.push_back("  -- " + std::to_string(total) + " jobs: make the window taller to see them --");
     else
@@ -349,8 +419,10 @@ screen render(const monitor_model& m, const render_options& o) {
   sections.push_back(pools_section(m));
   if (m.state()) {
     sections.push_back(classes_section(m));
+    if (auto refused = refused_section(m, o); !refused.rows.empty()) sections.push_back(std::move(refused));
     sections.push_back(jobs_section(m, o));
-    out.jobs_total = m.state()->jobs.size();
+    // Rows, not jobs: a wrapped note takes more than one, and scrolling goes by rows.
+    out.jobs_total = sections.back().rows.size();
   }
   sections.push_back(events_section(m, o));
   sections.push_back(cycles_section(m));

@@ -4,9 +4,10 @@
 // Sections in order of importance, which is also their order on screen: the header (endpoint, round, age of
 // the last rm.state, bus health, messages per topic), nodepools (nodes by state; quanta and free quanta of
 // the nodes up), classes with their share groups and users (processes active, quanta held, the How Much count
-// against demand and fair share), jobs (pending first with their reasons, then refused, then scheduled; by
-// id; processes active and leaving; processes under a reclaim deadline; preemptions and evictions seen
-// lately), recent events, and the last round's timings per pool.
+// against demand and fair share), work the RM refused with its reason (when there is some; the header counts
+// it too), jobs (pending first with their reasons, then scheduled; by id; processes active and leaving;
+// processes under a reclaim deadline; preemptions and evictions seen lately; a note too long for the line is
+// wrapped below it, never cut), recent events, and the last round's timings per pool.
 //
 // With a height limit every section first gets its heading and a few rows, in that order, as far as they
 // fit; what is left goes to the sections in the same order until each is whole. So on a small terminal the

@@ -375,3 +375,70 @@ TEST_CASE("report: drained_early counts the processes drained before their recla
   CHECK(text.find("\ndrained_early = 5\n") != std::string::npos);
   CHECK(text.find("Drained early: 5 processes") != std::string::npos);
 }
+
+TEST_CASE(
+    "recorder: a job capped by design wants what it was given, and refused work wants nothing (issue 17)") {
+  recorder rec{{"alice", "bob", "dave"}, embedded_default_classes(), 1024};
+  msg::rm_state st;
+  // alice's job is held by DUCC's prediction at 2 processes though its work could use 100; bob's is not.
+  auto a = js("a1", {share("s1", "n1", 4), share("s2", "n1", 4)}, 8);
+  a.given = 2;
+  a.capped_by = "prediction";
+  st.jobs.push_back(a);
+  st.jobs.push_back(js("b1", {share("s3", "n2", 4)}, 8));
+  msg::job_schedule d;
+  d.id = "d1";
+  d.status = msg::job_status::refused;
+  d.reason = "Cannot find class gpu for the work";
+  st.jobs.push_back(d);
+  rec.observe_state(st);
+  const auto nodes = cluster({{"n1", 24}, {"n2", 28}});
+  const std::vector<job_view> jobs = {jv("a1", "alice", "normal", 100), jv("b1", "bob", "normal", 100),
+                                      jv("d1", "dave", "normal", 100)};
+  rec.sample_now(0, jobs, &st, &nodes, 2);
+  const sample& s = rec.samples()[0];
+  // alice wants 2 x 4 = 8 quanta for now: her fair share is 8, and she holds all of it (held/fair 1, not
+  // 0.14).
+  CHECK(s.users[0].demand_quanta == Approx(8));
+  CHECK(s.users[0].fair_quanta == Approx(8));
+  CHECK(s.users[0].fair_held_quanta == 8);
+  // bob takes what she leaves of the 64 quanta; dave's refused job counts for nothing.
+  CHECK(s.users[1].fair_quanta == Approx(56));
+  CHECK(s.users[2].demand_quanta == 0);
+  CHECK(s.users[2].fair_quanta == 0);
+}
+
+TEST_CASE("report: refused work is listed with the RM's reason") {
+  const recorder rec = sample_run();
+  std::vector<job_view> jobs = {jv("a1", "alice", "normal", 0), jv("c1", "carol", "nope", 0)};
+  jobs[1].refused = true;
+  jobs[1].refused_reason = "Cannot find class nope for the work";
+  const auto text = render_report(compute_report(rec, jobs, {}));
+  CHECK(text.find("Refused (not counted in fair shares):\n  c1 (user carol): Cannot find class nope for the "
+                  "work\n") != std::string::npos);
+}
+
+TEST_CASE("report: utilisation per nodepool, and the progress line keeps pools of different quanta apart") {
+  recorder rec{{"alice"}, embedded_default_classes(), 1024};
+  auto nodes = cluster({{"a1", 8}, {"a2", 0}}, 32);  // pool alpha: 64 quanta, 56 held
+  auto big = cluster({{"g1", 192}}, 192);            // pool general: 192 quanta, none held
+  nodes.nodes[0].pool = nodes.nodes[1].pool = "alpha";
+  big.nodes[0].pool = "general";
+  nodes.nodes.push_back(big.nodes[0]);
+  msg::rm_state st;
+  rec.sample_now(0, {}, &st, &nodes, 3);
+  rec.sample_now(1000, {}, &st, &nodes, 3);
+  const auto& s = rec.samples().back();
+  REQUIRE(s.pools.size() == 2);
+  CHECK(s.pools.at("alpha").total_quanta == 64);
+  CHECK(s.pools.at("alpha").used_quanta == 56);
+  CHECK(s.pools.at("general").used_quanta == 0);
+  const auto r = compute_report(rec, {}, {});
+  CHECK(r.utilization_by_pool.at("alpha") == Approx(56.0 / 64));
+  CHECK(r.utilization_by_pool.at("general") == Approx(0));
+  const auto text = render_report(r);
+  CHECK(text.find("  per nodepool: alpha 87.5% general 0.0%\n") != std::string::npos);
+  CHECK(text.find("utilization_mean.alpha = 0.8750\n") != std::string::npos);
+  CHECK(progress_line(s, {"alice"}, 3, 0, 0).find("quanta 56/256 (22%) [alpha 56/64, general 0/192]") !=
+        std::string::npos);
+}

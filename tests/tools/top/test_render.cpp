@@ -48,10 +48,11 @@ TEST_CASE("the whole picture, as --once prints it") {
   // Pools: alpha 3 nodes, a1 and a2 up (8 + 8 quanta, 2 + 0 free), a3 missing; beta: b2 up (16, 5 free),
   // b1 down, b3 varied off.
   // Classes: normal given 1 + 4 = 5 < min(demand 17, fair 8), and alice 1 < min(7, 4): below fair share;
-  // bob 4 = 4 is not. Jobs: pending, refused, then scheduled by id; alice's preemption at 9.0 s (3.5 s ago),
+  // bob 4 = 4 is not. The refused job apart, with its reason (and counted in the header). Jobs: pending, then
+  // scheduled by id; alice's preemption at 9.0 s (3.5 s ago),
   // carol's eviction at 9.8 s (2.7 s ago). Events newest first. beta's rm.cycle is of round 41: behind.
   const std::string expected =
-      R"(rmbus-top  cycle 42  rm.state 2.5s ago  jobs 5  nodes 6  tcp://rm-host:5561  from rmbus.77.1
+      R"(rmbus-top  cycle 42  rm.state 2.5s ago  jobs 5  REFUSED 1  nodes 6  tcp://rm-host:5561  from rmbus.77.1
 bus: 120 messages, 2 gaps (5 missing), 1 publisher restarts, 1 bad messages
 topics: rm.cycle 40, rm.events 20, rm.nodes 30, rm.state 30
 
@@ -68,9 +69,11 @@ normal                   3      4       8      5     17      8  below fair share
   alice                  2      1       2      1      7      4  below fair share
   bob                    1      3       6      4     10      4
 
+REFUSED: work the RM will not run as submitted, and why
+  lost (user dave): Cannot find class gpu for the work
+
 JOB                  USER       CLASS      STATUS    MB/proc active leaving given demand  NOTE
 j-alice2             alice      normal     pending      2048      0       0     0      2  Waiting for preemptions.
-lost                 dave       -          refused      2048      0       0     0      0  Cannot find class gpu for the work
 j-alice              alice      normal     scheduled    2048      1       1     1      5  preempted 1, last 3.5s ago
 j-bob                bob        normal     scheduled    2048      3       0     4     10
 svc                  carol      fixed      scheduled    2048      1       1     1      1  evicted 1, last 2.7s ago
@@ -87,9 +90,9 @@ beta                 41     5     2     1         1       1         120         
 )";
   const auto s = render(m, o);
   CHECK(joined(s.lines) == expected);
-  CHECK(s.jobs_total == 5);
+  CHECK(s.jobs_total == 4);
   CHECK(s.jobs_first == 0);
-  CHECK(s.jobs_shown == 5);
+  CHECK(s.jobs_shown == 4);
 }
 
 TEST_CASE("a short screen keeps the most important sections: each its first rows, then the rest in order") {
@@ -100,10 +103,10 @@ TEST_CASE("a short screen keeps the most important sections: each its first rows
   o.endpoint = "tcp://rm-host:5561";
   o.height = 24;
   // 24 lines: header 3 -> 21 left. Pools: heading 2 + both rows = 4 -> 17. Classes: 2 + first 4 of 7 -> 11.
-  // Jobs: 2 + all 5 (fewer than its 6) -> 4. Events: 2 + the 2 rows left -> 0, one event and "... 3 more".
-  // Cycle timings, the least important, do not fit.
+  // Refused: 2 + its row -> 8. Jobs: 2 + all 4 (fewer than its 6) -> 2. Events and cycle timings, the least
+  // important, need 3 each and do not fit; the 2 left go to the classes, cut short.
   const std::string expected =
-      R"(rmbus-top  cycle 42  rm.state 2.5s ago  jobs 5  nodes 6  tcp://rm-host:5561  from rmbus.77.1
+      R"(rmbus-top  cycle 42  rm.state 2.5s ago  jobs 5  REFUSED 1  nodes 6  tcp://rm-host:5561  from rmbus.77.1
 bus: 120 messages, 2 gaps (5 missing), 1 publisher restarts, 1 bad messages
 topics: rm.cycle 40, rm.events 20, rm.nodes 30, rm.state 30
 
@@ -115,31 +118,30 @@ CLASS / USER          jobs active  quanta  given demand   fair
 -                        1      0       0      0      0      0
   dave                   1      0       0      0      0      0
 fixed                    1      1       2      1      1      0
-  ... 4 more
+  carol                  1      1       2      1      1      0
+normal                   3      4       8      5     17      8  below fair share
+  ... 2 more
+
+REFUSED: work the RM will not run as submitted, and why
+  lost (user dave): Cannot find class gpu for the work
 
 JOB                  USER       CLASS      STATUS    MB/proc active leaving given demand  NOTE
 j-alice2             alice      normal     pending      2048      0       0     0      2  Waiting for preemptions.
-lost                 dave       -          refused      2048      0       0     0      0  Cannot find class gpu for the work
 j-alice              alice      normal     scheduled    2048      1       1     1      5  preempted 1, last 3.5s ago
 j-bob                bob        normal     scheduled    2048      3       0     4     10
 svc                  carol      fixed      scheduled    2048      1       1     1      1  evicted 1, last 2.7s ago
-
-RECENT EVENTS, newest first (rm.events seen: evict 1, node_missing 1, preempt 1)
-    2.5s ago  bad_message    received here: rm.cycle: total_us: expected unsigned integer, got string
-  ... 3 more
 )";
   const auto s = render(m, o);
   CHECK(s.lines.size() == 24);
   CHECK(joined(s.lines) == expected);
-  // 32 lines: the first rows of every section take 3 + 4 + 6 + 7 + (2 + all 4 events) + (2 + 2) = 30; the 2
-  // left go to the most important section cut short, the classes
+  // 32 lines: the first rows of every section take 3 + 4 + 6 + 3 + 6 + (2 + all 4 events) + (2 + 2) = 32:
+  // the classes stay cut short
   o.height = 32;
   const auto taller = render(m, o);
   REQUIRE(taller.lines.size() == 32);
-  CHECK(taller.lines[12] == "  carol                  1      1       2      1      1      0");
-  CHECK(taller.lines[13] ==
-        "normal                   3      4       8      5     17      8  below fair share");
-  CHECK(taller.lines[14] == "  ... 2 more");
+  CHECK(taller.lines[11] == "fixed                    1      1       2      1      1      0");
+  CHECK(taller.lines[12] == "  ... 4 more");
+  CHECK(taller.lines[15] == "  lost (user dave): Cannot find class gpu for the work");
   CHECK(taller.lines[26] == "    3.0s ago  node_missing   node=a3");
   CHECK(taller.lines[27] ==
         "    3.5s ago  preempt        job=j-alice node=n1 reason=fair share share=j-alice.2");
@@ -256,7 +258,8 @@ TEST_CASE("a silent RM is flagged stale in the header") {
   // rounds came 1 s apart; 3.1 s after the last one is more than three of them
   o.now_ms = 13'100;
   CHECK(render(m, o).lines[0] ==
-        "rmbus-top  cycle 42  rm.state 3.1s ago  STALE: rounds came every 1.0s  jobs 5  nodes 6  from "
+        "rmbus-top  cycle 42  rm.state 3.1s ago  STALE: rounds came every 1.0s  jobs 5  REFUSED 1  nodes 6  "
+        "from "
         "rmbus.77.1");
 }
 
@@ -388,4 +391,69 @@ TEST_CASE("a group's name is cut to its column and made safe, and a reclaim note
   // the jobs' columns end at 92: on 60 the note is cut entirely
   CHECK(std::find(lines.begin(), lines.end(),
                   "j-ann                ann        normal     scheduled    2048") != lines.end());
+}
+
+TEST_CASE("a note longer than the line is wrapped below it, never cut: its end stays in view (issue 17)") {
+  msg::rm_state s;
+  s.cycle = 7;
+  const std::string reason =
+      "no machine of order 48 (48 GB) in pool general: the largest machine there is of order 32 (32 GB), so "
+      "this work can never fit as submitted";
+  s.jobs.push_back(job("big-1", "erin", "normal", msg::job_status::pending, {}, 0, 1, 0, reason));
+  s.jobs.push_back(
+      job("lost", "dave", "", msg::job_status::refused, {}, 0, 0, 0,
+          "Cannot find class gpu for the work, nor any class of that name in any pool: check the name"));
+  monitor_model m;
+  m.on_state(s, 0);
+  m.on_nodes(two_pools(), 0);
+  render_options o;
+  o.width = 100;
+  const auto lines = render(m, o).lines;
+  for (const auto& l : lines) CHECK(l.size() <= 100);
+  const auto at = std::find_if(lines.begin(), lines.end(),
+                               [](const std::string& l) { return l.rfind("big-1 ", 0) == 0; });
+  REQUIRE(at != lines.end());
+  // The row, then the rest of its note on indented lines: every word of the reason is on the screen.
+  std::string note = at->substr(at->find("no machine"));
+  for (auto next = at + 1; next != lines.end() && next->rfind("      ", 0) == 0; ++next)
+    note += " " + next->substr(6);
+  CHECK(note == reason);
+  // The refused work in its own section, its reason wrapped the same way.
+  const auto refused =
+      std::find(lines.begin(), lines.end(), "REFUSED: work the RM will not run as submitted, and why");
+  REQUIRE(refused != lines.end());
+  CHECK(*(refused + 1) ==
+        "  lost (user dave): Cannot find class gpu for the work, nor any class of that name in any pool:");
+  CHECK(*(refused + 2) == "      check the name");
+}
+
+TEST_CASE(
+    "a job capped by design is named so, and does not make its user read as below fair share (issue 17)") {
+  msg::rm_state s;
+  s.cycle = 9;
+  // ann's job: given 2 of a fair share of 8, its work could use 40, held by DUCC's prediction.
+  auto capped = job("ann-1", "ann", "normal", msg::job_status::scheduled,
+                    {msg::share_status::running, msg::share_status::running}, 2, 40, 8);
+  capped.capped_by = "prediction";
+  // bob's job: given 2 of 8, its work could use 40, nothing holds it back by design: it is below its share.
+  auto starved = job("bob-1", "bob", "normal", msg::job_status::scheduled,
+                     {msg::share_status::running, msg::share_status::running}, 2, 40, 8);
+  s.jobs = {capped, starved};
+  monitor_model m;
+  m.on_state(s, 0);
+  m.on_nodes(two_pools(), 0);
+  render_options o;
+  o.width = 140;
+  const auto lines = render(m, o).lines;
+  auto line_of = [&](const std::string& start) {
+    for (const auto& l : lines)
+      if (l.rfind(start, 0) == 0) return l;
+    return std::string{};
+  };
+  CHECK(line_of("  ann ") ==
+        "  ann                    1      2       4      2     40      8  capped by design");
+  CHECK(line_of("  bob ") ==
+        "  bob                    1      2       4      2     40      8  below fair share");
+  CHECK(line_of("ann-1 ").find("  capped by prediction (by design)") != std::string::npos);
+  CHECK(line_of("bob-1 ").find("capped by") == std::string::npos);
 }

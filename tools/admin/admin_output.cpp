@@ -1,0 +1,393 @@
+#include "tools/admin/admin_output.hpp"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+namespace rmbus::tools::admin {
+
+namespace {
+
+using messages::value;
+
+const value* field(const value::map& m, std::string_view key) {
+  auto it = m.find(key);
+  return it == m.end() ? nullptr : &it->second;
+}
+std::string str(const value::map& m, std::string_view key) {
+  const auto* v = field(m, key);
+  const auto* s = v ? v->as_string() : nullptr;
+  return s ? *s : std::string{};
+}
+// Integers of either sign as text; "" when absent.
+std::string num(const value::map& m, std::string_view key) {
+  const auto* v = field(m, key);
+  if (v == nullptr) return {};
+  if (const auto* u = v->as_uint()) return std::to_string(*u);
+  if (const auto* i = v->as_int()) return std::to_string(*i);
+  return {};
+}
+std::uint64_t unum(const value::map& m, std::string_view key) {
+  const auto* v = field(m, key);
+  const auto* u = v ? v->as_uint() : nullptr;
+  return u ? *u : 0;
+}
+bool flag(const value::map& m, std::string_view key) {
+  const auto* v = field(m, key);
+  const auto* b = v ? v->as_bool() : nullptr;
+  return b != nullptr && *b;
+}
+const value::array& list(const value::map& m, std::string_view key) {
+  static const value::array none;
+  const auto* v = field(m, key);
+  const auto* a = v ? v->as_array() : nullptr;
+  return a ? *a : none;
+}
+const value::map& sub(const value::map& m, std::string_view key) {
+  static const value::map none;
+  const auto* v = field(m, key);
+  const auto* s = v ? v->as_map() : nullptr;
+  return s ? *s : none;
+}
+std::vector<std::string> strings(const value::map& m, std::string_view key) {
+  std::vector<std::string> out;
+  for (const auto& e : list(m, key))
+    if (const auto* s = e.as_string()) out.push_back(*s);
+  return out;
+}
+
+nlohmann::json to_json(const value& v) {
+  switch (v.type()) {
+    case value::kind::nil:
+      return nullptr;
+    case value::kind::boolean:
+      return *v.as_bool();
+    case value::kind::integer:
+      return *v.as_int();
+    case value::kind::unsigned_integer:
+      return *v.as_uint();
+    case value::kind::floating:
+      return *v.as_double();
+    case value::kind::string:
+      return *v.as_string();
+    case value::kind::array: {
+      auto a = nlohmann::json::array();
+      for (const auto& e : *v.as_array()) a.push_back(to_json(e));
+      return a;
+    }
+    case value::kind::map: {
+      auto o = nlohmann::json::object();
+      for (const auto& [k, e] : *v.as_map()) o[k] = to_json(e);
+      return o;
+    }
+  }
+  return nullptr;
+}
+
+// Columns padded to their widest cell; numbers right-aligned, text left-aligned; the last column unpadded.
+class table {
+ public:
+  explicit table(std::vector<std::string> header, std::vector<bool> right) : right_(std::move(right)) {
+    rows_.push_back(std::move(header));
+  }
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  bool empty() const { return rows_.size() == 1; }
+  std::string text() const {
+    std::vector<std::size_t> w(rows_.front().size(), 0);
+    for (const auto& r : rows_)
+      for (std::size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+    std::string out;
+    for (const auto& r : rows_) {
+      std::string line;
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        const bool last = i + 1 == r.size();
+        const auto pad = std::string(w[i] - r[i].size(), ' ');
+        if (i > 0) line += "  ";
+        if (right_[i])
+          line += pad + r[i];
+        else
+          line += last ? r[i] : r[i] + pad;
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+    }
+    return out;
+  }
+
+ private:
+  std::vector<bool> right_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep = ", ") {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : std::string{sep}) + p;
+  return out;
+}
+
+std::string status_text(const value::map& r) {
+  std::ostringstream o;
+  const auto up_ms = unum(r, "uptime_ms");
+  o << "instance  " << str(r, "instance") << "\n"
+    << "cycle     " << num(r, "cycle") << "\n"
+    << "uptime    " << up_ms / 1000 << " s\n"
+    << "pools     " << join(strings(r, "pools")) << "\n";
+  return o.str();
+}
+
+std::string vary_text(bool off, const value::map& r) {
+  const std::string done = off ? "varied off" : "varied on";
+  table t{{"NODE", "RESULT"}, {false, false}};
+  // `nodes` lists every known node of the request; `already` those of them that were so before it.
+  const auto already = strings(r, "already");
+  for (const auto& n : strings(r, "nodes"))
+    t.add({n, std::find(already.begin(), already.end(), n) == already.end() ? done
+              : off                                                         ? "already varied off"
+                    : "already schedulable (was not varied off)"});
+  for (const auto& n : strings(r, "unknown"))
+    t.add({n, "unknown: never heard of (no heartbeat, no recovered process); nothing done"});
+  std::string out = t.text();
+  // What a vary-off evicted, by job: "evicted 8 shares: alice-1 8 (a1 8)".
+  const auto& evicted = list(r, "evicted");
+  if (off && field(r, "evicted") != nullptr) {
+    std::map<std::string, std::map<std::string, int>> by_job;  // job -> node -> shares
+    for (const auto& e : evicted)
+      if (const auto* m = e.as_map()) ++by_job[str(*m, "job")][str(*m, "node")];
+    if (by_job.empty()) {
+      out += "evicted nothing\n";
+    } else {
+      out += "evicted " + std::to_string(evicted.size()) + " share(s):\n";
+      table j{{"  JOB", "SHARES", "ON"}, {false, true, false}};
+      for (const auto& [job, nodes] : by_job) {
+        int total = 0;
+        std::vector<std::string> on;
+        for (const auto& [node, n] : nodes) {
+          total += n;
+          on.push_back(node + " " + std::to_string(n));
+        }
+        j.add({"  " + job, std::to_string(total), join(on)});
+      }
+      out += j.text();
+    }
+  }
+  return out;
+}
+
+std::string orders_cell(int order, std::uint64_t quantum_mb) {
+  return std::to_string(order) + " (" + gb_text(static_cast<std::uint64_t>(order) * quantum_mb) + ")";
+}
+
+std::map<int, std::string> by_order(const value::map& m) {
+  std::map<int, std::string> out;
+  for (const auto& [k, v] : m) {
+    try {
+      const int order = std::stoi(k);
+      if (const auto* u = v.as_uint())
+        out[order] = std::to_string(*u);
+      else if (const auto* i = v.as_int())
+        out[order] = std::to_string(*i);
+    } catch (const std::exception&) {
+      // a key that is not an order: not ours to show
+    }
+  }
+  return out;
+}
+
+std::string qload_text(const value::map& r) {
+  std::string out;
+  table pools{{"POOL", "QUANTUM", "NODES UP", "QUANTA", "FREE"}, {false, true, true, true, true}};
+  table classes{{"POOL", "CLASS", "PRIORITY", "WEIGHT", "ORDER", "DEMAND", "AWARDED"},
+                {false, false, true, true, true, true, true}};
+  table groups{{"POOL", "CLASS", "GROUP", "PARENT", "WEIGHT", "ORDER", "DEMAND", "AWARDED", "FAIR SHARE"},
+               {false, false, false, false, true, true, true, true, true}};
+  for (const auto& p : list(r, "pools")) {
+    const auto* pm = p.as_map();
+    if (pm == nullptr) continue;
+    const auto pool = str(*pm, "pool");
+    const auto q = unum(*pm, "quantum_mb");
+    pools.add({pool, gb_text(q), num(*pm, "nodes_up"), num(*pm, "quanta"), num(*pm, "free_quanta")});
+    auto rows = [&](table& t, const value::map& c, std::vector<std::string> lead,
+                    std::vector<std::string> tail) {
+      const auto demand = by_order(sub(c, "demand_by_order"));
+      const auto awarded = by_order(sub(c, "awarded_by_order"));
+      std::map<int, bool> orders;
+      for (const auto& [o, _] : demand) orders[o] = true;
+      for (const auto& [o, _] : awarded) orders[o] = true;
+      if (orders.empty()) orders[0] = true;
+      for (const auto& [o, _] : orders) {
+        auto row = lead;
+        row.push_back(o == 0 ? "-" : orders_cell(o, q));
+        row.push_back(demand.count(o) ? demand.at(o) : "0");
+        row.push_back(awarded.count(o) ? awarded.at(o) : "0");
+        for (const auto& x : tail) row.push_back(x);
+        t.add(std::move(row));
+      }
+    };
+    for (const auto& c : list(*pm, "classes"))
+      if (const auto* cm = c.as_map())
+        rows(classes, *cm, {pool, str(*cm, "class"), num(*cm, "priority"), num(*cm, "weight")}, {});
+    for (const auto& g : list(*pm, "groups"))
+      if (const auto* gm = g.as_map())
+        rows(groups, *gm,
+             {pool, str(*gm, "class"), str(*gm, "group"), str(*gm, "parent"), num(*gm, "weight")},
+             {num(*gm, "pure_fair_share_quanta")});
+  }
+  out += pools.text() + "\n";
+  out += classes.empty() ? "no class has work\n" : classes.text();
+  if (!groups.empty()) out += "\n" + groups.text();  // only where share groups are configured
+  return out;
+}
+
+std::string qoccupancy_text(const value::map& r, bool details) {
+  table t{{"NODE", "POOL", "NODEPOOL", "STATE", "MEMORY", "QUANTA", "FREE", "SHARES", "JOBS"},
+          {false, false, false, false, true, true, true, true, false}};
+  std::string shares_detail;
+  for (const auto& p : list(r, "pools")) {
+    const auto* pm = p.as_map();
+    if (pm == nullptr) continue;
+    const auto pool = str(*pm, "pool");
+    for (const auto& n : list(*pm, "nodes")) {
+      const auto* nm = n.as_map();
+      if (nm == nullptr) continue;
+      auto state = str(*nm, "state");
+      const bool quiesced = flag(*nm, "quiesced");
+      if (quiesced) state += " (quiesced)";
+      // Free quanta only where new work can go: a varied-off, down, blacklisted or quiescing node has none.
+      const bool schedulable = str(*nm, "state") == "up" && !quiesced;
+      std::map<std::string, int> jobs, leaving;
+      std::size_t count = 0;
+      for (const auto& s : list(*nm, "shares")) {
+        const auto* sm = s.as_map();
+        if (sm == nullptr) continue;
+        ++count;
+        ++jobs[str(*sm, "job")];
+        if (str(*sm, "status") == "preempt" || str(*sm, "status") == "evict") ++leaving[str(*sm, "job")];
+        if (details)
+          shares_detail += "  " + str(*nm, "node") + "  share " + str(*sm, "share") + "  job " +
+                           str(*sm, "job") + "  quanta " + num(*sm, "quanta") + "  " + str(*sm, "status") +
+                           "\n";
+      }
+      std::vector<std::string> job_cells;
+      // "alice-1 x8 (8 leaving)": shares being preempted or evicted stay listed until their processes end.
+      for (const auto& [j, k] : jobs)
+        job_cells.push_back((k > 1 ? j + " x" + std::to_string(k) : j) +
+                            (leaving.count(j) ? " (" + std::to_string(leaving.at(j)) + " leaving)" : ""));
+      t.add({str(*nm, "node"), pool, str(*nm, "nodepool"), state, gb_text(unum(*nm, "memory_mb")),
+             num(*nm, "quanta"), schedulable ? num(*nm, "free_quanta") : "-", std::to_string(count),
+             join(job_cells, " ")});
+    }
+  }
+  std::string out = t.empty() ? "no nodes\n" : t.text();
+  if (details && !shares_detail.empty()) out += "\nshares:\n" + shares_detail;
+  return out;
+}
+
+std::string explanation_text(const value::map& r) {
+  std::string out;
+  if (!str(r, "pool").empty()) out += "pool " + str(r, "pool") + "\n";
+  out += str(sub(r, "explanation"), "text");
+  if (!out.empty() && out.back() != '\n') out += "\n";
+  return out;
+}
+
+std::string whatif_text(const value::map& r) {
+  const auto& plan = sub(r, "plan");
+  std::string out = "would be " + str(plan, "status");
+  out += ": " + num(plan, "given") + " process(es) of order " + num(plan, "order") + " (" +
+         gb_text(unum(plan, "memory_mb")) + " each)";
+  if (!str(plan, "reason").empty()) out += "; " + str(plan, "reason");
+  out += "\n";
+  std::map<std::string, int> on;
+  for (const auto& s : list(plan, "shares"))
+    if (const auto* sm = s.as_map()) ++on[str(*sm, "node")];
+  if (!on.empty()) {
+    std::vector<std::string> cells;
+    for (const auto& [n, k] : on) cells.push_back(n + " " + std::to_string(k));
+    out += "placed on: " + join(cells) + "\n";
+  }
+  const auto& pre = list(r, "would_preempt");
+  if (!pre.empty()) {
+    out += "would preempt " + std::to_string(pre.size()) + " process(es):\n";
+    table t{{"  JOB", "SHARE", "NODE"}, {false, false, false}};
+    for (const auto& p : pre)
+      if (const auto* pm = p.as_map()) t.add({"  " + str(*pm, "job"), str(*pm, "share"), str(*pm, "node")});
+    out += t.text();
+  }
+  return out + explanation_text(r);
+}
+
+}  // namespace
+
+outcome outcome_of(std::string_view cmd, const messages::admin_reply& reply) {
+  if (reply.ok) return outcome::success;
+  // Part of it was done: nodes varied while others were unknown, or some pools answered and some did not.
+  if (cmd == "vary_off" || cmd == "vary_on") {
+    const auto* v = field(reply.results, "nodes");
+    const auto* a = v ? v->as_array() : nullptr;
+    return a != nullptr && !a->empty() ? outcome::partial : outcome::refused;
+  }
+  if (cmd == "qload" || cmd == "qoccupancy") {
+    const auto* v = field(reply.results, "pools");
+    const auto* a = v ? v->as_array() : nullptr;
+    return a != nullptr && !a->empty() ? outcome::partial : outcome::refused;
+  }
+  return outcome::refused;
+}
+
+int exit_code(outcome o) {
+  switch (o) {
+    case outcome::success:
+      return exit_success;
+    case outcome::partial:
+      return exit_partial;
+    case outcome::refused:
+      return exit_refused;
+  }
+  return exit_refused;
+}
+
+std::string json_of(const messages::admin_reply& reply) {
+  auto o = nlohmann::json::object();
+  for (const auto& [k, v] : reply.results) o[k] = to_json(v);
+  o["ok"] = reply.ok;
+  if (!reply.ok) o["error"] = reply.error;
+  return o.dump() + "\n";
+}
+
+std::string json_of_client_error(const std::string& error) {
+  nlohmann::json o{{"ok", false}, {"error", error}, {"reached", false}};
+  return o.dump() + "\n";
+}
+
+std::string text_of(std::string_view cmd, const messages::admin_reply& reply, bool details) {
+  const auto& r = reply.results;
+  if (cmd == "status") return reply.ok ? status_text(r) : std::string{};
+  if (cmd == "vary_off" || cmd == "vary_on") return vary_text(cmd == "vary_off", r);
+  if (cmd == "qload") return field(r, "pools") ? qload_text(r) : std::string{};
+  if (cmd == "qoccupancy") return field(r, "pools") ? qoccupancy_text(r, details) : std::string{};
+  if (cmd == "explain") return reply.ok ? explanation_text(r) : std::string{};
+  if (cmd == "whatif") return reply.ok ? whatif_text(r) : std::string{};
+  if (cmd == "reconfigure") {
+    if (!reply.ok) return {};
+    std::string out = "reconfigured: every RM process reloads its configuration\n";
+    const auto changes = strings(r, "changes");
+    if (field(r, "changes") != nullptr && changes.empty()) out += "nothing changed\n";
+    for (const auto& c : changes) out += "  " + c + "\n";
+    return out;
+  }
+  return {};
+}
+
+std::string gb_text(std::uint64_t mb) {
+  if (mb < 1024) return std::to_string(mb) + " MB";
+  if (mb % 1024 == 0) return std::to_string(mb / 1024) + " GB";
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(1);
+  o << static_cast<double>(mb) / 1024.0 << " GB";
+  return o.str();
+}
+
+}  // namespace rmbus::tools::admin
