@@ -134,6 +134,19 @@ std::string status_text(const value::map& r) {
     << "cycle     " << num(r, "cycle") << "\n"
     << "uptime    " << up_ms / 1000 << " s\n"
     << "pools     " << join(strings(r, "pools")) << "\n";
+  // With [ha] enabled: this process's role and epoch, the active it heard, and the peers heard.
+  if (field(r, "role") != nullptr) {
+    o << "role      " << str(r, "role") << "\n"
+      << "epoch     " << num(r, "epoch") << "\n"
+      << "rank      " << num(r, "rank") << "\n";
+    if (field(r, "active") != nullptr)
+      o << "active    " << str(r, "active")
+        << (field(r, "active_admin") != nullptr ? " (admin " + str(r, "active_admin") + ")" : std::string{}) << "\n";
+    for (const auto& p : list(r, "peers"))
+      if (const auto* m = p.as_map())
+        o << "peer      " << str(*m, "instance") << "  " << str(*m, "state") << "  rank " << num(*m, "rank")
+          << "  epoch " << num(*m, "epoch") << "  heard " << num(*m, "heard_ms_ago") << " ms ago\n";
+  }
   return o.str();
 }
 
@@ -369,6 +382,7 @@ std::string text_of(std::string_view cmd, const messages::admin_reply& reply, bo
   if (cmd == "qoccupancy") return field(r, "pools") ? qoccupancy_text(r, details) : std::string{};
   if (cmd == "explain") return reply.ok ? explanation_text(r) : std::string{};
   if (cmd == "whatif") return reply.ok ? whatif_text(r) : std::string{};
+  if (cmd == "handover") return reply.ok ? "handover: this RM stepped down; " + str(r, "to") + " takes over\n" : std::string{};
   if (cmd == "reconfigure") {
     if (!reply.ok) return {};
     std::string out = "reconfigured: every RM process reloads its configuration\n";
