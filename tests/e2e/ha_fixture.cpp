@@ -140,16 +140,12 @@ test_support::run_result ha_fixture::admin(std::size_t i, const std::vector<std:
   return test_support::run_to_end(RMBUS_ADMIN_BIN, all, std::chrono::seconds(10));
 }
 
-namespace {
-// `key` of the reply `rmbus-admin --json status` printed (one JSON object: the RM's reply map); empty when
-// absent or unreadable. The text output is for people and lists only some of the fields.
 std::string json_value(const std::string& output, const std::string& key) {
   const auto j = nlohmann::json::parse(output, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains(key)) return {};
   const auto& v = j.at(key);
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
-}  // namespace
 
 std::string ha_fixture::status_value(std::size_t i, const std::string& key) {
   return json_value(admin(i, {"--json", "status"}).output, key);

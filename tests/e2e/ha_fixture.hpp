@@ -77,6 +77,11 @@ class ha_fixture {
   std::unique_ptr<test_support::fake_cluster> cluster_;
 };
 
+// Field `key` of what `rmbus-admin --json ...` printed (one JSON object: the RM's reply map), a string as is,
+// anything else as JSON; empty when absent or unreadable. The text output is for people and lists only some
+// of the fields (status: instance, cycle, uptime, pools).
+std::string json_value(const std::string& output, const std::string& key);
+
 // The value printed for `key` in rmbus-admin's output ("  key: value" lines); empty when absent.
 std::string printed_value(const std::string& output, const std::string& key);
 

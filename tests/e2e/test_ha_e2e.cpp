@@ -141,17 +141,17 @@ TEST_CASE("HA: a planned handover to the best standby, then to a named one", "[h
   // The active lists both standbys among the peers it heard (a handover names only a standby heard).
   REQUIRE(rmbus::e2e::eventually(
       [&] {
-        const auto out = f.admin(*first, {"status"}).output;
+        const auto out = f.admin(*first, {"--json", "status"}).output;
         return out.find(instances[1]) != std::string::npos && out.find(instances[2]) != std::string::npos;
       },
       10s));
 
   // To the best standby: rank 1.
   const auto handed_at = std::chrono::steady_clock::now();
-  auto h = f.admin(*first, {"handover"});
+  auto h = f.admin(*first, {"--json", "handover"});
   INFO(h.output);
   REQUIRE(h.status == std::optional<int>{0});
-  CHECK(printed_value(h.output, "to") == instances[1]);
+  CHECK(rmbus::e2e::json_value(h.output, "to") == instances[1]);
   const auto at = first_acted_above(c, epoch0, deadline);
   REQUIRE(at.has_value());
   const auto handover_ms = elapsed_ms(handed_at);
