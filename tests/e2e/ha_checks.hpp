@@ -1,23 +1,24 @@
 #pragma once
-// What the HA end-to-end tests read and check around a failover, shared by test_ha_e2e and test_ha_two_forwarders_e2e:
-// work running as the fencing orchestrator reports it, every process recovered under its share id, and the
-// fence (no schedule of an old epoch acted on once a newer one was).
+// What the HA end-to-end tests read and check around a failover, shared by test_ha_e2e and
+// test_ha_two_forwarders_e2e: work running as the fencing orchestrator reports it, every process recovered
+// under its share id, and the fence (no schedule of an old epoch acted on once a newer one was).
 
+#include <httplib.h>
+
+#include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 
-#include <catch2/catch.hpp>
-#include <httplib.h>
-
 #include "tests/e2e/file_waits.hpp"
 #include "tests/e2e/ha_fixture.hpp"
 
 namespace rmbus::e2e {
 
-// The value of an unlabelled metric in candidate i's /metrics, as Prometheus would scrape it; nullopt if absent.
+// The value of an unlabelled metric in candidate i's /metrics, as Prometheus would scrape it; nullopt if
+// absent.
 inline std::optional<double> metric(const ha_fixture& f, std::size_t i, const std::string& name) {
   httplib::Client c{"127.0.0.1", f.metrics_port(i)};
   c.set_connection_timeout(2, 0);
@@ -58,12 +59,14 @@ inline std::size_t recovered(const messages::rm_state& s, const std::map<std::st
   for (const auto& j : s.jobs)
     for (const auto& sh : j.shares) {
       auto it = running.find(sh.id);
-      if (it != running.end() && it->second == sh.node && sh.status == messages::share_status::running) ++found;
+      if (it != running.end() && it->second == sh.node && sh.status == messages::share_status::running)
+        ++found;
     }
   return found;
 }
 
-// The first rm.state the orchestrator acted on with an epoch above `epoch`, waited for; its position in acted().
+// The first rm.state the orchestrator acted on with an epoch above `epoch`, waited for; its position in
+// acted().
 inline std::optional<std::size_t> first_acted_above(test_support::fake_cluster& c, std::uint64_t epoch,
                                                     std::chrono::milliseconds timeout) {
   std::optional<std::size_t> at;

@@ -4,11 +4,10 @@
 // both. The active is SIGKILLed, its forwarder with it; the standby takes over through its own forwarder.
 // Waits are on published messages and on what rmbus-admin prints, with deadlines; nothing asserts a timing.
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <csignal>
 #include <cstdio>
 #include <optional>
-
-#include <catch2/catch.hpp>
 
 #include "tests/e2e/ha_checks.hpp"
 #include "tests/e2e/ha_fixture.hpp"
@@ -27,7 +26,8 @@ constexpr auto deadline = 60s;
 
 std::size_t events_of(const ts::fake_cluster& c, const std::string& kind) {
   const auto ev = c.events();
-  return static_cast<std::size_t>(std::count_if(ev.begin(), ev.end(), [&](const auto& e) { return e.kind == kind; }));
+  return static_cast<std::size_t>(
+      std::count_if(ev.begin(), ev.end(), [&](const auto& e) { return e.kind == kind; }));
 }
 
 // Every node of ha_fixture's cluster reported up.
@@ -40,9 +40,10 @@ bool all_up(const msg::rm_nodes& n) {
 
 }  // namespace
 
-TEST_CASE("HA, two forwarders: the active and its forwarder SIGKILLed together, the standby takes over through "
-          "the other, no node missing and nothing counted twice",
-          "[ha][faults]") {
+TEST_CASE(
+    "HA, two forwarders: the active and its forwarder SIGKILLed together, the standby takes over through "
+    "the other, no node missing and nothing counted twice",
+    "[ha][faults]") {
   ha_options o;
   o.own_forwarders = true;
   ha_fixture f{o};
@@ -68,16 +69,18 @@ TEST_CASE("HA, two forwarders: the active and its forwarder SIGKILLed together, 
   REQUIRE(f.wait(*active, 10s).has_value());
   const auto first = rmbus::e2e::first_acted_above(c, old_epoch, deadline);
   REQUIRE(first.has_value());
-  const auto to_first_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed_at);
-  REQUIRE(c.wait_state([&](const msg::rm_state& s) { return rmbus::e2e::recovered(s, running) == running.size(); },
-                       deadline));
+  const auto to_first_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - killed_at);
+  REQUIRE(c.wait_state(
+      [&](const msg::rm_state& s) { return rmbus::e2e::recovered(s, running) == running.size(); }, deadline));
   const auto new_epoch = c.accepted_epoch().value_or(0);
   CHECK(new_epoch == old_epoch + 1);
   INFO(f.admin(standby, {"status"}).output);
   CHECK(f.status_value(standby, "role") == "active");
   CHECK(c.wait_event(
              [&](const msg::rm_event& e) {
-               return e.kind == "ha_takeover" && e.detail.count("previous") && e.detail.at("previous") == old_instance;
+               return e.kind == "ha_takeover" && e.detail.count("previous") &&
+                      e.detail.at("previous") == old_instance;
              },
              10s)
             .has_value());
@@ -97,7 +100,8 @@ TEST_CASE("HA, two forwarders: the active and its forwarder SIGKILLed together, 
   REQUIRE(with_new.has_value());
   const auto* dave = ts::find_job(*with_new, "dave-1");
   REQUIRE(dave != nullptr);
-  for (const auto& sh : dave->shares) CHECK(sh.id.find("-e" + std::to_string(new_epoch) + ".") != std::string::npos);
+  for (const auto& sh : dave->shares)
+    CHECK(sh.id.find("-e" + std::to_string(new_epoch) + ".") != std::string::npos);
   for (int i = 0; i < 10; ++i) REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
   REQUIRE(c.wait_nodes(all_up, deadline));
 
@@ -122,10 +126,10 @@ TEST_CASE("HA, two forwarders: the active and its forwarder SIGKILLed together, 
   CHECK(after.restarts == 0);
   // No schedule of the dead active's epoch acted on once the new one's was.
   rmbus::e2e::check_fenced(c, old_epoch, *first);
-  std::printf("[figures] two forwarders: SIGKILL of the active and its forwarder -> first rm.state of epoch %llu "
-              "after %lld ms; %zu processes recovered with their ids; %llu copies dropped by the cluster; "
-              "heartbeats sent %llu, counted by the new active %.0f\n",
-              static_cast<unsigned long long>(new_epoch), static_cast<long long>(to_first_ms.count()),
-              running.size(), static_cast<unsigned long long>(after.duplicates),
-              static_cast<unsigned long long>(sent), *received);
+  std::printf(
+      "[figures] two forwarders: SIGKILL of the active and its forwarder -> first rm.state of epoch %llu "
+      "after %lld ms; %zu processes recovered with their ids; %llu copies dropped by the cluster; "
+      "heartbeats sent %llu, counted by the new active %.0f\n",
+      static_cast<unsigned long long>(new_epoch), static_cast<long long>(to_first_ms.count()), running.size(),
+      static_cast<unsigned long long>(after.duplicates), static_cast<unsigned long long>(sent), *received);
 }
