@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
 namespace rmbus::e2e {
 
 std::string printed_value(const std::string& output, const std::string& key) {
@@ -29,8 +31,17 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
   char tmpl[] = "/tmp/rmbus-ha-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
-  pub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
-  sub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
+  if (opt_.own_forwarders) {
+    for (std::size_t i = 0; i < opt_.candidates; ++i) {
+      own_pub_.push_back(test_support::loopback(test_support::free_port()));
+      own_sub_.push_back(test_support::loopback(test_support::free_port()));
+      pub_ += (i == 0 ? "" : ",") + own_pub_.back();
+      sub_ += (i == 0 ? "" : ",") + own_sub_.back();
+    }
+  } else {
+    pub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
+    sub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
+  }
   for (std::size_t i = 0; i < opt_.candidates; ++i) {
     const auto host = i == 0 ? opt_.host0 : std::string{"127.0.0.1"};
     admins_.push_back("tcp://" + host + ":" + std::to_string(test_support::free_port()));
@@ -39,8 +50,9 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
     std::ofstream{configs_.back()} << test_config() << "\n[ha]\nenabled = true\nrank = " << i << "\n"
                                    << opt_.ha_extra << "\n" << opt_.extra_config;
   }
-  proxy_ = std::make_unique<test_support::child_process>(
-      RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, dir_ + "/proxy.log");
+  if (!opt_.own_forwarders)
+    proxy_ = std::make_unique<test_support::child_process>(
+        RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, dir_ + "/proxy.log");
   for (std::size_t i = 0; i < opt_.candidates; ++i) start(i);
   if (opt_.split) {
     scheduler_b_ = std::make_unique<test_support::child_process>(
@@ -73,9 +85,11 @@ ha_fixture::~ha_fixture() {
     scheduler_b_->wait(std::chrono::seconds(10));
     scheduler_b_.reset();
   }
-  proxy_->signal(SIGTERM);
-  proxy_->wait(std::chrono::seconds(10));
-  proxy_.reset();
+  if (proxy_) {
+    proxy_->signal(SIGTERM);
+    proxy_->wait(std::chrono::seconds(10));
+    proxy_.reset();
+  }
   if (std::getenv("RMBUS_KEEP") == nullptr) std::system(("rm -rf '" + dir_ + "'").c_str());
 }
 
@@ -86,6 +100,17 @@ void ha_fixture::start(std::size_t i) {
   const auto host = i == 0 ? opt_.host0 : std::string{"127.0.0.1"};
   std::vector<std::string> args{"--config", configs_.at(i), "--bus-pub", pub_, "--bus-sub", sub_, "--no-forwarder",
                                 "--admin", admins_.at(i), "--metrics", host + ":" + std::to_string(metrics_ports_.at(i))};
+  if (opt_.own_forwarders) {
+    // Its own forwarder first (bound there), then every other candidate's (connected to).
+    auto own_first = [&](const std::vector<std::string>& eps) {
+      std::string list = eps.at(i);
+      for (std::size_t k = 0; k < eps.size(); ++k)
+        if (k != i) list += "," + eps[k];
+      return list;
+    };
+    args = {"--config", configs_.at(i), "--bus-pub", own_first(own_pub_), "--bus-sub", own_first(own_sub_),
+            "--admin", admins_.at(i), "--metrics", host + ":" + std::to_string(metrics_ports_.at(i))};
+  }
   if (opt_.split) args.insert(args.end(), {"--roles", "intake,diff,eviction,publisher,admin,scheduler:alpha"});
   // Appends to its log, so a restarted candidate's earlier life stays readable.
   const auto log = log_file(i);
@@ -115,8 +140,15 @@ test_support::run_result ha_fixture::admin(std::size_t i, const std::vector<std:
   return test_support::run_to_end(RMBUS_ADMIN_BIN, all, std::chrono::seconds(10));
 }
 
+std::string json_value(const std::string& output, const std::string& key) {
+  const auto j = nlohmann::json::parse(output, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains(key)) return {};
+  const auto& v = j.at(key);
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
 std::string ha_fixture::status_value(std::size_t i, const std::string& key) {
-  return printed_value(admin(i, {"status"}).output, key);
+  return json_value(admin(i, {"--json", "status"}).output, key);
 }
 
 std::optional<std::size_t> ha_fixture::wait_active(std::chrono::milliseconds timeout, std::string* instance) {
@@ -124,9 +156,9 @@ std::optional<std::size_t> ha_fixture::wait_active(std::chrono::milliseconds tim
   for (int round = 0; round < 1000 && std::chrono::steady_clock::now() < deadline; ++round) {
     for (std::size_t i = 0; i < opt_.candidates; ++i) {
       if (!running(i)) continue;
-      const auto out = admin(i, {"status"}).output;
-      if (printed_value(out, "role") == "active") {
-        if (instance) *instance = printed_value(out, "instance");
+      const auto out = admin(i, {"--json", "status"}).output;
+      if (json_value(out, "role") == "active") {
+        if (instance) *instance = json_value(out, "instance");
         return i;
       }
     }

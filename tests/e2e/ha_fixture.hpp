@@ -30,6 +30,10 @@ struct ha_options {
   std::string bus_host = "127.0.0.1";
   std::vector<std::string> wrapper0;
   std::string host0 = "127.0.0.1";
+  // Two RM hosts, each with its forwarder (docs/bus.md "Several forwarders"): no rmbus-proxy; each candidate
+  // runs its embedded forwarder, bound on the first endpoint of its --bus-pub / --bus-sub lists, and connects
+  // to every candidate's; the cluster connects to all of them. Killing a candidate kills its forwarder too.
+  bool own_forwarders = false;
 };
 
 class ha_fixture {
@@ -49,6 +53,7 @@ class ha_fixture {
   int metrics_port(std::size_t i) const { return metrics_ports_.at(i); }
   test_support::fake_cluster& cluster() { return *cluster_; }
   const std::string& dir() const { return dir_; }
+  // The bus: the proxy's endpoints, or with own_forwarders the list of every candidate's forwarder.
   const std::string& bus_pub() const { return pub_; }
   const std::string& bus_sub() const { return sub_; }
   std::size_t candidates() const { return opt_.candidates; }
@@ -56,19 +61,26 @@ class ha_fixture {
   // The candidate `rmbus-admin status` calls active (parsed from its printed reply), and its instance name;
   // nullopt when none does within `timeout`.
   std::optional<std::size_t> wait_active(std::chrono::milliseconds timeout, std::string* instance = nullptr);
-  // What candidate i's `status` prints for `key` (e.g. "role", "epoch", "instance"); empty when absent.
+  // Field `key` of candidate i's `status` reply (rmbus-admin --json), e.g. "role", "epoch", "instance"; empty
+  // when absent.
   std::string status_value(std::size_t i, const std::string& key);
 
  private:
   ha_options opt_;
   std::string dir_, pub_, sub_;
   std::vector<std::string> admins_, configs_;
+  std::vector<std::string> own_pub_, own_sub_;  // own_forwarders: candidate i's forwarder
   std::vector<int> metrics_ports_;
   std::vector<std::unique_ptr<test_support::child_process>> procs_;
   std::unique_ptr<test_support::child_process> scheduler_b_;
   std::unique_ptr<test_support::child_process> proxy_;
   std::unique_ptr<test_support::fake_cluster> cluster_;
 };
+
+// Field `key` of what `rmbus-admin --json ...` printed (one JSON object: the RM's reply map), a string as is,
+// anything else as JSON; empty when absent or unreadable. The text output is for people and lists only some
+// of the fields (status: instance, cycle, uptime, pools).
+std::string json_value(const std::string& output, const std::string& key);
 
 // The value printed for `key` in rmbus-admin's output ("  key: value" lines); empty when absent.
 std::string printed_value(const std::string& output, const std::string& key);

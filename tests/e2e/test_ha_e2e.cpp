@@ -8,13 +8,13 @@
 #include <set>
 
 #include <catch2/catch.hpp>
-#include <httplib.h>
 #include <zmq.hpp>
 
 #include "tests/e2e/file_waits.hpp"
 #include "bus/publisher.hpp"
 #include "messages/topics.hpp"
 #include "messages/value.hpp"
+#include "tests/e2e/ha_checks.hpp"
 #include "tests/e2e/ha_fixture.hpp"
 #include "tests/e2e/two_hosts.hpp"
 
@@ -22,7 +22,11 @@ using namespace std::chrono_literals;
 using rmbus::e2e::ha_fixture;
 using rmbus::e2e::ha_options;
 using rmbus::e2e::job;
+using rmbus::e2e::check_fenced;
+using rmbus::e2e::first_acted_above;
+using rmbus::e2e::metric;
 using rmbus::e2e::printed_value;
+using rmbus::e2e::recovered;
 namespace ts = rmbus::test_support;
 namespace msg = rmbus::messages;
 
@@ -33,73 +37,7 @@ const auto& quanta_of_nodes = rmbus::e2e::node_quanta();
 
 std::uint64_t to_u64(const std::string& s) { return s.empty() ? 0 : std::stoull(s); }
 
-// The value of an unlabelled metric in candidate i's /metrics, as Prometheus would scrape it; nullopt if absent.
-std::optional<double> metric(const ha_fixture& f, std::size_t i, const std::string& name) {
-  httplib::Client c{"127.0.0.1", f.metrics_port(i)};
-  c.set_connection_timeout(2, 0);
-  c.set_read_timeout(5, 0);
-  auto res = c.Get("/metrics");
-  if (!res || res->status != 200) return std::nullopt;
-  const auto at = res->body.find("\n" + name + " ");
-  if (at == std::string::npos) return std::nullopt;
-  return std::stod(res->body.substr(at + name.size() + 2));
-}
-
-// Three jobs over both pools, every process running as the orchestrator reports it; returns share id -> node.
-std::map<std::string, std::string> running_work(ha_fixture& f) {
-  auto& c = f.cluster();
-  c.submit(job("alice-1", "alice", "normal", 1024, 12));
-  c.submit(job("bob-1", "bob", "normal", 2048, 6));
-  c.submit(job("carol-1", "carol", "beta-normal", 2048, 3));
-  REQUIRE(c.wait_state(
-      [](const msg::rm_state& s) {
-        return ts::active_shares(s, "alice-1") == 12 && ts::active_shares(s, "bob-1") == 6 &&
-               ts::active_shares(s, "carol-1") == 3;
-      },
-      deadline));
-  // One more round, so that the orchestrator's map shows every process the RM gave.
-  REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
-  std::map<std::string, std::string> running;
-  for (const auto& w : c.workmap().work)
-    for (const auto& p : w.processes) running[p.id] = p.node;
-  REQUIRE(running.size() == 21);
-  return running;
-}
-
-// Every process in `running` listed on its node, still running (never `new`), in `s`.
-std::size_t recovered(const msg::rm_state& s, const std::map<std::string, std::string>& running) {
-  std::size_t found = 0;
-  for (const auto& j : s.jobs)
-    for (const auto& sh : j.shares) {
-      auto it = running.find(sh.id);
-      if (it != running.end() && it->second == sh.node && sh.status == msg::share_status::running) ++found;
-    }
-  return found;
-}
-
-// The first rm.state the orchestrator acted on with an epoch above `epoch`, waited for; its position in acted().
-std::optional<std::size_t> first_acted_above(ts::fake_cluster& c, std::uint64_t epoch, std::chrono::milliseconds timeout) {
-  std::optional<std::size_t> at;
-  rmbus::e2e::eventually(
-      [&] {
-        const auto acted = c.acted();
-        for (std::size_t i = 0; i < acted.size(); ++i)
-          if (acted[i].epoch > epoch) {
-            at = i;
-            return true;
-          }
-        return false;
-      },
-      timeout);
-  return at;
-}
-
-// The fence held: the epochs acted on never go down, and after the first of `above` none is `old`.
-void check_fenced(ts::fake_cluster& c, std::uint64_t old_epoch, std::size_t first_new) {
-  const auto acted = c.acted();
-  for (std::size_t i = 1; i < acted.size(); ++i) CHECK(acted[i].epoch >= acted[i - 1].epoch);
-  for (std::size_t i = first_new; i < acted.size(); ++i) CHECK(acted[i].epoch != old_epoch);
-}
+std::map<std::string, std::string> running_work(ha_fixture& f) { return rmbus::e2e::running_work(f, deadline); }
 
 std::uint64_t elapsed_ms(std::chrono::steady_clock::time_point since) {
   return static_cast<std::uint64_t>(
@@ -203,17 +141,17 @@ TEST_CASE("HA: a planned handover to the best standby, then to a named one", "[h
   // The active lists both standbys among the peers it heard (a handover names only a standby heard).
   REQUIRE(rmbus::e2e::eventually(
       [&] {
-        const auto out = f.admin(*first, {"status"}).output;
+        const auto out = f.admin(*first, {"--json", "status"}).output;
         return out.find(instances[1]) != std::string::npos && out.find(instances[2]) != std::string::npos;
       },
       10s));
 
   // To the best standby: rank 1.
   const auto handed_at = std::chrono::steady_clock::now();
-  auto h = f.admin(*first, {"handover"});
+  auto h = f.admin(*first, {"--json", "handover"});
   INFO(h.output);
   REQUIRE(h.status == std::optional<int>{0});
-  CHECK(printed_value(h.output, "to") == instances[1]);
+  CHECK(rmbus::e2e::json_value(h.output, "to") == instances[1]);
   const auto at = first_acted_above(c, epoch0, deadline);
   REQUIRE(at.has_value());
   const auto handover_ms = elapsed_ms(handed_at);

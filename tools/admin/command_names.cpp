@@ -14,6 +14,7 @@ const std::vector<command_name>& command_names() {
       {"explain", {}},
       {"whatif", {"what-if"}},
       {"reconfigure", {"reconfig"}},
+      {"handover", {}},  // HA: the active steps down (issue 21)
   };
   return names;
 }

@@ -8,7 +8,7 @@ using namespace rmbus::tools::admin;
 
 TEST_CASE("DUCC's names and the wire's are commands too") {
   for (const char* w :
-       {"vary_off", "vary_on", "qload", "qoccupancy", "vary-off", "status", "whatif", "explain"})
+       {"vary_off", "vary_on", "qload", "qoccupancy", "vary-off", "status", "whatif", "explain", "handover"})
     CHECK_FALSE(unknown_command_message(w));
 }
 
@@ -17,7 +17,7 @@ TEST_CASE("a misspelt command gets the nearest name and the list") {
   REQUIRE(m);
   CHECK(*m ==
         "unknown command 'qocupancy'; did you mean 'qoccupancy'? (commands: status, qload, qoccupancy, "
-        "vary-off, vary-on, explain, whatif, reconfigure)");
+        "vary-off, vary-on, explain, whatif, reconfigure, handover)");
   // Near an alias: the command the alias names.
   const auto v = unknown_command_message("vary_of");
   REQUIRE(v);
