@@ -4,21 +4,14 @@
 #include <map>
 #include <set>
 
+#include "config/detail/values.hpp"
+
 namespace rmbus::config {
 
 namespace {
 
-const char* policy_name(core::policy p) {
-  switch (p) {
-    case core::policy::fair_share:
-      return "FAIR_SHARE";
-    case core::policy::fixed_share:
-      return "FIXED_SHARE";
-    case core::policy::reserve:
-      return "RESERVE";
-  }
-  return "?";
-}
+// The policy as the configuration files spell it.
+std::string policy_name(core::policy p) { return std::string{detail::policy_name(p)}; }
 
 template <class T>
 void changed(std::vector<std::string>& parts, const char* what, const T& a, const T& b) {

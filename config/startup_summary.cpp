@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "config/detail/values.hpp"
+
 namespace rmbus::config {
 
 namespace {
@@ -11,17 +13,8 @@ std::string gb(std::uint64_t mb) {
   return std::to_string(mb) + " MB";
 }
 
-const char* policy_name(core::policy p) {
-  switch (p) {
-    case core::policy::fair_share:
-      return "FAIR_SHARE";
-    case core::policy::fixed_share:
-      return "FIXED_SHARE";
-    case core::policy::reserve:
-      return "RESERVE";
-  }
-  return "?";
-}
+// The policy as the configuration files spell it.
+std::string policy_name(core::policy p) { return std::string{detail::policy_name(p)}; }
 
 std::string seconds(std::int64_t ms) {
   std::ostringstream o;
