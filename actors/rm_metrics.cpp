@@ -27,6 +27,16 @@ std::string detail_or(const messages::rm_event& e, const std::string& key, const
   return it == e.detail.end() || it->second.empty() ? std::string{fallback} : it->second;
 }
 
+// An event's detail that must be a whole number; nothing when absent or malformed (the sample is skipped).
+std::optional<double> detail_number(const messages::rm_event& e, const std::string& key) {
+  auto it = e.detail.find(key);
+  if (it == e.detail.end()) return std::nullopt;
+  std::uint64_t n = 0;
+  auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
+  if (ec != std::errc{} || p != it->second.data() + it->second.size()) return std::nullopt;
+  return double(n);
+}
+
 }  // namespace
 
 rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
@@ -217,14 +227,7 @@ void rm_metrics::on_event(const messages::rm_event& e) {
 }
 
 void rm_metrics::on_ha(const messages::rm_event& e) {
-  auto number = [&](const std::string& key) -> std::optional<double> {
-    auto it = e.detail.find(key);
-    if (it == e.detail.end()) return std::nullopt;
-    std::uint64_t n = 0;
-    auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
-    if (ec != std::errc{} || p != it->second.data() + it->second.size()) return std::nullopt;
-    return double(n);
-  };
+  auto number = [&](const std::string& key) { return detail_number(e, key); };
   if (e.kind == messages::event_kinds::ha_takeover) {
     f_->ha_role.set({}, 1);
     f_->ha_takeovers.inc({});
@@ -236,14 +239,7 @@ void rm_metrics::on_ha(const messages::rm_event& e) {
 }
 
 void rm_metrics::on_health(const messages::rm_event& e) {
-  auto number = [&](const std::string& key) -> std::optional<double> {
-    auto it = e.detail.find(key);
-    if (it == e.detail.end()) return std::nullopt;
-    std::uint64_t n = 0;
-    auto [p, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), n);
-    if (ec != std::errc{} || p != it->second.data() + it->second.size()) return std::nullopt;
-    return double(n);
-  };
+  auto number = [&](const std::string& key) { return detail_number(e, key); };
   if (auto v = number("rss_bytes")) f_->resident_memory_bytes.set({}, *v);
   if (auto v = number("round_lag_ms")) f_->round_lag_ms.set({}, *v);
   if (auto v = number("disk_free_bytes")) f_->log_disk_free_bytes.set({}, *v);
