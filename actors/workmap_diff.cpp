@@ -29,6 +29,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/allotment_partition.hpp"
+#include "actors/workmap_chain.hpp"
 #include "actors/workmap_gate.hpp"
 #include "actors/detail/spawn.hpp"
 #include "config/node_placement.hpp"
@@ -36,6 +37,7 @@
 #include "messages/rm_event.hpp"
 #include "messages/topics.hpp"
 #include "messages/workmap.hpp"
+#include "messages/workmap_delta.hpp"
 
 namespace rmbus::actors {
 
@@ -53,9 +55,11 @@ struct diff_state {
   std::optional<workmap_gate> gate;
   std::vector<std::string> pools;                    // top-level pools, configuration order
   // The last map taken (every item in its last good version), shared with the round waiting for it: a map of
-  // 20,000 items is not copied to be kept.
-  using item_map = std::map<std::string, messages::work_item>;
-  std::shared_ptr<const item_map> last = std::make_shared<const item_map>();
+  // 20,000 items is not copied to be kept. A delta changes it in place: the round waiting for it (if any)
+  // holds this same map and wants the newest version of it; a round that started has copied its slices.
+  using item_map = workmap_chain::item_map;
+  std::shared_ptr<item_map> last = std::make_shared<item_map>();
+  std::optional<workmap_chain> chain;  // which map `last` is at, for deltas (docs/protocol.md 4.2.1)
   std::shared_ptr<const item_map> pending;  // newest map waiting for its round (null: none)
   bool ready = false;
   bool first_map = true;  // the next map is the first since start or reconfiguration
@@ -79,6 +83,9 @@ void configure(diff_actor* self, config_ptr cfg) {
   auto& st = self->state;
   st.env.cfg = std::move(cfg);
   st.limits = limits_of(*st.env.cfg);
+  if (!st.chain) st.chain.emplace(st.limits.max_array_len);
+  st.chain->set_max_items(st.limits.max_array_len);
+  st.chain->reset();  // after start or reconfiguration the next map must be a full one
   st.placement.emplace(st.env.cfg->scheduling);
   st.top_level_of_node.clear();
   if (!st.gate)
@@ -257,6 +264,7 @@ bool repeat_of_last(diff_actor* self, const std::string& topic, const std::strin
   if (!env) return false;  // the full decode reports it
   if (!take_map(self, env.value())) return true;
   if (st.env.ha) st.env.ha->note_workmap(messages::peek_workmap_rm_epoch(body));
+  st.chain->full_map(env.value().src, env.value().seq);
   st.pending = st.last;
   st.pending_seq = env.value().seq;
   st.pending_src = std::move(env.value().src);
@@ -264,8 +272,62 @@ bool repeat_of_last(diff_actor* self, const std::string& topic, const std::strin
   return true;
 }
 
+// A delta (docs/protocol.md 4.2.1): taken by the same rules as a full map (its envelope through the gate, its
+// rm_epoch to HA), then applied to the last map when it builds on it (actors/workmap_chain.hpp); otherwise
+// nothing changes and the RM waits for the next full map, saying so once.
+void on_delta(diff_actor* self, const std::string& topic, const std::string& body) {
+  auto& st = self->state;
+  messages::envelope env;
+  auto d = messages::decode_workmap_delta(topic, body, st.limits, &env);
+  if (!d) {
+    auto head = messages::decode_envelope(topic, body, st.limits);
+    if (!head) {
+      publish_event(self, messages::make_bad_message_event(d.error()));
+      return;
+    }
+    const auto& src = head.value().src;
+    spdlog::warn("work map delta {} from {} refused: {}", head.value().seq, src, d.error().message());
+    messages::rm_event ev{"workmap_delta_refused",
+                          {{"src", src}, {"seq", std::to_string(head.value().seq)}, {"error", d.error().message()}}};
+    if (!d.error().field.empty()) ev.detail["field"] = d.error().field;
+    publish_event(self, std::move(ev));
+    // A change of the map's owner was lost: its later deltas cannot be applied.
+    if (src == st.chain->last_src()) st.chain->break_chain();
+    return;
+  }
+  if (!take_map(self, env)) return;
+  if (st.env.ha) st.env.ha->note_workmap(d.value().rm_epoch);
+  const auto v = st.chain->apply(env.src, env.seq, d.value(), *st.last);
+  const std::string seq = std::to_string(env.seq), base = std::to_string(d.value().base_seq);
+  switch (v.what) {
+    case workmap_chain::outcome::applied:
+      st.last_work.reset();  // `last` changed: the next full map is decoded
+      st.pending = st.last;
+      st.pending_seq = env.seq;
+      st.pending_src = std::move(env.src);
+      next_round(self);
+      return;
+    case workmap_chain::outcome::waiting:
+      spdlog::debug("work map delta {} from {} ignored: waiting for a full map", env.seq, env.src);
+      return;
+    case workmap_chain::outcome::gap:
+      spdlog::warn("work map delta {} from {} cannot be applied ({}): waiting for a full map", env.seq, env.src, v.reason);
+      publish_event(self, {"workmap_resync", {{"src", env.src}, {"seq", seq}, {"base_seq", base}, {"reason", v.reason}}});
+      return;
+    case workmap_chain::outcome::refused:
+      spdlog::warn("work map delta {} from {} refused ({}): nothing of it applied; waiting for a full map", env.seq,
+                   env.src, v.reason);
+      publish_event(self, {"workmap_delta_refused", {{"src", env.src}, {"seq", seq}, {"base_seq", base}, {"error", v.reason}}});
+      return;
+  }
+}
+
 void on_workmap(diff_actor* self, const std::string& topic, const std::string& body) {
   auto& st = self->state;
+  if (messages::is_workmap_delta(body)) {
+    on_delta(self, topic, body);
+    return;
+  }
   if (repeat_of_last(self, topic, body)) return;
   st.last_work.reset();
   messages::envelope env;
@@ -276,6 +338,7 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
   }
   if (!take_map(self, env)) return;
   if (st.env.ha) st.env.ha->note_workmap(wm.value().rm_epoch);
+  st.chain->full_map(env.src, env.seq);
   auto fresh = std::make_shared<diff_state::item_map>();
   auto& items = *fresh;
   for (auto& w : wm.value().work) {

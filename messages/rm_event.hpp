@@ -47,6 +47,11 @@ inline constexpr std::string_view invariant_violation = "invariant_violation";
 // A pool's scheduler was replaced again before answering in time: its round timeout backs off (detail: pool,
 // round_timeout_ms, replacements), or returns to the configured one (replacements 0).
 inline constexpr std::string_view scheduler_backoff = "scheduler_backoff";
+// Delta work maps (docs/protocol.md 4.2.1): a delta could not follow the last map (detail: src, seq, base_seq,
+// reason), or contradicted it or could not be read (src, seq, base_seq when read, error, field): the RM waits
+// for a full map; an orchestrator that sends deltas answers with one at once.
+inline constexpr std::string_view workmap_resync = "workmap_resync";
+inline constexpr std::string_view workmap_delta_refused = "workmap_delta_refused";
 }  // namespace event_kinds
 
 struct rm_event {

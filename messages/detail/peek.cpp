@@ -157,6 +157,28 @@ std::optional<std::uint64_t> peek_top_level_uint(std::string_view body, std::str
   return v;
 }
 
+int peek_first_top_level_key(std::string_view body, std::string_view a, std::string_view b) {
+  cursor c{body};
+  std::uint64_t entries = 0;
+  if (!map_header(c, entries)) return 0;
+  for (std::uint64_t i = 0; i < entries; ++i) {
+    std::uint64_t len = 0;
+    const auto key_at = c.at;
+    if (str_header(c, len)) {
+      if (len > c.left()) return 0;
+      const auto k = body.substr(c.at, len);
+      if (k == a) return 1;
+      if (k == b) return 2;
+      c.take(len);
+    } else {
+      c.at = key_at;
+      if (!skip_value(c)) return 0;
+    }
+    if (!skip_value(c)) return 0;
+  }
+  return 0;
+}
+
 std::optional<std::string_view> peek_last_top_level_value(std::string_view body, std::string_view key) {
   cursor c{body};
   std::uint64_t entries = 0;

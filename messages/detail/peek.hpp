@@ -23,6 +23,11 @@ std::optional<std::string_view> peek_top_level_str(std::string_view body, std::s
 // The value of `key` in the top-level map of `body` when it is an unsigned integer; nullopt otherwise (as above).
 std::optional<std::uint64_t> peek_top_level_uint(std::string_view body, std::string_view key);
 
+// Which of the keys `a` and `b` comes first in the top-level map of `body`: 1 for `a`, 2 for `b`, 0 when
+// neither is there (or the bytes are not a readable map). The walk stops at the first of them, so a large
+// value after it is never skipped over.
+int peek_first_top_level_key(std::string_view body, std::string_view a, std::string_view b);
+
 // When `key` is the last key of the top-level map of `body` (every key before it a string): the bytes from
 // its value to the end of the body, without reading them; nullopt otherwise. Only the entries before it are
 // walked, so the cost is theirs, not the value's. The value is NOT checked: bytes equal to a view taken from a

@@ -19,6 +19,7 @@
 #include "messages/rm_state.hpp"
 #include "messages/value.hpp"
 #include "messages/workmap.hpp"
+#include "messages/workmap_delta.hpp"
 
 using namespace rmbus::messages;
 
@@ -44,6 +45,8 @@ void run_all(std::string_view body, const decode_limits& limits) {
   (void)decode_envelope("fuzz", body, limits);
   check_fixed_point(body, limits, decode_heartbeat);
   check_fixed_point(body, limits, decode_workmap);
+  (void)is_workmap_delta(body);
+  check_fixed_point(body, limits, decode_workmap_delta);
   check_fixed_point(body, limits, decode_rm_state);
   check_fixed_point(body, limits, decode_rm_nodes);
   check_fixed_point(body, limits, decode_rm_cycle);
