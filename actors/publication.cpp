@@ -58,6 +58,11 @@ struct publication_state {
   std::string heard_state;
   std::uint64_t heard_epoch = 0;
   std::vector<messages::refused_work> refused;  // this round's refusals by differencing
+  // rm.schedule.changes (opt-in, [bus] schedule_changes_full_every): the cycle and epoch of its last message
+  // (0: none yet), and the rounds since its last full one.
+  std::uint64_t changes_cycle = 0;
+  std::uint64_t changes_epoch = 0;
+  int changes_since_full = 0;
   std::optional<std::uint64_t> workmap_seq;
   std::optional<std::string> workmap_src;
   node_replica liveness;  // the intake's node table
@@ -346,6 +351,25 @@ bool guard_against_overbooking(publication_actor* self, std::vector<messages::jo
   return false;
 }
 
+// rm.schedule.changes (docs/protocol.md 4.3.1): this round's schedule as the changes since the last one
+// published (`before`), or whole every schedule_changes_full_every rounds, first, and under a new epoch (a new
+// active: subscribers start again at a full message).
+void publish_schedule_changes(publication_actor* self, const std::shared_ptr<const messages::payload>& before,
+                              const messages::rm_state& after) {
+  auto& st = self->state;
+  const int every = st.env.cfg->runtime.schedule_changes_full_every;
+  if (every <= 0) return;
+  const std::uint64_t epoch = st.env.ha ? st.env.ha->epoch() : 0;
+  const auto* prev = before ? std::get_if<messages::rm_state>(before.get()) : nullptr;
+  const bool full = st.changes_cycle == 0 || prev == nullptr || prev->cycle != st.changes_cycle ||
+                    epoch != st.changes_epoch || ++st.changes_since_full >= every;
+  auto msg = full ? messages::full_schedule(after) : messages::make_schedule_changes(st.changes_cycle, *prev, after);
+  if (full) st.changes_since_full = 0;
+  st.changes_cycle = after.cycle;
+  st.changes_epoch = epoch;
+  publish(self, messages::topics::rm_schedule_changes, std::move(msg));
+}
+
 // Publishes the whole round in this one handler, so a shutdown never leaves half of it on the bus.
 void publish_round(publication_actor* self) {
   auto& st = self->state;
@@ -372,8 +396,10 @@ void publish_round(publication_actor* self) {
   state.jobs = std::move(jobs);
   state.workmap_seq = st.workmap_seq;
   state.workmap_src = st.workmap_src;
+  auto before = std::move(st.last_state);
   st.last_state = std::make_shared<const messages::payload>(std::move(state));
   republish(self, std::string{messages::topics::rm_state}, st.last_state);
+  publish_schedule_changes(self, before, std::get<messages::rm_state>(*st.last_state));
   publish_cycles(self);
   publish_nodes(self);
   for (auto& e : events) publish(self, messages::topics::rm_events, std::move(e));

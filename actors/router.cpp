@@ -58,7 +58,8 @@ void deliver_locally(router_actor* self, const messages::routed_message& m) {
 
 bool is_rm_output(std::string_view topic) {
   using namespace messages::topics;
-  return topic == rm_state || topic == rm_nodes || topic == rm_cycle || topic == rm_events;
+  return topic == rm_state || topic == rm_nodes || topic == rm_cycle || topic == rm_events ||
+         topic == rm_schedule_changes;
 }
 
 bool is_ha_event(const messages::routed_message& m) {

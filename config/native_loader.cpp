@@ -261,8 +261,9 @@ void read_runtime(toml_reader& r, const toml::table& root, runtime_settings& rt,
   if (!round_timeout_set) rt.round_timeout_ms = rt.orchestrator_publish_ms;
   if (!settle_set) rt.settle_ms = rt.heartbeat_interval_ms;
   if (const auto* t = r.section(root, "bus")) {
-    r.only_keys(*t, "[bus]", {"pub", "sub", "admin", "metrics", "accept_any_orchestrator"});
+    r.only_keys(*t, "[bus]", {"pub", "sub", "admin", "metrics", "accept_any_orchestrator", "schedule_changes_full_every"});
     assign(rt.accept_any_orchestrator, r.boolean(*t, "accept_any_orchestrator", "bus"));
+    assign(rt.schedule_changes_full_every, r.integer(*t, "schedule_changes_full_every", "bus", 0, 1000000));
     for (auto [key, target] : {std::pair<std::string_view, std::string*>{"pub", &rt.bus_pub},
                                {"sub", &rt.bus_sub},
                                {"admin", &rt.admin}}) {

@@ -81,7 +81,8 @@ std::string render(const rm_config& cfg) {
     << "sub = " << quote(rt.bus_sub) << "\n"
     << "admin = " << quote(rt.admin) << "\n"
     << "metrics = " << quote(rt.metrics) << "\n"
-    << "accept_any_orchestrator = " << yes_no(rt.accept_any_orchestrator) << "\n\n";
+    << "accept_any_orchestrator = " << yes_no(rt.accept_any_orchestrator) << "\n"
+    << "schedule_changes_full_every = " << rt.schedule_changes_full_every << "\n\n";
   o << "[log]\nlevel = " << quote(rt.log_level) << "\n";
   if (!rt.logging.file.empty()) o << "file = " << quote(rt.logging.file) << "\n";
   o << "max_bytes = " << rt.logging.max_bytes << "\n"

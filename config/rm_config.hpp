@@ -133,6 +133,9 @@ struct runtime_settings {
   // Work maps from any src are taken (per-src order rules still apply). Off: the first src heard owns the work
   // map, and another takes over only after the owner was silent for 3 orchestrator periods.
   bool accept_any_orchestrator = false;
+  // rm.schedule.changes (docs/protocol.md 4.3.1), opt-in: the schedule as changes every round, with a full
+  // schedule every this many rounds (and first). 0: not published. rm.state is published as ever.
+  int schedule_changes_full_every = 0;
   std::string log_level = "info";                // one of parse_log_level's names, stored lower-case
   decode_limit_settings limits;
   logging_settings logging;

@@ -14,6 +14,9 @@ inline constexpr std::string_view rm_nodes = "rm.nodes";             // RM -> mo
 inline constexpr std::string_view rm_cycle = "rm.cycle";             // RM -> monitors
 inline constexpr std::string_view rm_events = "rm.events";           // RM -> monitors
 inline constexpr std::string_view rm_ha = "rm.ha";                   // RM -> RMs, monitors (HA election)
+// RM -> orchestrators, monitors (opt-in): the schedule as numbered changes against a periodic full one. Not
+// under the `rm.state` prefix, so that a subscriber of rm.state never receives it.
+inline constexpr std::string_view rm_schedule_changes = "rm.schedule.changes";
 
 // Prefix of the RM's own actor-to-actor topics when they cross processes; same envelope as every body.
 inline constexpr std::string_view rm_internal_prefix = "rm.internal.";

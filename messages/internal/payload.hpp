@@ -34,6 +34,7 @@
 #include "messages/rm_event.hpp"
 #include "messages/rm_ha.hpp"
 #include "messages/rm_nodes.hpp"
+#include "messages/rm_schedule_changes.hpp"
 #include "messages/rm_state.hpp"
 
 namespace rmbus::messages {
@@ -41,7 +42,7 @@ namespace rmbus::messages {
 using payload = std::variant<node_ops, node_changes, node_sync_request, node_snapshot, work_slice, round_start,
                              pool_plan, round_done, admin_query, admin_answer, vary_request, recovered_nodes,
                              reconfigure_request, rm_state, rm_cycle, rm_nodes, rm_event, machines_forgotten,
-                             seed_request, rm_ha>;
+                             seed_request, rm_ha, rm_schedule_changes>;
 
 struct routed_message {
   std::string topic;

@@ -106,6 +106,24 @@ rm_fixture::rm_fixture(layout how, placement_options where, std::string extra_co
   for (const char* n : {"a1", "a2", "a3", "a4", "b1", "b2"}) cluster_->add_node(n, 8192);
 }
 
+void rm_fixture::remake_cluster(const std::function<void(test_support::cluster_options&)>& adjust) {
+  test_support::cluster_options co;
+  co.bus_pub = pub_;
+  co.bus_sub = sub_;
+  co.period = std::chrono::milliseconds(200);
+  co.name = "e2e-cluster";
+  adjust(co);
+  cluster_ = std::make_unique<test_support::fake_cluster>(co);
+  for (const char* n : {"a1", "a2", "a3", "a4", "b1", "b2"}) cluster_->add_node(n, 8192);
+}
+
+void rm_fixture::use_delta_maps(int full_map_every) {
+  remake_cluster([&](test_support::cluster_options& co) {
+    co.deltas = true;
+    co.full_map_every = full_map_every;
+  });
+}
+
 rm_fixture::~rm_fixture() {
   cluster_->stop();
   kill_rm(SIGTERM);

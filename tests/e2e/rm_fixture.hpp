@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -73,6 +74,11 @@ class rm_fixture {
   pid_t proxy_pid() const { return proxy_->pid(); }
 
   test_support::fake_cluster& cluster() { return *cluster_; }
+  // The fake orchestrator publishes delta work maps (docs/protocol.md 4.2.1), a full map every
+  // `full_map_every` periods. REQUIRES: the cluster not started yet (it is made anew, with the same nodes).
+  void use_delta_maps(int full_map_every);
+  // The same for any change of the cluster's options (e.g. schedule_changes). REQUIRES: not started.
+  void remake_cluster(const std::function<void(test_support::cluster_options&)>& adjust);
   const std::string& admin_endpoint() const { return admin_; }
   const std::string& config_path() const { return config_; }
   const std::string& bus_pub() const { return pub_; }

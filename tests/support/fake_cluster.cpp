@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 #include <set>
 #include <sstream>
 
@@ -11,6 +12,7 @@
 #include "bus/subscriber.hpp"
 #include "messages/epoch_fence.hpp"
 #include "messages/heartbeat.hpp"
+#include "messages/schedule_follower.hpp"
 #include "messages/topics.hpp"
 
 namespace rmbus::test_support {
@@ -46,6 +48,27 @@ struct fake_cluster::impl {
   bool holding = false;
   std::vector<std::pair<std::string, messages::work_process>> held;  // (job, process) not started yet
   std::atomic<bool> maps_paused{false};
+  // Delta mode: the map as published last and its seq, and what the next period must do.
+  std::map<std::string, messages::work_item> published;
+  std::uint64_t published_seq = 0;
+  bool full_next = true;
+  bool lose_next = false;
+  int since_full = 0;
+  map_counts counts;
+  std::vector<std::function<std::string(const messages::envelope&, std::uint64_t)>> injected;
+  messages::schedule_follower follower;  // schedule_changes
+  std::uint64_t changes_waiting = 0, changes_applied = 0;
+
+  // An rm.state, or the schedule followed from rm.state changes, whose envelope passed the fence: acted on
+  // (called with mu held).
+  void act(messages::rm_state s, const messages::envelope& env) {
+    if (acted.size() < 100000) acted.push_back({env.epoch.value_or(0), env.src, s.cycle});
+    last_env = env;
+    follow(s);
+    if (state_observer) state_observer(s);
+    state = std::move(s);
+    ++states;
+  }
   std::unique_ptr<bus::subscriber> sub;
   std::thread driver;
   std::atomic<bool> running{false};
@@ -103,6 +126,10 @@ struct fake_cluster::impl {
     while (running.load()) {
       std::vector<messages::heartbeat> beats;
       messages::workmap wm;
+      std::optional<messages::workmap_delta> delta;
+      bool lose = false;
+      std::vector<std::function<std::string(const messages::envelope&, std::uint64_t)>> inject;
+      std::uint64_t base = 0;
       {
         std::lock_guard<std::mutex> lock(mu);
         for (const auto& [name, n] : nodes) {
@@ -114,12 +141,45 @@ struct fake_cluster::impl {
           if (n.quiesced) hb.quiesced = true;
           beats.push_back(hb);
         }
-        for (const auto& [id, w] : work) wm.work.push_back(w);
-        wm.rm_epoch = fence.echo();  // absent while no epoch was ever seen (HA off)
+        inject.swap(injected);
+        base = published_seq;
+        if (opt.deltas && !full_next && since_full + 1 < opt.full_map_every && !maps_paused.load()) {
+          delta = messages::make_workmap_delta(published_seq, published, work);
+          delta->rm_epoch = fence.echo();
+          lose = std::exchange(lose_next, false);
+          ++since_full;
+        } else {
+          for (const auto& [id, w] : work) wm.work.push_back(w);
+          wm.rm_epoch = fence.echo();  // absent while no epoch was ever seen (HA off)
+          if (!maps_paused.load()) {
+            full_next = false;
+            since_full = 0;
+          }
+        }
+        if (opt.deltas && !maps_paused.load()) published = work;
       }
       for (const auto& hb : beats) pub.publish(messages::topics::heartbeat, hb);
       heartbeats_sent += beats.size();
-      if (!maps_paused.load()) pub.publish(messages::topics::workmap, wm);
+      for (const auto& enc : inject) {
+        const auto env = pub.publish_with(messages::topics::workmap, [&](const messages::envelope& e) { return enc(e, base); });
+        std::lock_guard<std::mutex> lock(mu);
+        ++counts.injected;
+        published_seq = base = env.seq;
+      }
+      if (!maps_paused.load()) {
+        std::uint64_t seq = 0;
+        if (!delta) {
+          seq = pub.publish(messages::topics::workmap, wm).seq;
+        } else if (lose) {
+          seq = base + 1;  // as if sent: the next delta names it, and the RM never had it
+        } else {
+          seq = pub.publish(messages::topics::workmap, *delta).seq;
+        }
+        std::lock_guard<std::mutex> lock(mu);
+        published_seq = seq;
+        ++(delta ? (lose ? counts.lost : counts.deltas) : counts.full);
+        if (!delta) counts.last_full_seq = seq;
+      }
       next += opt.period;
       std::unique_lock<std::mutex> lock(mu);
       cv.wait_until(lock, next, [&] { return !running.load(); });
@@ -137,8 +197,9 @@ void fake_cluster::start() {
   so.name = m.opt.name;
   so.endpoint = m.opt.bus_sub;
   so.curve = m.opt.curve;
-  so.topics = {std::string{messages::topics::rm_state}, std::string{messages::topics::rm_nodes},
-               std::string{messages::topics::rm_events}, std::string{messages::topics::rm_cycle}};
+  so.topics = {std::string{m.opt.schedule_changes ? messages::topics::rm_schedule_changes : messages::topics::rm_state},
+               std::string{messages::topics::rm_nodes}, std::string{messages::topics::rm_events},
+               std::string{messages::topics::rm_cycle}};
   bus::subscriber_handlers h;
   h.on_message = [&m](bus::bus_message&& msg) {
     std::lock_guard<std::mutex> lock(m.mu);
@@ -152,12 +213,23 @@ void fake_cluster::start() {
         m.cv.notify_all();
         return;
       }
-      if (m.acted.size() < 100000) m.acted.push_back({env.epoch.value_or(0), env.src, s.value().cycle});
-      m.last_env = env;
-      m.follow(s.value());
-      if (m.state_observer) m.state_observer(s.value());
-      m.state = std::move(s.value());
-      ++m.states;
+      m.act(std::move(s.value()), env);
+    } else if (msg.topic == messages::topics::rm_schedule_changes && m.opt.schedule_changes) {
+      if (!m.state_envelopes.emplace(msg.env.src, msg.env.seq).second) ++m.states_repeated;
+      messages::envelope env;
+      auto c = messages::decode_rm_schedule_changes(msg.topic, msg.body, {}, &env);
+      if (!c) return;
+      if (!m.fence.accept(env.epoch)) {
+        m.cv.notify_all();
+        return;
+      }
+      if (m.follower.take(c.value(), env.epoch) != messages::schedule_follower::outcome::applied) {
+        ++m.changes_waiting;
+        m.cv.notify_all();
+        return;
+      }
+      ++m.changes_applied;
+      m.act(m.follower.schedule(), env);
     } else if (msg.topic == messages::topics::rm_nodes) {
       auto n = messages::decode_rm_nodes(msg.topic, msg.body);
       if (!n) return;
@@ -168,6 +240,14 @@ void fake_cluster::start() {
       if (c && m.cycle_reports.size() < 100000) m.cycle_reports.push_back(std::move(c.value()));
     } else if (msg.topic == messages::topics::rm_events) {
       auto e = messages::decode_rm_event(msg.topic, msg.body);
+      if (e && (e.value().kind == "workmap_resync" || e.value().kind == "workmap_delta_refused")) {
+        auto src = e.value().detail.find("src");
+        // The RM asks for a full map: send one next period rather than wait for the periodic one.
+        if (src != e.value().detail.end() && src->second == m.opt.name && !m.full_next) {
+          m.full_next = true;
+          ++m.counts.resyncs;
+        }
+      }
       if (e && m.evs.size() < 100000) m.evs.push_back(std::move(e.value()));
     }
     m.cv.notify_all();
@@ -206,6 +286,36 @@ std::size_t fake_cluster::starts_held() const {
 }
 
 void fake_cluster::pause_maps(bool paused) { impl_->maps_paused = paused; }
+
+std::uint64_t fake_cluster::schedule_changes_waiting() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->changes_waiting;
+}
+
+std::uint64_t fake_cluster::schedule_changes_applied() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->changes_applied;
+}
+
+void fake_cluster::lose_next_delta() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->lose_next = true;
+}
+
+void fake_cluster::inject_workmap(std::function<std::string(const messages::envelope&, std::uint64_t)> encode) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->injected.push_back(std::move(encode));
+}
+
+void fake_cluster::send_full_map_next() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->full_next = true;
+}
+
+fake_cluster::map_counts fake_cluster::maps_sent() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->counts;
+}
 
 void fake_cluster::stop() {
   auto& m = *impl_;

@@ -34,8 +34,10 @@
 #include "messages/rm_cycle.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_nodes.hpp"
+#include "messages/rm_schedule_changes.hpp"
 #include "messages/rm_state.hpp"
 #include "messages/workmap.hpp"
+#include "messages/workmap_delta.hpp"
 
 namespace rmbus::test_support {
 
@@ -47,6 +49,15 @@ struct cluster_options {
   std::chrono::milliseconds period{200};
   std::string name = "fake-cluster";
   std::optional<bus::curve_client> curve;  // CURVE keys (roles agent,orchestrator); none: CURVE off
+  // Delta work maps (docs/protocol.md 4.2.1): every period a delta of the changes since the map published
+  // before (possibly empty), a full map every `full_map_every` periods, first, and at once after an rm.events
+  // `workmap_resync` or `workmap_delta_refused` naming this cluster. Off: a full map every period.
+  bool deltas = false;
+  int full_map_every = 10;
+  // The orchestrator and observer read the schedule from rm.schedule.changes (docs/protocol.md 4.3.1, the RM
+  // configured with [bus] schedule_changes_full_every) instead of rm.state: it acts on the followed schedule
+  // after every message applied (messages/schedule_follower.hpp), and on nothing while it waits for a full one.
+  bool schedule_changes = false;
 };
 
 // A job to submit; the harness fills in the rest of the work item (state, processes, submission time).
@@ -90,6 +101,19 @@ class fake_cluster {
   std::size_t starts_held() const;
   // While paused the orchestrator publishes no work map (agents still heartbeat).
   void pause_maps(bool paused);
+  // Delta mode: the next delta is lost on the way (its seq is consumed, it never reaches the bus), so the RM
+  // sees the delta after it build on a map it never had.
+  void lose_next_delta();
+  // Publishes, before the next period's map, a body of the orchestrator's work-map stream made by `encode`
+  // from the envelope and the seq of the map published last (the base a delta would name). For bad deltas.
+  void inject_workmap(std::function<std::string(const messages::envelope&, std::uint64_t base_seq)> encode);
+  struct map_counts {
+    std::uint64_t full = 0, deltas = 0, lost = 0, injected = 0, resyncs = 0;  // resyncs: answered with a full map
+    std::uint64_t last_full_seq = 0;  // envelope seq of the last full map published
+  };
+  // Delta mode: the next period publishes a full map (as after a resync request).
+  void send_full_map_next();
+  map_counts maps_sent() const;
 
   // ---- observations
   std::optional<messages::rm_state> last_state() const;
@@ -113,6 +137,10 @@ class fake_cluster {
   // 0, also when the cluster is connected to several forwarders (bus_pub / bus_sub lists) and receives every
   // message once through each.
   std::uint64_t states_repeated() const;
+  // With schedule_changes: messages of rm.schedule.changes that could not be applied (the follower waited for
+  // a full one), and those applied.
+  std::uint64_t schedule_changes_waiting() const;
+  std::uint64_t schedule_changes_applied() const;
   // Heartbeats the agents published (each once, whatever the number of forwarders it goes through).
   std::uint64_t heartbeats_sent() const;
   // The cluster's bus subscriber's counters (received, duplicates dropped, gaps...).

@@ -7,6 +7,7 @@
 
 #include "bus/endpoint_list.hpp"
 #include "bus/sequence_tracker.hpp"
+#include "messages/detail/peek.hpp"
 #include "messages/envelope.hpp"
 #include "messages/rm_cycle.hpp"
 
@@ -102,6 +103,12 @@ void observer::take(const arrival& a) {
   const auto limits = messages::decode_limits{256u << 20, 1u << 20, 10'000'000, 100'000, 16};
   if (a.topic == messages::topics::rm_state) {
     if (!decode_states) return;
+    if (peek_states) {
+      const auto epoch = messages::detail::peek_top_level_uint(a.body, "epoch");
+      const auto seq = messages::detail::peek_top_level_uint(a.body, "workmap_seq");
+      if (fence.accept(epoch) && seq) state_for_map.emplace(*seq, a.at);
+      return;
+    }
     messages::envelope env;
     auto s = messages::decode_rm_state(a.topic, a.body, limits, &env);
     if (!s || !fence.accept(env.epoch)) return;

@@ -87,6 +87,9 @@ class observer {
   std::uint64_t extra_received = 0;                               // messages on the extra topics
   clock_type::time_point first_extra{}, last_extra{};
   bool decode_states = true;  // off during intake bursts: only counting matters there
+  // The events phase: rm.state is not decoded, only its workmap_seq and epoch read (a schedule of 100,000 jobs
+  // takes longer to decode than the 10 ms between two events); last_state stays as it was.
+  bool peek_states = false;
   // HA: schedules are taken only from the highest epoch seen; maps echo it (docs/protocol.md 4.8).
   messages::epoch_fence fence;
   // Copies dropped (connected to several forwarders, every message arrives once through each); read after

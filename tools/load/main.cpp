@@ -13,6 +13,10 @@
 //             the active's CPU and memory at rest (not in the default set of phases)
 // --ha turns [ha] on (one candidate, which takes over) in every one-process configuration, to measure what HA
 // costs the active.
+//   events    delta work maps (docs/protocol.md 4.2.1): after one full map, one job arrival or completion
+//             every --event-ms (10), each published as a delta; each change -> the first rm.state answering it
+//             or a later map (rm.state's workmap_seq), as percentiles; then a full map of the same cluster
+//             timed the same way, the baseline of the same run (not in the default set of phases)
 //   serve     no measurement: keeps the cluster running for an outside observer (rmbus-web's benchmark)
 // --curve runs every phase with CURVE on the bus (docs/bus.md, "Security"): rmbus-load makes fresh key pairs
 // in its work folder (the RM's, one rm key per further split process, its own client key), lists them, and
@@ -36,8 +40,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bus/publisher.hpp"
 #include "config/render.hpp"
 #include "messages/topics.hpp"
+#include "messages/workmap_delta.hpp"
 #include "tools/load/bus_clients.hpp"
 #include "tools/load/load_cluster.hpp"
 #include "tools/load/rm_process.hpp"
@@ -74,6 +80,8 @@ struct options {
   int forwarders = 1;             // --forwarders: the RM's own and forwarders - 1 rmbus-proxy processes
   std::string proxy;              // the rmbus-proxy executable, next to rmbus
   int serve_s = 300;              // --serve-s: how long the serve phase keeps the cluster running
+  int events = 500;               // --events: changes published as deltas in the events phase
+  int event_ms = 10;              // --event-ms: between two of them
 };
 
 load_keys make_keys(const std::string& work_dir) {
@@ -311,7 +319,16 @@ struct failover_figures {
   double active_rss_mb = 0, standby_rss_mb = 0;
 };
 
+struct events_figures {
+  std::vector<double> ms;    // change -> rm.state answering it (or a later map)
+  int unanswered = 0;
+  std::size_t arrivals = 0, completions = 0, rounds = 0;  // rounds: distinct rm.state answering the changes
+  std::vector<double> full_ms;  // full maps of the same cluster, after the changes: the baseline
+  double rss_mb = 0;
+};
+
 struct run_figures {
+  events_figures events;
   failover_figures failover;
   double startup_s = -1, absorbed_first_s = -1;
   std::size_t ever_missing = 0;
@@ -603,6 +620,95 @@ latency_result run_latency_only(const options& o, zmq::context_t& ctx, const loa
   return measure_latency(orch, obs, c, o.maps);
 }
 
+// Events: the orchestrator publishes one full map (the RM recovers every process), then one change every
+// o.event_ms as a delta naming the map before it: a job arrival (a copy of a waiting job of the workload under
+// a new id) or a completion (a job with processes leaves the map), alternately. Schedules are not followed
+// (their new shares are not started): each change is the orchestrator's one change. rm.state is only peeked
+// at (workmap_seq): at 100,000 jobs one takes longer to decode than the gap between two changes.
+void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, events_figures& f) {
+  const auto cfg = write_config(o, c, 1000, "events");
+  auto l = start(o, cfg, "events");
+  observer obs{ctx, l.sub_side()};
+  stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
+  if (!wait_ready(ctx, l, obs, 1000)) throw std::runtime_error("rmbus (events) did not come up");
+  heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 1000ms};
+  obs.wait([&] { return obs.last_nodes && obs.last_nodes->up >= c.nodes.size(); }, 60s);
+  const std::string topic{messages::topics::workmap};
+  auto work = c.work;
+  work.rm_epoch = obs.fence.echo();
+  auto base = orch.publish(topic, work);
+  if (!obs.wait([&] { return obs.state_for_map.count(base) > 0; }, 120s))
+    throw std::runtime_error("rmbus (events) did not answer the first map");
+  if (obs.last_state) follow_schedule(work, obs.last_state->state);
+  base = orch.publish(topic, work);  // the map the first delta builds on, with the recovered processes
+  obs.wait([&] { return obs.state_for_map.count(base) > 0; }, 60s);
+  std::map<std::string, messages::work_item> items;
+  std::vector<std::string> running;  // jobs with processes: completions take them from the back
+  const messages::work_item* waiting_template = nullptr;
+  for (const auto& w : work.work) {
+    items.emplace(w.id, w);
+    if (w.kind == messages::work_kind::job && !w.processes.empty()) running.push_back(w.id);
+    if (w.kind == messages::work_kind::job && w.processes.empty() && waiting_template == nullptr) waiting_template = &w;
+  }
+  if (waiting_template == nullptr && !work.work.empty()) waiting_template = &work.work.front();
+  obs.peek_states = true;
+  obs.state_for_map.clear();
+  std::vector<std::pair<std::uint64_t, clock_type::time_point>> sent;  // (seq, when) per change
+  const auto t0 = clock_type::now();
+  for (int i = 0; i < o.events; ++i) {
+    std::this_thread::sleep_until(t0 + std::chrono::milliseconds(static_cast<std::int64_t>(i) * o.event_ms));
+    messages::workmap_delta d;
+    d.base_seq = base;
+    d.rm_epoch = obs.fence.echo();
+    if (i % 2 == 0 || running.empty()) {
+      auto w = *waiting_template;
+      w.id = "event-" + std::to_string(i);
+      w.processes.clear();
+      w.state = messages::work_state::waiting;
+      w.submitted_ms = bus::wall_clock_ms();
+      items.emplace(w.id, w);
+      d.added.push_back(std::move(w));
+      ++f.arrivals;
+    } else {
+      d.removed.push_back(running.back());
+      items.erase(running.back());
+      running.pop_back();
+      ++f.completions;
+    }
+    const auto at = clock_type::now();
+    base = orch.publish(topic, d);
+    sent.emplace_back(base, at);
+    obs.wait([] { return true; }, 0ms);  // take what arrived; never blocks
+  }
+  obs.wait([&] { return !obs.state_for_map.empty() && obs.state_for_map.rbegin()->first >= base; }, 60s);
+  for (const auto& [seq, at] : sent) {
+    auto answer = obs.state_for_map.lower_bound(seq);
+    if (answer == obs.state_for_map.end()) {
+      ++f.unanswered;
+      continue;
+    }
+    f.ms.push_back(std::chrono::duration<double, std::milli>(answer->second - at).count());
+  }
+  f.rounds = obs.state_for_map.size();
+  f.rss_mb = l.sample().rss_kb / 1024.0;
+  // The baseline of the same run: the same cluster's map, now sent whole, a few times.
+  messages::workmap now;
+  now.rm_epoch = obs.fence.echo();
+  for (const auto& [id, w] : items) now.work.push_back(w);
+  for (int k = 0; k < 5; ++k) {
+    obs.wait([] { return false; }, 500ms);
+    const auto at = clock_type::now();
+    const auto seq = orch.publish(topic, now);
+    if (obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 60s))
+      f.full_ms.push_back(std::chrono::duration<double, std::milli>(obs.state_for_map[seq] - at).count());
+  }
+  std::printf("events: %zu changes as deltas every %d ms (%zu arrivals, %zu completions) -> rm.state: median %.1f ms, "
+              "p99 %.1f ms, max %.1f ms; %zu rounds answered them, %d unanswered; full map of the same cluster "
+              "(median of %zu): %.1f ms; resident %.0f MB\n",
+              sent.size(), o.event_ms, f.arrivals, f.completions, median(f.ms), percentile(f.ms, 99),
+              percentile(f.ms, 100), f.rounds, f.unanswered, f.full_ms.size(), median(f.full_ms), f.rss_mb);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -615,8 +721,10 @@ int main(int argc, char** argv) {
   app.add_option("--runs", o.runs, "repeat everything; figures are printed per run and as medians")->check(CLI::Range(1, 20));
   app.add_option("--maps", o.maps, "work maps timed per latency measurement")->check(CLI::Range(2, 1000));
   app.add_option("--seed", o.seed, "workload seed");
-  app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools, failover; or "
+  app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools, failover, events; or "
                                      "serve (alone: keep the cluster running for an outside observer)");
+  app.add_option("--events", o.events, "events: changes published as deltas")->check(CLI::Range(2, 100000));
+  app.add_option("--event-ms", o.event_ms, "events: ms between two changes")->check(CLI::Range(1, 10000));
   app.add_option("--serve-s", o.serve_s, "serve: seconds to keep the cluster running")->check(CLI::Range(1, 86400));
   app.add_option("--rmbus", o.rmbus,
                  "the rmbus executable (default: rmbus beside this program, else ../rmbus)");
@@ -637,10 +745,10 @@ int main(int argc, char** argv) {
   o.phases.clear();
   std::stringstream ps(phases);
   for (std::string p; std::getline(ps, p, ',');) {
-    static const std::set<std::string> known{"startup", "intake", "latency", "idle", "split", "pools", "failover", "serve"};
+    static const std::set<std::string> known{"startup", "intake", "latency", "idle", "split", "pools", "failover", "events", "serve"};
     if (!known.count(p)) {
       std::cerr << "rmbus-load: --phases: unknown phase '" << p
-                << "' (known: startup, intake, latency, idle, split, pools, failover, serve)\n";
+                << "' (known: startup, intake, latency, idle, split, pools, failover, events, serve)\n";
       return 2;
     }
     o.phases.insert(p);
@@ -713,6 +821,7 @@ int main(int argc, char** argv) {
                     median(f.pools1.ms) / std::max(1e-9, median(f.pools2.ms)));
       }
       if (o.phases.count("failover")) run_failover(o, ctx, cluster, f.failover);
+      if (o.phases.count("events")) run_events(o, ctx, cluster, f.events);
       runs.push_back(f);
     }
   } catch (const std::exception& e) {
@@ -746,6 +855,15 @@ int main(int argc, char** argv) {
     if (o.phases.count("pools"))
       std::printf("4 pools, one after another / concurrent %.2f\n",
                   med([](const run_figures& r) { return median(r.pools1.ms) / std::max(1e-9, median(r.pools2.ms)); }));
+    if (o.phases.count("events"))
+      std::printf("events: change -> rm.state median %.1f ms, p99 %.1f ms; full map median %.1f ms; per-run ratio "
+                  "delta / full %.2f\n",
+                  med([](const run_figures& r) { return median(r.events.ms); }),
+                  med([](const run_figures& r) { return percentile(r.events.ms, 99); }),
+                  med([](const run_figures& r) { return median(r.events.full_ms); }),
+                  med([](const run_figures& r) {
+                    return median(r.events.full_ms) > 0 ? median(r.events.ms) / median(r.events.full_ms) : 0.0;
+                  }));
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <utility>
 #include <zmq.hpp>
 
 #include "bus/publisher.hpp"
@@ -20,6 +21,7 @@
 #include "messages/epoch_fence.hpp"
 #include "messages/rm_state.hpp"
 #include "messages/topics.hpp"
+#include "messages/workmap_delta.hpp"
 #include "tools/sim/agent_model.hpp"
 #include "tools/sim/orchestrator_model.hpp"
 #include "tools/sim/plot.hpp"
@@ -41,6 +43,8 @@ struct inbox {
   std::deque<messages::rm_event> events;
   std::uint64_t dropped_events = 0;
   std::uint64_t bad = 0;
+  bool resync = false;  // the RM asked this orchestrator for a full map
+  std::string name;     // this orchestrator's src
   messages::epoch_fence fence;  // HA: act only on the highest epoch's schedules, echo it in the map
 };
 
@@ -74,6 +78,10 @@ void on_bus_message(inbox& in, bus::bus_message&& msg) {
     auto e = messages::decode_rm_event(msg.topic, msg.body);
     std::lock_guard<std::mutex> lock(in.mu);
     if (!e) return;
+    if (e.value().kind == messages::event_kinds::workmap_resync || e.value().kind == messages::event_kinds::workmap_delta_refused) {
+      auto src = e.value().detail.find("src");
+      if (src != e.value().detail.end() && src->second == in.name) in.resync = true;
+    }
     if (in.events.size() >= 100000)
       ++in.dropped_events;
     else
@@ -103,6 +111,7 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   driver_outcome out;
   zmq::context_t ctx;  // declared first, destroyed last: its destructor waits for every socket to close
   inbox in;
+  in.name = options.name;
 
   bus::publisher_options po;
   po.name = options.name;
@@ -226,6 +235,9 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
 
   const auto end_of_run = t0 + options.run_limit;
   auto next_publish = t0;
+  // Delta mode: the map as published last (full or delta) and its seq, the base of the next delta.
+  std::map<std::string, messages::work_item> published;
+  std::uint64_t published_seq = 0;
   auto next_summary = t0 + options.summary_every;
   std::string end_reason = "time limit (--seconds)";
   std::int64_t now = 0;
@@ -274,16 +286,42 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
       orch.on_state(*state, now);
     }
 
-    if (wall_now >= next_publish) {
+    bool resync = false;
+    if (options.deltas) {
+      std::lock_guard<std::mutex> lock(in.mu);
+      resync = std::exchange(in.resync, false);
+    }
+    if (wall_now >= next_publish || resync) {
       auto map = orch.workmap(now);
       {
         std::lock_guard<std::mutex> lock(in.mu);
         map.rm_epoch = in.fence.echo();  // HA: the highest epoch acted on; absent with HA off
       }
-      pub.publish(messages::topics::workmap, map);
+      published_seq = pub.publish(messages::topics::workmap, map).seq;
+      ++out.full_maps;
+      out.resyncs += resync ? 1 : 0;
+      if (options.deltas) {
+        published.clear();
+        for (auto& w : map.work) published.emplace(w.id, std::move(w));
+      }
       rec.sample_now(now, orch.jobs(), state ? &*state : nullptr, rm_nodes ? &*rm_nodes : nullptr,
                      agents.nodes_up(now));
       next_publish = std::max(next_publish + publish_period, wall_now);
+    } else if (options.deltas && published_seq != 0) {
+      // Between full maps: what changed since the map published last, if anything, as a delta on it.
+      auto map = orch.workmap(now);
+      std::map<std::string, messages::work_item> current;
+      for (auto& w : map.work) current.emplace(w.id, std::move(w));
+      auto delta = messages::make_workmap_delta(published_seq, published, current);
+      if (!delta.added.empty() || !delta.changed.empty() || !delta.removed.empty()) {
+        {
+          std::lock_guard<std::mutex> lock(in.mu);
+          delta.rm_epoch = in.fence.echo();
+        }
+        published_seq = pub.publish(messages::topics::workmap, delta).seq;
+        ++out.deltas;
+        published = std::move(current);
+      }
     }
     if (options.summary_every.count() > 0 && wall_now >= next_summary && !rec.samples().empty()) {
       progress << progress_line(rec.samples().back(), rec.users(), nodes.size(), jobs_done(), jobs_total)

@@ -39,10 +39,15 @@ struct driver_options {
   std::string name = "rmbus-sim";                  // envelope src
   std::optional<bus::curve_client> curve;          // CURVE keys (roles agent,orchestrator); none: CURVE off
   bool drain_on_reclaim = false;  // drain processes given a reclaim_at_ms (orchestrator_model)
+  // Delta work maps (docs/protocol.md 4.2.1): the full map every publish period as before, and between them
+  // a delta on every step that changed the map; a full map at once when the RM asks (workmap_resync,
+  // workmap_delta_refused naming this src).
+  bool deltas = false;
 };
 
 struct driver_outcome {
   bool ready = false;  // an rm.state arrived during warm-up
+  std::uint64_t full_maps = 0, deltas = 0, resyncs = 0;  // work maps published; full maps the RM asked for
   report_figures figures;
   std::string csv;
   std::string svg;

@@ -107,6 +107,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 600));
   app.add_flag("--drain-on-reclaim", opt.drain_on_reclaim,
                "drain a process given a reclaim deadline: finish its items in flight, then end it");
+  app.add_flag("--deltas", opt.deltas,
+               "between full maps, publish a delta work map on every change (docs/protocol.md 4.2.1)");
   app.add_option("--csv", csv_file, "write the time series as CSV here");
   app.add_option("--plot", plot_file, "write a plot of allocation and utilization here (SVG)");
   app.add_option("--report", report_file, "write the report here too");
@@ -191,6 +193,10 @@ int main(int argc, char** argv) {
   }
   const std::string report = sim::render_report(outcome.figures);
   std::cout << "\n" << report << std::flush;
+  if (opt.deltas)
+    std::cout << "work maps published: " << outcome.full_maps << " full (" << outcome.resyncs
+              << " asked for by the RM), " << outcome.deltas << " deltas\n"
+              << std::flush;
   bool ok = true;
   if (!report_file.empty()) ok = write_file(report_file, report) && ok;
   if (!csv_file.empty()) ok = write_file(csv_file, outcome.csv) && ok;

@@ -5,6 +5,10 @@
 //
 //   rmbus-top [--bus-sub tcp://127.0.0.1:5561[,EP...] | --config FILE | --ducc FILE] [--once]
 //             [--timeout-ms 10000] [--width 120] [--refresh-ms 1000] [--log-level warn] [--key FILE --server-key FILE]
+//             [--schedule-changes]
+//
+// --schedule-changes reads the schedule from rm.schedule.changes (docs/protocol.md 4.3.1; the RM configured with
+// [bus] schedule_changes_full_every) instead of rm.state: the picture is whole from the first full message on.
 //
 // The endpoint: --bus-sub, else the one the RM's own configuration binds (--config / --ducc, with its CURVE
 // server key), else $RMBUS_BUS_SUB, else tcp://127.0.0.1:5561.
@@ -128,7 +132,7 @@ int run_once(shared_model& shared, const bus::subscriber& sub, const top::render
 }
 
 int run(const std::string& endpoint, bool once, int timeout_ms, std::size_t width, int refresh_ms,
-        const std::optional<bus::curve_client>& curve) {
+        const std::optional<bus::curve_client>& curve, bool schedule_changes) {
   // Blocked before any thread exists (ZeroMQ's included), so only the screen loop ever takes them and the
   // terminal is always restored. --once keeps the default actions: it has no terminal state to restore.
   sigset_t stop_signals;
@@ -151,7 +155,7 @@ int run(const std::string& endpoint, bool once, int timeout_ms, std::size_t widt
   so.curve = curve;
   so.name = "rmbus-top";
   so.endpoint = endpoint;
-  so.topics = top::monitored_topics();
+  so.topics = top::monitored_topics(schedule_changes);
   bus::subscriber_handlers handlers;
   handlers.on_message = [&shared](bus::bus_message&& m) {
     shared.fold(top::decode_monitored(m.topic, m.body), m.env);
@@ -207,6 +211,10 @@ int main(int argc, char** argv) {
   app.add_option("--key", key_file, "CURVE: this monitor's key pair file (rmbus-keygen)");
   app.add_option("--server-key", server_key_file, "CURVE: the bus forwarder's public key file");
   app.add_flag("--once", once, "print the picture once, as plain text, and exit");
+  bool schedule_changes = false;
+  app.add_flag("--schedule-changes", schedule_changes,
+               "read the schedule from rm.schedule.changes instead of rm.state (the RM publishes it with [bus] "
+               "schedule_changes_full_every)");
   app.add_option("--timeout-ms", timeout_ms, "--once: how long to wait for rm.state and rm.nodes")
       ->capture_default_str()
       ->check(CLI::Range(1, 3600000));
@@ -277,7 +285,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    return run(endpoint, once, timeout_ms, width, refresh_ms, curve);
+    return run(endpoint, once, timeout_ms, width, refresh_ms, curve, schedule_changes);
   } catch (const std::exception& e) {
     std::cerr << "rmbus-top: " << e.what() << '\n';
     return 1;

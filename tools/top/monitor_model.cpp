@@ -104,6 +104,17 @@ void monitor_model::on_state(messages::rm_state state, millis now_ms, std::strin
     it = ids.count(it->first) ? std::next(it) : losses_.erase(it);
 }
 
+void monitor_model::on_schedule_changes(const messages::rm_schedule_changes& changes, millis now_ms, std::string src,
+                                        std::optional<std::uint64_t> sent_at_ms, std::optional<std::uint64_t> epoch) {
+  switch (follower_.take(changes, epoch)) {
+    case messages::schedule_follower::outcome::applied:
+      on_state(follower_.schedule(), now_ms, std::move(src), sent_at_ms, epoch);
+      return;
+    case messages::schedule_follower::outcome::waiting: ++changes_waited_; return;
+    case messages::schedule_follower::outcome::fenced: ++stale_states_; return;
+  }
+}
+
 void monitor_model::on_nodes(messages::rm_nodes nodes, millis) {
   nodes_ = std::move(nodes);
   nodes_arrival_ = ++arrivals_;

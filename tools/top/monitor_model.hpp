@@ -25,7 +25,9 @@
 #include "messages/rm_cycle.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_nodes.hpp"
+#include "messages/rm_schedule_changes.hpp"
 #include "messages/rm_state.hpp"
+#include "messages/schedule_follower.hpp"
 
 namespace rmbus::top {
 
@@ -153,6 +155,13 @@ class monitor_model {
   void on_state(messages::rm_state state, millis now_ms, std::string src = {},
                 std::optional<std::uint64_t> sent_at_ms = std::nullopt,
                 std::optional<std::uint64_t> epoch = std::nullopt);
+  // rm.schedule.changes (docs/protocol.md 4.3.1), for a monitor that reads the changes instead of rm.state:
+  // followed by the snapshot-and-changes rule (messages/schedule_follower.hpp); each message that leaves a whole
+  // picture is on_state of that picture. Messages waited through (joined late, or a gap) are counted.
+  void on_schedule_changes(const messages::rm_schedule_changes& changes, millis now_ms, std::string src = {},
+                           std::optional<std::uint64_t> sent_at_ms = std::nullopt,
+                           std::optional<std::uint64_t> epoch = std::nullopt);
+  std::uint64_t changes_waited() const { return changes_waited_; }
   void on_nodes(messages::rm_nodes nodes, millis now_ms);
   void on_cycle(messages::rm_cycle cycle, millis now_ms);
   void on_event(const messages::rm_event& event, millis now_ms);
@@ -196,6 +205,8 @@ class monitor_model {
 
   model_limits limits_;
   std::optional<messages::rm_state> state_;
+  messages::schedule_follower follower_;
+  std::uint64_t changes_waited_ = 0;
   std::string state_src_;
   std::optional<std::uint64_t> state_epoch_;
   std::uint64_t stale_states_ = 0;

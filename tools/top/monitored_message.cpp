@@ -16,10 +16,10 @@ monitored_message decoded(messages::result<T> r) {
 
 }  // namespace
 
-std::vector<std::string> monitored_topics() {
+std::vector<std::string> monitored_topics(bool schedule_changes) {
   namespace t = messages::topics;
-  return {std::string{t::rm_state}, std::string{t::rm_nodes}, std::string{t::rm_cycle},
-          std::string{t::rm_events}};
+  return {std::string{schedule_changes ? t::rm_schedule_changes : t::rm_state}, std::string{t::rm_nodes},
+          std::string{t::rm_cycle}, std::string{t::rm_events}};
 }
 
 monitored_message decode_monitored(std::string_view topic, std::string_view body,
@@ -29,6 +29,7 @@ monitored_message decode_monitored(std::string_view topic, std::string_view body
   if (topic == t::rm_nodes) return decoded(messages::decode_rm_nodes(topic, body, limits));
   if (topic == t::rm_cycle) return decoded(messages::decode_rm_cycle(topic, body, limits));
   if (topic == t::rm_events) return decoded(messages::decode_rm_event(topic, body, limits));
+  if (topic == t::rm_schedule_changes) return decoded(messages::decode_rm_schedule_changes(topic, body, limits));
   return ignored_topic{std::string{topic}};
 }
 
@@ -39,6 +40,8 @@ void fold(monitor_model& model, monitored_message message, millis now_ms, const 
         using T = std::decay_t<decltype(m)>;
         if constexpr (std::is_same_v<T, messages::rm_state>) {
           model.on_state(std::move(m), now_ms, src, sent_at_ms, epoch);
+        } else if constexpr (std::is_same_v<T, messages::rm_schedule_changes>) {
+          model.on_schedule_changes(m, now_ms, src, sent_at_ms, epoch);
         } else if constexpr (std::is_same_v<T, messages::rm_nodes>) {
           model.on_nodes(std::move(m), now_ms);
         } else if constexpr (std::is_same_v<T, messages::rm_cycle>) {

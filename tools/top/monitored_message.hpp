@@ -22,6 +22,7 @@
 
 #include "messages/envelope.hpp"
 #include "messages/result.hpp"
+#include "messages/rm_schedule_changes.hpp"
 #include "tools/top/monitor_model.hpp"
 
 namespace rmbus::top {
@@ -30,11 +31,12 @@ struct ignored_topic {
   std::string topic;
 };
 
-using monitored_message = std::variant<ignored_topic, messages::rm_state, messages::rm_nodes,
-                                       messages::rm_cycle, messages::rm_event, messages::decode_error>;
+using monitored_message = std::variant<ignored_topic, messages::rm_state, messages::rm_nodes, messages::rm_cycle,
+                                       messages::rm_event, messages::decode_error, messages::rm_schedule_changes>;
 
-// rm.state, rm.nodes, rm.cycle, rm.events: the subscription prefixes.
-std::vector<std::string> monitored_topics();
+// rm.state, rm.nodes, rm.cycle, rm.events: the subscription prefixes. With `schedule_changes` (rmbus-top and
+// rmbus-web --schedule-changes), rm.schedule.changes instead of rm.state (docs/protocol.md 4.3.1).
+std::vector<std::string> monitored_topics(bool schedule_changes = false);
 
 monitored_message decode_monitored(std::string_view topic, std::string_view body,
                                    const messages::decode_limits& limits = {});

@@ -154,6 +154,7 @@ struct settings {
   std::optional<bus::curve_client> bus_curve, admin_curve;
   std::chrono::milliseconds push{250};
   std::chrono::milliseconds admin_timeout{5000};
+  bool schedule_changes = false;  // --schedule-changes: rm.schedule.changes instead of rm.state
 };
 
 int run(const settings& s) {
@@ -170,7 +171,7 @@ int run(const settings& s) {
   so.curve = s.bus_curve;
   so.name = "rmbus-web";
   so.endpoint = s.bus_sub;
-  so.topics = web::web_topics();
+  so.topics = web::web_topics(s.schedule_changes);
   // rm.state at 20,000 jobs is several MB: the same limits rmbus-load gives the RM for such a cluster.
   so.limits.max_body_bytes = 256u << 20;
   so.limits.max_array_len = 10'000'000;
@@ -262,6 +263,10 @@ int main(int argc, char** argv) {
   app.add_option("--server-key", server_key_file, "CURVE: the bus forwarder's public key file");
   app.add_option("--admin-server-key", admin_server_key_file,
                  "CURVE: the RM's public key for the admin endpoint (default: --server-key)");
+  bool schedule_changes = false;
+  app.add_flag("--schedule-changes", schedule_changes,
+               "read the schedule from rm.schedule.changes instead of rm.state (the RM publishes it with [bus] "
+               "schedule_changes_full_every)");
   app.add_option("--push-ms", push_ms, "least time between two snapshots pushed to the page")
       ->capture_default_str()
       ->check(CLI::Range(50, 60000));
@@ -314,6 +319,7 @@ int main(int argc, char** argv) {
   if (!web::is_loopback(s.listen.host))
     spdlog::warn("listening on {}: the page is readable from other hosts (it has no login)", s.listen.host);
   s.push = std::chrono::milliseconds(push_ms);
+  s.schedule_changes = schedule_changes;
   s.admin_timeout = std::chrono::milliseconds(admin_timeout_ms);
   try {
     return run(s);

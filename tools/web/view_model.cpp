@@ -73,8 +73,8 @@ void write_row(json_writer& w, const overview_row& r) {
 
 }  // namespace
 
-std::vector<std::string> web_topics() {
-  auto topics = top::monitored_topics();
+std::vector<std::string> web_topics(bool schedule_changes) {
+  auto topics = top::monitored_topics(schedule_changes);
   topics.emplace_back(ha_topic);
   return topics;
 }

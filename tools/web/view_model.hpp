@@ -41,8 +41,9 @@ struct web_limits {
 // Everything rmbus-web reads off the bus: what rmbus-top reads, plus the HA beacon.
 using web_message = std::variant<top::monitored_message, ha_beacon>;
 
-// rm.state, rm.nodes, rm.cycle, rm.events and rm.ha: the subscription prefixes.
-std::vector<std::string> web_topics();
+// rm.state, rm.nodes, rm.cycle, rm.events and rm.ha: the subscription prefixes; with `schedule_changes`,
+// rm.schedule.changes instead of rm.state (docs/protocol.md 4.3.1).
+std::vector<std::string> web_topics(bool schedule_changes = false);
 web_message decode_web(std::string_view topic, std::string_view body, const messages::decode_limits& limits = {});
 
 // Preemptions and evictions a pool's rounds reported within the rate window; `span_ms` is how much of the

@@ -1,7 +1,9 @@
 // What rmbus-top reads off the bus: the four public RM topics decoded and folded, the RM's private traffic
 // and look-alike topics ignored, and a body that does not decode shown and counted as a bad message.
+#include <algorithm>
 #include <catch2/catch.hpp>
 
+#include "messages/rm_schedule_changes.hpp"
 #include "messages/topics.hpp"
 #include "tests/tools/top/top_fixtures.hpp"
 #include "tools/top/monitored_message.hpp"
@@ -81,4 +83,35 @@ TEST_CASE("an rm.state's send time (its envelope ts_ms) places its reclaim deadl
   CHECK(m.jobs()[0].reclaim_at_ms == std::optional<millis>{2'000});
   // the group survives the wire
   CHECK(m.classes().at(1).groups.size() == 2);
+}
+
+TEST_CASE("with --schedule-changes the monitor follows rm.schedule.changes to the schedule rm.state would give") {
+  const auto topics = monitored_topics(true);
+  CHECK(topics == std::vector<std::string>{"rm.schedule.changes", "rm.nodes", "rm.cycle", "rm.events"});
+  const auto full = schedule();
+  REQUIRE(full.jobs.size() >= 2);
+  auto next = full;
+  next.cycle = full.cycle + 1;
+  next.jobs.erase(next.jobs.begin());
+  next.jobs.back().given += 1;
+  monitor_model m;
+  // Joined late: a changes message before any full one is waited through, and shows nothing.
+  fold(m, decode_monitored("rm.schedule.changes", encode(env(1), msg::make_schedule_changes(full.cycle - 1, full, full))),
+       90, "rmbus.42.7");
+  CHECK_FALSE(m.state());
+  CHECK(m.changes_waited() == 1);
+  fold(m, decode_monitored("rm.schedule.changes", encode(env(2), msg::full_schedule(full))), 100, "rmbus.42.7");
+  REQUIRE(m.state());
+  CHECK(m.state()->jobs.size() == full.jobs.size());
+  fold(m, decode_monitored("rm.schedule.changes", encode(env(3), msg::make_schedule_changes(full.cycle, full, next))),
+       110, "rmbus.42.7");
+  REQUIRE(m.state());
+  CHECK(m.state()->cycle == next.cycle);
+  auto by_id = [](std::vector<msg::job_schedule> jobs) {
+    std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+    return jobs;
+  };
+  CHECK(by_id(m.state()->jobs) == by_id(next.jobs));
+  CHECK(m.state_at_ms() == 110);
+  CHECK(m.bus().bad_messages == 0);
 }

@@ -335,6 +335,8 @@ TEST_CASE("view_model: an rm.ha body that does not decode is listed as a bad mes
 
 TEST_CASE("view_model: the topics it subscribes to are rmbus-top's and rm.ha", "[web][view_model]") {
   CHECK(web_topics() == std::vector<std::string>{"rm.state", "rm.nodes", "rm.cycle", "rm.events", "rm.ha"});
+  CHECK(web_topics(true) ==
+        std::vector<std::string>{"rm.schedule.changes", "rm.nodes", "rm.cycle", "rm.events", "rm.ha"});
   // Another topic that shares a prefix is ignored, not misread.
   const auto m = decode_web("rm.hax", "");
   REQUIRE(std::holds_alternative<rmbus::top::monitored_message>(m));
