@@ -10,6 +10,7 @@
 #include "messages/detail/peek.hpp"
 #include "messages/envelope.hpp"
 #include "messages/rm_cycle.hpp"
+#include "messages/rm_event.hpp"
 
 #include "messages/topics.hpp"
 
@@ -79,8 +80,10 @@ observer::observer(zmq::context_t& ctx, const bus_access& at, const std::vector<
           }
         }
         std::lock_guard<std::mutex> lock(mu_);
-        const bool extra = topic.rfind("rm.", 0) != 0 ||  // (with CURVE the extra topic is an rm.* one)
-                           std::find(extra_topics.begin(), extra_topics.end(), topic) != extra_topics.end();
+        // rm.events, when asked for, is read (the events phase answers a resync); other extra topics counted.
+        const bool extra = topic != messages::topics::rm_events &&
+                           (topic.rfind("rm.", 0) != 0 ||  // (with CURVE the extra topic is an rm.* one)
+                            std::find(extra_topics.begin(), extra_topics.end(), topic) != extra_topics.end());
         if (extra) {  // a burst on an extra topic: counted here, not queued
           if (extra_arrived_++ == 0) first_extra_at_ = now;
           last_extra_at_ = now;
@@ -132,6 +135,13 @@ void observer::take(const arrival& a) {
       }
     }
     last_nodes = o;
+  } else if (a.topic == messages::topics::rm_events) {
+    auto e = messages::decode_rm_event(a.topic, a.body, limits);
+    if (!e || (e.value().kind != messages::event_kinds::workmap_resync &&
+               e.value().kind != messages::event_kinds::workmap_delta_refused))
+      return;
+    auto src = e.value().detail.find("src");
+    if (src != e.value().detail.end() && src->second == orchestrator_src) ++full_map_requests;
   } else if (a.topic == messages::topics::rm_cycle) {
     if (auto c = messages::decode_rm_cycle(a.topic, a.body, limits)) round_total_ms.push_back(c.value().total_us / 1000.0);
   }

@@ -90,6 +90,10 @@ class observer {
   // The events phase: rm.state is not decoded, only its workmap_seq and epoch read (a schedule of 100,000 jobs
   // takes longer to decode than the 10 ms between two events); last_state stays as it was.
   bool peek_states = false;
+  // rm.events asking this src for a full work map (workmap_resync, workmap_delta_refused; docs/protocol.md
+  // 4.2.1): counted when the observer was made with rm.events among its extra topics.
+  std::string orchestrator_src;
+  std::uint64_t full_map_requests = 0;
   // HA: schedules are taken only from the highest epoch seen; maps echo it (docs/protocol.md 4.8).
   messages::epoch_fence fence;
   // Copies dropped (connected to several forwarders, every message arrives once through each); read after

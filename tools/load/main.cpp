@@ -323,6 +323,7 @@ struct events_figures {
   std::vector<double> ms;    // change -> rm.state answering it (or a later map)
   int unanswered = 0;
   std::size_t arrivals = 0, completions = 0, rounds = 0;  // rounds: distinct rm.state answering the changes
+  std::uint64_t resyncs = 0;  // full maps the RM asked for (a delta lost or refused), sent at once
   std::vector<double> full_ms;  // full maps of the same cluster, after the changes: the baseline
   double rss_mb = 0;
 };
@@ -628,7 +629,8 @@ latency_result run_latency_only(const options& o, zmq::context_t& ctx, const loa
 void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, events_figures& f) {
   const auto cfg = write_config(o, c, 1000, "events");
   auto l = start(o, cfg, "events");
-  observer obs{ctx, l.sub_side()};
+  observer obs{ctx, l.sub_side(), {std::string{messages::topics::rm_events}}};
+  obs.orchestrator_src = "rmbus-load.orchestrator";
   stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
   if (!wait_ready(ctx, l, obs, 1000)) throw std::runtime_error("rmbus (events) did not come up");
   heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 1000ms};
@@ -679,6 +681,14 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
     base = orch.publish(topic, d);
     sent.emplace_back(base, at);
     obs.wait([] { return true; }, 0ms);  // take what arrived; never blocks
+    if (obs.full_map_requests > f.resyncs) {
+      // The RM lost a delta (the bus dropped it) or refused one: it waits for a full map; send it now.
+      f.resyncs = obs.full_map_requests;
+      messages::workmap full;
+      full.rm_epoch = obs.fence.echo();
+      for (const auto& [id, w] : items) full.work.push_back(w);
+      base = orch.publish(topic, full);
+    }
   }
   obs.wait([&] { return !obs.state_for_map.empty() && obs.state_for_map.rbegin()->first >= base; }, 60s);
   for (const auto& [seq, at] : sent) {
@@ -704,9 +714,10 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
   }
   std::printf("events: %zu changes as deltas every %d ms (%zu arrivals, %zu completions) -> rm.state: median %.1f ms, "
               "p99 %.1f ms, max %.1f ms; %zu rounds answered them, %d unanswered; full map of the same cluster "
-              "(median of %zu): %.1f ms; resident %.0f MB\n",
+              "(median of %zu): %.1f ms; resident %.0f MB; full maps the RM asked for: %llu\n",
               sent.size(), o.event_ms, f.arrivals, f.completions, median(f.ms), percentile(f.ms, 99),
-              percentile(f.ms, 100), f.rounds, f.unanswered, f.full_ms.size(), median(f.full_ms), f.rss_mb);
+              percentile(f.ms, 100), f.rounds, f.unanswered, f.full_ms.size(), median(f.full_ms), f.rss_mb,
+              static_cast<unsigned long long>(f.resyncs));
 }
 
 }  // namespace
