@@ -137,6 +137,8 @@ void observer::take(const arrival& a) {
     last_nodes = o;
   } else if (a.topic == messages::topics::rm_events) {
     auto e = messages::decode_rm_event(a.topic, a.body, limits);
+    if (e && e.value().kind == "settling") settling = true;
+    if (e && e.value().kind == "settled") settled = true;
     if (!e || (e.value().kind != messages::event_kinds::workmap_resync &&
                e.value().kind != messages::event_kinds::workmap_delta_refused))
       return;

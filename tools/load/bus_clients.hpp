@@ -94,6 +94,7 @@ class observer {
   // 4.2.1): counted when the observer was made with rm.events among its extra topics.
   std::string orchestrator_src;
   std::uint64_t full_map_requests = 0;
+  bool settling = false, settled = false;  // the RM's settle window began / ended (rm.events, as above)
   // HA: schedules are taken only from the highest epoch seen; maps echo it (docs/protocol.md 4.8).
   messages::epoch_fence fence;
   // Copies dropped (connected to several forwarders, every message arrives once through each); read after

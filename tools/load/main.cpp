@@ -621,7 +621,8 @@ latency_result run_latency_only(const options& o, zmq::context_t& ctx, const loa
   return measure_latency(orch, obs, c, o.maps);
 }
 
-// Events: the orchestrator publishes one full map (the RM recovers every process), then one change every
+// Events: the orchestrator publishes one full map (the RM recovers every process), waits out the settle
+// window that map opens (rm.events settling / settled), then publishes one change every
 // o.event_ms as a delta naming the map before it: a job arrival (a copy of a waiting job of the workload under
 // a new id) or a completion (a job with processes leaves the map), alternately. Schedules are not followed
 // (their new shares are not started): each change is the orchestrator's one change. rm.state is only peeked
@@ -642,6 +643,9 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
   if (!obs.wait([&] { return obs.state_for_map.count(base) > 0; }, 120s))
     throw std::runtime_error("rmbus (events) did not answer the first map");
   if (obs.last_state) follow_schedule(work, obs.last_state->state);
+  // A restarted RM's settle window (the first map named running processes): its rounds only report. The
+  // changes are timed after it, on rounds that schedule.
+  if (obs.wait([&] { return obs.settling; }, 2s)) obs.wait([&] { return obs.settled; }, 120s);
   base = orch.publish(topic, work);  // the map the first delta builds on, with the recovered processes
   obs.wait([&] { return obs.state_for_map.count(base) > 0; }, 60s);
   std::map<std::string, messages::work_item> items;

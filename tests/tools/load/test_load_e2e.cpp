@@ -28,6 +28,21 @@ TEST_CASE("rmbus-load runs every phase against a real rmbus and prints every fig
   CHECK(r.output.find("unanswered") == std::string::npos);
 }
 
+TEST_CASE("rmbus-load events publishes each change as a delta and times every one to its rm.state") {
+  const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
+                                {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--phases",
+                                 "events", "--events", "30"},
+                                240s);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("events: 30 changes as deltas every 10 ms (15 arrivals, 15 completions) -> rm.state: median") !=
+        std::string::npos);
+  // Every change answered, none lost on the way (no full map asked for), and the same run's baseline.
+  CHECK(r.output.find(" 0 unanswered;") != std::string::npos);
+  CHECK(r.output.find("full maps the RM asked for: 0") != std::string::npos);
+  CHECK(r.output.find("full map of the same cluster (median of 5):") != std::string::npos);
+}
+
 TEST_CASE("rmbus-load refuses a bad phase and a missing rmbus with exit status 2") {
   auto bad = ts::run_to_end(RMBUS_LOAD_BIN, {"--rmbus", RMBUS_BIN, "--phases", "startup,warp"}, 30s);
   CHECK(bad.status == 2);
