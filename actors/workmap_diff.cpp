@@ -263,7 +263,7 @@ bool repeat_of_last(diff_actor* self, const std::string& topic, const std::strin
   auto env = messages::decode_envelope(topic, body, st.limits);
   if (!env) return false;  // the full decode reports it
   if (!take_map(self, env.value())) return true;
-  if (st.env.ha) st.env.ha->note_workmap(messages::peek_workmap_rm_epoch(body));
+  if (st.env.ha) st.env.ha->note_workmap(messages::peek_workmap_rm_epoch(body), messages::peek_workmap_rm_cycle(body));
   st.chain->full_map(env.value().src, env.value().seq);
   st.pending = st.last;
   st.pending_seq = env.value().seq;
@@ -296,7 +296,7 @@ void on_delta(diff_actor* self, const std::string& topic, const std::string& bod
     return;
   }
   if (!take_map(self, env)) return;
-  if (st.env.ha) st.env.ha->note_workmap(d.value().rm_epoch);
+  if (st.env.ha) st.env.ha->note_workmap(d.value().rm_epoch, d.value().rm_cycle);
   const auto v = st.chain->apply(env.src, env.seq, d.value(), *st.last);
   const std::string seq = std::to_string(env.seq), base = std::to_string(d.value().base_seq);
   switch (v.what) {
@@ -337,7 +337,7 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
     return;
   }
   if (!take_map(self, env)) return;
-  if (st.env.ha) st.env.ha->note_workmap(wm.value().rm_epoch);
+  if (st.env.ha) st.env.ha->note_workmap(wm.value().rm_epoch, wm.value().rm_cycle);
   st.chain->full_map(env.src, env.seq);
   auto fresh = std::make_shared<diff_state::item_map>();
   auto& items = *fresh;

@@ -27,7 +27,7 @@ class schedule_follower {
 
   outcome take(const rm_schedule_changes& m, std::optional<std::uint64_t> epoch) {
     const auto e = epoch.value_or(0);
-    if (!fence_.accept(epoch)) return outcome::fenced;
+    if (!fence_.accept(epoch, m.cycle)) return outcome::fenced;
     if (e != epoch_) {  // a new active RM: its stream starts at its first full message
       epoch_ = e;
       complete_ = false;

@@ -9,7 +9,8 @@ namespace rmbus::messages {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> root_keys{"base_seq", "added", "changed", "removed", "rm_epoch", "work"};
+constexpr std::array<std::string_view, 7> root_keys{"base_seq", "added", "changed", "removed", "rm_epoch", "work",
+                                                    "rm_cycle"};
 constexpr std::uint64_t root_required = 0b1;  // base_seq; absent lists are empty
 
 }  // namespace
@@ -17,9 +18,10 @@ constexpr std::uint64_t root_required = 0b1;  // base_seq; absent lists are empt
 std::string encode(const envelope& env, const workmap_delta& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 4 + (msg.rm_epoch ? 1 : 0));
+  detail::pack_envelope_head(pk, env, 4 + (msg.rm_epoch ? 1 : 0) + (msg.rm_cycle ? 1 : 0));
   detail::pack_kv_uint(pk, "base_seq", msg.base_seq);
   if (msg.rm_epoch) detail::pack_kv_uint(pk, "rm_epoch", *msg.rm_epoch);
+  if (msg.rm_cycle) detail::pack_kv_uint(pk, "rm_cycle", *msg.rm_cycle);
   for (const auto* list : {&msg.added, &msg.changed}) {
     detail::pack_key(pk, list == &msg.added ? "added" : "changed");
     pk.pack_array(static_cast<std::uint32_t>(list->size()));
@@ -62,6 +64,7 @@ result<workmap_delta> decode_workmap_delta(std::string_view topic, std::string_v
                               break;
                             case 4: detail::read(v, f, msg.rm_epoch); break;
                             case 5: detail::fail(f, "a delta carries no work array (a map with one is a full map)");
+                            case 6: detail::read(v, f, msg.rm_cycle); break;
                           }
                         });
     if (msg.base_seq == 0) detail::fail(at.key("base_seq"), "must be at least 1 (the seq of a map sent before)");

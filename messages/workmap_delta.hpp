@@ -27,6 +27,7 @@ struct workmap_delta {
   std::vector<work_item> changed;    // ids the base map holds: each replaces the item whole
   std::vector<std::string> removed;  // ids the base map holds: the work left the map
   std::optional<std::uint64_t> rm_epoch;  // HA fencing echo, exactly as in a full map (docs/protocol.md 4.8)
+  std::optional<std::uint64_t> rm_cycle;  // HA: the cycle of the last rm.state acted on, as in a full map
 
   friend bool operator==(const workmap_delta&, const workmap_delta&) = default;
 };

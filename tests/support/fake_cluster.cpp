@@ -146,11 +146,13 @@ struct fake_cluster::impl {
         if (opt.deltas && !full_next && since_full + 1 < opt.full_map_every && !maps_paused.load()) {
           delta = messages::make_workmap_delta(published_seq, published, work);
           delta->rm_epoch = fence.echo();
+          delta->rm_cycle = fence.echo_cycle();
           lose = std::exchange(lose_next, false);
           ++since_full;
         } else {
           for (const auto& [id, w] : work) wm.work.push_back(w);
           wm.rm_epoch = fence.echo();  // absent while no epoch was ever seen (HA off)
+          wm.rm_cycle = fence.echo_cycle();
           if (!maps_paused.load()) {
             full_next = false;
             since_full = 0;
@@ -209,7 +211,7 @@ void fake_cluster::start() {
       auto s = messages::decode_rm_state(msg.topic, msg.body, {}, &env);
       if (!s) return;
       // The fence: a schedule below the highest epoch accepted is from a deposed RM; never act on it.
-      if (!m.fence.accept(env.epoch)) {
+      if (!m.fence.accept(env.epoch, s.value().cycle)) {
         m.cv.notify_all();
         return;
       }
@@ -219,15 +221,18 @@ void fake_cluster::start() {
       messages::envelope env;
       auto c = messages::decode_rm_schedule_changes(msg.topic, msg.body, {}, &env);
       if (!c) return;
-      if (!m.fence.accept(env.epoch)) {
+      const auto taken = m.follower.take(c.value(), env.epoch);
+      if (taken == messages::schedule_follower::outcome::fenced) {
+        (void)m.fence.accept(env.epoch, c.value().cycle);  // refused there too: counted
         m.cv.notify_all();
         return;
       }
-      if (m.follower.take(c.value(), env.epoch) != messages::schedule_follower::outcome::applied) {
+      if (taken != messages::schedule_follower::outcome::applied) {
         ++m.changes_waiting;
         m.cv.notify_all();
         return;
       }
+      m.fence.accept(env.epoch, c.value().cycle);  // acted on: its cycle is the one to echo
       ++m.changes_applied;
       m.act(m.follower.schedule(), env);
     } else if (msg.topic == messages::topics::rm_nodes) {
@@ -394,6 +399,7 @@ messages::workmap fake_cluster::workmap() const {
   messages::workmap wm;
   for (const auto& [id, w] : impl_->work) wm.work.push_back(w);
   wm.rm_epoch = impl_->fence.echo();
+  wm.rm_cycle = impl_->fence.echo_cycle();
   return wm;
 }
 

@@ -109,12 +109,13 @@ void observer::take(const arrival& a) {
     if (peek_states) {
       const auto epoch = messages::detail::peek_top_level_uint(a.body, "epoch");
       const auto seq = messages::detail::peek_top_level_uint(a.body, "workmap_seq");
-      if (fence.accept(epoch) && seq) state_for_map.emplace(*seq, a.at);
+      const auto cycle = messages::detail::peek_top_level_uint(a.body, "cycle");
+      if (fence.accept(epoch, cycle.value_or(0)) && seq) state_for_map.emplace(*seq, a.at);
       return;
     }
     messages::envelope env;
     auto s = messages::decode_rm_state(a.topic, a.body, limits, &env);
-    if (!s || !fence.accept(env.epoch)) return;
+    if (!s || !fence.accept(env.epoch, s.value().cycle)) return;
     if (s.value().workmap_seq) state_for_map.emplace(*s.value().workmap_seq, a.at);
     last_state = observed_state{a.at, std::move(s.value())};
   } else if (a.topic == messages::topics::rm_nodes) {

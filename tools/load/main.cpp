@@ -287,6 +287,7 @@ latency_result measure_latency(stamped_publisher& orch, observer& obs, load_clus
     if (i == 1) obs.round_total_ms.clear();  // the recovery round is reported apart
     const auto t0 = clock_type::now();
     c.work.rm_epoch = obs.fence.echo();
+    c.work.rm_cycle = obs.fence.echo_cycle();
     const auto seq = orch.publish(topic, c.work);
     const bool got = obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, i == 0 ? 120s : 30s);
     if (!got) {
@@ -443,6 +444,7 @@ void run_idle(const options& o, zmq::context_t& ctx, const load_cluster& c, run_
   auto work = c.work;
   for (int i = 0; i < 10; ++i) {
     work.rm_epoch = obs.fence.echo();
+    work.rm_cycle = obs.fence.echo_cycle();
     const auto seq = orch.publish(topic, work);
     obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 120s);
     if (!obs.last_state || follow_schedule(work, obs.last_state->state) == 0) break;
@@ -508,6 +510,7 @@ void run_failover(const options& o, zmq::context_t& ctx, const load_cluster& c, 
   const std::string topic{messages::topics::workmap};
   auto publish_map = [&] {
     work.rm_epoch = obs.fence.echo();
+    work.rm_cycle = obs.fence.echo_cycle();
     return orch.publish(topic, work);
   };
   auto active = [&]() -> int {
@@ -639,6 +642,7 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
   const std::string topic{messages::topics::workmap};
   auto work = c.work;
   work.rm_epoch = obs.fence.echo();
+  work.rm_cycle = obs.fence.echo_cycle();
   auto base = orch.publish(topic, work);
   if (!obs.wait([&] { return obs.state_for_map.count(base) > 0; }, 120s))
     throw std::runtime_error("rmbus (events) did not answer the first map");
@@ -666,6 +670,7 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
     messages::workmap_delta d;
     d.base_seq = base;
     d.rm_epoch = obs.fence.echo();
+    d.rm_cycle = obs.fence.echo_cycle();
     if (i % 2 == 0 || running.empty()) {
       auto w = *waiting_template;
       w.id = "event-" + std::to_string(i);
@@ -690,6 +695,7 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
       f.resyncs = obs.full_map_requests;
       messages::workmap full;
       full.rm_epoch = obs.fence.echo();
+      full.rm_cycle = obs.fence.echo_cycle();
       for (const auto& [id, w] : items) full.work.push_back(w);
       base = orch.publish(topic, full);
     }
@@ -708,6 +714,7 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
   // The baseline of the same run: the same cluster's map, now sent whole, a few times.
   messages::workmap now;
   now.rm_epoch = obs.fence.echo();
+  now.rm_cycle = obs.fence.echo_cycle();
   for (const auto& [id, w] : items) now.work.push_back(w);
   for (int k = 0; k < 5; ++k) {
     obs.wait([] { return false; }, 500ms);
