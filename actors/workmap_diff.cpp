@@ -60,6 +60,9 @@ struct diff_state {
   using item_map = workmap_chain::item_map;
   std::shared_ptr<item_map> last = std::make_shared<item_map>();
   std::optional<workmap_chain> chain;  // which map `last` is at, for deltas (docs/protocol.md 4.2.1)
+  // When workmap_resync last asked for a full map: the ask is repeated at most once a second while deltas keep
+  // coming without one (an event can be missed, and a standby's events never leave its process).
+  std::int64_t resync_asked_ms = 0;
   std::shared_ptr<const item_map> pending;  // newest map waiting for its round (null: none)
   bool ready = false;
   bool first_map = true;  // the next map is the first since start or reconfiguration
@@ -309,14 +312,21 @@ void on_delta(diff_actor* self, const std::string& topic, const std::string& bod
       return;
     case workmap_chain::outcome::waiting:
       spdlog::debug("work map delta {} from {} ignored: waiting for a full map", env.seq, env.src);
+      if (wall_clock_ms() - st.resync_asked_ms >= 1000) {
+        st.resync_asked_ms = wall_clock_ms();
+        publish_event(self, {"workmap_resync",
+                             {{"src", env.src}, {"seq", seq}, {"base_seq", base}, {"reason", "still waiting for a full map"}}});
+      }
       return;
     case workmap_chain::outcome::gap:
       spdlog::warn("work map delta {} from {} cannot be applied ({}): waiting for a full map", env.seq, env.src, v.reason);
+      st.resync_asked_ms = wall_clock_ms();
       publish_event(self, {"workmap_resync", {{"src", env.src}, {"seq", seq}, {"base_seq", base}, {"reason", v.reason}}});
       return;
     case workmap_chain::outcome::refused:
       spdlog::warn("work map delta {} from {} refused ({}): nothing of it applied; waiting for a full map", env.seq,
                    env.src, v.reason);
+      st.resync_asked_ms = wall_clock_ms();
       publish_event(self, {"workmap_delta_refused", {{"src", env.src}, {"seq", seq}, {"base_seq", base}, {"error", v.reason}}});
       return;
   }

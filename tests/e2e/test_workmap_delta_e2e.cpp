@@ -246,3 +246,40 @@ TEST_CASE("bad deltas are refused whole with an event and a counter and change n
   CHECK(fewest == 32);
   CHECK(ts::active_shares(*c.last_state(), "alice-1") == 32);
 }
+
+TEST_CASE("HA: deltas carry the orchestrator's rm_epoch and the RM heeds it as it heeds a full map's") {
+  rm_fixture f{layout::single, {}, "[ha]\nenabled = true\n"};
+  f.use_delta_maps(100000);
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 32 && settled(s); }, deadline));
+  const auto accepted = c.accepted_epoch();
+  REQUIRE(accepted);  // the active's schedules carry its epoch; the cluster echoes it in every delta
+  CHECK(c.maps_sent().deltas > 0);
+  // A delta echoing an epoch above the active's own (the orchestrator accepted a newer active's schedule):
+  // the RM must step down on it, exactly as on a full map's echo, and take over again above it.
+  const auto echoed = *accepted + 5;
+  std::size_t seen = 0;
+  const auto before = [&] {
+    const auto evs = c.events();
+    return static_cast<std::size_t>(
+        std::count_if(evs.begin(), evs.end(), [](const msg::rm_event& e) { return e.kind == "ha_demoted"; }));
+  }();
+  // Its own maps paused, so that this echo is the last the RM hears (it heeds the last map's, full or delta).
+  c.pause_maps(true);
+  c.inject_workmap([&](const msg::envelope& env, std::uint64_t base) {
+    msg::workmap_delta d{base, {}, {}, {}, echoed};
+    return msg::encode(env, d);
+  });
+  auto demoted = c.wait_event([&](const msg::rm_event& e) { return e.kind == "ha_demoted" && ++seen > before; }, deadline);
+  REQUIRE(demoted);
+  CHECK(demoted->detail.at("by") == "orchestrator");
+  CHECK(demoted->detail.at("heard_epoch") == std::to_string(echoed));
+  c.pause_maps(false);
+  // It takes over again above the echoed epoch, and the cluster acts on its schedules (alice keeps her shares).
+  for (int i = 0; i < 60 && c.accepted_epoch().value_or(0) <= echoed; ++i)
+    c.wait_state([](const msg::rm_state&) { return true; }, 1s);
+  CHECK(c.accepted_epoch().value_or(0) > echoed);
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 32; }, deadline));
+}

@@ -168,6 +168,7 @@ struct fake_cluster::impl {
         ++counts.injected;
         published_seq = base = env.seq;
       }
+      if (delta && !inject.empty()) delta->base_seq = base;  // builds on the injected body, the last one sent
       if (!maps_paused.load()) {
         std::uint64_t seq = 0;
         if (!delta) {
