@@ -92,6 +92,15 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
             })
             .value_or(0.0);
   }
+  r.fairness_error_mean =
+      weighted_mean(
+          w, s.size(), [&](std::size_t i) { return s[i].total_quanta > 0; },
+          [&](std::size_t i) {
+            double e = 0;
+            for (const auto& u : s[i].users) e += std::abs(static_cast<double>(u.fair_held_quanta) - u.fair_quanta);
+            return e / static_cast<double>(s[i].total_quanta);
+          })
+          .value_or(0.0);
   r.double_booked_samples = static_cast<std::size_t>(
       std::count_if(s.begin(), s.end(), [](const sample& x) { return x.double_booked; }));
 
@@ -152,6 +161,9 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
   for (const auto& j : jobs) {
     r.launch_failures += j.launch_failures;
     r.drained_early += j.drained;
+    r.work_lost_items += j.lost_items;
+    r.work_lost_batch_s += static_cast<double>(j.lost_batch_ms) / 1000.0;
+    r.work_lost_init_s += static_cast<double>(j.lost_init_ms) / 1000.0;
     if (j.first_process_ms)
       first_process.push_back(static_cast<double>(*j.first_process_ms - j.at_ms) / 1000.0);
     else if (j.arrived && !j.refused)
@@ -315,6 +327,10 @@ std::string render_report(const report_figures& r) {
   if (r.drained_early > 0)
     o << "Drained early: " << r.drained_early
       << " processes ended after their items in flight, before their reclaim deadline\n";
+  o << "Fairness error (time-weighted mean of sum over users |held - fair| / quanta): "
+    << fixed(r.fairness_error_mean, 4) << "; work lost to preemption: " << r.work_lost_items
+    << " items in flight (" << fixed(r.work_lost_batch_s, 1) << " process-s of batches), "
+    << fixed(r.work_lost_init_s, 1) << " s of initialization to redo\n";
   o << "Jobs: " << r.jobs_completed << " of " << r.jobs_total << " completed";
   if (r.jobs_refused > 0) o << ", " << r.jobs_refused << " refused";
   if (r.other_work > 0) o << "; " << r.other_work << " services / APs / reservations";
@@ -369,6 +385,11 @@ std::string render_report(const report_figures& r) {
   fig("preempt_events", std::to_string(r.preempt_events));
   fig("evict_events", std::to_string(r.evict_events));
   fig("drained_early", std::to_string(r.drained_early));
+  fig("fairness_error_mean", fixed(r.fairness_error_mean, 4));
+  fig("work_lost_items", std::to_string(r.work_lost_items));
+  fig("work_lost_batch_s", fixed(r.work_lost_batch_s, 3));
+  fig("work_lost_init_s", fixed(r.work_lost_init_s, 3));
+  fig("work_lost_s", fixed(r.work_lost_batch_s + r.work_lost_init_s, 3));
   fig("jobs_total", std::to_string(r.jobs_total));
   fig("jobs_completed", std::to_string(r.jobs_completed));
   fig("jobs_refused", std::to_string(r.jobs_refused));

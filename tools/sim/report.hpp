@@ -75,6 +75,12 @@ struct report_figures {
   std::vector<user_figures> users;
   std::uint64_t preempted_shares = 0, evicted_shares = 0, preempt_events = 0, evict_events = 0;
   std::uint64_t drained_early = 0;  // processes drained before their reclaim deadline (orchestrator_model)
+  // Fairness against churn (issue 20): time-weighted mean over samples of sum over users of
+  // |fair-share quanta held - fair share| / quanta of the nodes up; and the work preemption threw away.
+  double fairness_error_mean = 0;
+  std::uint64_t work_lost_items = 0;
+  double work_lost_batch_s = 0;  // process time of the batches lost (scenario s)
+  double work_lost_init_s = 0;   // initialization time to be spent again (scenario s)
   std::size_t jobs_total = 0, jobs_completed = 0, jobs_refused = 0;  // kind "job" only
   struct refused_job {
     std::string id, user, reason;

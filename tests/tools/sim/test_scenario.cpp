@@ -340,6 +340,16 @@ TEST_CASE("scenario: rmbus-sim-grace.toml is rmbus-sim.toml with a reclaim grace
   CHECK(grace.runtime == fast.runtime);
 }
 
+TEST_CASE("scenario: rmbus-sim-sparing.toml is rmbus-sim.toml with the sparing preemption policy") {
+  const auto fast = rmbus::config::load_native(std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml");
+  auto sparing = rmbus::config::load_native(std::string(RMBUS_SIM_DIR) + "/rmbus-sim-sparing.toml");
+  CHECK(fast.scheduling.settings.preemption_policy == rmbus::core::preemption_policy::ducc);
+  CHECK(sparing.scheduling.settings.preemption_policy == rmbus::core::preemption_policy::sparing);
+  sparing.scheduling.settings.preemption_policy = rmbus::core::preemption_policy::ducc;
+  CHECK(sparing.scheduling == fast.scheduling);
+  CHECK(sparing.runtime == fast.runtime);
+}
+
 TEST_CASE("scenario: every shipped scenario parses and fits the embedded default") {
   std::set<std::string> seen;
   for (const auto& entry : std::filesystem::directory_iterator(std::string(RMBUS_SIM_DIR) + "/scenarios")) {
