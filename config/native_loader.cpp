@@ -205,7 +205,9 @@ void read_scheduling(toml_reader& r, const toml::table& t, core::scheduling_sett
   assign(site.jd_host_user, r.string(t, "jd_host_user", w));
   if (auto p = r.string(t, "preemption_policy", w)) {
     if (auto v = detail::parse_preemption_policy(p->value)) s.preemption_policy = *v;
-    else r.errors().add(p->loc, "scheduling.preemption_policy must be \"ducc\" or \"sparing\", not \"" + p->value + "\"");
+    else
+      r.errors().add(p->loc, "scheduling.preemption_policy must be \"ducc\" or \"sparing\", not \"" +
+                                 p->value + "\"");
   }
 }
 

@@ -94,7 +94,7 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
   // already given a deadline come first, so a deadline, once published, holds while the need stands.
   std::vector<int> cands;
   m.next_reclaim_ms = 0;
-  // Under the sparing policy a job sheds only the processes chosen for starved claimants (preemption_policy.hpp).
+  // Under the sparing policy a job sheds only what was chosen for starved claimants (preemption_policy.hpp).
   const bool sparing = m.settings.preemption_policy == preemption_policy::sparing;
   const sparing_choice pick = sparing ? choose_sparing_victims(m, now_ms) : sparing_choice{};
   for (int ji : surplus) {

@@ -20,6 +20,7 @@ bool is_fair_job(const cluster_model& m, const job_rec& j) {
 struct user_totals {
   std::int64_t given_q = 0;  // quanta counted to its fair-share jobs
   std::int64_t held_q = 0;   // quanta they hold (not being removed)
+  std::int64_t fair_q = 0;   // their pure fair share (quanta)
   int min_short_order = 0;   // smallest order among its jobs short of their counts (0: none)
 };
 
@@ -56,6 +57,7 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
     auto& u = users[entity(j)];
     u.given_q += static_cast<std::int64_t>(j.given) * j.order;
     u.held_q += static_cast<std::int64_t>(m.current(j)) * j.order;
+    u.fair_q += j.pfs_qshares;
     if (m.current(j) < j.given) {
       short_jobs.push_back(static_cast<int>(i));
       u.min_short_order = u.min_short_order == 0 ? j.order : std::min(u.min_short_order, j.order);
@@ -77,8 +79,9 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
   for (std::size_t u = 0; u < users.size(); ++u) {
     const auto& t = users[u];
     const std::int64_t deficit = t.given_q - t.held_q;
-    // Starved: short by at least one process of its order and by more than half of its count.
-    if (t.min_short_order > 0 && deficit >= t.min_short_order && 2 * deficit > t.given_q)
+    // Starved: short by at least one process of its order, and by more than half of its count or holding
+    // less than half of its pure fair share (a ramp by doubling is never short by more than half its count).
+    if (t.min_short_order > 0 && deficit >= t.min_short_order && (2 * deficit > t.given_q || 2 * t.held_q < t.fair_q))
       left_to_claim[u] = deficit;
   }
   std::vector<claim> claims;

@@ -110,7 +110,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("sparing R5: a job that just claimed is not a victim for ten epochs, and the round runs again then") {
+TEST_CASE("sparing R5: a job that just claimed is no victim for ten epochs, and the round runs again then") {
   full_cluster c(preemption_policy::sparing);
   auto& h = c.h;
   h.job("b", "u2", "normal", 1);

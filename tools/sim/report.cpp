@@ -97,7 +97,8 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
           w, s.size(), [&](std::size_t i) { return s[i].total_quanta > 0; },
           [&](std::size_t i) {
             double e = 0;
-            for (const auto& u : s[i].users) e += std::abs(static_cast<double>(u.fair_held_quanta) - u.fair_quanta);
+            for (const auto& u : s[i].users)
+              e += std::abs(static_cast<double>(u.fair_held_quanta) - u.fair_quanta);
             return e / static_cast<double>(s[i].total_quanta);
           })
           .value_or(0.0);
