@@ -113,9 +113,24 @@ TEST_CASE(
     }
   CHECK(off_row);
 
-  const auto on = f.admin({"--json", "vary_on", node});
-  CHECK(on.status == std::optional<int>{0});
-  CHECK(json_of(on).at("nodes") == json::array({node}));
+  // vary-on is told the same way: the known node is varied on, the unknown named, a partial success (5).
+  const auto on = f.admin({"--json", "vary_on", node, "node-998"});
+  INFO(on.output);
+  CHECK(on.status == std::optional<int>{5});
+  const auto oj = json_of(on);
+  CHECK(oj.at("nodes") == json::array({node}));
+  CHECK(oj.at("unknown") == json::array({"node-998"}));
+  CHECK(oj.at("already") == json::array());
+  CHECK(rmbus::e2e::eventually(
+      [&] {
+        return rmbus::e2e::read_all(f.log_file())
+                   .find("vary_on by 127.0.0.1: varied on " + node +
+                         "; unknown node(s), nothing done for them: node-998") != std::string::npos;
+      },
+      10s));
+  const auto on_again = f.admin({"vary-on", node});
+  CHECK(on_again.status == std::optional<int>{0});
+  CHECK(on_again.output == "NODE  RESULT\n" + node + "    already schedulable (was not varied off)\n");
 }
 
 TEST_CASE("the JSON of every command (--json) parses and carries the documented keys") {
