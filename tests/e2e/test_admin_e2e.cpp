@@ -290,3 +290,21 @@ TEST_CASE("finding the RM: --config, $RMBUS_ADMIN, and clear words for a bad or 
   CHECK(typo.status == std::optional<int>{2});
   CHECK(typo.output.find("unknown command 'qocupancy'; did you mean 'qoccupancy'?") != std::string::npos);
 }
+
+TEST_CASE("rmbus's start-up summary in its log names the configuration, the pools, every endpoint and when it "
+          "schedules") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+  const auto log = rmbus::e2e::read_all(f.log_file());
+  INFO(log);
+  CHECK(log.find("configuration: " + f.config_path() + " (native)") != std::string::npos);
+  CHECK(log.find("nodepool alpha: quantum 1 GB, 4 node(s) expected") != std::string::npos);
+  CHECK(log.find("nodepool beta: quantum 1 GB, 2 node(s) expected") != std::string::npos);
+  CHECK(log.find("endpoints: bus pub " + f.bus_pub() + ", bus sub " + f.bus_sub() +
+                 " (embedded forwarder), admin " + f.admin_endpoint() + ", metrics http://127.0.0.1:" +
+                 std::to_string(f.metrics_port()) + "/metrics") != std::string::npos);
+  CHECK(log.find("scheduling starts after init stability: 2 heartbeat intervals of 0.3 s = 0.6 s from now") !=
+        std::string::npos);
+}
