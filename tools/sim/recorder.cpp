@@ -90,7 +90,10 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
   } else {
     s.nodes_up = agent_nodes_up;
   }
-  for (auto& [name, p] : s.pools) p.users.resize(users_.size());
+  for (auto& [name, p] : s.pools) {
+    p.users.resize(users_.size());
+    if (auto q = pool_quantum_mb.find(name); q != pool_quantum_mb.end()) p.quantum_mb = q->second;
+  }
 
   // Holdings per user (in all and per pool), from the RM's schedule; orders and pools of jobs learned from
   // their shares.

@@ -57,6 +57,7 @@ struct pool_sample {
   std::uint64_t total_quanta = 0;
   std::uint64_t used_quanta = 0;
   std::uint64_t fixed_quanta = 0;
+  std::uint64_t quantum_mb = 0;  // its nodes' memory / quanta (0 when rm.nodes gave no memory)
   std::vector<user_sample> users;
 
   friend bool operator==(const pool_sample&, const pool_sample&) = default;

@@ -99,6 +99,8 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
       return it == s[i].pools.end() ? nullptr : &it->second;
     };
     auto& pf = r.pools[name];
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (of(i) != nullptr && of(i)->quantum_mb > 0) pf.quantum_mb = of(i)->quantum_mb;
     pf.mean_total_quanta = weighted_mean(
                                w, s.size(), [&](std::size_t i) { return of(i) != nullptr; },
                                [&](std::size_t i) { return static_cast<double>(of(i)->total_quanta); })
@@ -289,8 +291,14 @@ std::string render_report(const report_figures& r) {
   o << "  simulated " << fixed(static_cast<double>(r.run.simulated_ms) / 1000.0, 1) << " s in "
     << fixed(r.run.wall_s, 1) << " s of wall time (speed " << fixed(r.run.speed, 2)
     << "); ended: " << r.run.end_reason << "\n";
-  o << "  " << r.states_received << " schedules (rm.state) received, " << r.samples << " samples, quantum "
-    << r.quantum_mb << " MB\n\n";
+  o << "  " << r.states_received << " schedules (rm.state) received, " << r.samples << " samples, ";
+  if (r.pools.size() > 1) {  // each pool has its own quantum
+    o << "quantum per nodepool:";
+    for (const auto& [pool, pf] : r.pools) o << " " << pool << " " << pf.quantum_mb << " MB";
+    o << "\n\n";
+  } else {
+    o << "quantum " << r.quantum_mb << " MB\n\n";
+  }
 
   o << "Utilization (quanta held / quanta of the nodes up): " << fixed(100.0 * r.utilization_mean, 1)
     << "% on average\n";
@@ -423,6 +431,7 @@ std::string render_report(const report_figures& r) {
   if (r.pools.size() > 1) {
     for (const auto& [pool, pf] : r.pools) {
       fig("pool." + pool + ".mean_total_quanta", fixed(pf.mean_total_quanta, 3));
+      fig("pool." + pool + ".quantum_mb", std::to_string(pf.quantum_mb));
       for (const auto& pu : pf.users) {
         fig("pool." + pool + ".user." + pu.user + ".mean_held_quanta", fixed(pu.mean_held_quanta, 3));
         fig("pool." + pool + ".user." + pu.user + ".mean_fair_quanta", fixed(pu.mean_fair_quanta, 3));

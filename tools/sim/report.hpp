@@ -80,6 +80,7 @@ struct report_figures {
   };
   struct pool_figures {
     double mean_total_quanta = 0;  // quanta of the pool's nodes up, time-weighted
+    std::uint64_t quantum_mb = 0;  // the pool's quantum, from rm.nodes (last seen; 0: never said)
     std::vector<pool_user> users;  // users with demand in the pool, in recorder order
   };
   std::map<std::string, pool_figures> pools;

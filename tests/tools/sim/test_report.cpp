@@ -549,6 +549,9 @@ TEST_CASE("recorder and report: fair shares per nodepool, against each pool's ow
   CHECK(text.find("pool.bigmem.user.bob.mean_fair_quanta = 42.667\n") != std::string::npos);
   CHECK(text.find("pool.bigmem.user.carol.mean_fair_quanta = 21.333\n") != std::string::npos);
   CHECK(text.find("pool.bigmem.mean_total_quanta = 64.000\n") != std::string::npos);
+  CHECK(text.find("pool.bigmem.quantum_mb = 4096\n") != std::string::npos);
+  CHECK(text.find("pool.general.quantum_mb = 1024\n") != std::string::npos);
+  CHECK(text.find(" samples, quantum per nodepool: bigmem 4096 MB general 1024 MB\n") != std::string::npos);
   CHECK(text.find("most_unplaced_jobs = 1\n") != std::string::npos);
   CHECK(text.find("  per nodepool: bigmem 6.2% general 8.3%\n") != std::string::npos);
   CHECK(text.find("up to 1 jobs at a time were in no known pool yet") != std::string::npos);
