@@ -164,8 +164,8 @@ std::string render_svg(const recorder& rec, const std::string& title) {
   for (const auto& a : allocations) {
     axes(o, a.area, a.pool.empty() ? "quanta" : "quanta in " + a.pool);
     if (!a.pool.empty())
-      o << "<text x='" << num(width - right - 4) << "' y='" << num(a.area.y0 + 16)
-        << "' text-anchor='end'>nodepool " << xml_escape(a.pool) << "</text>\n";
+      o << "<text x='" << num(width - right) << "' y='" << num(a.area.y0 - 6)
+        << "' text-anchor='end'>nodepool " << xml_escape(a.pool) << "</text>\n";  // above: clear of the lines
   }
   axes(o, bottom, "utilization %");
   o << "<text x='" << num((left + width - right) / 2) << "' y='" << num(bottom.y1 + 36)
