@@ -298,8 +298,7 @@ TEST_CASE("finding the RM: --config, $RMBUS_ADMIN, and clear words for a bad or 
   CHECK(typo.output.find("unknown command 'qocupancy'; did you mean 'qoccupancy'?") != std::string::npos);
 }
 
-TEST_CASE("rmbus's start-up summary in its log names the configuration, the pools, every endpoint and when it "
-          "schedules") {
+TEST_CASE("rmbus logs a start-up summary: the configuration, the pools, every endpoint, when it schedules") {
   rm_fixture f{layout::single};
   auto& c = f.cluster();
   c.start();
