@@ -369,7 +369,7 @@ std::string render_report(const report_figures& r) {
     }
     if (r.most_unplaced_jobs > 0)
       o << "  up to " << r.most_unplaced_jobs
-        << " jobs at a time were in no known pool yet (no share, and their class has no nodepool in the "
+        << " job(s) at a time were in no known pool yet (no share, and their class has no nodepool in the "
            "scenario): left out of fair shares\n";
   }
 

@@ -554,7 +554,7 @@ TEST_CASE("recorder and report: fair shares per nodepool, against each pool's ow
   CHECK(text.find(" samples, quantum per nodepool: bigmem 4096 MB general 1024 MB\n") != std::string::npos);
   CHECK(text.find("most_unplaced_jobs = 1\n") != std::string::npos);
   CHECK(text.find("  per nodepool: bigmem 6.2% general 8.3%\n") != std::string::npos);
-  CHECK(text.find("up to 1 jobs at a time were in no known pool yet") != std::string::npos);
+  CHECK(text.find("up to 1 job(s) at a time were in no known pool yet") != std::string::npos);
 
   // The plot: one allocation panel per pool, and a utilization line per pool.
   const auto svg = render_svg(rec, "two pools");
