@@ -138,6 +138,19 @@ msg::work_item fixed_job(const std::string& id, const std::string& cls, std::uin
   return w;
 }
 
+// A fair-share job of two 1 GB processes in pool alpha.
+msg::work_item bobs_job() {
+  msg::work_item w;
+  w.id = "job-1";
+  w.user = "bob";
+  w.class_name = "normal";
+  w.memory_mb = 1024;
+  w.max_processes = 2;
+  w.items_total = 10;
+  w.threads = 1;
+  return w;
+}
+
 std::uint64_t held_mb(const msg::rm_state& s) {
   std::uint64_t mb = 0;
   for (const auto& j : s.jobs)
@@ -194,15 +207,7 @@ TEST_CASE("a malformed work-map item keeps its last good state and is reported")
   caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_events}, caf::actor{self});
   for (const char* n : {"a1", "a2"}) t.heartbeat(n, 8192);
 
-  msg::work_item w;
-  w.id = "job-1";
-  w.user = "bob";
-  w.class_name = "normal";
-  w.memory_mb = 1024;
-  w.max_processes = 2;
-  w.items_total = 10;
-  w.threads = 1;
-  std::map<std::string, msg::work_item> work{{"job-1", w}};
+  std::map<std::string, msg::work_item> work{{"job-1", bobs_job()}};
   auto next_state = [&]() -> std::optional<msg::rm_state> {
     std::optional<msg::rm_state> out;
     for (int i = 0; i < 50 && !out; ++i)
@@ -353,16 +358,8 @@ TEST_CASE("a fresh scheduler grants nothing before publication tells it the last
   for (auto topic : {internal::plan, internal::seed_request})
     caf::anon_send(t.router, atoms::subscribe::value, std::string{topic}, caf::actor{self});
   for (const char* n : {"a1", "a2"}) t.heartbeat(n, 8192);
-  msg::work_item w;
-  w.id = "job-1";
-  w.user = "bob";
-  w.class_name = "normal";
-  w.memory_mb = 1024;
-  w.max_processes = 2;
-  w.items_total = 10;
-  w.threads = 1;
   msg::workmap wm;
-  wm.work.push_back(w);
+  wm.work.push_back(bobs_job());
   t.workmap(t.encode(wm));
 
   int asked = 0, plans = 0;
