@@ -16,6 +16,7 @@
 #include "messages/rm_cycle.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_nodes.hpp"
+#include "messages/rm_schedule_changes.hpp"
 #include "messages/rm_state.hpp"
 #include "messages/value.hpp"
 #include "messages/workmap.hpp"
@@ -47,6 +48,7 @@ void run_all(std::string_view body, const decode_limits& limits) {
   check_fixed_point(body, limits, decode_workmap);
   (void)is_workmap_delta(body);
   check_fixed_point(body, limits, decode_workmap_delta);
+  check_fixed_point(body, limits, decode_rm_schedule_changes);
   check_fixed_point(body, limits, decode_rm_state);
   check_fixed_point(body, limits, decode_rm_nodes);
   check_fixed_point(body, limits, decode_rm_cycle);
