@@ -1,5 +1,6 @@
 #include "core/node_liveness.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -67,6 +68,7 @@ std::vector<liveness_transition> node_liveness::tick(std::int64_t now_ms) {
       if (next == node_status::down) rec.down_since_ms = now_ms;
     }
   }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
   return out;
 }
 
@@ -76,6 +78,7 @@ std::vector<machine_id> node_liveness::down_since(std::int64_t cutoff_ms) const 
   std::vector<machine_id> out;
   for (const auto& [name, rec] : nodes_)
     if (rec.status == node_status::down && rec.down_since_ms <= cutoff_ms) out.push_back(name);
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -99,6 +102,7 @@ std::vector<machine_id> node_liveness::nodes_with(node_status s) const {
   for (const auto& [name, rec] : nodes_) {
     if (rec.status == s) out.push_back(name);
   }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

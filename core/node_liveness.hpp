@@ -19,8 +19,8 @@
 // Not thread-safe; one owner (the heartbeat intake actor).
 
 #include <cstdint>
-#include <map>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "core/ids.hpp"
@@ -88,7 +88,9 @@ class node_liveness {
   node_status status_for(int counter) const;
 
   liveness_config cfg_;
-  std::map<machine_id, node_rec> nodes_;  // ordered by name: transitions come out in a stable order
+  // Hashed: every heartbeat looks its node up two or three times, and at 50,000 nodes a tree of names cost
+  // 16 string compares a lookup. What comes out as a list (tick, down_since, nodes_with) is sorted by name.
+  std::unordered_map<machine_id, node_rec> nodes_;
 };
 
 }  // namespace rmbus::core
