@@ -32,9 +32,11 @@ node_status node_liveness::status_for(int counter) const {
   return node_status::up;
 }
 
-std::optional<liveness_transition> node_liveness::heartbeat(const machine_id& node, std::int64_t now_ms) {
+std::optional<liveness_transition> node_liveness::heartbeat(const machine_id& node, std::int64_t now_ms,
+                                                         std::int64_t* heard_before) {
   auto [it, inserted] = nodes_.try_emplace(node);
   node_rec& rec = it->second;
+  if (heard_before != nullptr) *heard_before = rec.last_heard_ms;
   const node_status was = rec.status;
   const int counter = rec.counter;
   rec.counter = 0;

@@ -58,7 +58,10 @@ class node_liveness {
   explicit node_liveness(liveness_config cfg = {});
 
   // A heartbeat from `node`. Returns the transition when the node was unknown, missing or down.
-  std::optional<liveness_transition> heartbeat(const machine_id& node, std::int64_t now_ms);
+  // `heard_before`, when given, receives the node's previous last_heard_ms (0 for an unknown node), which
+  // saves the caller a second lookup per heartbeat.
+  std::optional<liveness_transition> heartbeat(const machine_id& node, std::int64_t now_ms,
+                                               std::int64_t* heard_before = nullptr);
 
   // One watchdog tick: counts one more interval for every node not down; returns the status changes,
   // sorted by node name.

@@ -213,3 +213,17 @@ TEST_CASE("with many nodes heard in scrambled order, tick, down_since and nodes_
   CHECK(w.down_since(3500) == still_down);
   CHECK(w.nodes_with(node_status::up).size() == names.size() - still_down.size());
 }
+
+TEST_CASE("a heartbeat hands back the node's previous last-heard time: 0 for a node never heard") {
+  node_liveness w(liveness_config{1000, 3});
+  std::int64_t before = -1;
+  w.heartbeat(n1, 500, &before);
+  CHECK(before == 0);
+  w.heartbeat(n1, 1700, &before);
+  CHECK(before == 500);
+  CHECK(w.last_heard_ms(n1) == 1700);
+  // A forgotten node is new again.
+  w.forget(n1);
+  w.heartbeat(n1, 2000, &before);
+  CHECK(before == 0);
+}
