@@ -104,10 +104,6 @@ int main(int argc, char** argv) {
   // and saves those page faults on the round's path.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
-  // One heap for every thread: a map is decoded on one actor thread, sliced on another and freed on a third,
-  // and with glibc's per-thread arenas each arena kept the blocks of its own peak (resident memory 1.3x that
-  // of one arena at 10,000 nodes, with no slower round; docs/performance.md, "Resident memory").
-  mallopt(M_ARENA_MAX, 1);
   std::string native, ducc, roles_list = "all";
   cli_overrides o;
   bool no_forwarder = false, check_config = false;
