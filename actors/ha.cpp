@@ -139,8 +139,8 @@ void on_tick(ha_actor* self) {
     spdlog::warn("HA: this process did not run for {} ms; it publishes nothing until it has listened for {} ms", gap,
                  2 * settings(st).beacon_ms);
   }
-  const auto [maps, echo] = st.env.ha->take_workmaps();
-  if (maps > 0) apply(self, st.election->heard_workmap(echo, now));
+  const auto seen = st.env.ha->take_workmaps();
+  if (seen.maps > 0) apply(self, st.election->heard_workmap(seen.echo, now, seen.echoed_cycle));
   apply(self, st.election->tick(now));
   if (st.election->role() == ha_role::active && now >= st.listen_until_ms) st.env.ha->renew(now + lease_ms(st));
   if (now >= st.next_beacon_ms) {

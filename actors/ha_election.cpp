@@ -39,6 +39,7 @@ ha_election::outcome ha_election::take_over(std::int64_t now_ms, std::string rea
   o.reason = std::move(reason);
   epoch_ = highest_ + 1;
   highest_ = epoch_;
+  heard_live_ = epoch_;
   o.epoch = epoch_;
   role_ = ha_role::active;
   handing_to_.reset();
@@ -64,6 +65,7 @@ ha_election::outcome ha_election::heard_beacon(const messages::rm_ha& b, std::in
   if (b.instance == opt_.instance) return {};  // our own beacon, back from the bus
   remember(b, now_ms);
   highest_ = std::max(highest_, b.epoch);
+  heard_live_ = std::max(heard_live_, b.epoch);
   const ha_key theirs{b.epoch, b.rank, b.instance};
   if (role_ == ha_role::active) {
     if (b.epoch > epoch_)
@@ -79,6 +81,7 @@ ha_election::outcome ha_election::heard_beacon(const messages::rm_ha& b, std::in
                          now_ms);
       epoch_ = highest_ + 1;
       highest_ = epoch_;
+      heard_live_ = epoch_;
       outcome o;
       o.what = change::raised;
       o.epoch = epoch_;
@@ -114,6 +117,7 @@ ha_election::outcome ha_election::heard_schedule(std::uint64_t epoch, const std:
                                                  std::int64_t now_ms) {
   if (instance == opt_.instance) return {};
   highest_ = std::max(highest_, epoch);
+  heard_live_ = std::max(heard_live_, epoch);
   if (role_ == ha_role::active) {
     if (epoch > epoch_)
       return step_down(epoch, instance,
@@ -135,10 +139,18 @@ ha_election::outcome ha_election::heard_schedule(std::uint64_t epoch, const std:
   return {};
 }
 
-ha_election::outcome ha_election::heard_workmap(std::optional<std::uint64_t> echo, std::int64_t now_ms) {
+ha_election::outcome ha_election::heard_workmap(std::optional<std::uint64_t> echo, std::int64_t now_ms,
+                                               std::optional<std::uint64_t> echoed_cycle) {
   workmap_heard_ = true;
   if (!echo) return {};
   highest_ = std::max(highest_, *echo);
+  if (echoed_cycle) {
+    const std::pair<std::uint64_t, std::uint64_t> now_echo{*echo, *echoed_cycle};
+    // The orchestrator acted on a new schedule of an epoch no RM was heard at: its active is alive.
+    if (role_ == ha_role::standby && *echo > heard_live_ && last_echo_ && *last_echo_ != now_echo)
+      active_heard_ms_ = now_ms;
+    last_echo_ = now_echo;
+  }
   if (role_ == ha_role::active && *echo > epoch_)
     return step_down(*echo, "orchestrator",
                      "the orchestrator has accepted epoch " + std::to_string(*echo) + ", above its own " +

@@ -10,6 +10,9 @@
 //     any standby does). A process that has heard no work map yet waits 3 takeover_ms from its start, so that
 //     it knows the epoch the orchestrator echoes. Its epoch is one above every epoch it has heard: on rm.ha,
 //     on another RM's rm.state, and the orchestrator's echoed rm_epoch.
+//   * A standby also counts as hearing an active the orchestrator's rm_cycle advancing under an echoed epoch
+//     above every epoch it heard from an RM itself: that active is alive though its beacons do not arrive (a
+//     link cut between the candidates only), and taking over would only start the two taking turns.
 //   * A handover beacon naming a standby makes that standby take over at once.
 //   * An active steps down at once when it hears an epoch above its own (a beacon in any state, another RM's
 //     schedule, the orchestrator's echo), or another active of the same epoch that outranks it. The one that
@@ -26,6 +29,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "messages/rm_ha.hpp"
@@ -82,8 +86,10 @@ class ha_election {
   outcome heard_beacon(const messages::rm_ha& b, std::int64_t now_ms);
   // An rm.state (or other RM output) carrying `epoch`, sent by `instance` (not this process).
   outcome heard_schedule(std::uint64_t epoch, const std::string& instance, std::int64_t now_ms);
-  // The orchestrator's echoed rm_epoch in a work map; any work map at all (`echo` nullopt) counts as heard.
-  outcome heard_workmap(std::optional<std::uint64_t> echo, std::int64_t now_ms);
+  // The orchestrator's echoed rm_epoch and rm_cycle in a work map; any work map at all (`echo` nullopt)
+  // counts as heard.
+  outcome heard_workmap(std::optional<std::uint64_t> echo, std::int64_t now_ms,
+                        std::optional<std::uint64_t> echoed_cycle = std::nullopt);
   // The clock: a standby may take over.
   outcome tick(std::int64_t now_ms);
 
@@ -119,6 +125,8 @@ class ha_election {
   ha_role role_ = ha_role::standby;
   std::uint64_t epoch_ = 0;    // own epoch while active
   std::uint64_t highest_ = 0;  // highest epoch heard anywhere (own included)
+  std::uint64_t heard_live_ = 0;  // highest epoch heard from an RM itself (beacons, schedules, its own)
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> last_echo_;  // the last map's (rm_epoch, rm_cycle)
   std::int64_t started_ms_ = 0;
   std::int64_t active_heard_ms_ = 0;  // last beacon of an active (or handover); start time before any
   std::string active_instance_;       // the active heard last (standby only)

@@ -67,16 +67,22 @@ class ha_gate {
   }
   void renew(std::int64_t lease_until_steady_ms) { lease_until_ms_.store(lease_until_steady_ms, std::memory_order_release); }
 
-  // Differencing: the orchestrator's echoed rm_epoch of the last work map (nullopt: a map without one).
-  void note_workmap(std::optional<std::uint64_t> echo) {
+  // Differencing: the orchestrator's echoed rm_epoch and rm_cycle of the last work map (nullopt: a map
+  // without one).
+  void note_workmap(std::optional<std::uint64_t> echo, std::optional<std::uint64_t> echoed_cycle) {
     std::lock_guard lock{mutex_};
     ++workmaps_;
     if (echo) last_echo_ = *echo;
+    if (echoed_cycle) last_echo_cycle_ = *echoed_cycle;
   }
+  struct workmaps_seen {
+    std::uint64_t maps = 0;
+    std::optional<std::uint64_t> echo, echoed_cycle;
+  };
   // HA actor: work maps seen since the last call, and the last echo.
-  std::pair<std::uint64_t, std::optional<std::uint64_t>> take_workmaps() {
+  workmaps_seen take_workmaps() {
     std::lock_guard lock{mutex_};
-    auto out = std::make_pair(workmaps_, last_echo_);
+    workmaps_seen out{workmaps_, last_echo_, last_echo_cycle_};
     workmaps_ = 0;
     return out;
   }
@@ -96,7 +102,7 @@ class ha_gate {
   std::atomic<std::int64_t> lease_until_ms_{0};
   mutable std::mutex mutex_;
   std::uint64_t workmaps_ = 0;
-  std::optional<std::uint64_t> last_echo_;
+  std::optional<std::uint64_t> last_echo_, last_echo_cycle_;
   view view_;
 };
 

@@ -6,8 +6,8 @@
 // rm.internal.plan (the pool's jobs, and only the machines whose state, size or free quanta changed since the
 // previous plan: every machine in the first plan and after a node_sync_request); admin queries (rm.internal.query.<pool>) become view/explain/whatif.
 // A fresh scheduler starts from the last schedule published for its pool: at its first work slice it asks
-// publication for it (rm.internal.seedreq), holds the slice until the answer (rm.internal.seed.<pool>) or a
-// short wait, and adopts its shares (core adopt_published), so that what its predecessor granted a moment
+// publication for it (rm.internal.seedreq), holds the slice until the answer (rm.internal.seed.<pool>), asking again
+// while none comes, and adopts its shares (core adopt_published), so that what its predecessor granted a moment
 // before is never given away again (docs/reliability.md, "In-flight grants"). Every pool has its
 // own actor, so the pools' cycles run concurrently on CAF's threads; the only thing spanning pools, the
 // per-user allotment, arrives pre-partitioned in the round input (see workmap_diff.cpp).
@@ -47,6 +47,7 @@ struct scheduler_state {
   std::uint64_t generation = 0;  // orders this pool's schedulers (seed_request.hpp)
   std::stop_token retired;       // control replaced or stopped this scheduler
   seeding seed = seeding::not_asked;
+  std::uint64_t seed_asks = 0;  // requests for the last schedule that went unanswered
   std::optional<messages::routed_message> held_slice;  // the newest slice received while waiting
   std::optional<core::nodepool_scheduler> sched;
   std::vector<sent_machine> last_sent;  // by machine slot
@@ -248,8 +249,10 @@ core::published_schedule published_of(const messages::rm_state& s) {
   return out;
 }
 
-// How long a fresh scheduler holds its first slice for the last published schedule: publication answers at
-// once when it runs (even with nothing); this bounds the wait when its process is gone.
+// How often a fresh scheduler asks again for the last published schedule while it holds its first slice.
+// Publication answers at once when it runs (even with nothing); a starved or restarting one answers late, and
+// until it does the scheduler grants nothing: starting from the work map alone would give away the quanta of
+// shares its predecessor granted that the map does not list yet (a node above its order, issue 22).
 std::chrono::milliseconds seed_wait(const config::rm_config& cfg) {
   return std::chrono::milliseconds(std::clamp<std::int64_t>(cfg.runtime.round_timeout_ms / 4, 50, 1000));
 }
@@ -264,6 +267,12 @@ void end_seeding(scheduler_actor* self) {
   const auto held = std::move(*st.held_slice);
   st.held_slice.reset();
   on_slice(self, held);
+}
+
+void ask_seed(scheduler_actor* self) {
+  auto& st = self->state;
+  route(self, st.env.router, st.stamper, std::string{topics::seed_request}, messages::seed_request{st.pool, st.generation});
+  self->delayed_send(self, seed_wait(*st.env.cfg), atoms::timeout::value);
 }
 
 // A work slice: scheduled at once, except the first one of a fresh scheduler, held until the last published
@@ -284,8 +293,7 @@ void on_slice(scheduler_actor* self, const messages::routed_message& m) {
   st.held_slice = m;  // the newest wins: slices are snapshots
   if (st.seed == seeding::waiting) return;
   st.seed = seeding::waiting;
-  route(self, st.env.router, st.stamper, std::string{topics::seed_request}, messages::seed_request{st.pool, st.generation});
-  self->delayed_send(self, seed_wait(*st.env.cfg), atoms::timeout::value);
+  ask_seed(self);
 }
 
 void on_seed(scheduler_actor* self, const messages::rm_state& last) {
@@ -483,9 +491,18 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
       [self](atoms::timeout) {
         auto& st = self->state;
         if (st.seed != seeding::waiting) return;
-        spdlog::warn("pool {}: no last schedule came from publication within {} ms; starting from the work map alone",
-                     st.pool, seed_wait(*st.env.cfg).count());
-        end_seeding(self);
+        if (st.retired.stop_requested()) {
+          self->quit();  // replaced while it waited: its successor asks for itself
+          return;
+        }
+        // Logged at the first miss and then every tenth, so a long outage of publication stays visible
+        // without flooding the log.
+        if (st.seed_asks % 10 == 0)
+          spdlog::warn("pool {}: no last schedule from publication after {} requests {} ms apart; holding the work "
+                       "map (nothing is granted before the last schedule is known) and asking again",
+                       st.pool, st.seed_asks + 1, seed_wait(*st.env.cfg).count());
+        ++st.seed_asks;
+        ask_seed(self);
       },
   };
 }

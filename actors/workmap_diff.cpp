@@ -256,7 +256,7 @@ bool repeat_of_last(diff_actor* self, const std::string& topic, const std::strin
   auto env = messages::decode_envelope(topic, body, st.limits);
   if (!env) return false;  // the full decode reports it
   if (!take_map(self, env.value())) return true;
-  if (st.env.ha) st.env.ha->note_workmap(messages::peek_workmap_rm_epoch(body));
+  if (st.env.ha) st.env.ha->note_workmap(messages::peek_workmap_rm_epoch(body), messages::peek_workmap_rm_cycle(body));
   st.pending = st.last;
   st.pending_seq = env.value().seq;
   st.pending_src = std::move(env.value().src);
@@ -275,7 +275,7 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
     return;
   }
   if (!take_map(self, env)) return;
-  if (st.env.ha) st.env.ha->note_workmap(wm.value().rm_epoch);
+  if (st.env.ha) st.env.ha->note_workmap(wm.value().rm_epoch, wm.value().rm_cycle);
   auto fresh = std::make_shared<diff_state::item_map>();
   auto& items = *fresh;
   for (auto& w : wm.value().work) {

@@ -142,7 +142,19 @@ std::vector<std::string> describe_changes(const rm_config& before, const rm_conf
   }
   const auto& ra = before.runtime;
   const auto& rb = after.runtime;
-  if (!(ra == rb)) {
+  if (!(ra.ha == rb.ha)) {
+    // The election keeps the settings it started with (rank, timing, the role itself): said, not hidden.
+    std::vector<std::string> parts;
+    changed(parts, "enabled", ra.ha.enabled, rb.ha.enabled);
+    changed(parts, "rank", ra.ha.rank, rb.ha.rank);
+    changed(parts, "beacon_ms", ra.ha.beacon_ms, rb.ha.beacon_ms);
+    changed(parts, "takeover_ms", ra.ha.takeover_ms, rb.ha.takeover_ms);
+    changed(parts, "advertise_admin", ra.ha.advertise_admin, rb.ha.advertise_admin);
+    out.push_back("ha: " + joined(parts) + " (not applied: [ha] takes effect when the process restarts)");
+  }
+  auto ra_rest = ra;
+  ra_rest.ha = rb.ha;
+  if (!(ra_rest == rb)) {
     std::vector<std::string> parts;
     changed(parts, "log level", ra.log_level, rb.log_level);
     changed(parts, "heartbeat_interval_ms", ra.heartbeat_interval_ms, rb.heartbeat_interval_ms);

@@ -2,7 +2,7 @@
 // What a reconfiguration changes, in words for the log and the admin's reply: classes added or removed and
 // the settings of those kept (weight, priority, policy, nodepool, caps), nodepools added or removed, their
 // quanta and nodes, share groups, the global scheduling settings, and the runtime settings that a reload
-// applies (log level, timings).
+// applies (log level, timings); and [ha] changes, which a reload does not apply (said so in the line).
 //
 // Thread-safety: a pure function.
 

@@ -125,8 +125,9 @@ std::string encode(const envelope& env, const workmap& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
   // `work` stays the last key: differencing compares its bytes without decoding (peek_workmap_work).
-  detail::pack_envelope_head(pk, env, 1 + (msg.rm_epoch ? 1 : 0));
+  detail::pack_envelope_head(pk, env, 1 + (msg.rm_epoch ? 1 : 0) + (msg.rm_cycle ? 1 : 0));
   if (msg.rm_epoch) detail::pack_kv_uint(pk, "rm_epoch", *msg.rm_epoch);
+  if (msg.rm_cycle) detail::pack_kv_uint(pk, "rm_cycle", *msg.rm_cycle);
   detail::pack_key(pk, "work");
   pk.pack_array(static_cast<std::uint32_t>(msg.work.size()));
   for (const auto& w : msg.work) detail::pack_work_item(pk, w);
@@ -135,13 +136,17 @@ std::string encode(const envelope& env, const workmap& msg) {
 
 result<workmap> decode_workmap(std::string_view topic, std::string_view body, const decode_limits& limits,
                                envelope* env_out) {
-  static constexpr std::array<std::string_view, 2> root_keys{"work", "rm_epoch"};
+  static constexpr std::array<std::string_view, 3> root_keys{"work", "rm_epoch", "rm_cycle"};
   return detail::guarded<workmap>(topic, body, limits, env_out, false, [&](const msgpack::object& root) {
     workmap msg;
     const detail::path at;
     detail::read_fields(root, at, root_keys, 0b1, [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
       if (k == 1) {
         detail::read(v, f, msg.rm_epoch);
+        return;
+      }
+      if (k == 2) {
+        detail::read(v, f, msg.rm_cycle);
         return;
       }
       const auto& items = detail::as_array(v, f);
@@ -173,6 +178,10 @@ std::optional<std::string_view> peek_workmap_work(std::string_view body) {
 
 std::optional<std::uint64_t> peek_workmap_rm_epoch(std::string_view body) {
   return detail::peek_top_level_uint(body, "rm_epoch");
+}
+
+std::optional<std::uint64_t> peek_workmap_rm_cycle(std::string_view body) {
+  return detail::peek_top_level_uint(body, "rm_cycle");
 }
 
 std::string encode_work_item(const work_item& item) {

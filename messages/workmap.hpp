@@ -83,6 +83,9 @@ struct workmap {
   // Optional on the wire (HA fencing, docs/protocol.md 4.8): the highest RM epoch the orchestrator has
   // accepted an rm.state of. Absent from an orchestrator that never saw an epoch (HA off).
   std::optional<std::uint64_t> rm_epoch;
+  // Optional on the wire, with rm_epoch: the `cycle` of the last rm.state the orchestrator acted on. A standby
+  // that cannot hear the active's beacons sees it advance while that active is alive (docs/protocol.md 4.8).
+  std::optional<std::uint64_t> rm_cycle;
   // Filled by decode_workmap only; encode ignores it. Non-empty means the orchestrator sent damaged items:
   // do not retire work that is missing from `work` when one of these has no readable id.
   std::vector<workmap_item_error> bad_items;
@@ -104,6 +107,8 @@ std::optional<std::string_view> peek_workmap_work(std::string_view body);
 // The `rm_epoch` of a work map body without decoding it (HA: a repeated map is not decoded again, but its
 // echo of the accepted epoch still counts). nullopt when absent or not an unsigned integer.
 std::optional<std::uint64_t> peek_workmap_rm_epoch(std::string_view body);
+// The same for `rm_cycle`.
+std::optional<std::uint64_t> peek_workmap_rm_cycle(std::string_view body);
 
 // One work item (as a standalone MessagePack map, no envelope), as the admin `whatif` command carries it.
 std::string encode_work_item(const work_item& item);

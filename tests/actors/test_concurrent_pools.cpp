@@ -10,6 +10,7 @@
 #include "bus/bus_message.hpp"
 #include "config/loader.hpp"
 #include "messages/heartbeat.hpp"
+#include "messages/internal/topics.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_state.hpp"
 #include "messages/topics.hpp"
@@ -65,6 +66,7 @@ struct system_under_test {
   caf::actor_system sys;
   caf::actor router;
   std::vector<caf::actor> actors;
+  actor_env env;
   envelope_stamper agents{"test-agents"};
   envelope_stamper orchestrator{"test-orchestrator"};
 
@@ -72,16 +74,18 @@ struct system_under_test {
     c.set("scheduler.max-threads", 2);
     return c;
   }
-  system_under_test() : sys(threads(cfg)) {
+  // Without publication, a test starts it itself (start_publication), e.g. to make it late.
+  explicit system_under_test(bool with_publication = true) : sys(threads(cfg)) {
     auto rm = std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(config_text, "test.toml"));
     router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
-    actor_env env{router, "rmbus.test", rm, {}};
+    env = actor_env{router, "rmbus.test", rm, {}};
     actors.push_back(spawn_heartbeat_intake(sys, env));
     actors.push_back(spawn_workmap_diff(sys, env));
-    actors.push_back(spawn_publication(sys, env));
+    if (with_publication) start_publication();
     actors.push_back(spawn_pool_scheduler(sys, env, "alpha", 1));
     actors.push_back(spawn_pool_scheduler(sys, env, "beta", 1));
   }
+  void start_publication() { actors.push_back(spawn_publication(sys, env)); }
   ~system_under_test() {
     for (auto& a : actors) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
     caf::anon_send_exit(router, caf::exit_reason::user_shutdown);
@@ -130,6 +134,19 @@ msg::work_item fixed_job(const std::string& id, const std::string& cls, std::uin
   w.submitted_ms = submitted;
   w.max_processes = 6;
   w.items_total = 100;
+  w.threads = 1;
+  return w;
+}
+
+// A fair-share job of two 1 GB processes in pool alpha.
+msg::work_item bobs_job() {
+  msg::work_item w;
+  w.id = "job-1";
+  w.user = "bob";
+  w.class_name = "normal";
+  w.memory_mb = 1024;
+  w.max_processes = 2;
+  w.items_total = 10;
   w.threads = 1;
   return w;
 }
@@ -190,15 +207,7 @@ TEST_CASE("a malformed work-map item keeps its last good state and is reported")
   caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_events}, caf::actor{self});
   for (const char* n : {"a1", "a2"}) t.heartbeat(n, 8192);
 
-  msg::work_item w;
-  w.id = "job-1";
-  w.user = "bob";
-  w.class_name = "normal";
-  w.memory_mb = 1024;
-  w.max_processes = 2;
-  w.items_total = 10;
-  w.threads = 1;
-  std::map<std::string, msg::work_item> work{{"job-1", w}};
+  std::map<std::string, msg::work_item> work{{"job-1", bobs_job()}};
   auto next_state = [&]() -> std::optional<msg::rm_state> {
     std::optional<msg::rm_state> out;
     for (int i = 0; i < 50 && !out; ++i)
@@ -337,4 +346,36 @@ TEST_CASE("rm.state tells monitors each job's user, class and numbers, also for 
   CHECK(refused->status == msg::job_status::refused);
   CHECK(refused->user == "bob");
   CHECK(refused->class_name.empty());
+}
+
+TEST_CASE("a fresh scheduler grants nothing before publication tells it the last schedule, however late it answers") {
+  // Publication starved or not yet started: what the previous scheduler granted a moment ago is known only to
+  // it. The schedulers hold their first work slice and ask again (every round_timeout_ms / 4, at most 1,000 ms)
+  // rather than start from the work map alone.
+  namespace internal = rmbus::messages::internal_topics;
+  system_under_test t{false};
+  caf::scoped_actor self{t.sys};
+  for (auto topic : {internal::plan, internal::seed_request})
+    caf::anon_send(t.router, atoms::subscribe::value, std::string{topic}, caf::actor{self});
+  for (const char* n : {"a1", "a2"}) t.heartbeat(n, 8192);
+  msg::workmap wm;
+  wm.work.push_back(bobs_job());
+  t.workmap(t.encode(wm));
+
+  int asked = 0, plans = 0;
+  auto take = [&](const msg::routed_message& m) {
+    if (m.topic == internal::seed_request && m.as<msg::seed_request>()->pool == "alpha") ++asked;
+    if (m.topic == internal::plan && m.as<msg::pool_plan>()->pool == "alpha") ++plans;
+  };
+  for (int i = 0; i < 100 && asked < 3; ++i)
+    self->receive([&](atoms::deliver, const msg::routed_message& m) { take(m); },
+                  caf::after(std::chrono::seconds(10)) >> [&] { i = 100; });
+  REQUIRE(asked >= 3);  // asked three times, a quarter of round_timeout_ms apart...
+  CHECK(plans == 0);    // ...and planned nothing meanwhile
+
+  t.start_publication();
+  for (int i = 0; i < 100 && plans == 0; ++i)
+    self->receive([&](atoms::deliver, const msg::routed_message& m) { take(m); },
+                  caf::after(std::chrono::seconds(20)) >> [&] { i = 100; });
+  CHECK(plans >= 1);  // answered, it schedules the map it held
 }

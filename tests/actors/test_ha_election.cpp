@@ -262,3 +262,60 @@ TEST_CASE("the peer table is bounded: a flood of invented instances keeps at mos
   e.heard_beacon(e.beacon(1000), 1000);
   for (const auto& p : e.peers(1000)) CHECK(p.instance != "me");
 }
+
+TEST_CASE("a standby deposed by the orchestrator's echo, hearing no beacon of that epoch, waits while the echoed "
+          "rm_cycle advances and takes over once it stops",
+          "[ha]") {
+  // The link between the candidates is cut, not their links to the orchestrator: "a" took over at epoch 1,
+  // the other side took over at 2 and the orchestrator echoes 2.
+  auto e = candidate("a", 0);
+  e.heard_workmap(std::nullopt, 0);
+  REQUIRE(e.tick(1000).what == change::took_over);
+  REQUIRE(e.epoch() == 1);
+  const auto o = e.heard_workmap(2, 1500, 40);
+  REQUIRE(o.what == change::demoted);
+  // Every map shows a new schedule of epoch 2 acted on: its active is alive, beacons or not.
+  std::int64_t t = 1500;
+  std::uint64_t cycle = 40;
+  for (int i = 0; i < 30; ++i) {
+    t += 200;
+    e.heard_workmap(2, t, ++cycle);
+    CHECK(e.tick(t).what == change::none);
+  }
+  CHECK(e.role() == ha_role::standby);
+  // That active dies: the maps repeat its last cycle. takeover_ms after the last advance, a takeover above 2.
+  const auto last_advance = t;
+  for (int i = 0; i < 4; ++i) {
+    t += 200;
+    e.heard_workmap(2, t, cycle);
+    CHECK(e.tick(t).what == change::none);
+  }
+  const auto taken = e.tick(last_advance + takeover);
+  REQUIRE(taken.what == change::took_over);
+  CHECK(taken.epoch == 3);
+  CHECK(taken.silence_ms == takeover);
+}
+
+TEST_CASE("the echoed rm_cycle does not hold back a standby that heard the active's beacons, nor one whose "
+          "orchestrator sends no rm_cycle",
+          "[ha]") {
+  SECTION("the epoch echoed is the one whose beacons it heard: beacons decide, as in a plain failover") {
+    auto e = candidate("b", 1);
+    e.heard_workmap(std::nullopt, 0);
+    e.heard_beacon(beacon("a", 4, ha_state::active), 100);
+    for (std::int64_t t = 200; t < 1100; t += 200) e.heard_workmap(4, t, static_cast<std::uint64_t>(t));
+    CHECK(e.tick(1099).what == change::none);
+    CHECK(e.tick(1100).what == change::took_over);
+  }
+  SECTION("maps without rm_cycle (an orchestrator from before it): silence decides") {
+    auto e = candidate("a", 0);
+    e.heard_workmap(std::nullopt, 0);
+    REQUIRE(e.tick(1000).what == change::took_over);
+    REQUIRE(e.heard_workmap(2, 1500).what == change::demoted);
+    for (std::int64_t t = 1700; t < 2500; t += 200) e.heard_workmap(2, t);
+    CHECK(e.tick(2499).what == change::none);
+    const auto o = e.tick(2500);
+    CHECK(o.what == change::took_over);
+    CHECK(o.epoch == 3);
+  }
+}

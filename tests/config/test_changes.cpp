@@ -40,3 +40,11 @@ TEST_CASE("classes, weights, pools and nodes that changed are named") {
   CHECK(std::find(back.begin(), back.end(), "class 'batch' removed") != back.end());
   CHECK(std::find(back.begin(), back.end(), "nodepool 'beta' removed") != back.end());
 }
+
+TEST_CASE("changes to the ha table are named and said not to apply until a restart, and nothing else is reported for them") {
+  const auto a = parse_native(site("100", "\"a1\"", "\n[ha]\nenabled = true\nrank = 0\n"), "a.toml");
+  const auto b = parse_native(site("100", "\"a1\"", "\n[ha]\nenabled = true\nrank = 1\ntakeover_ms = 2000\n"), "b.toml");
+  CHECK(describe_changes(a, b) ==
+        std::vector<std::string>{"ha: rank 0 -> 1, takeover_ms 1000 -> 2000 (not applied: [ha] takes effect when the "
+                                 "process restarts)"});
+}

@@ -38,19 +38,37 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
       pub_ += (i == 0 ? "" : ",") + own_pub_.back();
       sub_ += (i == 0 ? "" : ",") + own_sub_.back();
     }
+  } else if (!opt_.hosts.empty()) {
+    opt_.candidates = opt_.hosts.size();
+    for (std::size_t i = 0; i < opt_.candidates; ++i) {
+      host_pub_ports_.push_back(test_support::free_port());
+      host_sub_ports_.push_back(test_support::free_port());
+      const auto at = "tcp://" + opt_.hosts[i].address + ":";
+      pub_ += (i == 0 ? "" : ",") + at + std::to_string(host_pub_ports_[i]);
+      sub_ += (i == 0 ? "" : ",") + at + std::to_string(host_sub_ports_[i]);
+    }
   } else {
     pub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
     sub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
   }
   for (std::size_t i = 0; i < opt_.candidates; ++i) {
-    const auto host = i == 0 ? opt_.host0 : std::string{"127.0.0.1"};
+    const auto host = host_of(i);
     admins_.push_back("tcp://" + host + ":" + std::to_string(test_support::free_port()));
     metrics_ports_.push_back(test_support::free_port());
     configs_.push_back(dir_ + "/rmbus-" + std::to_string(i) + ".toml");
     std::ofstream{configs_.back()} << test_config() << "\n[ha]\nenabled = true\nrank = " << i << "\n"
                                    << opt_.ha_extra << "\n" << opt_.extra_config;
   }
-  if (!opt_.own_forwarders)
+  for (std::size_t i = 0; i < opt_.hosts.size(); ++i) {
+    auto args = wrapper_of(i);
+    args.insert(args.end(), {RMBUS_PROXY_BIN, "--bus-pub", "tcp://*:" + std::to_string(host_pub_ports_[i]),
+                             "--bus-sub", "tcp://*:" + std::to_string(host_sub_ports_[i])});
+    const auto path = args.front();
+    args.erase(args.begin());
+    host_proxies_.push_back(std::make_unique<test_support::child_process>(
+        path, args, dir_ + "/proxy-" + std::to_string(i) + ".log"));
+  }
+  if (!opt_.own_forwarders && opt_.hosts.empty())
     proxy_ = std::make_unique<test_support::child_process>(
         RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, dir_ + "/proxy.log");
   for (std::size_t i = 0; i < opt_.candidates; ++i) start(i);
@@ -85,19 +103,30 @@ ha_fixture::~ha_fixture() {
     scheduler_b_->wait(std::chrono::seconds(10));
     scheduler_b_.reset();
   }
-  if (proxy_) {
-    proxy_->signal(SIGTERM);
-    proxy_->wait(std::chrono::seconds(10));
-    proxy_.reset();
+  if (proxy_) host_proxies_.push_back(std::move(proxy_));
+  for (auto& p : host_proxies_) {
+    p->signal(SIGTERM);
+    p->wait(std::chrono::seconds(10));
   }
+  host_proxies_.clear();
   if (std::getenv("RMBUS_KEEP") == nullptr) std::system(("rm -rf '" + dir_ + "'").c_str());
+}
+
+std::vector<std::string> ha_fixture::wrapper_of(std::size_t i) const {
+  if (!opt_.hosts.empty()) return opt_.hosts.at(i).wrapper;
+  return i == 0 ? opt_.wrapper0 : std::vector<std::string>{};
+}
+
+std::string ha_fixture::host_of(std::size_t i) const {
+  if (!opt_.hosts.empty()) return opt_.hosts.at(i).address;
+  return i == 0 ? opt_.host0 : std::string{"127.0.0.1"};
 }
 
 std::string ha_fixture::log_file(std::size_t i) const { return dir_ + "/rmbus-" + std::to_string(i) + ".log"; }
 
 void ha_fixture::start(std::size_t i) {
   if (procs_.size() < opt_.candidates) procs_.resize(opt_.candidates);
-  const auto host = i == 0 ? opt_.host0 : std::string{"127.0.0.1"};
+  const auto host = host_of(i);
   std::vector<std::string> args{"--config", configs_.at(i), "--bus-pub", pub_, "--bus-sub", sub_, "--no-forwarder",
                                 "--admin", admins_.at(i), "--metrics", host + ":" + std::to_string(metrics_ports_.at(i))};
   if (opt_.own_forwarders) {
@@ -111,15 +140,27 @@ void ha_fixture::start(std::size_t i) {
     args = {"--config", configs_.at(i), "--bus-pub", own_first(own_pub_), "--bus-sub", own_first(own_sub_),
             "--admin", admins_.at(i), "--metrics", host + ":" + std::to_string(metrics_ports_.at(i))};
   }
+  if (!opt_.hosts.empty()) {
+    // Its own proxy on its loopback first, then every other candidate's over the direct link.
+    std::string pub = "tcp://127.0.0.1:" + std::to_string(host_pub_ports_[i]);
+    std::string sub = "tcp://127.0.0.1:" + std::to_string(host_sub_ports_[i]);
+    for (std::size_t k = 0; k < opt_.candidates; ++k)
+      if (k != i) {
+        pub += ",tcp://" + opt_.hosts[i].peers.at(k) + ":" + std::to_string(host_pub_ports_[k]);
+        sub += ",tcp://" + opt_.hosts[i].peers.at(k) + ":" + std::to_string(host_sub_ports_[k]);
+      }
+    args[3] = pub;
+    args[5] = sub;
+  }
   if (opt_.split) args.insert(args.end(), {"--roles", "intake,diff,eviction,publisher,admin,scheduler:alpha"});
   // Appends to its log, so a restarted candidate's earlier life stays readable.
   const auto log = log_file(i);
   procs_[i].reset();
   std::string path = RMBUS_BIN;
-  if (i == 0 && !opt_.wrapper0.empty()) {
+  if (const auto wrapper = wrapper_of(i); !wrapper.empty()) {
     args.insert(args.begin(), RMBUS_BIN);
-    args.insert(args.begin(), opt_.wrapper0.begin() + 1, opt_.wrapper0.end());
-    path = opt_.wrapper0.front();
+    args.insert(args.begin(), wrapper.begin() + 1, wrapper.end());
+    path = wrapper.front();
   }
   procs_[i] = std::make_unique<test_support::child_process>(path, args, log);
 }

@@ -34,6 +34,16 @@ struct ha_options {
   // runs its embedded forwarder, bound on the first endpoint of its --bus-pub / --bus-sub lists, and connects
   // to every candidate's; the cluster connects to all of them. Killing a candidate kills its forwarder too.
   bool own_forwarders = false;
+  // One host (namespace) per candidate, for the partition test: candidate i runs under hosts[i].wrapper beside
+  // its own rmbus-proxy (bound on every address of its namespace, reached there on 127.0.0.1), and connects to
+  // every other candidate k's proxy at hosts[i].peers[k]; the cluster, rmbus-admin and the metrics reader
+  // reach candidate i and its proxy at hosts[i].address. Empty: the layouts above.
+  struct candidate_host {
+    std::vector<std::string> wrapper;
+    std::string address;
+    std::vector<std::string> peers;
+  };
+  std::vector<candidate_host> hosts;
 };
 
 class ha_fixture {
@@ -70,6 +80,10 @@ class ha_fixture {
   std::string dir_, pub_, sub_;
   std::vector<std::string> admins_, configs_;
   std::vector<std::string> own_pub_, own_sub_;  // own_forwarders: candidate i's forwarder
+  std::vector<int> host_pub_ports_, host_sub_ports_;  // hosts: candidate i's proxy
+  std::vector<std::unique_ptr<test_support::child_process>> host_proxies_;
+  std::vector<std::string> wrapper_of(std::size_t i) const;
+  std::string host_of(std::size_t i) const;
   std::vector<int> metrics_ports_;
   std::vector<std::unique_ptr<test_support::child_process>> procs_;
   std::unique_ptr<test_support::child_process> scheduler_b_;

@@ -142,21 +142,52 @@ TEST_CASE("the work map's rm_epoch: echoed, peeked without a decode, work still 
   for (std::size_t n = 0; n < body.size(); n += 7) (void)rmbus::messages::detail::peek_top_level_uint(body.substr(0, n), "rm_epoch");
 }
 
-TEST_CASE("the orchestrator's fence: act on an epoch at least the highest accepted, echo it", "[messages][ha]") {
+TEST_CASE("the work map's rm_cycle: round-tripped, peeked without a decode, work still last, a bad one refused",
+          "[messages][ha]") {
+  auto wm = samples::full_workmap();
+  wm.rm_epoch = 4;
+  wm.rm_cycle = 70000;
+  const auto body = encode(samples::env(), wm);
+  auto r = decode_workmap(topics::workmap, body);
+  REQUIRE(r.ok());
+  CHECK(r.value().rm_cycle == std::optional<std::uint64_t>{70000});
+  CHECK(r.value().rm_epoch == std::optional<std::uint64_t>{4});
+  CHECK(peek_workmap_rm_cycle(body) == std::optional<std::uint64_t>{70000});
+  const auto plain = encode(samples::env(), samples::full_workmap());
+  CHECK_FALSE(peek_workmap_rm_cycle(plain).has_value());
+  CHECK_FALSE(decode_workmap(topics::workmap, plain).value().rm_cycle.has_value());
+  // The echo lies outside `work`: a repeated map with a new rm_cycle is still a repeat of the same items.
+  REQUIRE(peek_workmap_work(body).has_value());
+  CHECK(*peek_workmap_work(plain) == *peek_workmap_work(body));
+  auto t = tree(body);
+  (*t.as_map())["rm_cycle"] = -1;
+  const auto bad = encode_value(t);
+  auto refused = decode_workmap(topics::workmap, bad);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().field == "rm_cycle");
+  CHECK_FALSE(peek_workmap_rm_cycle(bad).has_value());
+}
+
+TEST_CASE("the orchestrator's fence: act on an epoch at least the highest accepted, echo it and the cycle acted on",
+          "[messages][ha]") {
   epoch_fence off;
-  for (int i = 0; i < 3; ++i) CHECK(off.accept(std::nullopt));  // HA off: everything, nothing echoed
+  for (std::uint64_t i = 0; i < 3; ++i) CHECK(off.accept(std::nullopt, i));  // HA off: everything, nothing echoed
   CHECK_FALSE(off.echo().has_value());
+  CHECK_FALSE(off.echo_cycle().has_value());
   CHECK(off.refused() == 0);
 
   epoch_fence f;
-  CHECK(f.accept(3));
+  CHECK(f.accept(3, 10));
   CHECK(f.echo() == std::optional<std::uint64_t>{3});
-  CHECK(f.accept(3));        // the same active's next schedule
-  CHECK_FALSE(f.accept(2));  // a deposed active's late schedule
+  CHECK(f.echo_cycle() == std::optional<std::uint64_t>{10});
+  CHECK(f.accept(3, 11));        // the same active's next schedule
+  CHECK_FALSE(f.accept(2, 40));  // a deposed active's late schedule: neither echo moves
   CHECK(f.echo() == std::optional<std::uint64_t>{3});
-  CHECK(f.accept(5));  // a new active
-  CHECK_FALSE(f.accept(3));
-  CHECK_FALSE(f.accept(std::nullopt));  // an RM without HA cannot outrank an HA active
+  CHECK(f.echo_cycle() == std::optional<std::uint64_t>{11});
+  CHECK(f.accept(5, 1));  // a new active
+  CHECK_FALSE(f.accept(3, 12));
+  CHECK_FALSE(f.accept(std::nullopt, 13));  // an RM without HA cannot outrank an HA active
   CHECK(f.refused() == 3);
   CHECK(f.echo() == std::optional<std::uint64_t>{5});
+  CHECK(f.echo_cycle() == std::optional<std::uint64_t>{1});
 }

@@ -116,6 +116,7 @@ struct fake_cluster::impl {
         }
         for (const auto& [id, w] : work) wm.work.push_back(w);
         wm.rm_epoch = fence.echo();  // absent while no epoch was ever seen (HA off)
+        wm.rm_cycle = fence.echo_cycle();
       }
       for (const auto& hb : beats) pub.publish(messages::topics::heartbeat, hb);
       heartbeats_sent += beats.size();
@@ -148,7 +149,7 @@ void fake_cluster::start() {
       auto s = messages::decode_rm_state(msg.topic, msg.body, {}, &env);
       if (!s) return;
       // The fence: a schedule below the highest epoch accepted is from a deposed RM; never act on it.
-      if (!m.fence.accept(env.epoch)) {
+      if (!m.fence.accept(env.epoch, s.value().cycle)) {
         m.cv.notify_all();
         return;
       }
@@ -284,6 +285,7 @@ messages::workmap fake_cluster::workmap() const {
   messages::workmap wm;
   for (const auto& [id, w] : impl_->work) wm.work.push_back(w);
   wm.rm_epoch = impl_->fence.echo();
+  wm.rm_cycle = impl_->fence.echo_cycle();
   return wm;
 }
 

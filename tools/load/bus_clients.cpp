@@ -104,7 +104,7 @@ void observer::take(const arrival& a) {
     if (!decode_states) return;
     messages::envelope env;
     auto s = messages::decode_rm_state(a.topic, a.body, limits, &env);
-    if (!s || !fence.accept(env.epoch)) return;
+    if (!s || !fence.accept(env.epoch, s.value().cycle)) return;
     if (s.value().workmap_seq) state_for_map.emplace(*s.value().workmap_seq, a.at);
     last_state = observed_state{a.at, std::move(s.value())};
   } else if (a.topic == messages::topics::rm_nodes) {

@@ -279,6 +279,7 @@ latency_result measure_latency(stamped_publisher& orch, observer& obs, load_clus
     if (i == 1) obs.round_total_ms.clear();  // the recovery round is reported apart
     const auto t0 = clock_type::now();
     c.work.rm_epoch = obs.fence.echo();
+    c.work.rm_cycle = obs.fence.echo_cycle();
     const auto seq = orch.publish(topic, c.work);
     const bool got = obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, i == 0 ? 120s : 30s);
     if (!got) {
@@ -425,6 +426,7 @@ void run_idle(const options& o, zmq::context_t& ctx, const load_cluster& c, run_
   auto work = c.work;
   for (int i = 0; i < 10; ++i) {
     work.rm_epoch = obs.fence.echo();
+    work.rm_cycle = obs.fence.echo_cycle();
     const auto seq = orch.publish(topic, work);
     obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 120s);
     if (!obs.last_state || follow_schedule(work, obs.last_state->state) == 0) break;
@@ -490,6 +492,7 @@ void run_failover(const options& o, zmq::context_t& ctx, const load_cluster& c, 
   const std::string topic{messages::topics::workmap};
   auto publish_map = [&] {
     work.rm_epoch = obs.fence.echo();
+    work.rm_cycle = obs.fence.echo_cycle();
     return orch.publish(topic, work);
   };
   auto active = [&]() -> int {

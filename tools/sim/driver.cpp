@@ -53,7 +53,7 @@ void on_bus_message(inbox& in, bus::bus_message&& msg) {
       if (in.bad++ < 5) spdlog::warn("ignoring an rm.state that does not decode: {}", s.error().message());
       return;
     }
-    if (!in.fence.accept(env.epoch)) {
+    if (!in.fence.accept(env.epoch, s.value().cycle)) {
       spdlog::warn("ignoring an rm.state of epoch {} from {}: epoch {} was accepted already (a deposed RM)",
                    env.epoch.value_or(0), env.src, in.fence.echo().value_or(0));
       return;
@@ -279,6 +279,7 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
       {
         std::lock_guard<std::mutex> lock(in.mu);
         map.rm_epoch = in.fence.echo();  // HA: the highest epoch acted on; absent with HA off
+        map.rm_cycle = in.fence.echo_cycle();
       }
       pub.publish(messages::topics::workmap, map);
       rec.sample_now(now, orch.jobs(), state ? &*state : nullptr, rm_nodes ? &*rm_nodes : nullptr,
