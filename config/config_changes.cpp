@@ -137,6 +137,10 @@ std::vector<std::string> describe_changes(const rm_config& before, const rm_conf
     changed(parts, "initialization_cap", a.settings.initialization_cap, b.settings.initialization_cap);
     changed(parts, "prediction", a.settings.use_prediction, b.settings.use_prediction);
     changed(parts, "defragmentation", a.settings.defragmentation, b.settings.defragmentation);
+    if (a.settings.preemption_policy != b.settings.preemption_policy)
+      parts.push_back("preemption_policy " +
+                      std::string(detail::preemption_policy_name(a.settings.preemption_policy)) + " -> " +
+                      std::string(detail::preemption_policy_name(b.settings.preemption_policy)));
     if (parts.empty()) parts.push_back("other settings changed");
     out.push_back("scheduling: " + joined(parts));
   }

@@ -93,6 +93,7 @@ const std::set<std::string, std::less<>> rmbus_keys = {
     "rmbus.log.compress",   "rmbus.health.enabled",           "rmbus.health.disk.warn.percent",
     "rmbus.accounting.enabled", "rmbus.accounting.file",  "rmbus.ha.beacon.ms",
     "rmbus.ha.takeover.ms",     "rmbus.ha.rank",          "rmbus.ha.advertise.admin",
+    "rmbus.rm.preemption.policy",
 };
 
 class property_reader {
@@ -270,6 +271,10 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
   r.integer("ducc.rm.default.memory", s.default_memory_mb, 1, gb);
   r.integer("ducc.rm.default.threads", s.default_threads, 1);
   r.integer("ducc.rm.default.tasks", s.default_tasks, 1);
+  if (auto v = r.get("rmbus.rm.preemption.policy")) {  // rmbus extension; DUCC's behaviour unless given
+    if (auto p = detail::parse_preemption_policy(v->first)) s.preemption_policy = *p;
+    else errors.add(v->second, "rmbus.rm.preemption.policy must be ducc or sparing, not '" + v->first + "'");
+  }
   {
     bool use_global = true;  // parsed so a typo is caught; only the global allotment exists (docs)
     r.boolean("ducc.rm.use_global_allotment", use_global);

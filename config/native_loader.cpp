@@ -180,7 +180,8 @@ void read_scheduling(toml_reader& r, const toml::table& t, core::scheduling_sett
   r.only_keys(t, "[scheduling]",
               {"quantum", "fragmentation_threshold", "defragmentation", "initialization_cap", "expand_by_doubling",
                "use_prediction", "prediction_fudge_ms", "global_allotment", "reserve_overage", "reserved_dram",
-               "default_memory", "default_threads", "default_tasks", "jd_host_class", "jd_host_user"});
+               "default_memory", "default_threads", "default_tasks", "jd_host_class", "jd_host_user",
+               "preemption_policy"});
   if (auto q = r.size(t, "quantum", w)) {
     if (q->value == 0) r.errors().add(q->loc, "scheduling.quantum must be greater than 0");
     else s.quantum_mb = q->value;
@@ -202,6 +203,12 @@ void read_scheduling(toml_reader& r, const toml::table& t, core::scheduling_sett
   assign(s.default_tasks, r.int32(t, "default_tasks", w, 1));
   assign(site.jd_host_class, r.string(t, "jd_host_class", w));
   assign(site.jd_host_user, r.string(t, "jd_host_user", w));
+  if (auto p = r.string(t, "preemption_policy", w)) {
+    if (auto v = detail::parse_preemption_policy(p->value)) s.preemption_policy = *v;
+    else
+      r.errors().add(p->loc, "scheduling.preemption_policy must be \"ducc\" or \"sparing\", not \"" +
+                                 p->value + "\"");
+  }
 }
 
 // A file the process writes (log, accounting): relative to the configuration file's folder, like nodefiles.

@@ -63,6 +63,7 @@ std::string render(const rm_config& cfg) {
     << "default_memory = " << size(s.default_memory_mb) << "\n"
     << "default_threads = " << s.default_threads << "\n"
     << "default_tasks = " << s.default_tasks << "\n"
+    << "preemption_policy = \"" << detail::preemption_policy_name(s.preemption_policy) << "\"\n"
     << "jd_host_user = \"\"   # class user lists below already include it\n"
     << "# epoch_ms = " << s.epoch_ms << " (orchestrator_publish_ms x state_publish_ratio)\n\n";
   o << "[timing]\n"

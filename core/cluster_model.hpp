@@ -95,6 +95,8 @@ struct share_rec {
   bool removing() const { return status == share_status::preempt || status == share_status::evict; }
 };
 
+inline constexpr std::int64_t no_time = INT64_MIN / 4;  // a time long before any round
+
 // The fields every stage reads or writes every round come first, packed, so that a sweep over 20,000 jobs
 // touches two or three cache lines of each record instead of seven; the work item and the texts follow.
 struct alignas(64) job_rec {
@@ -131,6 +133,11 @@ struct alignas(64) job_rec {
   std::vector<int> reserve_machines;  // RESERVE: machines earmarked for it this round
   std::vector<int> fixed_machines;    // FIXED_SHARE: the machine of each process counted but not placed
   int group = -1;  // its user's innermost share group in its class's tree (set on arrival); -1: none
+  // Sparing preemption (preemption_policy.hpp): quanta it claims as a starved claimant (What Of serves it
+  // first), and the round times it last lost a process to, or claimed one by, a sparing preemption.
+  int claim_q = 0;
+  std::int64_t shed_at_ms = no_time;
+  std::int64_t claimed_at_ms = no_time;
   std::string reason_text;  // counts only while reason != none (How Much resets the code, not the text)
   std::string refusal_text;
 

@@ -140,6 +140,8 @@ void defragment(cluster_model& m) {
     if (potentially && m.policy_of(j) == policy::fair_share) {
       const std::int64_t pfs_processes = j.order > 0 ? j.pfs_qshares / j.order : 0;
       if (cur >= threshold || cur >= pfs_processes) potentially = false;
+      // Under sparing preemption each claimed process already gets room made on one machine (R1).
+      if (m.settings.preemption_policy == preemption_policy::sparing) potentially = false;
     }
     if (j.needy_machine >= 0 && !m.machines[static_cast<std::size_t>(j.needy_machine)].schedulable()) {
       j.needy_machine = -1;  // the machine kept for it went away: find another

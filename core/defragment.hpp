@@ -6,6 +6,8 @@
 //  * Potentially needy: a job below its count, and for fair share also below both its pure fair share
 //    (compared in PROCESSES: DUCC compared quanta with processes, 6.1 #5) and the fragmentation
 //    threshold; needy for min(needed, threshold) processes. Non-preemptable jobs: whenever below count.
+//    Under the sparing preemption policy fair-share jobs are never needy: its claims already make room for
+//    each process on one machine (preemption_policy.hpp, R1).
 //  * Holes: per pool (and its ancestors) the space that is or will be free (free + shares being
 //    removed). Every job's usable holes are deducted, also when the pool covers its whole need (DUCC
 //    let several jobs count the same hole, 6.1 #4). What is left is the actual need.

@@ -15,6 +15,11 @@ namespace rmbus::core {
 
 enum class policy { fair_share, fixed_share, reserve };
 
+// How fair-share preemption is decided (core/preemption_policy.hpp). `ducc`: every job above its count sheds
+// its surplus at once, as DUCC does. `sparing` (rmbus extension): preempt only as much as starved claimants
+// need, from the users furthest above their share, and serve those claimants first.
+enum class preemption_policy { ducc, sparing };
+
 // One resource class (DUCC "Class" stanza) after inheritance and with every default resolved.
 struct resource_class {
   std::string name;
@@ -77,6 +82,8 @@ struct scheduling_settings {
   std::uint64_t default_memory_mb = 4096;      // ducc.rm.default.memory
   int default_threads = 1;                     // ducc.rm.default.threads
   int default_tasks = 10;                      // ducc.rm.default.tasks
+  core::preemption_policy preemption_policy = core::preemption_policy::ducc;  // rmbus extension
+
 
   bool operator==(const scheduling_settings&) const = default;
 };

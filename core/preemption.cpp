@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/preemption_policy.hpp"
+
 namespace rmbus::core {
 
 bool investment_less(const cluster_model& m, const share_rec& a, const share_rec& b) {
@@ -92,11 +94,14 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
   // already given a deadline come first, so a deadline, once published, holds while the need stands.
   std::vector<int> cands;
   m.next_reclaim_ms = 0;
+  // Under the sparing policy a job sheds only what was chosen for starved claimants (preemption_policy.hpp).
+  const bool sparing = m.settings.preemption_policy == preemption_policy::sparing;
+  const sparing_choice pick = sparing ? choose_sparing_victims(m, now_ms) : sparing_choice{};
   for (int ji : surplus) {
     const auto& j = m.jobs[static_cast<std::size_t>(ji)];
     const auto* rc = m.class_of(j);
     const std::int64_t grace = rc != nullptr ? rc->reclaim_grace_ms : 0;
-    const int excess = m.current(j) - j.given;
+    const int excess = sparing ? pick.shed[static_cast<std::size_t>(ji)] : m.current(j) - j.given;
     cands.clear();
     for (int s : j.shares) {
       const auto& sh = m.shares[static_cast<std::size_t>(s)];
@@ -107,6 +112,8 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
     std::partial_sort(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(k), cands.end(), [&](int a, int b) {
       const auto& sa = m.shares[static_cast<std::size_t>(a)];
       const auto& sb = m.shares[static_cast<std::size_t>(b)];
+      if (sparing && pick.chosen[static_cast<std::size_t>(a)] != pick.chosen[static_cast<std::size_t>(b)])
+        return pick.chosen[static_cast<std::size_t>(a)] != 0;
       if (pending_first && (sa.reclaim_at_ms > 0) != (sb.reclaim_at_ms > 0)) return sa.reclaim_at_ms > 0;
       return investment_less(m, sa, sb);
     });

@@ -12,6 +12,7 @@ set(RMBUS_CORE_SCHEDULER_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/nodepool_work.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/plan_keeper.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/preemption.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/preemption_policy.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/schedule_plan.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/share_tree.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/what_of.cpp

@@ -196,7 +196,7 @@ void what_of(cluster_model& m) {
     if (is_short) short_jobs.push_back(ji);
     const int pool = m.class_pool(j);
     if (pool < 0) continue;
-    if (j.needy && is_short) needy.push_back(ji);
+    if ((j.needy || j.claim_q > 0) && is_short) needy.push_back(ji);  // claim_q: sparing preemption's R4
     groups[m.priority_of(j)].push_back({m.policy_of(j) == policy::fair_share, walk_pos[static_cast<std::size_t>(pool)],
                                         j.order, m.job_rank[i], ji, is_short});
   }

@@ -6,7 +6,9 @@
 // machines, by name inside a bucket, updated as each share is placed). A job scans the buckets from
 // exactly its order upward: best fit first.
 // Order of service:
-//   1. jobs on the defragmentation needy list (they get the holes made for them), best priority first;
+//   1. jobs on the defragmentation needy list (they get the holes made for them), and claimants of the
+//      sparing preemption policy (job_rec::claim_q: they get the quanta preempted for them), best priority
+//      first;
 //   2. priority groups best first; inside a fair-share group pools children first and, inside a pool,
 //      LARGER ORDERS FIRST, then oldest, then id (DUCC placed oldest first, so a small job could take
 //      the spare room only a large job can use and leave capacity idle for good: ducc-rm.md 1.6, F);

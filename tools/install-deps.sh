@@ -14,6 +14,7 @@ packages=(
   libcli11-dev                    # command lines
   libcpp-httplib-dev              # Prometheus metrics endpoint
   libncurses-dev                  # rmbus-top's full-screen monitor
+  tmux                            # rmbus-top's screen read as users see it (tests)
   catch2                          # tests (v2)
   python3-zmq python3-msgpack     # cross-language wire tests
   nlohmann-json3-dev              # rmbus-admin --json; rmbus-web's tests read its JSON back

@@ -59,6 +59,21 @@ std::string_view policy_name(core::policy p) {
   return "?";
 }
 
+std::optional<core::preemption_policy> parse_preemption_policy(std::string_view text) {
+  auto l = lower(text);
+  if (l == "ducc") return core::preemption_policy::ducc;
+  if (l == "sparing") return core::preemption_policy::sparing;
+  return std::nullopt;
+}
+
+std::string_view preemption_policy_name(core::preemption_policy p) {
+  switch (p) {
+    case core::preemption_policy::ducc: return "ducc";
+    case core::preemption_policy::sparing: return "sparing";
+  }
+  return "?";
+}
+
 std::optional<std::uint64_t> parse_size_mb(std::string_view text) {
   std::size_t digits = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;

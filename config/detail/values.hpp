@@ -18,6 +18,9 @@ std::optional<bool> parse_boolean(std::string_view text);
 // FAIR_SHARE, FIXED_SHARE, RESERVE, case-insensitive.
 std::optional<core::policy> parse_policy(std::string_view text);
 std::string_view policy_name(core::policy p);
+// ducc, sparing (case-insensitive): scheduling.preemption_policy / rmbus.rm.preemption.policy.
+std::optional<core::preemption_policy> parse_preemption_policy(std::string_view text);
+std::string_view preemption_policy_name(core::preemption_policy p);
 // A size: a whole number followed by M, MB, G, GB, T or TB (case-insensitive), e.g. "16G", "512M"; in MB.
 std::optional<std::uint64_t> parse_size_mb(std::string_view text);
 // Renders MB as "<n>T", "<n>G" when it divides evenly, else "<n>M".

@@ -657,3 +657,23 @@ TEST_CASE("forget_down_ms and max_heartbeats_queued: read, defaulted and bounded
   RMBUS_CHECK_CONFIG_ERROR(native("[limits]\nmax_heartbeats_queued = 0\n" + base_toml), "site.toml", 2,
                            "limits.max_heartbeats_queued = 0 is out of range");
 }
+
+TEST_CASE("preemption_policy: ducc unless given, read on both roads, a bad value named", "[config][errors]") {
+  CHECK(native(base_toml).scheduling.settings.preemption_policy == rmbus::core::preemption_policy::ducc);
+  const auto sparing = native("[scheduling]\npreemption_policy = \"sparing\"\n" + base_toml);
+  CHECK(sparing.scheduling.settings.preemption_policy == rmbus::core::preemption_policy::sparing);
+  RMBUS_CHECK_CONFIG_ERROR(native("[scheduling]\npreemption_policy = \"gentle\"\n" + base_toml), "site.toml",
+                           2,
+                           "scheduling.preemption_policy must be \"ducc\" or \"sparing\", not \"gentle\"");
+  RMBUS_CHECK_CONFIG_ERROR(native("[scheduling]\npreemption_policy = 1\n" + base_toml), "site.toml", 2,
+                           "preemption_policy");
+  scratch_dir dir;
+  dir.write("ducc.classes", base_classes);
+  auto plain = rc::load_ducc(dir.write("ducc.properties", "ducc.rm.share.quantum = 1\n"));
+  CHECK(plain.scheduling.settings.preemption_policy == rmbus::core::preemption_policy::ducc);
+  auto set = rc::load_ducc(dir.write("ducc.properties", "rmbus.rm.preemption.policy = sparing\n"));
+  CHECK(set.scheduling.settings.preemption_policy == rmbus::core::preemption_policy::sparing);
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(dir.write("ducc.properties", "rmbus.rm.preemption.policy = kind\n")),
+                           "ducc.properties", 1,
+                           "rmbus.rm.preemption.policy must be ducc or sparing, not 'kind'");
+}

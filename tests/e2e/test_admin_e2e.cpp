@@ -113,9 +113,31 @@ TEST_CASE(
     }
   CHECK(off_row);
 
-  const auto on = f.admin({"--json", "vary_on", node});
-  CHECK(on.status == std::optional<int>{0});
-  CHECK(json_of(on).at("nodes") == json::array({node}));
+  // vary-on is told the same way: the known node is varied on, the unknown named, a partial success (5).
+  const auto on = f.admin({"vary_on", node, "node-998"});
+  INFO(on.output);
+  CHECK(on.status == std::optional<int>{5});
+  CHECK(on.output.find("NODE      RESULT\n" + node +
+                       "        varied on\nnode-998  unknown: never heard of (no "
+                       "heartbeat, no recovered process); nothing done\n") != std::string::npos);
+  CHECK(on.output.find("rmbus-admin: partial success: unknown node(s): node-998\n") != std::string::npos);
+  CHECK(rmbus::e2e::eventually(
+      [&] {
+        return rmbus::e2e::read_all(f.log_file())
+                   .find("vary_on by 127.0.0.1: varied on " + node +
+                         "; unknown node(s), nothing done for them: node-998") != std::string::npos;
+      },
+      10s));
+  const auto on_again = f.admin({"vary-on", node});
+  CHECK(on_again.status == std::optional<int>{0});
+  CHECK(on_again.output == "NODE  RESULT\n" + node + "    already schedulable (was not varied off)\n");
+  // The same partial vary-on for scripts: every node's result in the JSON.
+  const auto on_json = f.admin({"--json", "vary-on", node, "node-998"});
+  CHECK(on_json.status == std::optional<int>{5});
+  const auto oj = json_of(on_json);
+  CHECK(oj.at("nodes") == json::array({node}));
+  CHECK(oj.at("already") == json::array({node}));
+  CHECK(oj.at("unknown") == json::array({"node-998"}));
 }
 
 TEST_CASE("the JSON of every command (--json) parses and carries the documented keys") {
@@ -228,6 +250,12 @@ TEST_CASE("reconfigure logs what changed, or why it was refused with file and li
                std::string::npos;
       },
       10s));
+  // The rounds after it are whole: no pool left out with an unexplained "did not answer in time" (issue 17).
+  int rounds = 0;
+  REQUIRE(c.wait_state([&](const msg::rm_state&) { return ++rounds >= 5; }, deadline));
+  const auto log = rmbus::e2e::read_all(f.log_file());
+  INFO(log);
+  CHECK(log.find("did not answer in time") == std::string::npos);
 }
 
 TEST_CASE("finding the RM: --config, $RMBUS_ADMIN, and clear words for a bad or silent endpoint") {
@@ -268,4 +296,21 @@ TEST_CASE("finding the RM: --config, $RMBUS_ADMIN, and clear words for a bad or 
   const auto typo = ts::run_to_end(RMBUS_ADMIN_BIN, {"--admin", f.admin_endpoint(), "qocupancy"}, 20s);
   CHECK(typo.status == std::optional<int>{2});
   CHECK(typo.output.find("unknown command 'qocupancy'; did you mean 'qoccupancy'?") != std::string::npos);
+}
+
+TEST_CASE("rmbus logs a start-up summary: the configuration, the pools, every endpoint, when it schedules") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+  const auto log = rmbus::e2e::read_all(f.log_file());
+  INFO(log);
+  CHECK(log.find("configuration: " + f.config_path() + " (native)") != std::string::npos);
+  CHECK(log.find("nodepool alpha: quantum 1 GB, 4 node(s) expected") != std::string::npos);
+  CHECK(log.find("nodepool beta: quantum 1 GB, 2 node(s) expected") != std::string::npos);
+  CHECK(log.find("endpoints: bus pub " + f.bus_pub() + ", bus sub " + f.bus_sub() +
+                 " (embedded forwarder), admin " + f.admin_endpoint() + ", metrics http://127.0.0.1:" +
+                 std::to_string(f.metrics_port()) + "/metrics") != std::string::npos);
+  CHECK(log.find("scheduling starts after init stability: 2 heartbeat intervals of 0.3 s = 0.6 s from now") !=
+        std::string::npos);
 }

@@ -11,6 +11,7 @@
 
 #include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -20,10 +21,9 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "core/nodepool_scheduler.hpp"
 #include "core/work_map.hpp"
+#include "tools/bench/fairness.hpp"
 #include "tools/bench/workload.hpp"
 
 using namespace rmbus;
@@ -50,15 +50,15 @@ enum phase {
   p_diff,
   n_phases
 };
-const char* phase_names[n_phases] = {"apply work map",  "job caps",      "how much",   "what of",
-                                     "preemption",      "defragmentation", "plan and the rest",
-                                     "schedule()",      "round total",   "(map diff only)"};
+const char* phase_names[n_phases] = {"apply work map", "job caps",        "how much",          "what of",
+                                     "preemption",     "defragmentation", "plan and the rest", "schedule()",
+                                     "round total",    "(map diff only)"};
 
 struct run_result {
   std::vector<std::vector<double>> ms;  // [round][phase]
   double unchanged_ms = 0;
   double unchanged_apply_ms = 0;  // of which apply_work
-  double unchanged_diff_ms = 0;  // diff of the map with itself: finding out that nothing changed
+  double unchanged_diff_ms = 0;   // diff of the map with itself: finding out that nothing changed
   bool unchanged_stable = false;
   int repeats_to_fixed_point = 0;  // unchanged rounds before the plan stopped changing
   int max_order = 0;
@@ -68,6 +68,12 @@ struct run_result {
   int completed = 0;
   int pending_at_end = 0;
   std::uint64_t digest = 0;  // of every round's plan, the unchanged rounds' included
+  // Fairness against churn (fairness.hpp), over the rounds (the unchanged round aside).
+  double fairness_error = 0;
+  double time_to_fair_s = 0;
+  int fair_episodes = 0;
+  int fair_unreached = 0;
+  int unchanged_preempted = 0;  // preemptions in the unchanged round: must be 0
 };
 
 // A fingerprint of a plan (every field of every job and share, reason texts included), so that two builds
@@ -90,7 +96,8 @@ struct plan_digest {
   void plan(const core::schedule_plan& p) {
     for (const auto& j : p.jobs) {
       str(j.id.str());
-      num(j.status), num(j.reason), str(j.reason_text), num(j.memory_mb_per_process), num(j.order), num(j.given);
+      num(j.status), num(j.reason), str(j.reason_text), num(j.memory_mb_per_process), num(j.order),
+          num(j.given);
       str(j.user.str()), str(j.class_name), num(j.demand), num(j.fair_share);
       for (const auto& s : j.shares) str(s.id.str()), str(s.node.str()), num(s.quanta), num(s.status);
     }
@@ -121,7 +128,8 @@ long peak_rss_kb() {
 // (doubling) legitimately grows on an unchanged map, so the map is first repeated until the plan is a
 // fixed point (at most 20 times); the round timed is the one after that, and it must change nothing.
 // Returns the plan of that round.
-const core::schedule_plan& measure_unchanged(core::nodepool_scheduler& sched, const bench::orchestrator_model& orch,
+const core::schedule_plan& measure_unchanged(core::nodepool_scheduler& sched,
+                                             const bench::orchestrator_model& orch,
                                              const core::work_map& last_map, const core::schedule_plan& plan,
                                              plan_digest& digest, run_result& r) {
   core::round_input in;
@@ -147,17 +155,21 @@ const core::schedule_plan& measure_unchanged(core::nodepool_scheduler& sched, co
   return again;
 }
 
-run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, std::uint64_t seed, bool unchanged) {
+run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, std::uint64_t seed,
+                    bool unchanged, core::preemption_policy preemption) {
   bench::workload_spec spec;
   spec.nodes = sz.nodes;
   spec.jobs = sz.jobs;
   spec.users = sz.users;
   spec.quantum_mb = quantum_gb * 1024;
   spec.seed = seed;
-  const auto w = bench::generate_workload(spec);
+  auto w = bench::generate_workload(spec);
+  w.config.settings.preemption_policy = preemption;
   core::nodepool_scheduler sched("default", w.config, "bench");
+  bench::fairness_tracker fairness(w.config, w.config.settings.epoch_ms);
   sched.set_stage_clock([] {
-    return std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now().time_since_epoch()).count();
+    return std::chrono::duration_cast<std::chrono::microseconds>(clock_type::now().time_since_epoch())
+        .count();
   });
   for (const auto& m : w.machines) sched.update_machine(m);
   bench::orchestrator_model orch(w.arrivals);
@@ -195,6 +207,7 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
     ms[p_plan] = ms[p_schedule] - ms[p_caps] - ms[p_how_much] - ms[p_what_of] - ms[p_preempt] - ms[p_defrag];
     ms[p_round] = ms[p_apply] + ms[p_schedule];
     digest.plan(*plan);
+    fairness.observe(*plan, bench::capacity_quanta(sched));
     r.ms.push_back(ms);
     r.given += plan->counts.given;
     r.preempted += plan->counts.preempted;
@@ -207,8 +220,15 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
 
   r.max_order = sched.model().max_order;
   r.completed = orch.completed_jobs();
-  if (unchanged) plan = &measure_unchanged(sched, orch, last_map, *plan, digest, r);
+  if (unchanged) {
+    plan = &measure_unchanged(sched, orch, last_map, *plan, digest, r);
+    r.unchanged_preempted = plan->counts.preempted;
+  }
   r.digest = digest.h;
+  r.fairness_error = fairness.mean_error();
+  r.time_to_fair_s = fairness.mean_time_to_fair_s();
+  r.fair_episodes = fairness.episodes();
+  r.fair_unreached = fairness.unreached();
   for (const auto& j : plan->jobs) {
     r.shares_at_end += static_cast<long>(j.shares.size());
     r.pending_at_end += j.reason != core::reason_code::none ? 1 : 0;
@@ -249,14 +269,23 @@ int main(int argc, char** argv) {
   int repeat = 1;
   bool no_phases = false;
   bool no_unchanged = false;
+  std::vector<std::string> policies{"ducc"};
   app.add_option("--sizes", sizes_text, "NODES/JOBS[/USERS],... (users default 100)");
-  app.add_option("--quantum", quanta, "quantum sizes in GB (comma-separated)")->delimiter(',')->check(CLI::Range(1, 1024));
-  app.add_option("--rounds", rounds, "scheduling rounds per run (>= 6 for the 5-20 median)")->check(CLI::Range(1, 1000));
+  app.add_option("--quantum", quanta, "quantum sizes in GB (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--rounds", rounds, "scheduling rounds per run (>= 6 for the 5-20 median)")
+      ->check(CLI::Range(1, 1000));
   app.add_option("--seed", seed, "workload seed");
-  app.add_option("--repeat", repeat, "runs per size; figures are medians over runs")->check(CLI::Range(1, 100));
+  app.add_option("--repeat", repeat, "runs per size; figures are medians over runs")
+      ->check(CLI::Range(1, 100));
   app.add_flag("--no-phases", no_phases, "print the round totals without the per-phase breakdown");
   app.add_flag("--no-unchanged", no_unchanged,
                "skip the unchanged round (its repeats of the last map), e.g. to count a run's instructions");
+  app.add_option("--preemption-policy", policies,
+                 "preemption policies to run, each on the same workload (ducc, sparing; comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"ducc", "sparing"}));
   std::vector<size_spec> sizes;
   try {
     app.parse(argc, argv);
@@ -271,55 +300,96 @@ int main(int argc, char** argv) {
     double prev_median = 0;
     int prev_nodes = 0;
     for (const auto& sz : sizes) {
-      std::vector<std::vector<double>> first(n_phases), med(n_phases);
-      std::vector<double> unchanged, unchanged_diff, unchanged_apply;
-      run_result last;
-      for (int k = 0; k < repeat; ++k) {
-        std::fprintf(stderr, "run %d/%d: %d nodes, %d jobs, %d users, quantum %d GB\n", k + 1, repeat, sz.nodes,
-                     sz.jobs, sz.users, q);
-        last = run_once(sz, static_cast<std::uint64_t>(q), rounds, seed, !no_unchanged);
-        for (int ph = 0; ph < n_phases; ++ph) {
-          first[ph].push_back(last.ms[0][ph]);
-          std::vector<double> later;
-          for (int round = 5; round < static_cast<int>(last.ms.size()) && round <= 20; ++round) {
-            later.push_back(last.ms[static_cast<std::size_t>(round)][ph]);
+      std::vector<std::pair<std::string, std::vector<double>>>
+          churn;  // per policy: ratio, error, time to fair
+      for (const auto& policy_name : policies) {
+        const auto preemption =
+            policy_name == "sparing" ? core::preemption_policy::sparing : core::preemption_policy::ducc;
+        std::vector<std::vector<double>> first(n_phases), med(n_phases);
+        std::vector<double> per_given, errors, to_fair, preempted_runs, given_runs;
+        std::vector<double> unchanged, unchanged_diff, unchanged_apply;
+        run_result last;
+        for (int k = 0; k < repeat; ++k) {
+          std::fprintf(stderr, "run %d/%d: %d nodes, %d jobs, %d users, quantum %d GB\n", k + 1, repeat,
+                       sz.nodes, sz.jobs, sz.users, q);
+          last = run_once(sz, static_cast<std::uint64_t>(q), rounds, seed, !no_unchanged, preemption);
+          per_given.push_back(
+              last.given > 0 ? static_cast<double>(last.preempted) / static_cast<double>(last.given) : 0);
+          errors.push_back(last.fairness_error);
+          to_fair.push_back(last.time_to_fair_s);
+          preempted_runs.push_back(static_cast<double>(last.preempted));
+          given_runs.push_back(static_cast<double>(last.given));
+          for (int ph = 0; ph < n_phases; ++ph) {
+            first[ph].push_back(last.ms[0][ph]);
+            std::vector<double> later;
+            for (int round = 5; round < static_cast<int>(last.ms.size()) && round <= 20; ++round) {
+              later.push_back(last.ms[static_cast<std::size_t>(round)][ph]);
+            }
+            med[ph].push_back(median(later));
           }
-          med[ph].push_back(median(later));
+          unchanged.push_back(last.unchanged_ms);
+          unchanged_apply.push_back(last.unchanged_apply_ms);
+          unchanged_diff.push_back(last.unchanged_diff_ms);
         }
-        unchanged.push_back(last.unchanged_ms);
-        unchanged_apply.push_back(last.unchanged_apply_ms);
-        unchanged_diff.push_back(last.unchanged_diff_ms);
+        std::printf(
+            "\n== %d nodes / %d jobs / %d users, quantum %d GB (max order %d), preemption policy %s ==\n",
+            sz.nodes, sz.jobs, sz.users, q, last.max_order, policy_name.c_str());
+        std::printf("%-18s %12s %14s\n", "phase (ms)", "first round", "median 5-20");
+        for (int ph = 0; ph < n_phases; ++ph) {
+          if (no_phases && ph >= p_caps && ph <= p_plan) continue;
+          std::printf("%-18s %12.2f %14.2f\n", phase_names[ph], median(first[ph]), median(med[ph]));
+        }
+        if (!no_unchanged) {
+          std::printf(
+              "%-18s %12s %14.2f  (at the fixed point reached after %d repeat(s); plan identical: %s)\n",
+              "unchanged round", "", median(unchanged), last.repeats_to_fixed_point,
+              last.unchanged_stable ? "yes" : "NO");
+          std::printf("%-18s %12s %14.2f  (apply_work; the rest is schedule() finding nothing to do)\n",
+                      "  of which apply", "", median(unchanged_apply));
+          std::printf(
+              "%-18s %12s %14.2f  (diff of the unchanged map: what detecting \"nothing changed\" costs)\n",
+              "  of which needed", "", median(unchanged_diff));
+        }
+        const double m = median(med[p_round]);
+        const bool first_policy = &policy_name == &policies.front();  // size ratios compare one policy
+        if (first_policy && prev_median > 0) {
+          const double n_ratio = static_cast<double>(sz.nodes) / prev_nodes;
+          std::printf(
+              "ratio to %d nodes: %.2f (size ratio %.1f, n log n ratio %.2f)\n", prev_nodes, m / prev_median,
+              n_ratio,
+              n_ratio * std::log(static_cast<double>(sz.nodes)) / std::log(static_cast<double>(prev_nodes)));
+        }
+        std::printf("shares at end %ld, given %ld, preempted %ld, jobs completed %d, pending at end %d\n",
+                    last.shares_at_end, last.given, last.preempted, last.completed, last.pending_at_end);
+        std::printf("plan digest %016llx (every round's plan: equal digests, equal decisions)\n",
+                    static_cast<unsigned long long>(last.digest));
+        std::printf(
+            "churn: preempted %.0f for %.0f given = %.3f preemptions per given share; fairness error %.4f "
+            "(time-averaged); time to fair share %.1f s mean (%d episodes, %d unreached at end)",
+            median(preempted_runs), median(given_runs), median(per_given), median(errors), median(to_fair),
+            last.fair_episodes, last.fair_unreached);
+        if (!no_unchanged) std::printf("; unchanged round preempted %d", last.unchanged_preempted);
+        std::printf("\n");
+        churn.emplace_back(policy_name,
+                           std::vector<double>{median(per_given), median(errors), median(to_fair)});
+        std::printf("peak RSS so far: %.1f MB\n", peak_rss_kb() / 1024.0);
+        std::fflush(stdout);
+        if (first_policy) {
+          prev_median = m;
+          prev_nodes = sz.nodes;
+        }
       }
-      std::printf("\n== %d nodes / %d jobs / %d users, quantum %d GB (max order %d) ==\n", sz.nodes, sz.jobs, sz.users,
-                  q, last.max_order);
-      std::printf("%-18s %12s %14s\n", "phase (ms)", "first round", "median 5-20");
-      for (int ph = 0; ph < n_phases; ++ph) {
-        if (no_phases && ph >= p_caps && ph <= p_plan) continue;
-        std::printf("%-18s %12.2f %14.2f\n", phase_names[ph], median(first[ph]), median(med[ph]));
+      if (churn.size() > 1) {
+        std::printf("\n-- churn against %s, %d nodes / %d jobs, quantum %d GB (medians of %d run(s)) --\n",
+                    churn.front().first.c_str(), sz.nodes, sz.jobs, q, repeat);
+        std::printf("%-10s %22s %16s %18s\n", "policy", "preempted/given (x)", "fair error (x)",
+                    "to fair s (x)");
+        const auto& base = churn.front().second;
+        const auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
+        for (const auto& [name, v] : churn)
+          std::printf("%-10s %13.3f (%5.2f) %9.4f (%5.2f) %11.1f (%5.2f)\n", name.c_str(), v[0],
+                      ratio(v[0], base[0]), v[1], ratio(v[1], base[1]), v[2], ratio(v[2], base[2]));
       }
-      if (!no_unchanged) {
-        std::printf("%-18s %12s %14.2f  (at the fixed point reached after %d repeat(s); plan identical: %s)\n",
-                    "unchanged round", "", median(unchanged), last.repeats_to_fixed_point,
-                    last.unchanged_stable ? "yes" : "NO");
-        std::printf("%-18s %12s %14.2f  (apply_work; the rest is schedule() finding nothing to do)\n",
-                    "  of which apply", "", median(unchanged_apply));
-        std::printf("%-18s %12s %14.2f  (diff of the unchanged map: what detecting \"nothing changed\" costs)\n",
-                    "  of which needed", "", median(unchanged_diff));
-      }
-      const double m = median(med[p_round]);
-      if (prev_median > 0) {
-        const double n_ratio = static_cast<double>(sz.nodes) / prev_nodes;
-        std::printf("ratio to %d nodes: %.2f (size ratio %.1f, n log n ratio %.2f)\n", prev_nodes, m / prev_median,
-                    n_ratio, n_ratio * std::log(static_cast<double>(sz.nodes)) / std::log(static_cast<double>(prev_nodes)));
-      }
-      std::printf("shares at end %ld, given %ld, preempted %ld, jobs completed %d, pending at end %d\n",
-                  last.shares_at_end, last.given, last.preempted, last.completed, last.pending_at_end);
-      std::printf("plan digest %016llx (every round's plan: equal digests, equal decisions)\n",
-                  static_cast<unsigned long long>(last.digest));
-      std::printf("peak RSS so far: %.1f MB\n", peak_rss_kb() / 1024.0);
-      std::fflush(stdout);
-      prev_median = m;
-      prev_nodes = sz.nodes;
     }
   }
   return 0;

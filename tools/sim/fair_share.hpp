@@ -1,9 +1,10 @@
 #pragma once
-// The report's yardstick: what each user's share of the cluster WOULD be under weighted max-min fairness,
-// given who wants how much right now. It is an approximation of rmbus's How Much, not a copy of it:
+// The report's yardstick: what each user's share of a top-level nodepool WOULD be under weighted max-min
+// fairness, given who wants how much there right now (the recorder runs it once per pool, against that
+// pool's quanta). It is an approximation of rmbus's How Much, not a copy of it:
 //
 //   1. Work in non-fair-share classes (FIXED_SHARE, RESERVE) is not subject to fair share: what it holds is
-//      taken off the top of the cluster's quanta.
+//      taken off the top of the pool's quanta.
 //   2. Fair-share classes are served by priority (lower number first); within one priority, the quanta are
 //      water-filled among the classes with demand in proportion to their weights (a class never gets more
 //      than it asks for; what it leaves goes to the others); what remains passes to the next priority.

@@ -207,6 +207,16 @@ void orchestrator_model::on_state(const messages::rm_state& state, std::int64_t 
       } else if (sh.status == messages::share_status::preempt || sh.status == messages::share_status::evict) {
         if (p == nullptr || p->ended || p->exit_at_ms) continue;
         const bool evict = sh.status == messages::share_status::evict;
+        if (!evict && !p->stopped_ms) {  // the work this preemption throws away
+          const std::int64_t init_from = p->running_at_ms - p->init_ms;
+          if (now_ >= p->running_at_ms) {
+            j.lost_init_ms += p->init_ms;
+            if (p->in_flight > 0) j.lost_batch_ms += now_ - p->batch_start_ms;
+          } else {
+            j.lost_init_ms += std::max<std::int64_t>(0, now_ - init_from);
+          }
+          j.lost_items += p->in_flight;
+        }
         stop_process(j, *p, now_);
         p->exit_at_ms = now_ + (evict ? timing_.evict_exit_ms : timing_.preempt_exit_ms);
         if (evict)
@@ -318,6 +328,9 @@ job_view orchestrator_model::view(const job_run& j) const {
   v.first_process_ms = j.first_process_ms;
   v.completed_ms = j.completed_ms;
   v.preempted = j.preempted;
+  v.lost_items = j.lost_items;
+  v.lost_batch_ms = j.lost_batch_ms;
+  v.lost_init_ms = j.lost_init_ms;
   v.evicted = j.evicted;
   v.launch_failures = j.launch_failures;
   v.drained = j.drained;

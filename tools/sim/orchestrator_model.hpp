@@ -73,6 +73,12 @@ struct job_view {
   std::uint64_t evicted = 0;          // ... evict
   std::uint64_t launch_failures = 0;  // shares on nodes that are not the scenario's (see on_state)
   std::uint64_t drained = 0;          // its processes ended by draining before their reclaim deadline
+  // Work lost to preemption (not eviction): items in flight when a process was preempted (they go back to
+  // the queue and are done again), the time their batches had run, and initialization time that a
+  // replacement process spends again (all of it once initialized, the part spent so far before that).
+  std::uint64_t lost_items = 0;
+  std::int64_t lost_batch_ms = 0;
+  std::int64_t lost_init_ms = 0;
 };
 
 class orchestrator_model {
@@ -136,6 +142,9 @@ class orchestrator_model {
     std::uint64_t evicted = 0;
     std::uint64_t launch_failures = 0;
     std::uint64_t drained = 0;
+    std::uint64_t lost_items = 0;
+    std::int64_t lost_batch_ms = 0;
+    std::int64_t lost_init_ms = 0;
     std::vector<process_run> procs;
     std::set<std::string> used_share_ids;  // never start a share twice
   };

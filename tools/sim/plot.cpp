@@ -5,18 +5,23 @@
 #include <cstdio>
 #include <functional>
 #include <sstream>
+#include <vector>
 
 namespace rmbus::sim {
 
 namespace {
 
-constexpr double width = 960, height = 600;
+constexpr double width = 960;
 constexpr double left = 70, right = 190;  // the legend sits in the right margin
-constexpr double top_y0 = 50, top_y1 = 340, bottom_y0 = 400, bottom_y1 = 550;
+constexpr double first_y0 = 50, gap = 60, bottom_margin = 50;
+constexpr double single_panel_h = 290, pool_panel_h = 200, utilization_h = 150;
 
 // Ten colours that stay distinguishable; users beyond ten reuse them.
 constexpr const char* palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                    "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
+
+// Utilization lines of several pools: dark, told apart by their dashes.
+constexpr const char* pool_dashes[] = {"", "6,3", "2,3", "8,3,2,3", "1,2"};
 
 std::string num(double v) {
   char buf[32];
@@ -114,14 +119,40 @@ std::string xml_escape(const std::string& text) {
 std::string render_svg(const recorder& rec, const std::string& title) {
   const auto& s = rec.samples();
   double t_max = s.empty() ? 1 : std::max(1.0, static_cast<double>(s.back().t_ms) / 1000.0);
-  double q_max = 1;
-  for (const auto& x : s) {
-    q_max = std::max(q_max, static_cast<double>(x.total_quanta));
-    for (const auto& u : x.users)
-      q_max = std::max({q_max, static_cast<double>(u.held_quanta), u.fair_quanta});
+  std::vector<std::string> pools;
+  for (const auto& x : s)
+    for (const auto& [name, _] : x.pools)
+      if (std::find(pools.begin(), pools.end(), name) == pools.end()) pools.push_back(name);
+  std::sort(pools.begin(), pools.end());
+  const bool per_pool = pools.size() > 1;
+
+  // One allocation panel: the whole cluster, or one per pool (a pool's quanta are not another's).
+  struct allocation {
+    std::string pool;  // empty: the whole cluster
+    panel area;
+  };
+  std::vector<allocation> allocations;
+  const double panel_h = per_pool ? pool_panel_h : single_panel_h;
+  double y = first_y0;
+  for (std::size_t k = 0; k < (per_pool ? pools.size() : 1); ++k) {
+    const std::string pool = per_pool ? pools[k] : std::string();
+    double q_max = 1;
+    for (const auto& x : s) {
+      const pool_sample* p = nullptr;
+      if (per_pool) {
+        auto it = x.pools.find(pool);
+        if (it == x.pools.end()) continue;
+        p = &it->second;
+      }
+      q_max = std::max(q_max, static_cast<double>(p ? p->total_quanta : x.total_quanta));
+      for (const auto& u : p ? p->users : x.users)
+        q_max = std::max({q_max, static_cast<double>(u.held_quanta), u.fair_quanta});
+    }
+    allocations.push_back({pool, panel{y, y + panel_h, t_max, q_max * 1.05}});
+    y += panel_h + gap;
   }
-  const panel top{top_y0, top_y1, t_max, q_max * 1.05};
-  const panel bottom{bottom_y0, bottom_y1, t_max, 100};
+  const panel bottom{y, y + utilization_h, t_max, 100};
+  const double height = bottom.y1 + bottom_margin;
 
   std::ostringstream o;
   o << "<?xml version='1.0' encoding='UTF-8'?>\n";
@@ -130,34 +161,74 @@ std::string render_svg(const recorder& rec, const std::string& title) {
     << "' font-family='sans-serif' font-size='12'>\n";
   o << "<rect width='100%' height='100%' fill='white'/>\n";
   o << "<text x='" << num(left) << "' y='28' font-size='16'>" << xml_escape(title) << "</text>\n";
-  axes(o, top, "quanta");
+  for (const auto& a : allocations) {
+    axes(o, a.area, a.pool.empty() ? "quanta" : "quanta in " + a.pool);
+    if (!a.pool.empty())
+      o << "<text x='" << num(width - right) << "' y='" << num(a.area.y0 - 6)
+        << "' text-anchor='end'>nodepool " << xml_escape(a.pool) << "</text>\n";  // above: clear of the lines
+  }
   axes(o, bottom, "utilization %");
-  o << "<text x='" << num((left + width - right) / 2) << "' y='" << num(bottom_y1 + 36)
+  o << "<text x='" << num((left + width - right) / 2) << "' y='" << num(bottom.y1 + 36)
     << "' text-anchor='middle'>scenario time (s)</text>\n";
 
-  step_line(
-      o, top, s, [](const sample& x) { return static_cast<double>(x.total_quanta); },
-      "stroke='#999' stroke-width='1.5'");
-  for (std::size_t u = 0; u < rec.users().size(); ++u) {
-    const std::string colour = palette[u % (sizeof palette / sizeof palette[0])];
+  // A pool's figures in a sample (zeros while the pool is not reported).
+  const pool_sample none{};
+  const auto in_pool = [&none](const sample& x, const std::string& pool) -> const pool_sample& {
+    auto it = x.pools.find(pool);
+    return it == x.pools.end() ? none : it->second;
+  };
+  for (const auto& a : allocations) {
+    const std::string& pool = a.pool;
     step_line(
-        o, top, s, [u](const sample& x) { return x.users[u].fair_quanta; },
-        "stroke='" + colour + "' stroke-width='1' stroke-dasharray='5,4'");
-    step_line(
-        o, top, s, [u](const sample& x) { return static_cast<double>(x.users[u].held_quanta); },
-        "stroke='" + colour + "' stroke-width='2'");
+        o, a.area, s,
+        [&](const sample& x) {
+          return static_cast<double>(pool.empty() ? x.total_quanta : in_pool(x, pool).total_quanta);
+        },
+        "stroke='#999' stroke-width='1.5'");
+    for (std::size_t u = 0; u < rec.users().size(); ++u) {
+      // In a pool, only users that had demand or held quanta there.
+      if (!pool.empty() && std::none_of(s.begin(), s.end(), [&](const sample& x) {
+            const auto& p = in_pool(x, pool);
+            return u < p.users.size() && (p.users[u].demand_quanta > 0 || p.users[u].held_quanta > 0);
+          }))
+        continue;
+      const auto user_of = [&](const sample& x) -> user_sample {
+        if (pool.empty()) return x.users[u];
+        const auto& p = in_pool(x, pool);
+        return u < p.users.size() ? p.users[u] : user_sample{};
+      };
+      const std::string colour = palette[u % (sizeof palette / sizeof palette[0])];
+      step_line(
+          o, a.area, s, [&](const sample& x) { return user_of(x).fair_quanta; },
+          "stroke='" + colour + "' stroke-width='1' stroke-dasharray='5,4'");
+      step_line(
+          o, a.area, s, [&](const sample& x) { return static_cast<double>(user_of(x).held_quanta); },
+          "stroke='" + colour + "' stroke-width='2'");
+    }
   }
-  step_line(
-      o, bottom, s,
-      [](const sample& x) {
-        return x.total_quanta > 0
-                   ? 100.0 * static_cast<double>(x.used_quanta) / static_cast<double>(x.total_quanta)
-                   : 0.0;
-      },
-      "stroke='#333' stroke-width='1.5'");
+  const auto utilization = [](std::uint64_t used, std::uint64_t total) {
+    return total > 0 ? 100.0 * static_cast<double>(used) / static_cast<double>(total) : 0.0;
+  };
+  if (!per_pool) {
+    step_line(
+        o, bottom, s, [&](const sample& x) { return utilization(x.used_quanta, x.total_quanta); },
+        "stroke='#333' stroke-width='1.5'");
+  } else {
+    for (std::size_t k = 0; k < pools.size(); ++k) {
+      const std::string dash = pool_dashes[k % (sizeof pool_dashes / sizeof pool_dashes[0])];
+      step_line(
+          o, bottom, s,
+          [&](const sample& x) {
+            const auto& p = in_pool(x, pools[k]);
+            return utilization(p.used_quanta, p.total_quanta);
+          },
+          "stroke='#333' stroke-width='1.5'" +
+              (dash.empty() ? std::string() : " stroke-dasharray='" + dash + "'"));
+    }
+  }
 
   // Legend.
-  double ly = top_y0 + 10;
+  double ly = first_y0 + 10;
   const double lx = width - right + 16;
   o << "<line x1='" << num(lx) << "' y1='" << num(ly) << "' x2='" << num(lx + 24) << "' y2='" << num(ly)
     << "' stroke='#999' stroke-width='1.5'/><text x='" << num(lx + 30) << "' y='" << num(ly + 4)
@@ -178,6 +249,17 @@ std::string render_svg(const recorder& rec, const std::string& title) {
   if (rec.users().size() > shown)
     o << "<text x='" << num(lx) << "' y='" << num(ly + 4) << "'>+" << rec.users().size() - shown
       << " more users</text>\n";
+  if (per_pool) {
+    double uy = bottom.y0 + 10;
+    for (std::size_t k = 0; k < pools.size() && k < 8; ++k) {
+      const std::string dash = pool_dashes[k % (sizeof pool_dashes / sizeof pool_dashes[0])];
+      o << "<line x1='" << num(lx) << "' y1='" << num(uy) << "' x2='" << num(lx + 24) << "' y2='" << num(uy)
+        << "' stroke='#333' stroke-width='1.5'"
+        << (dash.empty() ? std::string() : " stroke-dasharray='" + dash + "'") << "/><text x='"
+        << num(lx + 30) << "' y='" << num(uy + 4) << "'>" << xml_escape(pools[k]) << "</text>\n";
+      uy += 18;
+    }
+  }
   o << "</svg>\n";
   return o.str();
 }

@@ -65,11 +65,18 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
   std::map<std::string, const job_view*> job_by_id;
   for (const auto& j : jobs) job_by_id[j.id] = &j;
 
-  // The RM's nodes: which are up and how big; used for totals and the double-booking check.
+  // The RM's nodes: which are up and how big; used for totals and the double-booking check. Each node's
+  // top-level pool, each nodepool's top-level pool, and each pool's quantum (memory / quanta of its nodes).
   std::map<std::string, std::uint64_t> node_quanta;
+  std::map<std::string, std::string> pool_of_node, top_of_nodepool;
+  std::map<std::string, std::uint64_t> pool_quantum_mb;
   if (nodes != nullptr) {
     for (const auto& n : nodes->nodes) {
       node_quanta[n.node] = n.quanta;
+      pool_of_node[n.node] = n.pool;
+      top_of_nodepool[n.pool] = n.pool;
+      if (!n.nodepool.empty()) top_of_nodepool[n.nodepool] = n.pool;
+      if (n.quanta > 0 && n.memory_mb >= n.quanta) pool_quantum_mb[n.pool] = n.memory_mb / n.quanta;
       if (n.state == messages::node_state::up || n.state == messages::node_state::quiesced) {
         ++s.nodes_up;
         s.total_quanta += n.quanta;
@@ -83,9 +90,15 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
   } else {
     s.nodes_up = agent_nodes_up;
   }
+  for (auto& [name, p] : s.pools) {
+    p.users.resize(users_.size());
+    if (auto q = pool_quantum_mb.find(name); q != pool_quantum_mb.end()) p.quantum_mb = q->second;
+  }
 
-  // Holdings per user, from the RM's schedule; orders of jobs learned from their shares.
+  // Holdings per user (in all and per pool), from the RM's schedule; orders and pools of jobs learned from
+  // their shares.
   std::map<std::string, std::uint64_t> order_of;
+  std::map<std::string, std::string> pool_of_job;
   if (state != nullptr) {
     std::set<std::string> ids;
     std::map<std::string, std::uint64_t> on_node;
@@ -102,6 +115,10 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
       auto u = user_index.find(j.user);
       for (const auto& sh : js.shares) {
         if (sh.quanta > 0) order_of[js.id] = sh.quanta;
+        if (auto p = pool_of_node.find(sh.node); p != pool_of_node.end() && active(sh.status)) {
+          pool_of_job[js.id] = p->second;
+          if (c != nullptr) class_pool_[c->name] = p->second;
+        }
       }
       if (u != user_index.end() && js.fair_share > 0) {
         auto o = order_of.find(js.id);
@@ -111,12 +128,26 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
       }
       for (const auto& sh : js.shares) {
         if (!active(sh.status)) continue;
-        if (!fair) s.fixed_quanta += sh.quanta;
+        pool_sample* p = nullptr;
+        if (auto pn = pool_of_node.find(sh.node); pn != pool_of_node.end()) {
+          auto it = s.pools.find(pn->second);
+          if (it != s.pools.end()) p = &it->second;
+        }
+        if (!fair) {
+          s.fixed_quanta += sh.quanta;
+          if (p != nullptr) p->fixed_quanta += sh.quanta;
+        }
         if (u == user_index.end()) continue;
         auto& us = s.users[u->second];
         us.held_quanta += sh.quanta;
         us.held_processes += 1;
         if (fair) us.fair_held_quanta += sh.quanta;
+        if (p != nullptr) {
+          auto& ps = p->users[u->second];
+          ps.held_quanta += sh.quanta;
+          ps.held_processes += 1;
+          if (fair) ps.fair_held_quanta += sh.quanta;
+        }
       }
     }
     for (const auto& [node, q] : on_node) {
@@ -128,6 +159,20 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
     }
   }
 
+  // A job's top-level pool (see the header); empty when unknown.
+  const auto pool_for = [&](const job_view& j, const class_spec* c) -> std::string {
+    if (auto p = pool_of_job.find(j.id); p != pool_of_job.end()) return p->second;
+    if (c != nullptr && !c->nodepool.empty()) {
+      if (auto t = top_of_nodepool.find(c->nodepool); t != top_of_nodepool.end()) return t->second;
+    }
+    if (c != nullptr) {
+      if (auto l = class_pool_.find(c->name); l != class_pool_.end() && s.pools.count(l->second))
+        return l->second;
+    }
+    if (s.pools.size() == 1) return s.pools.begin()->first;
+    return {};
+  };
+
   // What the RM holds back by design (rm.state capped_by: prediction, the initialization cap, ...) wants,
   // for now, what it was given; refused work wants nothing (issue 17: neither reads as unfairness).
   std::map<std::string, std::uint64_t> capped_at;
@@ -137,8 +182,8 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
       if (!js.capped_by.empty()) capped_at[js.id] = js.given;
       if (js.status == messages::job_status::refused) refused_now.insert(js.id);
     }
-  // Demand and fair shares over the fair-share classes.
-  std::map<std::string, class_demand> demand;
+  // Demand and fair shares over the fair-share classes, pool by pool.
+  std::map<std::string, std::map<std::string, class_demand>> demand;  // pool -> class -> demand
   for (const auto& j : jobs) {
     if (j.arrived && j.state != messages::work_state::completed && j.processes == 0) ++s.pending_jobs;
     if (j.demand == 0 || j.refused || refused_now.count(j.id)) continue;
@@ -147,27 +192,48 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
     if (auto u = user_index.find(j.user); u != user_index.end()) s.users[u->second].demand_processes += wants;
     const class_spec* c = class_of(classes_, j.class_name, j.kind);
     if (c == nullptr || c->policy != class_policy::fair_share) continue;
-    auto o = order_of.find(j.id);
-    const std::uint64_t order =
-        o != order_of.end() ? o->second : (j.memory_mb + quantum_mb_ - 1) / quantum_mb_;
-    auto& d = demand[c->name];
+    const std::string pool = pool_for(j, c);
+    auto ps = s.pools.find(pool);
+    if (ps == s.pools.end()) {  // several pools (or none reported yet) and this job's is not known
+      if (!s.pools.empty()) ++s.unplaced_jobs;
+      continue;
+    }
+    std::uint64_t order = 0;
+    if (auto o = order_of.find(j.id); o != order_of.end()) {
+      order = o->second;
+    } else {
+      const auto q = pool_quantum_mb.find(pool);
+      const std::uint64_t quantum = q != pool_quantum_mb.end() ? q->second : quantum_mb_;
+      order = (j.memory_mb + quantum - 1) / quantum;
+    }
+    auto& d = demand[pool][c->name];
     d.class_name = c->name;
     d.weight = c->weight;
     d.priority = c->priority;
     d.user_demand_quanta[j.user] += static_cast<double>(wants * order);
   }
-  std::vector<class_demand> claims;
-  for (auto& [name, d] : demand) claims.push_back(std::move(d));
-  const double available =
-      static_cast<double>(s.total_quanta) - static_cast<double>(std::min(s.total_quanta, s.fixed_quanta));
-  const auto fair = fair_shares(available, claims);
-  for (const auto& c : claims) {
-    for (const auto& [user, q] : c.user_demand_quanta) {
-      if (auto u = user_index.find(user); u != user_index.end()) s.users[u->second].demand_quanta += q;
+  for (auto& [pool, by_class] : demand) {
+    auto& p = s.pools.at(pool);
+    std::vector<class_demand> claims;
+    for (auto& [name, d] : by_class) claims.push_back(std::move(d));
+    const double available =
+        static_cast<double>(p.total_quanta) - static_cast<double>(std::min(p.total_quanta, p.fixed_quanta));
+    const auto fair = fair_shares(available, claims);
+    for (const auto& c : claims) {
+      for (const auto& [user, q] : c.user_demand_quanta) {
+        if (auto u = user_index.find(user); u != user_index.end()) {
+          s.users[u->second].demand_quanta += q;
+          p.users[u->second].demand_quanta += q;
+        }
+      }
+    }
+    for (const auto& [user, q] : fair) {
+      if (auto u = user_index.find(user); u != user_index.end()) {
+        s.users[u->second].fair_quanta += q;
+        p.users[u->second].fair_quanta = q;
+      }
     }
   }
-  for (const auto& [user, q] : fair)
-    if (auto u = user_index.find(user); u != user_index.end()) s.users[u->second].fair_quanta = q;
 
   s.preemptions = preempted_.size();
   s.evictions = evicted_.size();

@@ -6,8 +6,14 @@
 // A sample joins three views at one scenario time: the orchestrator model's (which work is waiting, how much
 // its remaining work could use), the RM's last rm.state (which shares each job holds) and its last rm.nodes
 // (how many nodes are up, their quanta and free quanta). From them it derives per user the quanta and
-// processes held, and the fair share those users would have (tools/sim/fair_share.hpp), and checks the
-// schedule for double booking (a share listed twice, or a node holding more quanta than it has).
+// processes held, and the fair share those users would have (tools/sim/fair_share.hpp) in each top-level
+// nodepool, and checks the schedule for double booking (a share listed twice, or a node holding more quanta
+// than it has).
+//
+// A job's pool: that of the nodes its shares are on; else its class's `nodepool` from the scenario (mapped to
+// its top-level pool through rm.nodes); else the pool the RM was last seen placing its class's work in; else
+// the only pool. Work whose pool is still unknown (several pools, no share yet) is counted as unplaced and
+// left out of fair shares until the RM places some work of its class.
 //
 // Preemptions and evictions are counted as distinct share ids seen with status preempt / evict in rm.state
 // (a share stays listed so until its process is gone, so no snapshot in between is needed to see it), and
@@ -37,16 +43,22 @@ struct user_sample {
   std::uint64_t fair_held_quanta = 0;  // of which in fair-share classes
   double demand_quanta = 0;            // what its fair-share work could use
   std::uint64_t demand_processes = 0;  // processes all its unfinished work could use (any class)
-  double fair_quanta = 0;              // its weighted max-min fair share (fair_share.hpp)
+  double fair_quanta = 0;              // its weighted max-min fair share (fair_share.hpp), per pool summed
   std::uint64_t rm_fair_quanta = 0;    // the RM's own: sum of its jobs' rm.state fair_share x order
 
   friend bool operator==(const user_sample&, const user_sample&) = default;
 };
 
-// One top-level nodepool's quanta in a sample (rm.nodes `pool`): of the nodes up, and of those held.
+// One top-level nodepool in a sample (rm.nodes `pool`): quanta of the nodes up, of those held, of those held
+// by non-fair-share work, and each user's holdings, demand and fair share IN THIS POOL (same order as
+// recorder::users()): fair shares are computed per pool, against that pool's quanta (pools may differ in
+// quantum and size; a user can use only the pools of its classes).
 struct pool_sample {
   std::uint64_t total_quanta = 0;
   std::uint64_t used_quanta = 0;
+  std::uint64_t fixed_quanta = 0;
+  std::uint64_t quantum_mb = 0;  // its nodes' memory / quanta (0 when rm.nodes gave no memory)
+  std::vector<user_sample> users;
 
   friend bool operator==(const pool_sample&, const pool_sample&) = default;
 };
@@ -61,8 +73,9 @@ struct sample {
   std::uint64_t preemptions = 0;   // cumulative distinct shares seen preempt
   std::uint64_t evictions = 0;     // cumulative distinct shares seen evict
   bool double_booked = false;
-  std::vector<user_sample> users;  // same order as recorder::users()
+  std::vector<user_sample> users;            // same order as recorder::users(); the sums over the pools
   std::map<std::string, pool_sample> pools;  // by top-level nodepool, from rm.nodes (empty without it)
+  std::size_t unplaced_jobs = 0;  // with demand, but in no known pool yet (left out of fair shares)
 
   friend bool operator==(const sample&, const sample&) = default;
 };
@@ -100,6 +113,7 @@ class recorder {
   std::size_t stride_ = 1;  // keep every stride_-th sample offered (doubles when thinning)
   std::size_t offered_ = 0;
   std::set<std::string> job_ids_;
+  std::map<std::string, std::string> class_pool_;  // class -> top-level pool the RM was seen placing it in
   std::set<std::string> preempted_, evicted_;
   std::uint64_t preempt_events_ = 0, evict_events_ = 0, states_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -92,6 +93,43 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
             })
             .value_or(0.0);
   }
+  r.fairness_error_mean =
+      weighted_mean(
+          w, s.size(), [&](std::size_t i) { return s[i].total_quanta > 0; },
+          [&](std::size_t i) {
+            double e = 0;
+            for (const auto& u : s[i].users)
+              e += std::abs(static_cast<double>(u.fair_held_quanta) - u.fair_quanta);
+            return e / static_cast<double>(s[i].total_quanta);
+          })
+          .value_or(0.0);
+  for (const auto& name : pool_names) {
+    const auto of = [&](std::size_t i) -> const pool_sample* {
+      auto it = s[i].pools.find(name);
+      return it == s[i].pools.end() ? nullptr : &it->second;
+    };
+    auto& pf = r.pools[name];
+    for (std::size_t i = 0; i < s.size(); ++i)
+      if (of(i) != nullptr && of(i)->quantum_mb > 0) pf.quantum_mb = of(i)->quantum_mb;
+    pf.mean_total_quanta = weighted_mean(
+                               w, s.size(), [&](std::size_t i) { return of(i) != nullptr; },
+                               [&](std::size_t i) { return static_cast<double>(of(i)->total_quanta); })
+                               .value_or(0.0);
+    for (std::size_t u = 0; u < rec.users().size(); ++u) {
+      const auto wants = [&](std::size_t i) {
+        const pool_sample* p = of(i);
+        return p != nullptr && p->total_quanta > 0 && u < p->users.size() && p->users[u].demand_quanta > 0;
+      };
+      const auto held = weighted_mean(w, s.size(), wants, [&](std::size_t i) {
+        return static_cast<double>(of(i)->users[u].fair_held_quanta);
+      });
+      if (!held) continue;  // no demand in this pool
+      const auto fair =
+          weighted_mean(w, s.size(), wants, [&](std::size_t i) { return of(i)->users[u].fair_quanta; });
+      pf.users.push_back({rec.users()[u], *held, fair.value_or(0.0)});
+    }
+  }
+  for (const auto& x : s) r.most_unplaced_jobs = std::max(r.most_unplaced_jobs, x.unplaced_jobs);
   r.double_booked_samples = static_cast<std::size_t>(
       std::count_if(s.begin(), s.end(), [](const sample& x) { return x.double_booked; }));
 
@@ -152,6 +190,9 @@ report_figures compute_report(const recorder& rec, const std::vector<job_view>& 
   for (const auto& j : jobs) {
     r.launch_failures += j.launch_failures;
     r.drained_early += j.drained;
+    r.work_lost_items += j.lost_items;
+    r.work_lost_batch_s += static_cast<double>(j.lost_batch_ms) / 1000.0;
+    r.work_lost_init_s += static_cast<double>(j.lost_init_ms) / 1000.0;
     if (j.first_process_ms)
       first_process.push_back(static_cast<double>(*j.first_process_ms - j.at_ms) / 1000.0);
     else if (j.arrived && !j.refused)
@@ -263,8 +304,14 @@ std::string render_report(const report_figures& r) {
   o << "  simulated " << fixed(static_cast<double>(r.run.simulated_ms) / 1000.0, 1) << " s in "
     << fixed(r.run.wall_s, 1) << " s of wall time (speed " << fixed(r.run.speed, 2)
     << "); ended: " << r.run.end_reason << "\n";
-  o << "  " << r.states_received << " schedules (rm.state) received, " << r.samples << " samples, quantum "
-    << r.quantum_mb << " MB\n\n";
+  o << "  " << r.states_received << " schedules (rm.state) received, " << r.samples << " samples, ";
+  if (r.pools.size() > 1) {  // each pool has its own quantum
+    o << "quantum per nodepool:";
+    for (const auto& [pool, pf] : r.pools) o << " " << pool << " " << pf.quantum_mb << " MB";
+    o << "\n\n";
+  } else {
+    o << "quantum " << r.quantum_mb << " MB\n\n";
+  }
 
   o << "Utilization (quanta held / quanta of the nodes up): " << fixed(100.0 * r.utilization_mean, 1)
     << "% on average\n";
@@ -309,12 +356,46 @@ std::string render_report(const report_figures& r) {
     o << line;
   }
 
+  // Several pools: a pool's quanta are not another's (their quantum and size differ, and a class runs in one
+  // pool), so each user's share is judged against the pool it runs in.
+  if (r.pools.size() > 1) {
+    o << "  (with several nodepools a user's figures above are sums over its pools: per nodepool below)\n";
+    o << "\nPer nodepool (fair share against the pool's own quanta)\n";
+    o << "  pool             quanta up   util  user            mean held  mean fair  held/fair\n";
+    for (const auto& [pool, pf] : r.pools) {
+      const auto util = r.utilization_by_pool.find(pool);
+      const double u = util == r.utilization_by_pool.end() ? 0.0 : util->second;
+      char head[128];
+      std::snprintf(head, sizeof head, "  %-16s %9.1f %5.1f%%", pool.c_str(), pf.mean_total_quanta,
+                    100.0 * u);
+      if (pf.users.empty()) o << head << "  (no fair-share demand)\n";
+      for (std::size_t k = 0; k < pf.users.size(); ++k) {
+        const auto& pu = pf.users[k];
+        const std::string ratio =
+            pu.mean_fair_quanta > 0 ? fixed(pu.mean_held_quanta / pu.mean_fair_quanta, 2) : "-";
+        char line[256];
+        std::snprintf(line, sizeof line, "%s  %-15s %9.1f %10.1f %10s\n",
+                      k == 0 ? head : std::string(std::strlen(head), ' ').c_str(), pu.user.c_str(),
+                      pu.mean_held_quanta, pu.mean_fair_quanta, ratio.c_str());
+        o << line;
+      }
+    }
+    if (r.most_unplaced_jobs > 0)
+      o << "  up to " << r.most_unplaced_jobs
+        << " job(s) at a time were in no known pool yet (no share, and their class has no nodepool in the "
+           "scenario): left out of fair shares\n";
+  }
+
   o << "\nPreemptions: " << r.preempted_shares << " shares (" << r.preempt_events
     << " preempt events); evictions: " << r.evicted_shares << " shares (" << r.evict_events
     << " evict events)\n";
   if (r.drained_early > 0)
     o << "Drained early: " << r.drained_early
       << " processes ended after their items in flight, before their reclaim deadline\n";
+  o << "Fairness error (time-weighted mean of sum over users |held - fair| / quanta): "
+    << fixed(r.fairness_error_mean, 4) << "; work lost to preemption: " << r.work_lost_items
+    << " items in flight (" << fixed(r.work_lost_batch_s, 1) << " process-s of batches), "
+    << fixed(r.work_lost_init_s, 1) << " s of initialization to redo\n";
   o << "Jobs: " << r.jobs_completed << " of " << r.jobs_total << " completed";
   if (r.jobs_refused > 0) o << ", " << r.jobs_refused << " refused";
   if (r.other_work > 0) o << "; " << r.other_work << " services / APs / reservations";
@@ -364,11 +445,27 @@ std::string render_report(const report_figures& r) {
   fig("quantum_mb", std::to_string(r.quantum_mb));
   fig("utilization_mean", fixed(r.utilization_mean, 4));
   for (const auto& [pool, u] : r.utilization_by_pool) fig("utilization_mean." + pool, fixed(u, 4));
+  if (r.pools.size() > 1) {
+    for (const auto& [pool, pf] : r.pools) {
+      fig("pool." + pool + ".mean_total_quanta", fixed(pf.mean_total_quanta, 3));
+      fig("pool." + pool + ".quantum_mb", std::to_string(pf.quantum_mb));
+      for (const auto& pu : pf.users) {
+        fig("pool." + pool + ".user." + pu.user + ".mean_held_quanta", fixed(pu.mean_held_quanta, 3));
+        fig("pool." + pool + ".user." + pu.user + ".mean_fair_quanta", fixed(pu.mean_fair_quanta, 3));
+      }
+    }
+    fig("most_unplaced_jobs", std::to_string(r.most_unplaced_jobs));
+  }
   fig("preempted_shares", std::to_string(r.preempted_shares));
   fig("evicted_shares", std::to_string(r.evicted_shares));
   fig("preempt_events", std::to_string(r.preempt_events));
   fig("evict_events", std::to_string(r.evict_events));
   fig("drained_early", std::to_string(r.drained_early));
+  fig("fairness_error_mean", fixed(r.fairness_error_mean, 4));
+  fig("work_lost_items", std::to_string(r.work_lost_items));
+  fig("work_lost_batch_s", fixed(r.work_lost_batch_s, 3));
+  fig("work_lost_init_s", fixed(r.work_lost_init_s, 3));
+  fig("work_lost_s", fixed(r.work_lost_batch_s + r.work_lost_init_s, 3));
   fig("jobs_total", std::to_string(r.jobs_total));
   fig("jobs_completed", std::to_string(r.jobs_completed));
   fig("jobs_refused", std::to_string(r.jobs_refused));

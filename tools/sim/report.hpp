@@ -5,7 +5,8 @@
 //
 // Figures (docs/sim.md explains each):
 //   utilization   used / total quanta of the nodes that are up, time-weighted over the run, and per
-//                 twelfth of the run in a small table;
+//                 twelfth of the run in a small table; per top-level nodepool too;
+//   per nodepool  (several pools) each user's held quanta against its fair share in that pool;
 //   per user      mean quanta held against mean fair share (both time-weighted over the samples where
 //                 the user had demand), mean processes held, processes held at the user's last CONTENDED
 //                 sample (it and another user had fair-share demand) and the fair share then, most held;
@@ -71,10 +72,29 @@ struct report_figures {
   std::uint64_t quantum_mb = 0;
   double utilization_mean = 0;
   std::map<std::string, double> utilization_by_pool;  // the same, per top-level nodepool
+  // Per top-level nodepool: each user's fair-share quanta held against its fair share in that pool (computed
+  // against the pool's own quanta), time-weighted over the samples where it had demand there.
+  struct pool_user {
+    std::string user;
+    double mean_held_quanta = 0, mean_fair_quanta = 0;
+  };
+  struct pool_figures {
+    double mean_total_quanta = 0;  // quanta of the pool's nodes up, time-weighted
+    std::uint64_t quantum_mb = 0;  // the pool's quantum, from rm.nodes (last seen; 0: never said)
+    std::vector<pool_user> users;  // users with demand in the pool, in recorder order
+  };
+  std::map<std::string, pool_figures> pools;
+  std::size_t most_unplaced_jobs = 0;  // most jobs in a sample whose pool was not known yet (recorder.hpp)
   std::vector<timeline_row> timeline;
   std::vector<user_figures> users;
   std::uint64_t preempted_shares = 0, evicted_shares = 0, preempt_events = 0, evict_events = 0;
   std::uint64_t drained_early = 0;  // processes drained before their reclaim deadline (orchestrator_model)
+  // Fairness against churn (issue 20): time-weighted mean over samples of sum over users of
+  // |fair-share quanta held - fair share| / quanta of the nodes up; and the work preemption threw away.
+  double fairness_error_mean = 0;
+  std::uint64_t work_lost_items = 0;
+  double work_lost_batch_s = 0;  // process time of the batches lost (scenario s)
+  double work_lost_init_s = 0;   // initialization time to be spent again (scenario s)
   std::size_t jobs_total = 0, jobs_completed = 0, jobs_refused = 0;  // kind "job" only
   struct refused_job {
     std::string id, user, reason;

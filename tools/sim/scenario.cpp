@@ -332,7 +332,7 @@ void read_classes(reader& r, const toml::table& root, scenario& sc) {
       continue;
     }
     const auto& ct = *node.as_table();
-    r.only_keys(ct, "[" + where + "]", {"policy", "weight", "priority", "default"});
+    r.only_keys(ct, "[" + where + "]", {"policy", "weight", "priority", "default", "nodepool"});
     auto it =
         std::find_if(sc.classes.begin(), sc.classes.end(), [&](const auto& c) { return c.name == name; });
     class_spec c = it != sc.classes.end() ? *it : class_spec{name};
@@ -346,6 +346,13 @@ void read_classes(reader& r, const toml::table& root, scenario& sc) {
     if (auto v = r.integer(ct, "weight", where, 1, 1000000)) c.weight = static_cast<int>(*v);
     if (auto v = r.integer(ct, "priority", where, -1000000, 1000000)) c.priority = static_cast<int>(*v);
     if (auto v = r.boolean(ct, "default", where)) c.is_default = *v;
+    if (auto v = r.string(ct, "nodepool", where)) {
+      if (valid_name(*v))
+        c.nodepool = *v;
+      else
+        r.add(ct.get("nodepool"),
+              where + ".nodepool: a nodepool name is letters, digits, '-', '_', '.' or '@'");
+    }
     if (it != sc.classes.end())
       *it = c;
     else

@@ -37,6 +37,9 @@ struct class_spec {
   int weight = 100;
   int priority = 10;        // lower is better, as in DUCC
   bool is_default = false;  // the default class of its policy (work naming no class goes there)
+  // The nodepool the RM's configuration gives the class (`nodepool` key): its work's fair share is computed
+  // against that pool's quanta. Empty: learned from where the RM places the class's work (or the only pool).
+  std::string nodepool = {};
 
   friend bool operator==(const class_spec&, const class_spec&) = default;
 };

@@ -61,7 +61,7 @@ std::uint64_t add_capped(std::uint64_t a, std::uint64_t b) {
                                                            : a + b;
 }
 
-void add_sums(user_summary& total, const user_summary& u) {
+void add_sums(user_summary& total, const user_summary& u, bool as_part) {
   total.jobs = add_capped(total.jobs, u.jobs);
   total.active = add_capped(total.active, u.active);
   total.quanta = add_capped(total.quanta, u.quanta);
@@ -70,6 +70,9 @@ void add_sums(user_summary& total, const user_summary& u) {
   total.fair_share = add_capped(total.fair_share, u.fair_share);
   total.wanted = add_capped(total.wanted, u.wanted);
   total.capped_jobs = add_capped(total.capped_jobs, u.capped_jobs);
+  if (!as_part) return;
+  ++total.parts;
+  total.parts_below += u.below_fair_share() ? 1 : 0;
 }
 
 std::uint64_t pool_summary::count(messages::node_state s) const {
@@ -77,7 +80,9 @@ std::uint64_t pool_summary::count(messages::node_state s) const {
   return it == nodes_by_state.end() ? 0 : it->second;
 }
 
-bool user_summary::below_fair_share() const { return given < std::min(wanted, fair_share); }
+bool user_summary::below_fair_share() const {
+  return parts == 0 ? given < std::min(wanted, fair_share) : parts_below > 0;
+}
 
 monitor_model::monitor_model(model_limits limits) : limits_(limits) {
   limits_.max_events = std::max<std::size_t>(1, limits_.max_events);

@@ -79,17 +79,23 @@ struct user_summary {
   // prediction, the initialization cap, ...) what it was given; and how many jobs are so capped.
   std::uint64_t wanted = 0;
   std::uint64_t capped_jobs = 0;
+  // Rows summed into this one as parts (a group's users, a class's groups), and how many of them were below
+  // their fair share; 0 parts: a row judged by its own sums.
+  std::uint64_t parts = 0;
+  std::uint64_t parts_below = 0;
 
   // Wants more than it got and got less than its fair share: the row a person looks at first. A job capped
-  // by design does not make it so (that is the policy, not starvation).
+  // by design does not make it so (that is the policy, not starvation). A class or group is below when one
+  // of its parts is: its summed figures would let one user's unmet demand hide behind another's fair share.
   bool below_fair_share() const;
 };
 
 // Counts off the bus may be anything up to 2^64-1: a sum of them sticks at the top instead of wrapping to a
 // small, believable number.
 std::uint64_t add_capped(std::uint64_t a, std::uint64_t b);
-// Adds `u`'s sums (jobs, active, quanta, given, demand, fair share) to `total`'s, each capped.
-void add_sums(user_summary& total, const user_summary& u);
+// Adds `u`'s sums (jobs, active, quanta, given, demand, fair share) to `total`'s, each capped, and counts `u`
+// as one of its parts; with `as_part` false `u` is more of the same row (one job of a user's row).
+void add_sums(user_summary& total, const user_summary& u, bool as_part = true);
 
 // One share group ([[group]], EGO's consumer tree) within a class: the jobs whose innermost group it is, summed,
 // and their users. rm.state names only a job's innermost group, so groups are listed flat under their class;

@@ -46,7 +46,7 @@ void add_job(overview_row& r, const top::job_row& j) {
   // A job capped by design (rm.state capped_by) wants what it was given: not below its share (issue 17).
   one.wanted = j.capped_by.empty() ? j.demand : std::min(j.demand, j.given);
   one.capped_jobs = j.capped_by.empty() ? 0 : 1;
-  top::add_sums(r.sums, one);
+  top::add_sums(r.sums, one, false);
   // Why it is below: the first job (in list order: pending first) that waits or is itself short.
   const bool short_of_share = j.given < std::min(j.demand, j.fair_share);
   if (r.reason.empty() && !j.reason.empty() && (j.status != job_status::scheduled || short_of_share))

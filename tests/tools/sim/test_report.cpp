@@ -442,3 +442,155 @@ TEST_CASE("report: utilisation per nodepool, and the progress line keeps pools o
   CHECK(progress_line(s, {"alice"}, 3, 0, 0).find("quanta 56/256 (22%) [alpha 56/64, general 0/192]") !=
         std::string::npos);
 }
+
+namespace {
+
+// Two pools of different quanta, computed by hand in the test below:
+//   general: g1..g6, 32 GB with a 1 GB quantum: 6 x 32 = 192 quanta; alice holds 4 processes of 4 quanta on
+//   g1. bigmem:  b1, b2, 128 GB with a 4 GB quantum: 2 x 32 = 64 quanta; carol holds 1 process of 4 quanta on
+//   b1.
+msg::rm_nodes two_pools() {
+  msg::rm_nodes n;
+  const auto add = [&](std::string name, const char* pool, std::uint64_t memory_mb, std::uint64_t free) {
+    msg::node_report r;
+    r.node = std::move(name);
+    r.pool = r.nodepool = pool;
+    r.state = msg::node_state::up;
+    r.memory_mb = memory_mb;
+    r.quanta = 32;
+    r.free_quanta = free;
+    n.nodes.push_back(r);
+  };
+  for (int i = 1; i <= 6; ++i) add("g" + std::to_string(i), "general", 32768, i == 1 ? 16 : 32);
+  add("b1", "bigmem", 131072, 28);
+  add("b2", "bigmem", 131072, 32);
+  return n;
+}
+
+// normal runs in general (the scenario says so); bigjobs (100) and bighigh (200) in bigmem; anywhere names
+// no nodepool, so its pool is learned from where the RM places its work.
+std::vector<class_spec> two_pool_classes() {
+  auto classes = embedded_default_classes();
+  for (auto& c : classes)
+    if (c.name == "normal") c.nodepool = "general";
+  classes.push_back({"bigjobs", class_policy::fair_share, 100, 10, false, "bigmem"});
+  classes.push_back({"bighigh", class_policy::fair_share, 200, 10, false, "bigmem"});
+  classes.push_back({"anywhere", class_policy::fair_share, 100, 10, false, ""});
+  return classes;
+}
+
+}  // namespace
+
+TEST_CASE("recorder and report: fair shares per nodepool, against each pool's own quanta (issue 17)") {
+  recorder rec{{"alice", "bob", "carol", "dave"}, two_pool_classes(), 1024};
+  const auto nodes = two_pools();
+  msg::rm_state st;
+  st.jobs.push_back(
+      js("a1", {share("s1", "g1", 4), share("s2", "g1", 4), share("s3", "g1", 4), share("s4", "g1", 4)}));
+  st.jobs.push_back(js("c1", {share("s5", "b1", 4)}));
+  st.jobs.back().memory_mb = 16384;
+  std::vector<job_view> jobs = {jv("a1", "alice", "normal", 300), jv("b1", "bob", "bighigh", 200),
+                                jv("c1", "carol", "bigjobs", 10), jv("d1", "dave", "anywhere", 5)};
+  jobs[1].memory_mb = 8192;   // bigmem's quantum is 4 GB: order 2
+  jobs[2].memory_mb = 16384;  // order 4 (its share says so too)
+  rec.sample_now(0, jobs, &st, &nodes, 8);
+
+  // general, 192 quanta: alice (normal, 300 processes x 4 quanta = 1200 wanted) is alone there: all 192.
+  //   One pool of 256 would have given her more than the 192 her pool has (the finding: 228 in 192).
+  // bigmem, 64 quanta: bighigh (200) wants 200 x 2 = 400, bigjobs (100) wants 10 x 4 = 40; neither is
+  //   satisfied at 64 x 200/300 = 42.67 and 64 x 100/300 = 21.33: bob 42.67, carol 21.33.
+  // dave's job is in no known pool (no share, its class names none, none of its class placed): left out.
+  const auto& s = rec.samples().back();
+  REQUIRE(s.pools.size() == 2);
+  const auto& general = s.pools.at("general");
+  const auto& bigmem = s.pools.at("bigmem");
+  CHECK(general.total_quanta == 192);
+  CHECK(bigmem.total_quanta == 64);
+  CHECK(general.users[0].fair_quanta == Approx(192));
+  CHECK(general.users[0].demand_quanta == Approx(1200));
+  CHECK(general.users[0].fair_held_quanta == 16);
+  CHECK(bigmem.users[0].fair_quanta == 0);
+  CHECK(bigmem.users[1].fair_quanta == Approx(64.0 * 2 / 3));
+  CHECK(bigmem.users[1].demand_quanta == Approx(400));
+  CHECK(bigmem.users[2].fair_quanta == Approx(64.0 / 3));
+  CHECK(bigmem.users[2].demand_quanta == Approx(40));
+  CHECK(bigmem.users[2].fair_held_quanta == 4);
+  CHECK(general.users[1].fair_quanta == 0);
+  CHECK(s.users[0].fair_quanta == Approx(192));  // the sums over the pools
+  CHECK(s.users[1].fair_quanta == Approx(64.0 * 2 / 3));
+  CHECK(s.users[3].fair_quanta == 0);
+  CHECK(s.users[3].demand_quanta == 0);
+  CHECK(s.unplaced_jobs == 1);
+  CHECK(progress_line(s, {"alice", "bob", "carol", "dave"}, 8, 0, 4)
+            .find("quanta 20/256 (8%) [bigmem 4/64, general 16/192]") != std::string::npos);
+
+  const auto r = compute_report(rec, jobs, {});
+  REQUIRE(r.pools.size() == 2);
+  CHECK(r.pools.at("general").mean_total_quanta == Approx(192));
+  REQUIRE(r.pools.at("general").users.size() == 1);
+  CHECK(r.pools.at("general").users[0].user == "alice");
+  CHECK(r.pools.at("general").users[0].mean_held_quanta == Approx(16));
+  CHECK(r.pools.at("general").users[0].mean_fair_quanta == Approx(192));
+  REQUIRE(r.pools.at("bigmem").users.size() == 2);
+  CHECK(r.pools.at("bigmem").users[0].user == "bob");
+  CHECK(r.pools.at("bigmem").users[1].user == "carol");
+  CHECK(r.utilization_by_pool.at("general") == Approx(16.0 / 192));
+  CHECK(r.most_unplaced_jobs == 1);
+  const auto text = render_report(r);
+  CHECK(text.find("\nPer nodepool (fair share against the pool's own quanta)\n"
+                  "  pool             quanta up   util  user            mean held  mean fair  held/fair\n") !=
+        std::string::npos);
+  CHECK(text.find("  general              192.0   8.3%  alice                16.0      192.0       0.08\n") !=
+        std::string::npos);
+  CHECK(text.find("  bigmem                64.0   6.2%  bob                   0.0       42.7       0.00\n"
+                  "                                     carol                 4.0       21.3       0.19\n") !=
+        std::string::npos);
+  CHECK(text.find("pool.general.user.alice.mean_fair_quanta = 192.000\n") != std::string::npos);
+  CHECK(text.find("pool.bigmem.user.bob.mean_fair_quanta = 42.667\n") != std::string::npos);
+  CHECK(text.find("pool.bigmem.user.carol.mean_fair_quanta = 21.333\n") != std::string::npos);
+  CHECK(text.find("pool.bigmem.mean_total_quanta = 64.000\n") != std::string::npos);
+  CHECK(text.find("pool.bigmem.quantum_mb = 4096\n") != std::string::npos);
+  CHECK(text.find("pool.general.quantum_mb = 1024\n") != std::string::npos);
+  CHECK(text.find(" samples, quantum per nodepool: bigmem 4096 MB general 1024 MB\n") != std::string::npos);
+  CHECK(text.find("most_unplaced_jobs = 1\n") != std::string::npos);
+  CHECK(text.find("  per nodepool: bigmem 6.2% general 8.3%\n") != std::string::npos);
+  CHECK(text.find("up to 1 job(s) at a time were in no known pool yet") != std::string::npos);
+
+  // The plot: one allocation panel per pool, and a utilization line per pool.
+  const auto svg = render_svg(rec, "two pools");
+  CHECK(svg.find(">quanta in general</text>") != std::string::npos);
+  CHECK(svg.find(">quanta in bigmem</text>") != std::string::npos);
+  CHECK(svg.find(">nodepool bigmem</text>") != std::string::npos);
+  CHECK(svg.find("height='770.0'") != std::string::npos);  // 50 + 2 x (200 + 60) + 150 + 50
+  // general: quanta up + alice (fair, held); bigmem: quanta up + bob, carol; utilization: one per pool.
+  std::size_t lines = 0;
+  for (auto at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++lines;
+  CHECK(lines == 3 + 5 + 2);
+}
+
+TEST_CASE("recorder: a class naming no nodepool is placed where the RM put its work") {
+  recorder rec{{"alice", "dave"}, two_pool_classes(), 1024};
+  const auto nodes = two_pools();
+  msg::rm_state st;
+  st.jobs.push_back(
+      js("a1", {share("s1", "g1", 4), share("s2", "g1", 4), share("s3", "g1", 4), share("s4", "g1", 4)}));
+  std::vector<job_view> jobs = {jv("a1", "alice", "normal", 300), jv("d1", "dave", "anywhere", 5)};
+  rec.sample_now(0, jobs, &st, &nodes, 8);
+  CHECK(rec.samples().back().unplaced_jobs == 1);
+  // dave's second job of the class gets a process on g2: the class is general's, and d1 with it.
+  st.jobs.push_back(js("d2", {share("s6", "g2", 4)}));
+  jobs.push_back(jv("d2", "dave", "anywhere", 1));
+  rec.sample_now(1000, jobs, &st, &nodes, 8);
+  const auto& s = rec.samples().back();
+  CHECK(s.unplaced_jobs == 0);
+  // general: normal wants 1200, anywhere 5 x 4 (1 GB quantum) + 1 x 4 = 24: satisfied; alice the other 168.
+  CHECK(s.pools.at("general").users[1].demand_quanta == Approx(24));
+  CHECK(s.pools.at("general").users[1].fair_quanta == Approx(24));
+  CHECK(s.pools.at("general").users[0].fair_quanta == Approx(168));
+  // d1 stays placed once d2 is gone: the class's pool is remembered.
+  st.jobs.pop_back();
+  jobs.pop_back();
+  rec.sample_now(2000, jobs, &st, &nodes, 8);
+  CHECK(rec.samples().back().unplaced_jobs == 0);
+  CHECK(rec.samples().back().pools.at("general").users[1].fair_quanta == Approx(20));
+}

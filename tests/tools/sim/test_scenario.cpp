@@ -91,6 +91,7 @@ evict_exit_ms = 50
 policy = "FAIR_SHARE"
 weight = 300
 priority = 8
+nodepool = "bigmem"
 
 [class.normal]
 weight = 120
@@ -137,7 +138,7 @@ flap_s = 5
   const auto gold =
       std::find_if(sc.classes.begin(), sc.classes.end(), [](const auto& c) { return c.name == "gold"; });
   REQUIRE(gold != sc.classes.end());
-  CHECK(*gold == class_spec{"gold", class_policy::fair_share, 300, 8, false});
+  CHECK(*gold == class_spec{"gold", class_policy::fair_share, 300, 8, false, "bigmem"});
   // [class.normal] overrides only the weight of the built-in class: still the default, priority 10.
   const auto normal =
       std::find_if(sc.classes.begin(), sc.classes.end(), [](const auto& c) { return c.name == "normal"; });
@@ -277,8 +278,13 @@ TEST_CASE("scenario: class tables are checked") {
                                  "FAIR_SHARE, FIXED_SHARE or RESERVE)"});
   CHECK(problems_of("[class.gold]\nweight = 0\nshare = 1\n" + tail) ==
         std::vector<std::string>{
-            "s.toml:3:9: [class.gold]: unknown key 'share' (allowed: policy, weight, priority, default)",
+            "s.toml:3:9: [class.gold]: unknown key 'share' (allowed: policy, weight, priority, default, "
+            "nodepool)",
             "s.toml:2:10: class.gold.weight: 0 is out of range [1, 1000000]"});
+  // The nodepool is a name the RM's configuration could hold; the class is kept with the rest of its keys.
+  CHECK(problems_of("[class.gold]\nnodepool = \"big mem\"\n" + tail) ==
+        std::vector<std::string>{
+            "s.toml:2:12: class.gold.nodepool: a nodepool name is letters, digits, '-', '_', '.' or '@'"});
 }
 
 TEST_CASE("scenario: the default class for a kind follows rmbus's rule") {
@@ -338,6 +344,16 @@ TEST_CASE("scenario: rmbus-sim-grace.toml is rmbus-sim.toml with a reclaim grace
   CHECK(graced == 7);  // background, low, normal, high, weekly, urgent, standalone
   CHECK(grace.scheduling == fast.scheduling);
   CHECK(grace.runtime == fast.runtime);
+}
+
+TEST_CASE("scenario: rmbus-sim-sparing.toml is rmbus-sim.toml with the sparing preemption policy") {
+  const auto fast = rmbus::config::load_native(std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml");
+  auto sparing = rmbus::config::load_native(std::string(RMBUS_SIM_DIR) + "/rmbus-sim-sparing.toml");
+  CHECK(fast.scheduling.settings.preemption_policy == rmbus::core::preemption_policy::ducc);
+  CHECK(sparing.scheduling.settings.preemption_policy == rmbus::core::preemption_policy::sparing);
+  sparing.scheduling.settings.preemption_policy = rmbus::core::preemption_policy::ducc;
+  CHECK(sparing.scheduling == fast.scheduling);
+  CHECK(sparing.runtime == fast.runtime);
 }
 
 TEST_CASE("scenario: every shipped scenario parses and fits the embedded default") {

@@ -349,3 +349,48 @@ TEST_CASE(
   CHECK(makespan >= 225.0);
   CHECK(makespan <= 900.0);
 }
+
+TEST_CASE(
+    "e2e: two nodepools of different quanta: fair shares and utilisation per pool, as computed by hand") {
+  temp_dir dir;
+  running_rm rm{dir.path + "/rmbus.log", std::string(RMBUS_SIM_TEST_DATA) + "/rmbus-two-pools.toml"};
+  const std::string report_file = dir.path + "/report.txt", plot_file = dir.path + "/plot.svg";
+  // No job can finish (100000 items each): the run ends at --seconds, about 100 s of scenario time, long
+  // after the ramp-up (about 30 s): the last samples are the steady split.
+  const auto run = ts::run_to_end(
+      RMBUS_SIM_BIN,
+      {"--bus-pub", rm.pub, "--bus-sub", rm.sub, "--scenario",
+       std::string(RMBUS_SIM_TEST_DATA) + "/two-pools.toml", "--speed", "10", "--seconds", "10",
+       "--ready-timeout-s", "20", "--summary-every-ms", "0", "--report", report_file, "--plot", plot_file},
+      std::chrono::seconds(60));
+  INFO(run.output);
+  INFO(slurp(dir.path + "/rmbus.log"));
+  REQUIRE(run.status == 0);
+  const auto text = slurp(report_file);
+  const auto f = figures_of(text);
+  REQUIRE_FALSE(f.empty());
+  // The pools as rm.nodes gives them: their quanta up and quantum.
+  CHECK(f.at("pool.general.mean_total_quanta") == "192.000");
+  CHECK(f.at("pool.bigmem.mean_total_quanta") == "64.000");
+  CHECK(f.at("pool.general.quantum_mb") == "1024");
+  CHECK(f.at("pool.bigmem.quantum_mb") == "4096");
+  CHECK(f.at("most_unplaced_jobs") == "0");
+  // At the end (the last contended sample): the split computed by hand in the scenario's comment, each user
+  // against its own pool; and the RM holds it.
+  CHECK(f.at("user.alice.final_fair_quanta") == "64.000");
+  CHECK(f.at("user.bob.final_fair_quanta") == "128.000");
+  CHECK(f.at("user.carol.final_fair_quanta") == "64.000");
+  CHECK(f.at("user.alice.final_processes") == "16");
+  CHECK(f.at("user.bob.final_processes") == "32");
+  CHECK(f.at("user.carol.final_processes") == "16");
+  // No mean fair share exceeds the quanta of the pool it is figured in.
+  CHECK(std::stod(f.at("pool.general.user.alice.mean_fair_quanta")) <= 192.0);
+  CHECK(std::stod(f.at("pool.general.user.bob.mean_fair_quanta")) <= 192.0);
+  CHECK(std::stod(f.at("pool.bigmem.user.carol.mean_fair_quanta")) <= 64.0);
+  CHECK(f.count("pool.bigmem.user.alice.mean_fair_quanta") == 0);  // alice has no work in bigmem
+  CHECK(f.count("utilization_mean.general") == 1);
+  CHECK(text.find("\nPer nodepool (fair share against the pool's own quanta)\n") != std::string::npos);
+  const auto svg = slurp(plot_file);
+  CHECK(svg.find(">nodepool general</text>") != std::string::npos);
+  CHECK(svg.find(">nodepool bigmem</text>") != std::string::npos);
+}

@@ -72,6 +72,50 @@ TEST_CASE("classes and users sum their jobs: active processes, quanta, given, de
   CHECK_FALSE(c[1].users[0].below_fair_share());
 }
 
+TEST_CASE("a class or group is below its fair share when one of its users is, not by its summed figures") {
+  // As rmbus-top showed it under tmux: alice capped by design (given what she wants, 2 of a fair share of
+  // 32), erin wanting 1000 with a fair share of 0. Summed, the class was given 2 < min(1002, 32): "below fair
+  // share", though neither user is.
+  user_summary alice;
+  alice.given = 2;
+  alice.wanted = 2;
+  alice.demand = 40;
+  alice.fair_share = 32;
+  alice.capped_jobs = 1;
+  user_summary erin;
+  erin.given = 0;
+  erin.wanted = erin.demand = 1000;
+  erin.fair_share = 0;
+  REQUIRE_FALSE(alice.below_fair_share());
+  REQUIRE_FALSE(erin.below_fair_share());
+  user_summary group;
+  add_sums(group, alice);
+  add_sums(group, erin);
+  CHECK(group.given == 2);
+  CHECK(group.fair_share == 32);
+  CHECK(group.parts == 2);
+  CHECK_FALSE(group.below_fair_share());
+  user_summary klass;
+  add_sums(klass, group);
+  CHECK_FALSE(klass.below_fair_share());
+  // bob, short of his own share, makes his group and the class below it.
+  user_summary bob;
+  bob.given = 1;
+  bob.wanted = bob.demand = 8;
+  bob.fair_share = 4;
+  add_sums(group, bob);
+  CHECK(group.below_fair_share());
+  user_summary klass2;
+  add_sums(klass2, group);
+  CHECK(klass2.below_fair_share());
+  // More jobs of the same row (as_part false) keep the row judged by its own sums.
+  user_summary one_user;
+  add_sums(one_user, alice, false);
+  add_sums(one_user, bob, false);
+  CHECK(one_user.parts == 0);
+  CHECK(one_user.below_fair_share() == (one_user.given < std::min(one_user.wanted, one_user.fair_share)));
+}
+
 TEST_CASE("jobs: pending first, then refused, then scheduled, by id, with active and leaving processes") {
   monitor_model m;
   m.on_state(schedule(), 0);

@@ -139,6 +139,24 @@ TEST_CASE("rmbus-top --once says which endpoint stayed silent, and exits 3") {
   CHECK(r.status == std::optional<int>{3});
   CHECK(r.output.find("rmbus-top: no rm.state and rm.nodes from " + ep +
                       " within 500 ms (nothing arrived)") != std::string::npos);
+
+  // Found through $RMBUS_BUS_SUB when no --bus-sub (or configuration) is given: the message names it.
+  const auto other = ts::loopback(ts::free_port());
+  const auto by_env = ts::run_to_end(
+      "/usr/bin/env", {"RMBUS_BUS_SUB=" + other, RMBUS_TOP_BIN, "--once", "--timeout-ms", "500"},
+      std::chrono::seconds(20));
+  INFO(by_env.output);
+  CHECK(by_env.status == std::optional<int>{3});
+  CHECK(by_env.output.find("rmbus-top: no rm.state and rm.nodes from " + other + " within 500 ms") !=
+        std::string::npos);
+  // A malformed one is refused with the words an operator needs, naming where it came from.
+  const auto bad_env = ts::run_to_end(
+      "/usr/bin/env", {"RMBUS_BUS_SUB=127.0.0.1:5561", RMBUS_TOP_BIN, "--once", "--timeout-ms", "500"},
+      std::chrono::seconds(20));
+  INFO(bad_env.output);
+  CHECK(bad_env.status == std::optional<int>{2});
+  CHECK(bad_env.output.find("rmbus-top: $RMBUS_BUS_SUB: ") != std::string::npos);
+  CHECK(bad_env.output.find("expected tcp://HOST:PORT") != std::string::npos);
 }
 
 TEST_CASE("rmbus-top --once does not take a body it cannot decode for the RM's state") {

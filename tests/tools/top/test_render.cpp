@@ -371,7 +371,7 @@ LAST CYCLE        cycle  jobs nodes given preempted evicted how_much_us what_of_
                   "reclaim 2") != lines.end());
 }
 
-TEST_CASE("a group's name is cut to its column and made safe, and a reclaim note is cut with the line") {
+TEST_CASE("a group's name is cut to its column and made safe, and a reclaim note goes below a narrow row") {
   auto s = grouped_schedule();
   for (auto& j : s.jobs)
     if (j.group == "physics") j.group = "a-very-long-group\x1b[2J";
@@ -388,9 +388,12 @@ TEST_CASE("a group's name is cut to its column and made safe, and a reclaim note
   // "  group " and 12 columns of name: 11 kept and '~'; the fair column (61-62) is past the 60 kept
   CHECK(std::find(lines.begin(), lines.end(), "  group a-very-long~     3      6      12      6     11") !=
         lines.end());
-  // the jobs' columns end at 92: on 60 the note is cut entirely
-  CHECK(std::find(lines.begin(), lines.end(),
-                  "j-ann                ann        normal     scheduled    2048") != lines.end());
+  // the jobs' columns end at 92: on 60 the row is cut, and its note is not lost but on the line below
+  const auto row =
+      std::find(lines.begin(), lines.end(), "j-ann                ann        normal     scheduled    2048");
+  REQUIRE(row != lines.end());
+  REQUIRE(row + 1 != lines.end());
+  CHECK(*(row + 1) == "      reclaim 2 in 1.5s");  // arrived and read at 0: its first deadline is 1.5 s on
 }
 
 TEST_CASE("a note longer than the line is wrapped below it, never cut: its end stays in view (issue 17)") {

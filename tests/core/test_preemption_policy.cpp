@@ -1,0 +1,141 @@
+// The sparing preemption policy (issue 20; core/preemption_policy.hpp says the rules R1-R5), each on a small
+// example computed by hand, beside what DUCC's behaviour does on the same input. Machines of one quantum and
+// jobs of one quantum per process, so processes and quanta are the same numbers. The harness advances `now`
+// by 10 s per round and the epoch is 10 s, so R5's hold (ten epochs) is ten rounds.
+#include <catch2/catch.hpp>
+
+#include "tests/core/scheduler_harness.hpp"
+
+using namespace rmbus::test;
+
+namespace {
+
+scheduler_config config(preemption_policy p) {
+  auto cfg = one_pool({fair_class("normal")});
+  cfg.settings.preemption_policy = p;
+  return cfg;
+}
+
+// 10 machines; u1's job a holds all 10 (it came first).
+struct full_cluster {
+  harness h;
+  explicit full_cluster(preemption_policy p) : h(config(p)) {
+    h.machines("n", 10, 1);
+    h.job("a", "u1", "normal", 1);
+    h.round();
+    REQUIRE(h.count("a") == 10);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("sparing R1/R2/R4: a starved newcomer gets its share by preemption, as under DUCC, and keeps it") {
+  for (auto p : {preemption_policy::ducc, preemption_policy::sparing}) {
+    full_cluster c(p);
+    auto& h = c.h;
+    h.job("b", "u2", "normal", 1);
+    h.round();
+    // two users, 10 / 2 = 5 each: u2 holds 0 of 5 (starved), u1 holds 10 of 5: 5 preempted either way
+    CHECK(h.plan("b").given == 5);
+    CHECK(h.last.counts.preempted == 5);
+    CHECK(h.with_status("a", share_status::preempt) == 5);
+    h.round();
+    CHECK(h.count("b") == 5);
+    CHECK(h.count("a") == 5);
+    // unchanged input: nothing more is preempted, round after round
+    for (int i = 0; i < 4; ++i) {
+      h.round();
+      CHECK(h.last.counts.preempted == 0);
+    }
+  }
+}
+
+TEST_CASE("sparing R2: a user short by no more than half of its count is not preempted for") {
+  for (auto p : {preemption_policy::ducc, preemption_policy::sparing}) {
+    for (int held : {5, 4}) {
+      harness h(config(p));
+      h.machines("n", 20, 1);
+      h.job("a", "u1", "normal", 1);
+      h.job("b", "u2", "normal", 1, held);  // `held` work items, one thread: it can use that many processes
+      h.round();
+      REQUIRE(h.count("a") == 20 - held);
+      REQUIRE(h.count("b") == held);
+      h.work[job_id("b")].items_total = 1000;  // now b could use more: counts 10 / 10
+      h.round();
+      CHECK(h.plan("b").given == 10);
+      // u2 holds 5 of 10 (short by exactly half: not starved) or 4 of 10 (short by 6: starved)
+      const int expected = p == preemption_policy::ducc || held == 4 ? 10 - held : 0;
+      CHECK(h.last.counts.preempted == expected);
+      h.round();
+      CHECK(h.count("b") == held + expected);
+    }
+  }
+}
+
+TEST_CASE("sparing R2: one user's jobs are not preempted for one another") {
+  for (auto p : {preemption_policy::ducc, preemption_policy::sparing}) {
+    full_cluster c(p);
+    auto& h = c.h;
+    h.job("a2", "u1", "normal", 1);
+    h.round();
+    // u1 is counted 10 in all, split 5 / 5: DUCC preempts 5 of a for a2; under sparing u1 holds its count,
+    // so nothing is preempted and a2 waits for a's processes to end
+    CHECK(h.plan("a2").given == 5);
+    CHECK(h.last.counts.preempted == (p == preemption_policy::ducc ? 5 : 0));
+    h.round();
+    CHECK(h.count("a2") == (p == preemption_policy::ducc ? 5 : 0));
+    CHECK(h.count("a") == (p == preemption_policy::ducc ? 5 : 10));
+  }
+}
+
+TEST_CASE(
+    "sparing R1/R3/R4: only what the starved claimant needs is preempted, and the freed quanta go to it") {
+  for (auto p : {preemption_policy::ducc, preemption_policy::sparing}) {
+    full_cluster c(p);
+    auto& h = c.h;
+    h.job("a2", "u1", "normal", 1);  // older than b: What Of would serve it first
+    h.job("b", "u2", "normal", 1);
+    h.round();
+    // u1 counted 5 (a 3, a2 2: equal jobs, the older first), u2 counted 5
+    REQUIRE(h.plan("b").given == 5);
+    REQUIRE(h.plan("a").given + h.plan("a2").given == 5);
+    const int a_given = h.plan("a").given;
+    // DUCC: a sheds everything above its count (10 - 3 = 7); sparing: only u2's claim of 5, and u1 keeps
+    // its count (5) between its jobs as they stand
+    CHECK(h.last.counts.preempted == (p == preemption_policy::ducc ? 10 - a_given : 5));
+    h.round();
+    CHECK(h.count("b") == 5);  // R4: the 5 freed go to b, not to the older a2
+    CHECK(h.count("a2") == (p == preemption_policy::ducc ? h.plan("a2").given : 0));
+    CHECK(h.count("a") == (p == preemption_policy::ducc ? a_given : 5));
+  }
+}
+
+TEST_CASE("sparing R5: a job that just claimed is no victim for ten epochs, and the round runs again then") {
+  full_cluster c(preemption_policy::sparing);
+  auto& h = c.h;
+  h.job("b", "u2", "normal", 1);
+  h.round();  // now 20000: b claims 5 (claimed at 20000); a sheds 5
+  h.round();  // now 30000: b gets them
+  REQUIRE(h.count("b") == 5);
+  h.job("c", "u3", "normal", 1);
+  h.round();  // now 40000: three users, counts 4 / 3 / 3
+  const int a_over = 5 - h.plan("a").given;
+  const int b_over = 5 - h.plan("b").given;
+  REQUIRE(a_over + b_over == 3);
+  REQUIRE(b_over >= 1);
+  // c claims 3, but b claimed within the hold (40000 - 20000 < 100000): only a's surplus is taken
+  CHECK(h.with_status("b", share_status::preempt) == 0);
+  CHECK(h.with_status("a", share_status::preempt) == a_over);
+  // the map changes no more after a's process left, but c's claim is looked at again when the hold ends
+  for (std::int64_t now = 50000; now < 120000; now += 10000) {
+    h.round();
+    INFO("now " << h.now);
+    CHECK(h.last.counts.preempted == 0);
+  }
+  CHECK(h.count("c") == 3 - b_over);
+  h.round();  // now 120000: the hold is over; c still claims b_over
+  CHECK(h.now == 120000);
+  CHECK(h.with_status("b", share_status::preempt) == b_over);
+  h.round();
+  CHECK(h.count("c") == 3);
+}
