@@ -205,10 +205,10 @@ void on_heartbeat(intake_actor* self, const std::string& topic, const std::strin
   const core::machine_id id{h.node};
   ++st.heartbeats;
   schedule_flush(self);  // the counts reach metrics within one batch window
-  const auto last = st.liveness->last_heard_ms(id);
+  std::int64_t last = 0;
+  const auto t = st.liveness->heartbeat(id, now, &last);
   const auto interval = st.env.cfg->runtime.heartbeat_interval_ms;
   if (last > 0 && core::heartbeat_late(now - last, interval)) ++st.late;
-  const auto t = st.liveness->heartbeat(id, now);
 
   auto [it, fresh] = st.nodes.try_emplace(h.node);
   auto& n = it->second;

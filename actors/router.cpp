@@ -95,9 +95,15 @@ void on_inbound(router_actor* self, bus::bus_message& m) {
   auto& st = self->state;
   if (!is_internal(m.topic)) {
     // Public inputs go to their consumers; RM outputs (another RM's, with HA) only to those listening.
+    // The last consumer gets the bytes moved, not copied (a heartbeat has one: the intake).
     const auto& targets = has_prefix(m.topic, "rm.") ? st.listeners : st.subs;
-    for (const auto& [prefix, who] : targets)
-      if (has_prefix(m.topic, prefix)) self->send(who, atoms::deliver::value, m.topic, m.body);
+    const caf::actor* last = nullptr;
+    for (const auto& [prefix, who] : targets) {
+      if (!has_prefix(m.topic, prefix)) continue;
+      if (last != nullptr) self->send(*last, atoms::deliver::value, m.topic, m.body);
+      last = &who;
+    }
+    if (last != nullptr) self->send(*last, atoms::deliver::value, std::move(m.topic), std::move(m.body));
     return;
   }
   if (m.env.src.rfind(st.instance + ":", 0) == 0) return;  // our own echo

@@ -1,5 +1,6 @@
 #include "core/node_liveness.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -31,9 +32,11 @@ node_status node_liveness::status_for(int counter) const {
   return node_status::up;
 }
 
-std::optional<liveness_transition> node_liveness::heartbeat(const machine_id& node, std::int64_t now_ms) {
+std::optional<liveness_transition> node_liveness::heartbeat(const machine_id& node, std::int64_t now_ms,
+                                                         std::int64_t* heard_before) {
   auto [it, inserted] = nodes_.try_emplace(node);
   node_rec& rec = it->second;
+  if (heard_before != nullptr) *heard_before = rec.last_heard_ms;
   const node_status was = rec.status;
   const int counter = rec.counter;
   rec.counter = 0;
@@ -67,6 +70,7 @@ std::vector<liveness_transition> node_liveness::tick(std::int64_t now_ms) {
       if (next == node_status::down) rec.down_since_ms = now_ms;
     }
   }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
   return out;
 }
 
@@ -76,6 +80,7 @@ std::vector<machine_id> node_liveness::down_since(std::int64_t cutoff_ms) const 
   std::vector<machine_id> out;
   for (const auto& [name, rec] : nodes_)
     if (rec.status == node_status::down && rec.down_since_ms <= cutoff_ms) out.push_back(name);
+  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -99,6 +104,7 @@ std::vector<machine_id> node_liveness::nodes_with(node_status s) const {
   for (const auto& [name, rec] : nodes_) {
     if (rec.status == s) out.push_back(name);
   }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -19,8 +19,8 @@
 // Not thread-safe; one owner (the heartbeat intake actor).
 
 #include <cstdint>
-#include <map>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "core/ids.hpp"
@@ -58,7 +58,10 @@ class node_liveness {
   explicit node_liveness(liveness_config cfg = {});
 
   // A heartbeat from `node`. Returns the transition when the node was unknown, missing or down.
-  std::optional<liveness_transition> heartbeat(const machine_id& node, std::int64_t now_ms);
+  // `heard_before`, when given, receives the node's previous last_heard_ms (0 for an unknown node), which
+  // saves the caller a second lookup per heartbeat.
+  std::optional<liveness_transition> heartbeat(const machine_id& node, std::int64_t now_ms,
+                                               std::int64_t* heard_before = nullptr);
 
   // One watchdog tick: counts one more interval for every node not down; returns the status changes,
   // sorted by node name.
@@ -88,7 +91,9 @@ class node_liveness {
   node_status status_for(int counter) const;
 
   liveness_config cfg_;
-  std::map<machine_id, node_rec> nodes_;  // ordered by name: transitions come out in a stable order
+  // Hashed: every heartbeat looks its node up two or three times, and at 50,000 nodes a tree of names cost
+  // 16 string compares a lookup. What comes out as a list (tick, down_since, nodes_with) is sorted by name.
+  std::unordered_map<machine_id, node_rec> nodes_;
 };
 
 }  // namespace rmbus::core

@@ -340,3 +340,30 @@ TEST_CASE("nodes down longer than forget_down_ms are offered to their schedulers
                              std::chrono::milliseconds(0));
   CHECK(offered(again, "s2") == 1);
 }
+
+TEST_CASE("a public input reaches every local subscriber of its topic whole, the last one included") {
+  // The router copies the bytes for every consumer but the last, which gets them moved: each must still
+  // see the body exactly as it came off the bus (here the intake and two more subscribers of heartbeats).
+  wired_intake t;
+  caf::scoped_actor first{t.sys}, second{t.sys};
+  t.subscribe(first, msg::topics::heartbeat);
+  t.subscribe(second, msg::topics::heartbeat);
+  msg::heartbeat hb;
+  hb.node = "a-node-name-longer-than-the-small-string-buffer";
+  hb.ip = "10.0.0.1";
+  hb.memory_mb = 9216;
+  const auto env = t.agents.next(msg::topics::heartbeat);
+  const auto body = msg::encode(env, hb);
+  caf::anon_send(t.router, rmbus::bus::bus_message{std::string{msg::topics::heartbeat}, body, env});
+  for (auto* who : {&first, &second}) {
+    bool got = false;
+    (*who)->receive(
+        [&](atoms::deliver, const std::string& topic, const std::string& bytes) {
+          got = true;
+          CHECK(topic == msg::topics::heartbeat);
+          CHECK(bytes == body);
+        },
+        caf::after(std::chrono::seconds(5)) >> [] {});
+    CHECK(got);
+  }
+}

@@ -1,4 +1,8 @@
 // node_liveness: DUCC's heartbeat watchdog as pure logic (shared/ducc-rm.md section 2.3).
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <catch2/catch.hpp>
 
 #include "core/node_liveness.hpp"
@@ -177,4 +181,49 @@ TEST_CASE("down_since lists the nodes down at or before a cutoff, a heartbeat ta
   auto t = w.heartbeat(b, 6000);
   REQUIRE(t);
   CHECK(t->first_heard);
+}
+
+TEST_CASE("with many nodes heard in scrambled order, tick, down_since and nodes_with list them in name order") {
+  // The nodes are kept hashed; every list that comes out must still be in name order, whatever the order
+  // they were heard in (here a fixed scramble of 500 names, some sharing long prefixes).
+  node_liveness w(liveness_config{1000, 3});
+  std::vector<machine_id> names;
+  for (int i = 0; i < 500; ++i) names.emplace_back("node" + std::to_string((i * 7919) % 500) + ".cluster");
+  for (const auto& n : names) w.heartbeat(n, 0);
+  std::vector<machine_id> sorted = names;
+  std::sort(sorted.begin(), sorted.end());
+  const auto nodes_of = [](const std::vector<liveness_transition>& ts) {
+    std::vector<machine_id> out;
+    for (const auto& t : ts) out.push_back(t.node);
+    return out;
+  };
+  w.tick(1000);
+  CHECK(nodes_of(w.tick(2000)) == sorted);  // all missing
+  CHECK(w.nodes_with(node_status::missing) == sorted);
+  CHECK(nodes_of(w.tick(3000)) == sorted);  // all down
+  CHECK(w.nodes_with(node_status::down) == sorted);
+  CHECK(w.down_since(3000) == sorted);
+  // Every other one speaks again: the rest stay listed, still in order.
+  std::vector<machine_id> still_down;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i % 2 == 0) w.heartbeat(names[i], 3500);
+    else still_down.push_back(names[i]);
+  }
+  std::sort(still_down.begin(), still_down.end());
+  CHECK(w.down_since(3500) == still_down);
+  CHECK(w.nodes_with(node_status::up).size() == names.size() - still_down.size());
+}
+
+TEST_CASE("a heartbeat hands back the node's previous last-heard time: 0 for a node never heard") {
+  node_liveness w(liveness_config{1000, 3});
+  std::int64_t before = -1;
+  w.heartbeat(n1, 500, &before);
+  CHECK(before == 0);
+  w.heartbeat(n1, 1700, &before);
+  CHECK(before == 500);
+  CHECK(w.last_heard_ms(n1) == 1700);
+  // A forgotten node is new again.
+  w.forget(n1);
+  w.heartbeat(n1, 2000, &before);
+  CHECK(before == 0);
 }
