@@ -306,15 +306,19 @@ void flood_heartbeats(layout how, double per_s) {
   // What the RM's intake took in meanwhile (the rest was shed by the forwarder, or dropped on the way at the
   // flooder's or the forwarder's high-water mark: docs/bus.md).
   const double received = metric(f.metrics_port(), "rmbus_heartbeats_received_total") - received_before;
+  // x1 itself goes silent when the flood stops and may be reported missing by now (under load the waits above
+  // take longer than its heartbeat interval): only other nodes count.
   std::vector<std::string> reported_missing;
+  std::size_t missing_not_x1 = 0;
   for (const auto& e : c.events())
     if (e.kind == "node_missing") {
       auto it = e.detail.find("node");
+      if (it == e.detail.end() || it->second != "x1") ++missing_not_x1;
       if (it != e.detail.end() && std::find(cluster_nodes.begin(), cluster_nodes.end(), it->second) != cluster_nodes.end())
         reported_missing.push_back(it->second);
     }
   INFO("flooded " << flooded << " heartbeats in " << secs << " s");
-  CHECK(events_of(c, "node_missing") == missing_before);
+  CHECK(missing_not_x1 == missing_before);
   CHECK(reported_missing.empty());
   CHECK(ts::active_shares(*c.last_state(), "alice-1") == 12);
   // Shed by the embedded forwarder (its metric), or by rmbus-proxy (its log line, written at the first shed).
