@@ -3,9 +3,11 @@
 //
 // A thin shell over job_accounting (actors/job_accounting.hpp). It runs with the publisher, whose rm.state
 // it reads as published (typed, in this process), and it reads the work of each round from the pools'
-// slices (rm.internal.work.*), which differencing sends just before the round's rm.internal.round: the
-// slices of a round are gathered and handed over together when its round_start arrives (one sender, so in
-// order), and the round's time is the slices' now_ms. Nothing is decoded in the single-process layout.
+// slices (rm.internal.work.*), which differencing sends just before the round's rm.internal.round. Slices
+// carry only what changed, so it keeps each pool's map as the scheduler does (actors/slice_chain.hpp, asking
+// for a full slice on a gap); the whole work is handed over when the round's round_start arrives (one
+// sender, so in order), and the round's time is its slices' now_ms. Nothing is decoded in the single-process
+// layout.
 //
 // The file is opened for appending at start (the runtime checked it can be, before any actor ran) and each
 // record is flushed as it is written, so a crash loses none that were published. A write that fails is
@@ -17,6 +19,7 @@
 
 #include "actors/detail/spawn.hpp"
 #include "actors/job_accounting.hpp"
+#include "actors/slice_chain.hpp"
 #include "messages/topics.hpp"
 
 namespace rmbus::actors {
@@ -30,8 +33,9 @@ struct accounting_state {
   std::ofstream file;
   std::string file_name;
   bool write_failed = false;
-  std::uint64_t cycle = 0;  // the cycle whose slices are gathered
-  std::vector<std::shared_ptr<const messages::payload>> slices;
+  std::map<std::string, wire_slice_chain> pools;  // pool -> its work map, from the slices
+  std::uint64_t cycle = 0;                        // the cycle of the last slice
+  std::uint64_t now_ms = 0;                       // and its clock
   static inline const char* name = "rmbus.accounting";
 };
 
@@ -64,19 +68,30 @@ void record(accounting_actor* self, const job_record& r) {
   route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events}, to_event(r));
 }
 
+void on_slice(accounting_actor* self, const messages::routed_message& m, const messages::work_slice& s) {
+  auto& st = self->state;
+  const auto pool = m.topic.substr(topics::work_prefix.size());
+  auto& chain = st.pools[pool];
+  if (chain.take(m.env.src, s).what == slice_outcome::gap) {
+    // Also the scheduler of the pool gets the full slice; it schedules a round only once.
+    spdlog::info("accounting: pool {}'s slice {} of round {} does not follow the last one; asking for a full slice",
+                 pool, s.seq, s.cycle);
+    route(self, st.env.router, st.stamper, std::string{topics::work_sync}, messages::work_sync_request{pool, s.cycle});
+  }
+  if (s.cycle != st.cycle) st.now_ms = 0;
+  st.cycle = s.cycle;
+  st.now_ms = std::max(st.now_ms, s.now_ms);
+}
+
+// A pool whose map is out of step (a slice lost, the full one asked for) counts as it was: its jobs are not
+// taken for gone.
 void on_round(accounting_actor* self, const messages::round_start& r) {
   auto& st = self->state;
   std::vector<const messages::work_item*> items;
-  std::uint64_t now = 0;
-  for (const auto& p : st.slices) {
-    const auto& slice = std::get<messages::work_slice>(*p);
-    if (slice.cycle != r.cycle) continue;
-    now = std::max(now, slice.now_ms);
-    for (const auto& w : slice.work) items.push_back(&w);
-  }
-  if (now == 0) now = static_cast<std::uint64_t>(wall_clock_ms());
+  for (const auto& [pool, chain] : st.pools)
+    for (const auto& [id, w] : chain.work()) items.push_back(&w);
+  const auto now = st.cycle == r.cycle && st.now_ms > 0 ? st.now_ms : static_cast<std::uint64_t>(wall_clock_ms());
   for (const auto& rec : st.model.take_work(items, now)) record(self, rec);
-  st.slices.clear();
 }
 
 caf::behavior accounting(accounting_actor* self, actor_env env) {
@@ -88,9 +103,7 @@ caf::behavior accounting(accounting_actor* self, actor_env env) {
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
         if (const auto* s = m.as<messages::work_slice>()) {
-          if (s->cycle != st.cycle) st.slices.clear();  // a round whose round_start never came
-          st.cycle = s->cycle;
-          st.slices.push_back(m.body);
+          on_slice(self, m, *s);
         } else if (const auto* r = m.as<messages::round_start>()) {
           on_round(self, *r);
         } else if (const auto* state = m.as<messages::rm_state>()) {
@@ -101,6 +114,7 @@ caf::behavior accounting(accounting_actor* self, actor_env env) {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },
       [self](atoms::reset, config_ptr cfg) {
         self->state.env.cfg = std::move(cfg);
+        self->state.pools.clear();  // the pools may differ; differencing sends every pool a full slice next
         open_file(self);
       },
   };

@@ -2,7 +2,8 @@
 //
 // Machine operations (rm.internal.node.<pool>) become one core call each (a run of `forget`s one call,
 // answered on rm.internal.forgotten); the pool's slice of the work map
-// (rm.internal.work.<pool>) becomes apply_work + schedule(round_input) and the answer goes out on
+// (rm.internal.work.<pool>: a full slice or the changes since the last one, applied to the pool's work map the
+// scheduler keeps, actors/slice_chain.hpp) becomes apply_work + schedule(round_input) and the answer goes out on
 // rm.internal.plan (the pool's jobs, and only the machines whose state, size or free quanta changed since the
 // previous plan: every machine in the first plan and after a node_sync_request); admin queries (rm.internal.query.<pool>) become view/explain/whatif.
 // A fresh scheduler starts from the last schedule published for its pool: at its first work slice it asks
@@ -22,6 +23,7 @@
 
 #include "actors/admin_values.hpp"
 #include "actors/detail/spawn.hpp"
+#include "actors/slice_chain.hpp"
 #include "core/nodepool_scheduler.hpp"
 
 namespace rmbus::actors {
@@ -49,6 +51,11 @@ struct scheduler_state {
   seeding seed = seeding::not_asked;
   std::uint64_t seed_asks = 0;  // requests for the last schedule that went unanswered
   std::optional<messages::routed_message> held_slice;  // the newest slice received while waiting
+  slice_chain work;  // the pool's work map, kept between rounds from the slices (full ones and changes)
+  // The last round scheduled, and by whose slices: a full slice for the same round again (another reader of
+  // the slices asked for it) only updates the map.
+  std::uint64_t last_cycle = 0;
+  std::string last_cycle_src;
   std::optional<core::nodepool_scheduler> sched;
   std::vector<sent_machine> last_sent;  // by machine slot
   bool send_all_machines = true;        // the first plan, and the one after a node_sync_request
@@ -165,15 +172,10 @@ void inject_fault(scheduler_actor* self, std::uint64_t cycle) {
   std::this_thread::sleep_for(stall);
 }
 
+// One round: the pool's work map as the slices made it (st.work), scheduled with the slice's round input.
 void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   auto& st = self->state;
   inject_fault(self, slice.cycle);
-  core::work_map snapshot;
-  for (const auto& w : slice.work) {
-    auto item = to_core(w);
-    auto id = item.id;
-    snapshot.emplace_hint(snapshot.end(), std::move(id), std::move(item));
-  }
   core::round_input in;
   in.now_ms = static_cast<std::int64_t>(slice.now_ms);
   in.settling = slice.settling;
@@ -185,7 +187,7 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
 
   const auto t0 = std::chrono::steady_clock::now();
   st.sched->set_foreign_processes(foreign);
-  st.sched->apply_work(snapshot);
+  st.sched->apply_work(st.work.work());
   const auto& plan = st.sched->schedule(in);
   const auto total_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
@@ -259,14 +261,15 @@ std::chrono::milliseconds seed_wait(const config::rm_config& cfg) {
 
 void on_slice(scheduler_actor* self, const messages::routed_message& m);
 
-// The slice held while waiting for the seed, if any, is scheduled now.
+// The round held while waiting for the seed, if any, is scheduled now (its slice is in st.work already).
 void end_seeding(scheduler_actor* self) {
   auto& st = self->state;
   st.seed = seeding::done;
   if (!st.held_slice) return;
   const auto held = std::move(*st.held_slice);
   st.held_slice.reset();
-  on_slice(self, held);
+  if (st.retired.stop_requested()) return;  // on_slice's rule: the successor has the pool
+  on_work(self, *held.as<messages::work_slice>());
 }
 
 void ask_seed(scheduler_actor* self) {
@@ -275,22 +278,36 @@ void ask_seed(scheduler_actor* self) {
   self->delayed_send(self, seed_wait(*st.env.cfg), atoms::timeout::value);
 }
 
-// A work slice: scheduled at once, except the first one of a fresh scheduler, held until the last published
-// schedule has been adopted.
+// A work slice: applied to the pool's work map, then scheduled at once, except the first round of a fresh
+// scheduler, held until the last published schedule has been adopted. A change slice that does not build on
+// the map held (a slice lost between processes, or a fresh scheduler) schedules nothing: the scheduler asks
+// for a full slice (rm.internal.worksync), which differencing sends at once for the round in flight.
 void on_slice(scheduler_actor* self, const messages::routed_message& m) {
   auto& st = self->state;
+  const auto& slice = *m.as<messages::work_slice>();
   if (st.retired.stop_requested()) {
     // Replaced while this slice waited behind a round that ran too long: its successor has the pool.
     spdlog::info("pool {}: a replaced scheduler (generation {}) leaves round {} to its successor", st.pool,
-                 st.generation, m.as<messages::work_slice>()->cycle);
+                 st.generation, slice.cycle);
     self->quit();
     return;
   }
-  if (st.seed == seeding::done) {
-    on_work(self, *m.as<messages::work_slice>());
+  const auto v = st.work.take(m.env.src, slice);
+  if (v.what == slice_outcome::gap) {
+    spdlog::info("pool {}: round {}'s slice {} cannot be applied ({}); asking for a full slice", st.pool, slice.cycle,
+                 slice.seq, v.reason);
+    route(self, st.env.router, st.stamper, std::string{topics::work_sync},
+          messages::work_sync_request{st.pool, slice.cycle});
     return;
   }
-  st.held_slice = m;  // the newest wins: slices are snapshots
+  if (slice.cycle == st.last_cycle && m.env.src == st.last_cycle_src) return;
+  st.last_cycle = slice.cycle;
+  st.last_cycle_src = m.env.src;
+  if (st.seed == seeding::done) {
+    on_work(self, slice);
+    return;
+  }
+  st.held_slice = m;  // the newest round wins (its changes are in st.work already)
   if (st.seed == seeding::waiting) return;
   st.seed = seeding::waiting;
   ask_seed(self);

@@ -3,8 +3,10 @@
 // The orchestrator sends its FULL map every time. This actor decodes it with partial errors (a malformed item
 // keeps its last good state, or is ignored while new, and becomes a bad_message event; it is never taken as
 // finished), routes every item to the scheduler of the top-level pool owning its class, and starts one round:
-// rm.internal.work.<pool> to every pool, rm.internal.round to publication. The core schedulers difference
-// each pool's snapshot against what they hold (core::nodepool_scheduler::apply_work): new work arrives, gone
+// rm.internal.work.<pool> to every pool, rm.internal.round to publication. Slices carry only the items that
+// changed since the pool's last slice (actors/work_slicer.hpp); each scheduler keeps its pool's map
+// (actors/slice_chain.hpp) and asks for a full slice when it cannot apply one (rm.internal.worksync). The core
+// schedulers difference each pool's map against what they hold (core::nodepool_scheduler::apply_work): new work arrives, gone
 // or completed work frees its shares, and a live process the pool does not know is RECOVERED (after a restart
 // or a reconfiguration the first map recovers everything, so nothing is double-booked or forgotten).
 //
@@ -31,6 +33,7 @@
 #include "actors/allotment_partition.hpp"
 #include "actors/workmap_chain.hpp"
 #include "actors/workmap_gate.hpp"
+#include "actors/work_slicer.hpp"
 #include "actors/detail/spawn.hpp"
 #include "config/node_placement.hpp"
 #include "core/nodepool_scheduler.hpp"
@@ -60,6 +63,11 @@ struct diff_state {
   using item_map = workmap_chain::item_map;
   std::shared_ptr<item_map> last = std::make_shared<item_map>();
   std::optional<workmap_chain> chain;  // which map `last` is at, for deltas (docs/protocol.md 4.2.1)
+  // Which items changed since the last round, and the pools' slices cut from them (actors/work_slicer.hpp).
+  work_slicer slicer;
+  // Each pool's slice of the round in flight without its items: a scheduler that asks for a full slice
+  // in the middle of the round gets one with this header (cycle, clock, allotment), once per round.
+  std::map<std::string, messages::work_slice> round_header;
   // When workmap_resync last asked for a full map: the ask is repeated at most once a second while deltas keep
   // coming without one (an event can be missed, and a standby's events never leave its process).
   std::int64_t resync_asked_ms = 0;
@@ -96,21 +104,8 @@ void configure(diff_actor* self, config_ptr cfg) {
   st.pools.clear();
   for (const auto& p : st.env.cfg->scheduling.nodepools)
     if (p.parent.empty()) st.pools.push_back(p.name);
-}
-
-const core::resource_class* class_of(const core::scheduler_config& cfg, const messages::work_item& w) {
-  if (!w.class_name.empty()) {
-    for (const auto& c : cfg.classes)
-      if (c.name == w.class_name) return &c;
-    return nullptr;
-  }
-  const std::vector<core::policy> prefs = w.kind == messages::work_kind::job
-                                              ? std::vector<core::policy>{core::policy::fair_share}
-                                              : std::vector<core::policy>{core::policy::reserve, core::policy::fixed_share};
-  for (auto p : prefs)
-    for (const auto& c : cfg.classes)
-      if (c.is_default && c.policy == p) return &c;
-  return nullptr;
+  st.slicer.configure(st.env.cfg->scheduling, st.pools);
+  st.round_header.clear();
 }
 
 void publish_event(diff_actor* self, messages::rm_event ev) {
@@ -158,57 +153,33 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
   auto& st = self->state;
   const auto& cfg = st.env.cfg->scheduling;
   ++st.cycle;
-  std::map<std::string, messages::work_slice> slices;
-  for (const auto& p : st.pools) slices[p];
   messages::round_start round;
   round.cycle = st.cycle;
   round.workmap_seq = st.pending_seq;
   round.workmap_src = st.pending_src;
+  auto cut = st.slicer.cut(items, [self](const std::string& node) -> const std::string& {
+    return top_level_of(self->state, node);
+  });
+  round.refused = std::move(cut.refused);
   std::vector<waiting_np_work> waiting;
-  const std::vector<messages::work_process> no_processes;
-  for (const auto& [id, w] : items) {
-    std::string pool;
-    const auto* rc = class_of(cfg, w);
-    if (rc != nullptr) {
-      pool = core::top_level_of(cfg, rc->nodepool);
-    } else {
-      for (const auto& p : w.processes)
-        if (p.state != messages::process_state::ended) {
-          pool = top_level_of(st, p.node);
-          break;
-        }
-    }
-    auto slice = slices.find(pool);
-    if (pool.empty() || slice == slices.end()) {
-      if (w.state == messages::work_state::completed) continue;
-      round.refused.push_back({id, w.user,
-                               w.class_name.empty() ? std::string{"No scheduling class defined and no default class configured."}
-                                                    : "Cannot find class " + w.class_name + " for the work"});
-      continue;
-    }
-    if (rc != nullptr && rc->policy != core::policy::fair_share && w.state != messages::work_state::completed) {
-      auto it = st.wants_more.find(id);
-      if (it == st.wants_more.end() || it->second) waiting.push_back({w.user, pool, static_cast<std::int64_t>(w.submitted_ms), id});
-    }
-    // Live processes on another top-level pool's node (it moved there in a reconfiguration): that pool
-    // must not place anything on the node while they run. (One pool: no node can be another's.)
-    for (const auto& p : slices.size() > 1 ? w.processes : no_processes) {
-      if (p.state == messages::process_state::ended || p.node.empty()) continue;
-      const auto& node_pool = top_level_of(st, p.node);
-      if (node_pool == pool) continue;
-      auto other = slices.find(node_pool);
-      if (other != slices.end()) ++other->second.foreign_processes[p.node];
-    }
-    slice->second.work.push_back(w);
+  for (auto& n : cut.np_work) {
+    auto it = st.wants_more.find(n.job);
+    if (it == st.wants_more.end() || it->second) waiting.push_back(std::move(n));
   }
   auto budgets = partition_allotments(cfg, st.pools, st.held, waiting);
   const auto now = static_cast<std::uint64_t>(wall_clock_ms());
   const bool settling = static_cast<std::int64_t>(now) < st.settle_until_ms;
-  for (auto& [pool, slice] : slices) {
+  st.round_header.clear();
+  for (auto& [pool, slice] : cut.slices) {
     slice.cycle = st.cycle;
     slice.now_ms = now;
     slice.settling = settling;
     slice.other_np_mb = by_user_name(budgets[pool]);
+    auto& header = st.round_header[pool];
+    header.cycle = slice.cycle;
+    header.now_ms = slice.now_ms;
+    header.settling = slice.settling;
+    header.other_np_mb = slice.other_np_mb;
     route(self, st.env.router, st.stamper, topics::work_topic(pool), std::move(slice));
     round.pools.push_back(pool);
   }
@@ -217,6 +188,28 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
   // Guard: should publication never report the round done (its process died), do not stall forever.
   const auto guard = std::chrono::milliseconds(2 * st.env.cfg->runtime.round_timeout_ms + 1000);
   self->delayed_send(self, guard, atoms::timeout::value, st.cycle);
+}
+
+// A scheduler could not apply its slice (one was lost between processes, or it is fresh): its next slice is
+// full, and if the round it could not schedule is still in flight, a full slice for that round goes now, so
+// the round is not lost to a timeout.
+void on_work_sync(diff_actor* self, const messages::work_sync_request& r) {
+  auto& st = self->state;
+  st.slicer.resync(r.pool);
+  auto header = st.round_header.find(r.pool);
+  if (!st.in_flight || r.cycle != st.cycle || header == st.round_header.end()) {
+    spdlog::info("pool {}: its scheduler asks for a full slice (round {}); the next round sends one", r.pool, r.cycle);
+    return;
+  }
+  auto slice = st.slicer.full_slice(r.pool, *st.last);
+  slice.cycle = header->second.cycle;
+  slice.now_ms = header->second.now_ms;
+  slice.settling = header->second.settling;
+  slice.other_np_mb = std::move(header->second.other_np_mb);
+  st.round_header.erase(header);  // once per round
+  spdlog::info("pool {}: its scheduler asks for a full slice; round {} sends one now ({} items)", r.pool, r.cycle,
+               slice.work.size());
+  route(self, st.env.router, st.stamper, topics::work_topic(r.pool), std::move(slice));
 }
 
 void next_round(diff_actor* self) {
@@ -305,6 +298,9 @@ void on_delta(diff_actor* self, const std::string& topic, const std::string& bod
   switch (v.what) {
     case workmap_chain::outcome::applied:
       st.last_work.reset();  // `last` changed: the next full map is decoded
+      for (const auto& w : d.value().added) st.slicer.touch(w.id);
+      for (const auto& w : d.value().changed) st.slicer.touch(w.id);
+      for (const auto& id : d.value().removed) st.slicer.touch(id);
       st.pending = st.last;
       st.pending_seq = env.seq;
       st.pending_src = std::move(env.src);
@@ -369,6 +365,7 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
   if (keep_missing)
     for (const auto& [id, w] : *st.last)
       if (!items.count(id)) items[id] = w;
+  st.slicer.compare(*st.last, items);
   st.last = fresh;
   if (wm.value().bad_items.empty())
     if (const auto work = messages::peek_workmap_work(body)) st.last_work.emplace(*work);
@@ -423,6 +420,8 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
         auto& st = self->state;
         if (const auto* p = m.as<messages::pool_plan>()) {
           on_plan(self, *p);
+        } else if (const auto* r = m.as<messages::work_sync_request>()) {
+          on_work_sync(self, *r);
         } else if (const auto* d = m.as<messages::round_done>(); d != nullptr && d->cycle == st.cycle) {
           st.in_flight = false;
           next_round(self);
@@ -439,6 +438,7 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
         // wait for the orchestrator's next one.
         auto& st = self->state;
         st.in_flight = false;
+        st.slicer.resync_all();  // this process's schedulers start from full slices
         if (!st.pending && !st.last->empty()) st.pending = st.last;
         next_round(self);
       },
@@ -464,7 +464,8 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
 
 caf::actor spawn_workmap_diff(caf::actor_system& sys, actor_env env) {
   auto router = env.router;
-  const std::vector<std::string> subscriptions{std::string{messages::topics::workmap}, std::string{topics::plan}, std::string{topics::done}};
+  const std::vector<std::string> subscriptions{std::string{messages::topics::workmap}, std::string{topics::plan}, std::string{topics::done},
+                                               std::string{topics::work_sync}};
   auto self = sys.spawn(workmap_diff, std::move(env));
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).

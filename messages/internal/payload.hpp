@@ -29,6 +29,7 @@
 #include "messages/internal/seed_request.hpp"
 #include "messages/internal/vary_request.hpp"
 #include "messages/internal/work_slice.hpp"
+#include "messages/internal/work_sync_request.hpp"
 #include "messages/result.hpp"
 #include "messages/rm_cycle.hpp"
 #include "messages/rm_event.hpp"
@@ -42,7 +43,7 @@ namespace rmbus::messages {
 using payload = std::variant<node_ops, node_changes, node_sync_request, node_snapshot, work_slice, round_start,
                              pool_plan, round_done, admin_query, admin_answer, vary_request, recovered_nodes,
                              reconfigure_request, rm_state, rm_cycle, rm_nodes, rm_event, machines_forgotten,
-                             seed_request, rm_ha, rm_schedule_changes>;
+                             seed_request, rm_ha, rm_schedule_changes, work_sync_request>;
 
 struct routed_message {
   std::string topic;

@@ -13,6 +13,7 @@ inline constexpr std::string_view node_changes = "rm.internal.nodestate";  // no
 inline constexpr std::string_view node_snapshot = "rm.internal.nodesnap";  // node_snapshot
 inline constexpr std::string_view node_sync = "rm.internal.nodesync";      // node_sync_request
 inline constexpr std::string_view work_prefix = "rm.internal.work.";    // + top-level pool: work_slice
+inline constexpr std::string_view work_sync = "rm.internal.worksync";  // work_sync_request
 inline constexpr std::string_view round = "rm.internal.round";          // round_start
 inline constexpr std::string_view plan = "rm.internal.plan";            // pool_plan
 inline constexpr std::string_view done = "rm.internal.done";            // round_done

@@ -5,14 +5,17 @@
 namespace rmbus::messages {
 
 namespace {
-constexpr std::array<std::string_view, 6> root_keys{"cycle", "now_ms", "other_np_mb", "work", "settling",
-                                                    "foreign_processes"};
+constexpr std::array<std::string_view, 9> root_keys{"cycle",    "now_ms",            "other_np_mb",
+                                                    "work",     "settling",          "foreign_processes",
+                                                    "slice_seq", "base_slice_seq",   "removed"};
 }  // namespace
 
 std::string encode(const envelope& env, const work_slice& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 4 + (msg.settling ? 1 : 0) + (msg.foreign_processes.empty() ? 0 : 1));
+  detail::pack_envelope_head(pk, env,
+                             4 + (msg.settling ? 1 : 0) + (msg.foreign_processes.empty() ? 0 : 1) + (msg.seq > 0 ? 1 : 0) +
+                                 (msg.base_seq > 0 ? 1 : 0) + (msg.removed.empty() ? 0 : 1));
   detail::pack_kv_uint(pk, "cycle", msg.cycle);
   detail::pack_kv_uint(pk, "now_ms", msg.now_ms);
   detail::pack_key(pk, "other_np_mb");
@@ -24,6 +27,13 @@ std::string encode(const envelope& env, const work_slice& msg) {
   if (!msg.foreign_processes.empty()) {
     detail::pack_key(pk, "foreign_processes");
     detail::pack_uint_map(pk, msg.foreign_processes);
+  }
+  if (msg.seq > 0) detail::pack_kv_uint(pk, "slice_seq", msg.seq);
+  if (msg.base_seq > 0) detail::pack_kv_uint(pk, "base_slice_seq", msg.base_seq);
+  if (!msg.removed.empty()) {
+    detail::pack_key(pk, "removed");
+    pk.pack_array(static_cast<std::uint32_t>(msg.removed.size()));
+    for (const auto& id : msg.removed) detail::pack_str(pk, id);
   }
   return detail::to_string(buf);
 }
@@ -43,8 +53,21 @@ result<work_slice> decode_work_slice(std::string_view topic, std::string_view bo
                             case 3: detail::read_array(v, f, msg.work, detail::read_work_item); break;
                             case 4: detail::read(v, f, msg.settling); break;
                             case 5: detail::read_uint_map(v, f, msg.foreign_processes); break;
+                            case 6: detail::read(v, f, msg.seq); break;
+                            case 7: detail::read(v, f, msg.base_seq); break;
+                            case 8:
+                              detail::read_array(v, f, msg.removed, [](const msgpack::object& o, const detail::path& p,
+                                                                       std::string& id) {
+                                detail::read(o, p, id);
+                                if (id.empty()) detail::fail(p, "must not be empty");
+                              });
+                              break;
                           }
                         });
+    if (msg.base_seq > 0 && msg.base_seq >= msg.seq)
+      detail::fail(detail::path{}.key("base_slice_seq"), "must be below slice_seq (a change builds on an earlier slice)");
+    if (msg.base_seq == 0 && !msg.removed.empty())
+      detail::fail(detail::path{}.key("removed"), "only a change (base_slice_seq set) removes items");
     return msg;
   });
 }

@@ -2,8 +2,12 @@
 // rm.internal.work.<pool> — work-map differencing -> the scheduler of one top-level nodepool: the pool's
 // slice of the orchestrator's latest work map, and the input of one round.
 //
-// The slice is complete (every work item whose class belongs to the pool): the scheduler differences it
-// against what it holds (core::nodepool_scheduler::apply_work). `other_np_mb` is the per-user allotment
+// A slice is full (`base_seq` 0: `work` lists every work item whose class belongs to the pool) or a change
+// (`base_seq` names the slice it builds on: `work` lists the items added or changed since, `removed` the ids
+// gone). Each pool's slices are numbered (`seq`, from 1, per sender); the scheduler keeps the pool's work map
+// (actors/slice_chain.hpp) and applies a change only to the slice it names; otherwise it asks for a full one
+// (rm.internal.worksync, work_sync_request.hpp). It differences the result against what it holds
+// (core::nodepool_scheduler::apply_work). `other_np_mb` is the per-user allotment
 // already held or promised in the OTHER top-level pools (actors/allotment_partition.hpp).
 // `foreign_processes` counts, per node of this pool, the live processes of work that belongs to another pool.
 
@@ -29,6 +33,14 @@ struct work_slice {
   // reconfiguration while that work ran on it): the scheduler places nothing there until they end
   // (optional key, empty).
   std::map<std::string, std::uint64_t> foreign_processes;
+  // This slice's number among the pool's slices from this sender, from 1 (optional key slice_seq; 0:
+  // unnumbered, taken as full). base_seq: the slice a change builds on (optional key base_slice_seq; 0: a full
+  // slice). removed: ids gone since base_seq (optional key, only in a change).
+  std::uint64_t seq = 0;
+  std::uint64_t base_seq = 0;
+  std::vector<std::string> removed;
+
+  bool full() const { return base_seq == 0; }
 
   friend bool operator==(const work_slice&, const work_slice&) = default;
 };

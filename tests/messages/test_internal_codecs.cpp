@@ -251,3 +251,40 @@ TEST_CASE("a fresh scheduler's seed request, publication's answer and a plan's g
   CHECK(old.value().generation == 0);
   CHECK(old.value().jobs == samples::full_pool_plan().jobs);
 }
+
+TEST_CASE("a change slice and a scheduler's request for a full slice round-trip, and a change that cannot be one is named") {
+  work_slice change = samples::full_work_slice();
+  change.work.resize(1);
+  change.seq = 8;
+  change.base_seq = 7;
+  change.removed = {"j1", "j4"};
+  round_trips(change, decode_work_slice, "rm.internal.work.alpha");
+  payload_round_trips(change, it::work_topic("alpha"));
+  CHECK_FALSE(change.full());
+  // A full slice from an RM before numbered slices decodes as full, unnumbered.
+  CHECK(decode_work_slice("rm.internal.work.alpha", encode(samples::env(), samples::full_work_slice())).value().full());
+
+  round_trips(work_sync_request{"alpha", 12}, decode_work_sync_request, it::work_sync);
+  payload_round_trips(work_sync_request{"alpha", 12}, it::work_sync);
+  auto missing = decode_work_sync_request(it::work_sync, without_key(work_sync_request{"alpha", 12}, "cycle"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().field == "cycle");
+  auto nameless = decode_work_sync_request(it::work_sync, encode(samples::env(), work_sync_request{"", 12}));
+  REQUIRE_FALSE(nameless.ok());
+  CHECK(nameless.error().field == "pool");
+
+  // A change must build on an earlier slice, and only a change removes items.
+  work_slice ahead = change;
+  ahead.base_seq = 8;
+  auto a = decode_work_slice("rm.internal.work.alpha", encode(samples::env(), ahead));
+  REQUIRE_FALSE(a.ok());
+  CHECK(a.error().field == "base_slice_seq");
+  work_slice full_removing = change;
+  full_removing.base_seq = 0;
+  auto b = decode_work_slice("rm.internal.work.alpha", encode(samples::env(), full_removing));
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.error().field == "removed");
+  auto c = decode_work_slice("rm.internal.work.alpha", with_key_as_string(change, "removed"));
+  REQUIRE_FALSE(c.ok());
+  CHECK(c.error().field == "removed");
+}
