@@ -52,6 +52,10 @@ struct scheduler_state {
   std::uint64_t seed_asks = 0;  // requests for the last schedule that went unanswered
   std::optional<messages::routed_message> held_slice;  // the newest slice received while waiting
   slice_chain work;  // the pool's work map, kept between rounds from the slices (full ones and changes)
+  // The ids the slices named since the map was last applied to the core (apply_changes), or all of them
+  // (a full slice: apply_work).
+  std::vector<core::job_id> touched;
+  bool touched_all = true;
   // The last round scheduled, and by whose slices: a full slice for the same round again (another reader of
   // the slices asked for it) only updates the map.
   std::uint64_t last_cycle = 0;
@@ -187,7 +191,10 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
 
   const auto t0 = std::chrono::steady_clock::now();
   st.sched->set_foreign_processes(foreign);
-  st.sched->apply_work(st.work.work());
+  if (st.touched_all) st.sched->apply_work(st.work.work());
+  else st.sched->apply_changes(st.work.work(), st.touched);
+  st.touched.clear();
+  st.touched_all = false;
   const auto& plan = st.sched->schedule(in);
   const auto total_us =
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
@@ -299,6 +306,13 @@ void on_slice(scheduler_actor* self, const messages::routed_message& m) {
     route(self, st.env.router, st.stamper, std::string{topics::work_sync},
           messages::work_sync_request{st.pool, slice.cycle});
     return;
+  }
+  if (slice.full()) {
+    st.touched.clear();
+    st.touched_all = true;
+  } else if (!st.touched_all) {
+    for (const auto& w : slice.work) st.touched.emplace_back(w.id);
+    for (const auto& id : slice.removed) st.touched.emplace_back(id);
   }
   if (slice.cycle == st.last_cycle && m.env.src == st.last_cycle_src) return;
   st.last_cycle = slice.cycle;

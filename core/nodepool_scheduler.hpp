@@ -126,6 +126,13 @@ class nodepool_scheduler {
   // with an unknown share id is RECOVERED (accounted as running, never published as new), and a "new"
   // share becomes "running" once the map shows its process.
   void apply_work(const work_map& snapshot);
+  // The same as apply_work(snapshot) when `snapshot` differs from the map of the previous apply_work /
+  // apply_changes only in the items named by `touched` (added, changed or removed there): only those items
+  // are applied, plus the jobs whose last reconcile may not hold again (it changed something, recovered or
+  // refused a process, or the job's shares changed since), found by integer compares. Falls back to
+  // apply_work when that cannot be told (the first call, shares adopted and not yet taken, jobs added by
+  // anything but these two calls).
+  void apply_changes(const work_map& snapshot, const std::vector<job_id>& touched);
 
   // ---- the cycle ------------------------------------------------------------------------------
   // With in.settling, the round only reports: each job keeps what it holds (round_input::settling).
@@ -201,6 +208,7 @@ class nodepool_scheduler {
   std::vector<job_id> id_order_ids_;    // their ids, contiguous (no job record read to match a map's id)
   std::vector<std::uint64_t> listed_;  // per job slot: the apply_work call that last listed it
   std::uint64_t apply_epoch_ = 0;
+  bool applied_once_ = false;  // apply_work ran: id_order_ and reconciled_ describe the jobs held
   published_schedule adopted_;                       // until the next apply_work
   std::map<machine_id, std::uint64_t> adopted_quanta_;  // per node: what the adopted shares hold there
   std::function<std::int64_t()> stage_clock_;

@@ -411,6 +411,79 @@ void nodepool_scheduler::apply_work(const work_map& snapshot) {
   }
   adopted_.clear();
   adopted_quanta_.clear();
+  applied_once_ = true;
+}
+
+void nodepool_scheduler::apply_changes(const work_map& snapshot, const std::vector<job_id>& touched) {
+  if (!applied_once_ || !adopted_.empty() || id_order_.size() != model_.job_index.size()) {
+    apply_work(snapshot);
+    return;
+  }
+  std::vector<job_id> ids = touched;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  // As apply_work: first every job gone or completed is dropped, then the items are applied in id order.
+  std::vector<const work_map::value_type*> present;  // touched and listed, not completed: in id order
+  present.reserve(ids.size());
+  std::vector<int> dropped;
+  for (const auto& id : ids) {
+    auto it = snapshot.find(id);
+    if (it != snapshot.end() && it->second.state != work_state::completed) {
+      present.push_back(&*it);
+      continue;
+    }
+    auto ji = model_.job_index.find(id);
+    if (ji == model_.job_index.end()) continue;
+    dropped.push_back(ji->second);
+  }
+  if (!dropped.empty()) {
+    std::sort(dropped.begin(), dropped.end());
+    for (int ji : dropped) drop_job(ji);
+    std::size_t keep = 0;
+    for (std::size_t k = 0; k < id_order_.size(); ++k) {
+      if (std::binary_search(dropped.begin(), dropped.end(), id_order_[k])) continue;
+      if (keep != k) {
+        id_order_[keep] = id_order_[k];
+        id_order_ids_[keep] = std::move(id_order_ids_[k]);
+      }
+      ++keep;
+    }
+    id_order_.resize(keep);
+    id_order_ids_.resize(keep);
+  }
+  if (reconciled_.size() < model_.jobs.size()) reconciled_.resize(model_.jobs.size());
+  // One walk over the jobs held (id order) and the touched items: a touched item is applied; a job not
+  // touched is applied again only when its last reconcile may not hold (apply_one would otherwise do nothing).
+  std::vector<std::pair<std::size_t, int>> arrivals;  // (position in id_order_, slot) of new jobs
+  std::size_t t = 0;
+  for (std::size_t k = 0; k <= id_order_.size(); ++k) {
+    const job_id* held = k < id_order_.size() ? &id_order_ids_[k] : nullptr;
+    while (t < present.size() && (held == nullptr || present[t]->first < *held)) {
+      // Not among the jobs held (they are all in id_order_): a new job.
+      arrivals.emplace_back(k, apply_one(present[t]->second, -1));
+      ++t;
+    }
+    if (held == nullptr) break;
+    const int ji = id_order_[k];
+    if (t < present.size() && present[t]->first == *held) {
+      apply_one(present[t]->second, ji);
+      ++t;
+      continue;
+    }
+    if (reconciled_.size() < model_.jobs.size()) reconciled_.resize(model_.jobs.size());  // arrivals grow it
+    const auto& last = reconciled_[static_cast<std::size_t>(ji)];
+    if (last.all_own && last.version == model_.jobs[static_cast<std::size_t>(ji)].shares_version) continue;
+    auto it = snapshot.find(*held);
+    if (it != snapshot.end()) apply_one(it->second, ji);
+  }
+  // The new jobs join id_order_ at their places (from the back, so the positions stay right).
+  for (auto a = arrivals.rbegin(); a != arrivals.rend(); ++a) {
+    id_order_.insert(id_order_.begin() + static_cast<std::ptrdiff_t>(a->first), a->second);
+    id_order_ids_.insert(id_order_ids_.begin() + static_cast<std::ptrdiff_t>(a->first),
+                         model_.jobs[static_cast<std::size_t>(a->second)].item.id);
+  }
+  adopted_.clear();
+  adopted_quanta_.clear();
 }
 
 }  // namespace rmbus::core

@@ -147,6 +147,8 @@ TEST_CASE("changed-only slices give each pool the same work map and the same pla
         w.memory_mb = static_cast<std::uint64_t>(pick(1, 3)) * 1024;
         w.submitted_ms = static_cast<std::uint64_t>(1000 + round);
         w.max_processes = static_cast<std::uint64_t>(pick(1, 6));
+        // Now and then work already running on a node the pool has not heard of: refused until it comes.
+        if (pick(0, 9) == 0) w.processes.push_back({"ext-" + w.id, "a5", msg::process_state::running, 5, 5, std::nullopt});
         touched.push_back(w.id);
         items[w.id] = w;
         continue;
@@ -164,6 +166,16 @@ TEST_CASE("changed-only slices give each pool the same work map and the same pla
       changes.compare(before, items);
     }
     reference.resync_all();  // the old way: every pool gets every item of its slice every round
+    // Machine events, the same for both schedulers of a pool: a node down and back, the unknown node coming.
+    auto both = [&](const std::string& pool, auto call) {
+      call(pp.at(pool).incremental);
+      call(pp.at(pool).whole);
+    };
+    if (round % 7 == 0) both("alpha", [](auto& s) { s.machine_down(core::machine_id{"a2"}); });
+    if (round % 7 == 3) both("alpha", [](auto& s) { s.update_machine({core::machine_id{"a2"}, "", 8 * 1024, false}); });
+    if (round == 20) both("alpha", [](auto& s) { s.update_machine({core::machine_id{"a5"}, "", 8 * 1024, false}); });
+    if (round % 9 == 4) both("beta", [](auto& s) { s.machine_down(core::machine_id{"b1"}); });
+    if (round % 9 == 6) both("beta", [](auto& s) { s.update_machine({core::machine_id{"b1"}, "", 8 * 1024, false}); });
 
     auto cut = changes.cut(items, pool_of_node);
     auto full = reference.cut(items, pool_of_node);
@@ -186,12 +198,22 @@ TEST_CASE("changed-only slices give each pool the same work map and the same pla
       REQUIRE(x.chain.work() == whole_map);
       core::round_input in;
       in.now_ms = 10'000 + round;
-      x.incremental.apply_work(x.chain.work());
+      // As the scheduler actor: a full slice is applied whole, a change as the ids it names.
+      if (slice.full()) {
+        x.incremental.apply_work(x.chain.work());
+      } else {
+        std::vector<core::job_id> named;
+        for (const auto& w : slice.work) named.emplace_back(w.id);
+        for (const auto& id : slice.removed) named.emplace_back(id);
+        x.incremental.apply_changes(x.chain.work(), named);
+      }
       x.whole.apply_work(whole_map);
       const auto a = x.incremental.schedule(in);
       const auto b = x.whole.schedule(in);
       REQUIRE(a == b);
+      REQUIRE(x.incremental.nonpreemptable_mb_by_user() == x.whole.nonpreemptable_mb_by_user());
       given += static_cast<std::size_t>(a.counts.given);
+
       for (auto& id : follow(items, a)) followed.push_back(id);
     }
     // What the orchestrator started and stopped comes back in the next map, as a delta.
