@@ -56,9 +56,10 @@ class basic_slice_chain {
     if (!in_step_) return {outcome::gap, "no full slice since the last gap or since start"};
     if (src != src_ || s.base_seq != seq_) {
       in_step_ = false;
-      if (src != src_) return {outcome::gap, "a change from " + src + ", the last full slice came from " + src_};
-      return {outcome::gap, "a change on slice " + std::to_string(s.base_seq) + ", the last slice applied is " +
-                                std::to_string(seq_)};
+      if (src != src_)
+        return {outcome::gap, "a change from " + src + ", the last full slice came from " + src_};
+      return {outcome::gap, "a change on slice " + std::to_string(s.base_seq) +
+                                ", the last slice applied is " + std::to_string(seq_)};
     }
     // As core::apply (removed ids erased, an id not held ignored; items stored, replacing any with the same
     // id), in place: the map is not copied.
@@ -89,7 +90,9 @@ struct to_core_item {
   std::pair<core::job_id, core::work_item> operator()(const messages::work_item& w) const;
 };
 struct as_wire_item {
-  std::pair<std::string, messages::work_item> operator()(const messages::work_item& w) const { return {w.id, w}; }
+  std::pair<std::string, messages::work_item> operator()(const messages::work_item& w) const {
+    return {w.id, w};
+  }
 };
 
 using slice_chain = basic_slice_chain<core::work_map, to_core_item>;

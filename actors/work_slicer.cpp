@@ -14,9 +14,10 @@ const core::resource_class* class_of(const core::scheduler_config& cfg, const me
       if (c.name == w.class_name) return &c;
     return nullptr;
   }
-  const std::vector<core::policy> prefs = w.kind == messages::work_kind::job
-                                              ? std::vector<core::policy>{core::policy::fair_share}
-                                              : std::vector<core::policy>{core::policy::reserve, core::policy::fixed_share};
+  const std::vector<core::policy> prefs =
+      w.kind == messages::work_kind::job
+          ? std::vector<core::policy>{core::policy::fair_share}
+          : std::vector<core::policy>{core::policy::reserve, core::policy::fixed_share};
   for (auto p : prefs)
     for (const auto& c : cfg.classes)
       if (c.is_default && c.policy == p) return &c;
@@ -118,8 +119,9 @@ work_slicer::round_cut work_slicer::cut(const item_map& items, const node_pool_f
     if (!old_pool.empty() && old_pool != r.pool) out.slices[old_pool].removed.push_back(id);
     if (r.refused) {
       refused_[id] = {id, w.user,
-                      w.class_name.empty() ? std::string{"No scheduling class defined and no default class configured."}
-                                           : "Cannot find class " + w.class_name + " for the work"};
+                      w.class_name.empty()
+                          ? std::string{"No scheduling class defined and no default class configured."}
+                          : "Cannot find class " + w.class_name + " for the work"};
       continue;
     }
     if (r.pool.empty()) continue;  // completed, nowhere to go
@@ -134,7 +136,8 @@ work_slicer::round_cut work_slicer::cut(const item_map& items, const node_pool_f
       for (const auto& p : w.processes) {
         if (!live(p) || p.node.empty()) continue;
         const auto& node_pool_name = node_pool(p.node);
-        if (node_pool_name != r.pool && pools_.count(node_pool_name) != 0) elsewhere.emplace_back(node_pool_name, p.node);
+        if (node_pool_name != r.pool && pools_.count(node_pool_name) != 0)
+          elsewhere.emplace_back(node_pool_name, p.node);
       }
       if (!elsewhere.empty()) foreign_[id] = std::move(elsewhere);
     }

@@ -16,16 +16,19 @@ std::string encode(const envelope& env, const work_sync_request& msg) {
 result<work_sync_request> decode_work_sync_request(std::string_view topic, std::string_view body,
                                                    const decode_limits& limits, envelope* env_out) {
   static constexpr std::array<std::string_view, 2> keys{"pool", "cycle"};
-  return detail::guarded<work_sync_request>(topic, body, limits, env_out, false, [](const msgpack::object& root) {
-    work_sync_request msg;
-    detail::read_fields(root, detail::path{}, keys, 0b11,
-                        [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
-                          if (k == 0) detail::read(v, f, msg.pool);
-                          else detail::read(v, f, msg.cycle);
-                        });
-    if (msg.pool.empty()) detail::fail(detail::path{}.key("pool"), "must not be empty");
-    return msg;
-  });
+  return detail::guarded<work_sync_request>(
+      topic, body, limits, env_out, false, [](const msgpack::object& root) {
+        work_sync_request msg;
+        detail::read_fields(root, detail::path{}, keys, 0b11,
+                            [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
+                              if (k == 0)
+                                detail::read(v, f, msg.pool);
+                              else
+                                detail::read(v, f, msg.cycle);
+                            });
+        if (msg.pool.empty()) detail::fail(detail::path{}.key("pool"), "must not be empty");
+        return msg;
+      });
 }
 
 }  // namespace rmbus::messages

@@ -25,6 +25,7 @@ struct work_sync_request {
 
 std::string encode(const envelope& env, const work_sync_request& msg);
 result<work_sync_request> decode_work_sync_request(std::string_view topic, std::string_view body,
-                                                   const decode_limits& limits = {}, envelope* env_out = nullptr);
+                                                   const decode_limits& limits = {},
+                                                   envelope* env_out = nullptr);
 
 }  // namespace rmbus::messages

@@ -1,10 +1,9 @@
 // The pools' work slices sent as changes (actors/work_slicer.hpp) and kept by each scheduler
-// (actors/slice_chain.hpp), against full slices: on the same sequence of orchestrator maps (changes applied as
-// deltas and as full maps, the orchestrator starting what each schedule grants), the map each scheduler holds
-// and the plans it makes are the same as those of a scheduler given the whole slice every round; a lost slice
-// is detected and a full one recovers from it; a fresh scheduler's first change is a gap.
+// (actors/slice_chain.hpp), against full slices: on the same sequence of orchestrator maps (changes applied
+// as deltas and as full maps, the orchestrator starting what each schedule grants), the map each scheduler
+// holds and the plans it makes are the same as those of a scheduler given the whole slice every round; a lost
+// slice is detected and a full one recovers from it; a fresh scheduler's first change is a gap.
 #include <catch2/catch.hpp>
-
 #include <random>
 #include <string>
 
@@ -77,7 +76,8 @@ core::work_map snapshot_of(const msg::work_slice& s) {
 
 core::nodepool_scheduler make_scheduler(const config::rm_config& cfg, const std::string& pool) {
   core::nodepool_scheduler s(pool, cfg.scheduling, "p");
-  for (const auto& n : pool == "alpha" ? std::vector<std::string>{"a1", "a2", "a3"} : std::vector<std::string>{"b1", "b2"})
+  for (const auto& n :
+       pool == "alpha" ? std::vector<std::string>{"a1", "a2", "a3"} : std::vector<std::string>{"b1", "b2"})
     s.update_machine({core::machine_id{n}, "", 8 * 1024, false});
   return s;
 }
@@ -103,7 +103,8 @@ std::vector<std::string> follow(workmap_chain::item_map& items, const core::sche
       if (sh.status == core::share_status::new_share && p == procs.end()) {
         procs.push_back({sh.id.str(), sh.node.str(), msg::process_state::running, 10, 10, std::nullopt});
         touched = true;
-      } else if ((sh.status == core::share_status::preempt || sh.status == core::share_status::evict) && p != procs.end()) {
+      } else if ((sh.status == core::share_status::preempt || sh.status == core::share_status::evict) &&
+                 p != procs.end()) {
         procs.erase(p);
         touched = true;
       }
@@ -148,7 +149,8 @@ TEST_CASE("changed-only slices give each pool the same work map and the same pla
         w.submitted_ms = static_cast<std::uint64_t>(1000 + round);
         w.max_processes = static_cast<std::uint64_t>(pick(1, 6));
         // Now and then work already running on a node the pool has not heard of: refused until it comes.
-        if (pick(0, 9) == 0) w.processes.push_back({"ext-" + w.id, "a5", msg::process_state::running, 5, 5, std::nullopt});
+        if (pick(0, 9) == 0)
+          w.processes.push_back({"ext-" + w.id, "a5", msg::process_state::running, 5, 5, std::nullopt});
         touched.push_back(w.id);
         items[w.id] = w;
         continue;
@@ -156,9 +158,12 @@ TEST_CASE("changed-only slices give each pool the same work map and the same pla
       auto it = items.begin();
       std::advance(it, pick(0, static_cast<int>(items.size()) - 1));
       touched.push_back(it->first);
-      if (what < 6) items.erase(it);                                    // gone from the map
-      else if (what < 8) it->second.state = msg::work_state::completed;  // completed, still listed
-      else it->second.max_processes = static_cast<std::uint64_t>(pick(1, 6));
+      if (what < 6)
+        items.erase(it);  // gone from the map
+      else if (what < 8)
+        it->second.state = msg::work_state::completed;  // completed, still listed
+      else
+        it->second.max_processes = static_cast<std::uint64_t>(pick(1, 6));
     }
     if (as_delta) {
       for (const auto& id : touched) changes.touch(id);
@@ -172,10 +177,13 @@ TEST_CASE("changed-only slices give each pool the same work map and the same pla
       call(pp.at(pool).whole);
     };
     if (round % 7 == 0) both("alpha", [](auto& s) { s.machine_down(core::machine_id{"a2"}); });
-    if (round % 7 == 3) both("alpha", [](auto& s) { s.update_machine({core::machine_id{"a2"}, "", 8 * 1024, false}); });
-    if (round == 20) both("alpha", [](auto& s) { s.update_machine({core::machine_id{"a5"}, "", 8 * 1024, false}); });
+    if (round % 7 == 3)
+      both("alpha", [](auto& s) { s.update_machine({core::machine_id{"a2"}, "", 8 * 1024, false}); });
+    if (round == 20)
+      both("alpha", [](auto& s) { s.update_machine({core::machine_id{"a5"}, "", 8 * 1024, false}); });
     if (round % 9 == 4) both("beta", [](auto& s) { s.machine_down(core::machine_id{"b1"}); });
-    if (round % 9 == 6) both("beta", [](auto& s) { s.update_machine({core::machine_id{"b1"}, "", 8 * 1024, false}); });
+    if (round % 9 == 6)
+      both("beta", [](auto& s) { s.update_machine({core::machine_id{"b1"}, "", 8 * 1024, false}); });
 
     auto cut = changes.cut(items, pool_of_node);
     auto full = reference.cut(items, pool_of_node);
@@ -255,7 +263,8 @@ TEST_CASE("a lost change slice is detected, and a full slice recovers the pool's
   CHECK(change.removed == std::vector<std::string>{"j1"});
   auto v = alpha.take("rm:diff", change);
   CHECK(v.what == slice_outcome::gap);
-  CHECK(v.reason.find("the last slice applied is " + std::to_string(first.slices.at("alpha").seq)) != std::string::npos);
+  CHECK(v.reason.find("the last slice applied is " + std::to_string(first.slices.at("alpha").seq)) !=
+        std::string::npos);
   CHECK_FALSE(alpha.in_step());
   CHECK(alpha.work().size() == 1);  // left as it was: j1 only, j3 never heard of
 
@@ -295,7 +304,8 @@ TEST_CASE("a fresh scheduler's first change slice is a gap, and so is one from a
   items[w.id] = w;
   slicer.touch("j1");
   slice_chain first;
-  REQUIRE(first.take("rm:diff", slicer.cut(items, pool_of_node).slices.at("alpha")).what == slice_outcome::applied);
+  REQUIRE(first.take("rm:diff", slicer.cut(items, pool_of_node).slices.at("alpha")).what ==
+          slice_outcome::applied);
   items["j1"].max_processes = 3;
   slicer.touch("j1");
   const auto change = slicer.cut(items, pool_of_node).slices.at("alpha");

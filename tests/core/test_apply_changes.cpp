@@ -1,6 +1,7 @@
 // apply_changes (nodepool_scheduler.hpp): the work map applied as the ids that changed since the last call,
 // against apply_work of the whole map. A scheduler that keeps its pool's map between rounds (the pool
-// scheduler actor, actors/slice_chain.hpp) applies only what a slice changed; every decision must be the same.
+// scheduler actor, actors/slice_chain.hpp) applies only what a slice changed; every decision must be the
+// same.
 #include <catch2/catch.hpp>
 
 #include "tests/core/scheduler_harness.hpp"
@@ -11,7 +12,8 @@ namespace {
 
 // Two schedulers fed the same map: one with apply_work, the other with apply_changes naming `touched`.
 struct twins {
-  explicit twins(scheduler_config c) : cfg(std::move(c)), whole("default", cfg, "p"), changes("default", cfg, "p") {}
+  explicit twins(scheduler_config c)
+      : cfg(std::move(c)), whole("default", cfg, "p"), changes("default", cfg, "p") {}
   void machine(const std::string& name, std::uint64_t gb) {
     whole.update_machine({machine_id(name), "", gb * 1024, false});
     changes.update_machine({machine_id(name), "", gb * 1024, false});
@@ -33,7 +35,9 @@ struct twins {
 
 }  // namespace
 
-TEST_CASE("a job left untouched is reconciled again while its last reconcile may not hold: a node it runs on arrives") {
+TEST_CASE(
+    "a job left untouched is reconciled again while its last reconcile may not hold: a node it runs on "
+    "arrives") {
   twins t(one_pool({fair_class("normal")}));
   t.machine("n1", 8);
   work_map work;
@@ -57,7 +61,8 @@ TEST_CASE("a job left untouched is reconciled again while its last reconcile may
   t.round(work, {});
 }
 
-TEST_CASE("apply_changes gives the plans of apply_work over arrivals, completions, removals and process changes") {
+TEST_CASE(
+    "apply_changes gives the plans of apply_work over arrivals, completions, removals and process changes") {
   twins t(one_pool({fair_class("normal"), fixed_class("fixed")}));
   for (int i = 0; i < 6; ++i) t.machine("n" + std::to_string(i), 8);
   work_map work;
@@ -81,7 +86,8 @@ TEST_CASE("apply_changes gives the plans of apply_work over arrivals, completion
           p.state = process_state::running;
           procs.push_back(p);
           touched.push_back(jp.id);
-        } else if ((sh.status == share_status::preempt || sh.status == share_status::evict) && pit != procs.end()) {
+        } else if ((sh.status == share_status::preempt || sh.status == share_status::evict) &&
+                   pit != procs.end()) {
           procs.erase(pit);
           touched.push_back(jp.id);
         }
