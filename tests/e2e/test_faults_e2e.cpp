@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "messages/topics.hpp"
+#include "tests/e2e/file_waits.hpp"
 #include "tests/e2e/rm_fixture.hpp"
 
 using namespace std::chrono_literals;
@@ -278,6 +279,13 @@ void scheduler_failure_is_contained(const std::string& fault) {
   // Nothing double-booked: beta's two 8 GB nodes hold carol's 3 and dave's 2 processes of 1 GB.
   CHECK(ts::double_bookings(*c.last_state(), rmbus::e2e::node_quanta()).empty());
   CHECK(count_events(c, "pool_restarted", "pool", "alpha") == 0);
+  // The new scheduler never had the slice that differencing's changes build on: it asked for a full one and
+  // got it for the same round (docs/architecture.md, "Slices carry what changed"); the log says both.
+  const auto log = rmbus::e2e::read_all(f.log_file());
+  CHECK(log.find("pool beta: round ") != std::string::npos);
+  CHECK(log.find("cannot be applied (no full slice since the last gap or since start); asking for a full slice") !=
+        std::string::npos);
+  CHECK(log.find("pool beta: its scheduler asks for a full slice; round ") != std::string::npos);
 }
 
 }  // namespace
