@@ -50,10 +50,10 @@ struct order_span {
 //    remainders), and compare plain integers when every weight is equal.
 class apportioner {
  public:
-  void run(std::vector<apportion_entity>& es, free_blocks& v) {
-    es_ = &es;
+  void run(apportion_entity* es, std::size_t n, free_blocks& v) {
+    es_ = es;
     v_ = &v;
-    n_ = es.size();
+    n_ = n;
     build();
     while (pass()) {
     }
@@ -80,9 +80,9 @@ class apportioner {
     working_.assign(n_, 0);
     for (std::size_t e = 0; e < n_; ++e) {
       first_[e] = slot_entity_.size();
-      weight_[e] = (*es_)[e].weight;
+      weight_[e] = es_[e].weight;
       std::int64_t wanted = 0;
-      for (const auto& [order, count] : (*es_)[e].wanted) {
+      for (const auto& [order, count] : es_[e].wanted) {
         slot_entity_.push_back(e);
         slot_order_.push_back(order);
         slot_want_.push_back(count);
@@ -356,7 +356,8 @@ class apportioner {
   // Final bonus loop: rounding leftovers go to whoever can use a free block of exactly its order, each
   // entity's slots largest order first.
   void bonus() {
-    std::vector<std::size_t> slots(slot_entity_.size());
+    auto& slots = bonus_slots_;
+    slots.resize(slot_entity_.size());
     for (std::size_t s = 0; s < slots.size(); ++s) slots[s] = s;
     for (std::size_t e = 0; e < n_; ++e)
       std::sort(slots.begin() + static_cast<std::ptrdiff_t>(first_[e]), slots.begin() + static_cast<std::ptrdiff_t>(first_[e + 1]),
@@ -378,7 +379,7 @@ class apportioner {
 
   void write_back() {
     for (std::size_t e = 0; e < n_; ++e) {
-      auto& ent = (*es_)[e];
+      auto& ent = es_[e];
       ent.given.assign(ent.wanted.size(), 0);
       for (std::size_t i = 0; i < ent.wanted.size(); ++i) {
         ent.given[i] = slot_given_[first_[e] + i];
@@ -387,7 +388,7 @@ class apportioner {
     }
   }
 
-  std::vector<apportion_entity>* es_ = nullptr;
+  apportion_entity* es_ = nullptr;
   free_blocks* v_ = nullptr;
   std::size_t n_ = 0;
   bool equal_weights_ = true;
@@ -404,6 +405,7 @@ class apportioner {
   std::vector<std::size_t> alive_;   // the working entities, in entity order
   std::vector<std::size_t> by_need_;  // the working entities by demand per weight (the last pass's order)
   std::vector<std::size_t> by_rem_, order_by_rem_;
+  std::vector<std::size_t> bonus_slots_;  // bonus()'s slots, each entity's largest order first
   // Per slot.
   std::vector<std::size_t> slot_entity_;
   std::vector<int> slot_order_;
@@ -431,8 +433,12 @@ apportion_workspace::~apportion_workspace() = default;
 apportion_workspace::apportion_workspace(apportion_workspace&&) noexcept = default;
 apportion_workspace& apportion_workspace::operator=(apportion_workspace&&) noexcept = default;
 
+void apportion_qshares(apportion_entity* first, std::size_t count, free_blocks& vshares, apportion_workspace& workspace) {
+  workspace.state_->run(first, count, vshares);
+}
+
 void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vshares, apportion_workspace& workspace) {
-  workspace.state_->run(entities, vshares);
+  apportion_qshares(entities.data(), entities.size(), vshares, workspace);
 }
 
 void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vshares) {

@@ -27,6 +27,14 @@ void free_blocks::grow(int max_order) {
   stale_from_ = 1;  // the cache is resized at the next rebuild
 }
 
+void free_blocks::reset(int max_order) {
+  if (max_order < 0) throw std::invalid_argument("free_blocks: negative max_order " + std::to_string(max_order));
+  max_order_ = max_order;
+  blocks_.assign(static_cast<std::size_t>(max_order_) + 1, 0);
+  total_q_ = 0;
+  stale_from_ = 1;  // the cache is rebuilt (and resized if the width changed) at the next query
+}
+
 void free_blocks::add(int size, std::int64_t count) {
   if (size < 0 || count < 0) {
     throw std::invalid_argument("free_blocks::add: size " + std::to_string(size) + " count " +

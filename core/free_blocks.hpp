@@ -30,6 +30,10 @@ class free_blocks {
   // Orders only ever grow (a bigger machine or request appeared). Existing counts are kept.
   void grow(int max_order);
 
+  // Empties the table and sets its width to max_order, as free_blocks(max_order) would, keeping the memory
+  // (How Much builds one table per user and class every round).
+  void reset(int max_order);
+
   // REQUIRES: 0 <= size; a size of 0 is ignored (no space); size > max_order grows the table.
   void add(int size, std::int64_t count = 1);
   // REQUIRES: blocks(size) >= count.

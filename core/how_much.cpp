@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <memory_resource>
 #include <set>
 #include <tuple>
 
@@ -26,6 +27,32 @@ int count_machines_of_order(const cluster_model& m, int pool, int lo, int hi, bo
 }
 
 namespace {
+
+// Sorts v ascending by key(x), stable, by bytes from the least significant up (a byte all keys share is
+// skipped). The fair-share split sorted each class's jobs twice a round by comparison, some 7% of a round's
+// instructions; these keys (ranks and slots) have two or three bytes that differ.
+template <class T, class Key>
+void radix_sort(std::vector<T>& v, std::vector<T>& tmp, Key key) {
+  if (v.size() < 2) return;
+  std::array<std::array<std::size_t, 256>, 8> count{};
+  for (const T& x : v) {
+    const std::uint64_t k = key(x);
+    for (std::size_t b = 0; b < 8; ++b) ++count[b][(k >> (8 * b)) & 0xff];
+  }
+  tmp.resize(v.size());
+  for (std::size_t b = 0; b < 8; ++b) {
+    auto& c = count[b];
+    if (c[(key(v.front()) >> (8 * b)) & 0xff] == v.size()) continue;  // every key has this byte
+    std::size_t at = 0;
+    for (auto& n : c) {
+      const std::size_t here = n;
+      n = at;
+      at += here;
+    }
+    for (const T& x : v) tmp[c[(key(x) >> (8 * b)) & 0xff]++] = x;
+    v.swap(tmp);
+  }
+}
 
 struct counter {
   counter(cluster_model& model, const round_input& input) : m(model), in(input) {}
@@ -112,11 +139,15 @@ struct counter {
   // amount of free space now; the few machines in conflict (this job's and its service's) are listed
   // from the job's side and skipped. Machine keys only change in designate() and when a reservation
   // earmarks a machine, which re-index it.
+  // The sets' nodes come from an arena that lives as long as the counting: some 20,000 nodes a round were
+  // allocated one by one and freed one by one at its end, the largest source of allocations of a round.
+  using key_set = std::pmr::set<std::pair<int, int>>;
   struct fixed_index {
     bool built = false;
-    std::set<std::pair<int, int>> by_npf;                  // (np free, rank) of candidates
-    std::vector<std::set<std::pair<int, int>>> by_free;    // [free now] -> (np free, rank)
+    std::optional<key_set> by_npf;  // (np free, rank) of candidates
+    std::vector<key_set> by_free;   // [free now] -> (np free, rank)
   };
+  std::pmr::monotonic_buffer_resource fixed_arena;  // declared before fixed_idx: outlives its sets
   std::vector<fixed_index> fixed_idx;  // per pool, built on the first pick of the round
   std::vector<int> machine_of_rank;
   std::map<std::uint64_t, std::vector<int>> service_jobs;  // service id -> live jobs (built with the index)
@@ -134,7 +165,7 @@ struct counter {
     auto& ix = fixed_idx[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
     if (!ix.built || !fixed_candidate(mi)) return;
     const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-    ix.by_npf.erase(key);
+    ix.by_npf->erase(key);
     const int f = free_now(mi);
     if (f > 0) ix.by_free[static_cast<std::size_t>(f)].erase(key);
   }
@@ -142,28 +173,28 @@ struct counter {
     auto& ix = fixed_idx[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
     if (!ix.built || !fixed_candidate(mi)) return;
     const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-    ix.by_npf.insert(key);
+    ix.by_npf->insert(key);
     const int f = free_now(mi);
     if (f > 0) ix.by_free[static_cast<std::size_t>(f)].insert(key);
   }
   void build_fixed_index(int pool) {
     auto& ix = fixed_idx[static_cast<std::size_t>(pool)];
     ix.built = true;
-    ix.by_free.assign(static_cast<std::size_t>(m.max_order) + 1, {});
-    std::vector<std::pair<int, int>> all;
-    std::vector<std::vector<std::pair<int, int>>> by_free(static_cast<std::size_t>(m.max_order) + 1);
+    const auto widths = static_cast<std::size_t>(m.max_order) + 1;
+    ix.by_free.clear();
+    ix.by_free.reserve(widths);
+    for (std::size_t f = 0; f < widths; ++f) ix.by_free.emplace_back(&fixed_arena);
+    // (key, free now), sorted by key: each set is then filled in ascending order, in linear time.
+    std::vector<std::pair<std::pair<int, int>, int>> all;
     for (int mi : pool_machines[static_cast<std::size_t>(pool)]) {
       if (!fixed_candidate(mi)) continue;
-      const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-      all.push_back(key);
-      const int f = free_now(mi);
-      if (f > 0) by_free[static_cast<std::size_t>(f)].push_back(key);
+      all.push_back({{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]}, free_now(mi)});
     }
     std::sort(all.begin(), all.end());
-    ix.by_npf = std::set<std::pair<int, int>>(all.begin(), all.end());  // sorted input: linear
-    for (std::size_t f = 0; f < by_free.size(); ++f) {
-      std::sort(by_free[f].begin(), by_free[f].end());
-      ix.by_free[f] = std::set<std::pair<int, int>>(by_free[f].begin(), by_free[f].end());
+    ix.by_npf.emplace(&fixed_arena);
+    for (const auto& [key, f] : all) {
+      ix.by_npf->emplace_hint(ix.by_npf->end(), key);
+      if (f > 0) ix.by_free[static_cast<std::size_t>(f)].emplace_hint(ix.by_free[static_cast<std::size_t>(f)].end(), key);
     }
     if (machine_of_rank.empty()) {
       machine_of_rank.assign(m.machines.size(), -1);
@@ -211,7 +242,7 @@ struct counter {
     }
     if (best.first >= 0) return machine_of_rank[static_cast<std::size_t>(best.second)];
     // 2. No conflict, does not fit now: the smallest (np free, rank).
-    for (auto it = ix.by_npf.lower_bound(from); it != ix.by_npf.end(); ++it)
+    for (auto it = ix.by_npf->lower_bound(from); it != ix.by_npf->end(); ++it)
       if (usable(machine_of_rank[static_cast<std::size_t>(it->second)])) return machine_of_rank[static_cast<std::size_t>(it->second)];
     // 3. Only machines in conflict are left: the best of those by (does not fit now, np free, rank).
     int pick = -1;
@@ -484,13 +515,20 @@ struct counter {
 
   static free_blocks blocks_of(const std::vector<std::pair<int, std::int64_t>>& orders,
                                const std::vector<std::int64_t>& given) {
-    int mx = 1;
-    for (const auto& o : orders) mx = std::max(mx, o.first);
-    free_blocks t(mx);
-    for (std::size_t s = 0; s < orders.size(); ++s)
-      if (given[s] > 0) t.add(orders[s].first, given[s]);
+    free_blocks t;
+    fill_blocks(t, orders, given);
     return t;
   }
+  // blocks_of into a table kept from user to user (its memory is reused).
+  static void fill_blocks(free_blocks& t, const std::vector<std::pair<int, std::int64_t>>& orders,
+                          const std::vector<std::int64_t>& given) {
+    int mx = 1;
+    for (const auto& o : orders) mx = std::max(mx, o.first);
+    t.reset(mx);
+    for (std::size_t s = 0; s < orders.size(); ++s)
+      if (given[s] > 0) t.add(orders[s].first, given[s]);
+  }
+  free_blocks user_blocks;  // split_class's scratch: what one user was given, as blocks
 
   // What the fair-share split needs of one job, gathered once from the job records, in slot order (the
   // records are read front to back), instead of read again at each level in the order of users.
@@ -503,6 +541,7 @@ struct counter {
     std::int64_t given;
   };
   std::vector<std::int64_t> cap_by_order;  // wants_by_order's scratch, per order
+  std::vector<class_job> cj_scratch;       // radix_sort's
 
   // What jobs [first, last) want together: per order, ascending, the sum of their caps (orders are small:
   // How Much leaves out the jobs no machine of the pool can hold).
@@ -581,7 +620,7 @@ struct counter {
   void split_class(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
                    std::int64_t class_pfs, std::vector<class_job>& cj) {
     // Both ranks are unique, so the keys are a total order.
-    std::sort(cj.begin(), cj.end(), [](const class_job& a, const class_job& b) { return a.key < b.key; });
+    radix_sort(cj, cj_scratch, [](const class_job& x) { return x.key; });
     struct user_jobs {
       int user_slot;
       std::size_t begin, end;  // its jobs: cj[begin, end)
@@ -610,20 +649,22 @@ struct counter {
     for (std::size_t ui = 0; ui < by_user.size(); ++ui) {
       const auto& span = by_user[ui];
       user_qshares[ui] = users[ui].given_qshares();
-      free_blocks user_blocks = blocks_of(user_orders[ui], users[ui].given);
+      fill_blocks(user_blocks, user_orders[ui], users[ui].given);
       // One entity per job, reused from user to user (their vectors keep their capacity).
+      // The array only grows: shrinking it would free the entities' vectors, growing it again allocate them.
       auto& jes = job_entities;
-      jes.resize(span.end - span.begin);
-      for (std::size_t k = 0; k < jes.size(); ++k) {
+      const std::size_t n_jobs = span.end - span.begin;
+      if (jes.size() < n_jobs) jes.resize(n_jobs);
+      for (std::size_t k = 0; k < n_jobs; ++k) {
         jes[k].weight = 1;
         jes[k].wanted.assign(1, {cj[span.begin + k].order, cj[span.begin + k].cap});
       }
-      apportion_qshares(jes, user_blocks, apportion_ws);
-      for (std::size_t k = 0; k < jes.size(); ++k) cj[span.begin + k].given = jes[k].given_total();
+      apportion_qshares(jes.data(), n_jobs, user_blocks, apportion_ws);
+      for (std::size_t k = 0; k < n_jobs; ++k) cj[span.begin + k].given = jes[k].given_total();
     }
 
     // Back into the job records, in slot order again.
-    std::sort(cj.begin(), cj.end(), [](const class_job& a, const class_job& b) { return a.slot < b.slot; });
+    radix_sort(cj, cj_scratch, [](const class_job& x) { return static_cast<std::uint64_t>(x.slot); });
     const std::int64_t user_pfs = by_user.empty() ? 0 : class_pfs / static_cast<std::int64_t>(by_user.size());
     const std::string& cname = m.classes[static_cast<std::size_t>(c)].def.name;
     const int pool = m.classes[static_cast<std::size_t>(c)].pool;

@@ -282,3 +282,36 @@ TEST_CASE("A, C and D through the scheduler") {
     CHECK(h.count("c") == 3);
   }
 }
+
+// The fair-share split orders a class's jobs by (user name, job age) before apportioning, and hands every
+// rounding leftover in that order. Past 256 users or 256 jobs those ranks take more than one byte, and the
+// arrival order (the model's slots) differs from both, so a wrong sort would hand the leftovers to others.
+TEST_CASE("the split's tie-breaks hold past 256 users and 256 jobs: leftovers by user name, then oldest job") {
+  auto three_digits = [](int n) {
+    std::string s = std::to_string(n);
+    return std::string(3 - s.size(), '0') + s;
+  };
+  SECTION("300 users, 1000 quanta: 3 each, and one more to each of the first 100 users by name") {
+    harness h(one_pool({fair_class("normal")}));
+    h.machines("n", 1000, 1);
+    // Jobs arrive in id order (the work map's); user u(7k mod 300) owns job j(k): names and arrival differ.
+    for (int k = 0; k < 300; ++k) h.job("j" + three_digits(k), "u" + three_digits(k * 7 % 300), "normal", 1);
+    h.round();
+    for (int k = 0; k < 300; ++k) {
+      const int user = k * 7 % 300;
+      INFO("job j" << three_digits(k) << " of user u" << three_digits(user));
+      CHECK(h.count("j" + three_digits(k)) == (user < 100 ? 4 : 3));
+    }
+  }
+  SECTION("one user, 600 jobs of one process, 300 quanta: the 300 oldest get one each") {
+    harness h(one_pool({fair_class("normal")}));
+    h.machines("n", 300, 1);
+    // Job k is the (7k mod 600)th oldest: age differs from arrival and from id.
+    for (int k = 0; k < 600; ++k) h.job("j" + three_digits(k), "alice", "normal", 1, 1, 1000 + k * 7 % 600);
+    h.round();
+    for (int k = 0; k < 600; ++k) {
+      INFO("job j" << three_digits(k) << ", age rank " << k * 7 % 600);
+      CHECK(h.count("j" + three_digits(k)) == (k * 7 % 600 < 300 ? 1 : 0));
+    }
+  }
+}
