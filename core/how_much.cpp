@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <optional>
-#include <memory_resource>
-#include <set>
 #include <tuple>
 
 #include "core/apportion.hpp"
@@ -139,16 +137,25 @@ struct counter {
   // amount of free space now; the few machines in conflict (this job's and its service's) are listed
   // from the job's side and skipped. Machine keys only change in designate() and when a reservation
   // earmarks a machine, which re-index it.
-  // The sets' nodes come from an arena that lives as long as the counting: some 20,000 nodes a round were
-  // allocated one by one and freed one by one at its end, the largest source of allocations of a round.
-  using key_set = std::pmr::set<std::pair<int, int>>;
+  // Sorted vectors, not trees: a round builds the index of every machine for a few dozen picks, and moves
+  // fewer than a hundred keys (a tree cost some 20,000 node allocations a round; a key moved in a vector
+  // of 10,000 costs a memmove of a few tens of KB).
+  using key = std::pair<int, int>;
+  using key_list = std::vector<key>;  // ascending, no duplicates
   struct fixed_index {
     bool built = false;
-    std::optional<key_set> by_npf;  // (np free, rank) of candidates
-    std::vector<key_set> by_free;   // [free now] -> (np free, rank)
+    key_list by_npf;                 // (np free, rank) of candidates
+    std::vector<key_list> by_free;   // [free now] -> (np free, rank)
   };
-  std::pmr::monotonic_buffer_resource fixed_arena;  // declared before fixed_idx: outlives its sets
   std::vector<fixed_index> fixed_idx;  // per pool, built on the first pick of the round
+  static void erase_key(key_list& l, const key& k) {
+    const auto it = std::lower_bound(l.begin(), l.end(), k);
+    if (it != l.end() && *it == k) l.erase(it);
+  }
+  static void insert_key(key_list& l, const key& k) {
+    const auto it = std::lower_bound(l.begin(), l.end(), k);
+    if (it == l.end() || *it != k) l.insert(it, k);
+  }
   std::vector<int> machine_of_rank;
   std::map<std::uint64_t, std::vector<int>> service_jobs;  // service id -> live jobs (built with the index)
   std::vector<int> conflict_scratch;                        // pick_fixed_machine's
@@ -164,37 +171,35 @@ struct counter {
   void fixed_unindex(int mi) {
     auto& ix = fixed_idx[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
     if (!ix.built || !fixed_candidate(mi)) return;
-    const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-    ix.by_npf->erase(key);
+    const key k{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
+    erase_key(ix.by_npf, k);
     const int f = free_now(mi);
-    if (f > 0) ix.by_free[static_cast<std::size_t>(f)].erase(key);
+    if (f > 0) erase_key(ix.by_free[static_cast<std::size_t>(f)], k);
   }
   void fixed_index_machine(int mi) {
     auto& ix = fixed_idx[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
     if (!ix.built || !fixed_candidate(mi)) return;
-    const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-    ix.by_npf->insert(key);
+    const key k{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
+    insert_key(ix.by_npf, k);
     const int f = free_now(mi);
-    if (f > 0) ix.by_free[static_cast<std::size_t>(f)].insert(key);
+    if (f > 0) insert_key(ix.by_free[static_cast<std::size_t>(f)], k);
   }
   void build_fixed_index(int pool) {
     auto& ix = fixed_idx[static_cast<std::size_t>(pool)];
     ix.built = true;
-    const auto widths = static_cast<std::size_t>(m.max_order) + 1;
-    ix.by_free.clear();
-    ix.by_free.reserve(widths);
-    for (std::size_t f = 0; f < widths; ++f) ix.by_free.emplace_back(&fixed_arena);
-    // (key, free now), sorted by key: each set is then filled in ascending order, in linear time.
-    std::vector<std::pair<std::pair<int, int>, int>> all;
+    ix.by_free.assign(static_cast<std::size_t>(m.max_order) + 1, {});
+    // (key, free now), sorted by key: each list is then filled in ascending order.
+    std::vector<std::pair<key, int>> all;
     for (int mi : pool_machines[static_cast<std::size_t>(pool)]) {
       if (!fixed_candidate(mi)) continue;
       all.push_back({{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]}, free_now(mi)});
     }
     std::sort(all.begin(), all.end());
-    ix.by_npf.emplace(&fixed_arena);
-    for (const auto& [key, f] : all) {
-      ix.by_npf->emplace_hint(ix.by_npf->end(), key);
-      if (f > 0) ix.by_free[static_cast<std::size_t>(f)].emplace_hint(ix.by_free[static_cast<std::size_t>(f)].end(), key);
+    ix.by_npf.clear();
+    ix.by_npf.reserve(all.size());
+    for (const auto& [k, f] : all) {
+      ix.by_npf.push_back(k);
+      if (f > 0) ix.by_free[static_cast<std::size_t>(f)].push_back(k);
     }
     if (machine_of_rank.empty()) {
       machine_of_rank.assign(m.machines.size(), -1);
@@ -232,7 +237,7 @@ struct counter {
     std::pair<int, int> best{-1, -1};
     for (int f = j.order; f <= m.max_order; ++f) {
       const auto& bucket = ix.by_free[static_cast<std::size_t>(f)];
-      for (auto it = bucket.lower_bound(from); it != bucket.end(); ++it) {
+      for (auto it = std::lower_bound(bucket.begin(), bucket.end(), from); it != bucket.end(); ++it) {
         if (best.first >= 0 && *it >= best) break;
         if (usable(machine_of_rank[static_cast<std::size_t>(it->second)])) {
           best = *it;
@@ -242,7 +247,7 @@ struct counter {
     }
     if (best.first >= 0) return machine_of_rank[static_cast<std::size_t>(best.second)];
     // 2. No conflict, does not fit now: the smallest (np free, rank).
-    for (auto it = ix.by_npf->lower_bound(from); it != ix.by_npf->end(); ++it)
+    for (auto it = std::lower_bound(ix.by_npf.begin(), ix.by_npf.end(), from); it != ix.by_npf.end(); ++it)
       if (usable(machine_of_rank[static_cast<std::size_t>(it->second)])) return machine_of_rank[static_cast<std::size_t>(it->second)];
     // 3. Only machines in conflict are left: the best of those by (does not fit now, np free, rank).
     int pick = -1;

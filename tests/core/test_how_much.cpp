@@ -315,3 +315,36 @@ TEST_CASE("the split's tie-breaks hold past 256 users and 256 jobs: leftovers by
     }
   }
 }
+
+// A FIXED_SHARE process is counted on a definite machine: spread (none of the job's processes there yet),
+// fits now, the least non-preemptable free space (best fit), then the name. How Much keeps the candidates
+// ordered by (non-preemptable free space, name) and moves a machine's key as processes are counted on it;
+// machine names here sort differently from the order the machines joined in.
+TEST_CASE("FIXED_SHARE: each process on a machine of its own, best fit first, then by name") {
+  harness h(one_pool({fixed_class("fixed")}));
+  h.machine("f3", 8);  // joined first, last by name
+  h.machine("f1", 8);
+  h.machine("f2", 4);
+  h.machine("f0", 16);
+  h.job("s", "u", "fixed", 4).max_processes = 2;
+  h.round();
+  REQUIRE(h.count("s") == 2);
+  CHECK(h.on_machine("s", "f2") == 1);  // 4 GB free: the best fit
+  CHECK(h.on_machine("s", "f1") == 1);  // then the first 8 GB machine by name
+  CHECK(h.on_machine("s", "f3") == 0);
+  CHECK(h.on_machine("s", "f0") == 0);
+}
+
+TEST_CASE("FIXED_SHARE: a machine partly counted moves to its smaller free space for the next job") {
+  harness h(one_pool({fixed_class("fixed")}));
+  h.machine("g1", 8);
+  h.machine("g0", 12);
+  h.job("a", "u1", "fixed", 4).max_processes = 1;  // oldest: best fit is g1 (8 GB), 4 GB left there
+  h.job("b", "u2", "fixed", 4).max_processes = 2;  // g1's 4 GB left is now the best fit, then g0
+  h.round();
+  REQUIRE(h.count("a") == 1);
+  REQUIRE(h.count("b") == 2);
+  CHECK(h.on_machine("a", "g1") == 1);
+  CHECK(h.on_machine("b", "g1") == 1);
+  CHECK(h.on_machine("b", "g0") == 1);
+}
