@@ -58,11 +58,6 @@ void free_blocks::remove(int size, std::int64_t count) {
   changed_at(size);
 }
 
-std::int64_t free_blocks::blocks(int size) const {
-  if (size < 1 || size > max_order_) return 0;
-  return blocks_[static_cast<std::size_t>(size)];
-}
-
 void free_blocks::rebuild_nshares() const {
   // prefix_[s] = number of blocks with size <= s. Every entry is rewritten, and the per-order values are
   // invalidated by moving to a new epoch, so nothing is cleared first (How Much rebuilds after every take).
@@ -78,8 +73,7 @@ void free_blocks::rebuild_nshares() const {
   stale_from_ = max_order_ + 1;
 }
 
-std::int64_t free_blocks::nshares(int order) const {
-  if (order < 1 || order > max_order_) return 0;
+std::int64_t free_blocks::compute_nshares(int order) const {
   if (stale_from_ <= max_order_) rebuild_nshares();  // grow() marks everything stale
   std::int64_t& cached = nshares_[static_cast<std::size_t>(order)];
   if (computed_at_[static_cast<std::size_t>(order)] == epoch_) return cached;
