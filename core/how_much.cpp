@@ -188,22 +188,33 @@ struct counter {
     auto& ix = fixed_idx[static_cast<std::size_t>(pool)];
     ix.built = true;
     ix.by_free.assign(static_cast<std::size_t>(m.max_order) + 1, {});
-    // (key, free now), sorted by key: each list is then filled in ascending order.
-    std::vector<std::pair<key, int>> all;
-    for (int mi : pool_machines[static_cast<std::size_t>(pool)]) {
-      if (!fixed_candidate(mi)) continue;
-      all.push_back({{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]}, free_now(mi)});
-    }
-    std::sort(all.begin(), all.end());
-    ix.by_npf.clear();
-    ix.by_npf.reserve(all.size());
-    for (const auto& [k, f] : all) {
-      ix.by_npf.push_back(k);
-      if (f > 0) ix.by_free[static_cast<std::size_t>(f)].push_back(k);
-    }
     if (machine_of_rank.empty()) {
       machine_of_rank.assign(m.machines.size(), -1);
       for (std::size_t mi = 0; mi < m.machines.size(); ++mi) machine_of_rank[static_cast<std::size_t>(rank[mi])] = static_cast<int>(mi);
+    }
+    // The candidates by (np free, rank) without a comparison sort: taken in rank order, then placed by np
+    // free (a counting sort, stable). Candidates are the pool's schedulable machines (pool_machines).
+    std::vector<int> by_rank;
+    int top = 0;
+    for (int mi : machine_of_rank) {
+      if (mi < 0) continue;
+      const auto& mc = m.machines[static_cast<std::size_t>(mi)];
+      if (mc.pool != pool || !mc.schedulable() || !fixed_candidate(mi)) continue;
+      by_rank.push_back(mi);
+      top = std::max(top, np_free[static_cast<std::size_t>(mi)]);
+    }
+    std::vector<std::size_t> start(static_cast<std::size_t>(top) + 2, 0);
+    for (int mi : by_rank) ++start[static_cast<std::size_t>(np_free[static_cast<std::size_t>(mi)]) + 1];
+    for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+    std::vector<int> sorted(by_rank.size());
+    for (int mi : by_rank) sorted[start[static_cast<std::size_t>(np_free[static_cast<std::size_t>(mi)])]++] = mi;
+    ix.by_npf.clear();
+    ix.by_npf.reserve(sorted.size());
+    for (int mi : sorted) {
+      const key k{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
+      ix.by_npf.push_back(k);
+      const int f = free_now(mi);
+      if (f > 0) ix.by_free[static_cast<std::size_t>(f)].push_back(k);
     }
     if (!service_jobs_built) {
       service_jobs_built = true;
