@@ -365,6 +365,8 @@ void on_sync_request(intake_actor* self, const messages::node_sync_request& req)
       }
     spdlog::info("pool {}: {} live machines announced again to {}", req.pool, n, req.reader);
     flush_changes(self);
+    // Last, so it arrives after every batch of the answer: the asker's machines are complete (even when none).
+    route(self, st.env.router, st.stamper, topics::node_topic(req.pool), messages::node_ops{{}, req.reader});
     return;
   }
   flush_changes(self);  // the snapshot then covers every batch sent so far

@@ -8,7 +8,11 @@
 // A fresh scheduler starts from the last schedule published for its pool: at its first work slice it asks
 // publication for it (rm.internal.seedreq), holds the slice until the answer (rm.internal.seed.<pool>), asking again
 // while none comes, and adopts its shares (core adopt_published), so that what its predecessor granted a moment
-// before is never given away again (docs/reliability.md, "In-flight grants"). Every pool has its
+// before is never given away again (docs/reliability.md, "In-flight grants"). A scheduler that knows no machine
+// (it replaces one that failed, or its process joined a running bus) also asks the intake to announce its
+// pool's machines again and holds the slice until the answer's last batch (node_ops `announced_to`) came:
+// with only the adopted shares' machines it would see a pool the size of what runs and preempt to make room
+// in it. Every pool has its
 // own actor, so the pools' cycles run concurrently on CAF's threads; the only thing spanning pools, the
 // per-user allotment, arrives pre-partitioned in the round input (see workmap_diff.cpp).
 #include <algorithm>
@@ -49,10 +53,12 @@ struct scheduler_state {
   seeding seed = seeding::not_asked;
   std::uint64_t seed_asks = 0;  // requests for the last schedule that went unanswered
   std::optional<messages::routed_message> held_slice;  // the newest slice received while waiting
+  // Set while the pool's machines must be announced to this scheduler before it grants (see the top).
+  bool awaiting_machines = false;
+  std::uint64_t machine_asks = 0;  // requests for the pool's machines that went unanswered
   std::optional<core::nodepool_scheduler> sched;
   std::vector<sent_machine> last_sent;  // by machine slot
   bool send_all_machines = true;        // the first plan, and the one after a node_sync_request
-  bool ask_machines_on_first_slice = false;  // a scheduler joining a bus whose intake is in another process
   envelope_stamper stamper{"scheduler"};
   static inline const char* name = "rmbus.pool_scheduler";
 };
@@ -98,6 +104,14 @@ void forget_machines(scheduler_actor* self, std::vector<core::machine_id>& names
   route(self, st.env.router, st.stamper, std::string{topics::forgotten}, std::move(answer));
 }
 
+void release_held_slice(scheduler_actor* self);
+
+// Names this scheduler's requests for machines: the src alone is shared by every generation of the pool's
+// scheduler in a process, and an answer to a predecessor's request may have reached this one only in part.
+std::string machines_asker(const scheduler_state& st) {
+  return st.stamper.src() + "/" + std::to_string(st.generation);
+}
+
 void on_node_ops(scheduler_actor* self, const messages::node_ops& msg) {
   auto& s = *self->state.sched;
   std::vector<core::machine_id> to_forget;
@@ -117,6 +131,13 @@ void on_node_ops(scheduler_actor* self, const messages::node_ops& msg) {
     }
   }
   forget_machines(self, to_forget);
+  auto& st = self->state;
+  if (st.awaiting_machines && msg.announced_to == machines_asker(st)) {
+    st.awaiting_machines = false;
+    spdlog::info("pool {}: its machines are announced ({} known); scheduling may grant", st.pool,
+                 s.machine_count());
+    release_held_slice(self);
+  }
 }
 
 messages::machine_status to_wire(core::machine_state s) {
@@ -259,19 +280,30 @@ std::chrono::milliseconds seed_wait(const config::rm_config& cfg) {
 
 void on_slice(scheduler_actor* self, const messages::routed_message& m);
 
-// The slice held while waiting for the seed, if any, is scheduled now.
-void end_seeding(scheduler_actor* self) {
+// A fresh scheduler grants nothing before it knows what its predecessor granted and, when it had to ask for
+// them, every machine of its pool.
+bool may_grant(const scheduler_state& st) { return st.seed == seeding::done && !st.awaiting_machines; }
+
+// The slice held while starting, if any, is scheduled once nothing is missing any more.
+void release_held_slice(scheduler_actor* self) {
   auto& st = self->state;
-  st.seed = seeding::done;
-  if (!st.held_slice) return;
+  if (!may_grant(st) || !st.held_slice) return;
   const auto held = std::move(*st.held_slice);
   st.held_slice.reset();
   on_slice(self, held);
 }
 
-void ask_seed(scheduler_actor* self) {
+// Asks for what is still missing (the last schedule, the pool's machines); the timeout asks again.
+void ask_what_is_missing(scheduler_actor* self) {
   auto& st = self->state;
-  route(self, st.env.router, st.stamper, std::string{topics::seed_request}, messages::seed_request{st.pool, st.generation});
+  if (st.seed == seeding::waiting)
+    route(self, st.env.router, st.stamper, std::string{topics::seed_request},
+          messages::seed_request{st.pool, st.generation});
+  // Asked from here, after a work slice arrived through the router: the router has this scheduler's
+  // subscriptions by then (made with the work topic's), so the intake's answer on node_topic reaches it.
+  if (st.awaiting_machines)
+    route(self, st.env.router, st.stamper, std::string{topics::node_sync},
+          messages::node_sync_request{machines_asker(st), st.pool});
   self->delayed_send(self, seed_wait(*st.env.cfg), atoms::timeout::value);
 }
 
@@ -286,14 +318,14 @@ void on_slice(scheduler_actor* self, const messages::routed_message& m) {
     self->quit();
     return;
   }
-  if (st.seed == seeding::done) {
+  if (may_grant(st)) {
     on_work(self, *m.as<messages::work_slice>());
     return;
   }
   st.held_slice = m;  // the newest wins: slices are snapshots
-  if (st.seed == seeding::waiting) return;
+  if (st.seed != seeding::not_asked) return;  // asked already; the timeout asks again
   st.seed = seeding::waiting;
-  ask_seed(self);
+  ask_what_is_missing(self);
 }
 
 void on_seed(scheduler_actor* self, const messages::rm_state& last) {
@@ -306,7 +338,8 @@ void on_seed(scheduler_actor* self, const messages::rm_state& last) {
     spdlog::info("pool {}: a fresh scheduler starts from the schedule of round {} ({} shares of every pool)", st.pool,
                  last.cycle, count);
   st.sched->adopt_published(std::move(shares));
-  end_seeding(self);
+  st.seed = seeding::done;
+  release_held_slice(self);
 }
 
 value by_order(const std::map<int, std::int64_t>& m) {
@@ -447,14 +480,9 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
     return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
         .count();
   });
-  if (restarted) {
-    // It replaces a scheduler that failed: the intake sends this pool's machines again, and the next work
-    // slice recovers every running process (as after a reconfiguration).
-    route(self, st.env.router, st.stamper, std::string{topics::node_sync},
-          messages::node_sync_request{st.stamper.src(), st.pool});
-  } else {
-    st.ask_machines_on_first_slice = intake_elsewhere;
-  }
+  // One that replaces a scheduler that failed, or runs in a process apart from the intake (which announces
+  // each machine once, when it comes up), knows no machine: it asks for them at its first work slice.
+  st.awaiting_machines = restarted || intake_elsewhere;
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::ha_active, const std::string& epoch_tag) {
@@ -468,13 +496,6 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
         if (const auto* ops = m.as<messages::node_ops>()) {
           on_node_ops(self, *ops);
         } else if (m.as<messages::work_slice>() != nullptr) {
-          if (st.ask_machines_on_first_slice) {
-            // The intake announces each machine once, when it comes up: a scheduler process started after
-            // that would never hear of it. This round runs with what it knows; the next has every machine.
-            st.ask_machines_on_first_slice = false;
-            route(self, st.env.router, st.stamper, std::string{topics::node_sync},
-                  messages::node_sync_request{st.stamper.src(), st.pool});
-          }
           on_slice(self, m);
         } else if (const auto* seed = m.as<messages::rm_state>()) {
           if (m.topic == topics::seed_topic(st.pool)) on_seed(self, *seed);
@@ -490,19 +511,22 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
       },
       [self](atoms::timeout) {
         auto& st = self->state;
-        if (st.seed != seeding::waiting) return;
+        if (may_grant(st)) return;
         if (st.retired.stop_requested()) {
           self->quit();  // replaced while it waited: its successor asks for itself
           return;
         }
-        // Logged at the first miss and then every tenth, so a long outage of publication stays visible
-        // without flooding the log.
-        if (st.seed_asks % 10 == 0)
+        // Logged at the first miss and then every tenth, so a long outage of publication or of the intake
+        // stays visible without flooding the log.
+        if (st.seed == seeding::waiting && st.seed_asks++ % 10 == 0)
           spdlog::warn("pool {}: no last schedule from publication after {} requests {} ms apart; holding the work "
                        "map (nothing is granted before the last schedule is known) and asking again",
-                       st.pool, st.seed_asks + 1, seed_wait(*st.env.cfg).count());
-        ++st.seed_asks;
-        ask_seed(self);
+                       st.pool, st.seed_asks, seed_wait(*st.env.cfg).count());
+        if (st.awaiting_machines && st.machine_asks++ % 10 == 0)
+          spdlog::warn("pool {}: its machines not announced by the intake after {} requests {} ms apart; holding the "
+                       "work map (nothing is granted before the pool's machines are known) and asking again",
+                       st.pool, st.machine_asks, seed_wait(*st.env.cfg).count());
+        ask_what_is_missing(self);
       },
   };
 }

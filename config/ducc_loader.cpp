@@ -93,7 +93,7 @@ const std::set<std::string, std::less<>> rmbus_keys = {
     "rmbus.log.compress",   "rmbus.health.enabled",           "rmbus.health.disk.warn.percent",
     "rmbus.accounting.enabled", "rmbus.accounting.file",  "rmbus.ha.beacon.ms",
     "rmbus.ha.takeover.ms",     "rmbus.ha.rank",          "rmbus.ha.advertise.admin",
-    "rmbus.rm.preemption.policy",
+    "rmbus.rm.preemption.policy", "rmbus.bus.schedule.changes.full.every",
 };
 
 class property_reader {
@@ -302,6 +302,7 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
   r.boolean("rmbus.accounting.enabled", rt.accounting.enabled);
   r.text("rmbus.accounting.file", rt.accounting.file);
   beside_properties(rt.accounting.file);
+  r.integer("rmbus.bus.schedule.changes.full.every", rt.schedule_changes_full_every, 0, 1, 1000000);
   s.epoch_ms = rt.orchestrator_publish_ms * rt.state_publish_ratio;
   read_reliable_heads(props, r, file, errors, rt.ha);
 

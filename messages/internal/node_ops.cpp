@@ -8,7 +8,7 @@ namespace {
 
 constexpr std::array<std::string_view, 5> op_names{"update", "down", "vary_off", "vary_on", "forget"};
 constexpr std::array<std::string_view, 6> op_keys{"op", "node", "ip", "memory_mb", "quiesced", "nodepool"};
-constexpr std::array<std::string_view, 1> root_keys{"ops"};
+constexpr std::array<std::string_view, 2> root_keys{"ops", "announced_to"};
 
 void read_op(const msgpack::object& o, const detail::path& at, node_op& op) {
   detail::read_fields(o, at, op_keys, 0b111111, [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
@@ -31,7 +31,7 @@ std::string_view to_string(node_op_kind k) { return detail::enum_name(k, op_name
 std::string encode(const envelope& env, const node_ops& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 1);
+  detail::pack_envelope_head(pk, env, msg.announced_to.empty() ? 1 : 2);
   detail::pack_key(pk, "ops");
   pk.pack_array(static_cast<std::uint32_t>(msg.ops.size()));
   for (const auto& op : msg.ops) {
@@ -43,6 +43,7 @@ std::string encode(const envelope& env, const node_ops& msg) {
     detail::pack_kv_bool(pk, "quiesced", op.quiesced);
     detail::pack_kv_str(pk, "nodepool", op.nodepool);
   }
+  if (!msg.announced_to.empty()) detail::pack_kv_str(pk, "announced_to", msg.announced_to);
   return detail::to_string(buf);
 }
 
@@ -51,8 +52,9 @@ result<node_ops> decode_node_ops(std::string_view topic, std::string_view body, 
   return detail::guarded<node_ops>(topic, body, limits, env_out, false, [](const msgpack::object& root) {
     node_ops msg;
     detail::read_fields(root, detail::path{}, root_keys, 0b1,
-                        [&](std::size_t, const msgpack::object& v, const detail::path& f) {
-                          detail::read_array(v, f, msg.ops, read_op);
+                        [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
+                          if (k == 0) detail::read_array(v, f, msg.ops, read_op);
+                          else detail::read(v, f, msg.announced_to);
                         });
     return msg;
   });

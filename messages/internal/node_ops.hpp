@@ -7,6 +7,10 @@
 // `vary_on` for the admin's requests. Intake sends `forget` for a node down longer than [limits]
 // forget_down_ms; the scheduler removes the machine unless it still holds shares, and answers with
 // machines_forgotten (machines_forgotten.hpp).
+//
+// A scheduler that knows no machine yet (replaced, or in a process joining a running bus) asks the intake to
+// announce its pool's live machines again (node_sync_request with its pool). The intake's last batch of that
+// answer names the asker in `announced_to`, so the scheduler knows its machines are complete and may grant.
 
 #include <cstdint>
 #include <optional>
@@ -36,6 +40,9 @@ struct node_op {
 
 struct node_ops {
   std::vector<node_op> ops;
+  // Optional on the wire ("announced_to", sent only when set): the src of the scheduler whose request for its
+  // pool's machines this batch completes.
+  std::string announced_to;
 
   friend bool operator==(const node_ops&, const node_ops&) = default;
 };

@@ -61,6 +61,13 @@ priority = 10
 default = true
 )toml";
 
+// What system_under_test starts with. Left out, a test plays the part itself, or starts it later.
+struct system_parts {
+  bool publication = true;         // start_publication() later, e.g. to make it late
+  bool intake = true;              // the test answers the schedulers' requests for machines itself
+  bool alpha_replacement = false;  // alpha's scheduler replaces one that failed (restarted): it knows no machine
+};
+
 struct system_under_test {
   caf::actor_system_config cfg;
   caf::actor_system sys;
@@ -74,15 +81,14 @@ struct system_under_test {
     c.set("scheduler.max-threads", 2);
     return c;
   }
-  // Without publication, a test starts it itself (start_publication), e.g. to make it late.
-  explicit system_under_test(bool with_publication = true) : sys(threads(cfg)) {
+  explicit system_under_test(system_parts with = {}) : sys(threads(cfg)) {
     auto rm = std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(config_text, "test.toml"));
     router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
     env = actor_env{router, "rmbus.test", rm, {}};
-    actors.push_back(spawn_heartbeat_intake(sys, env));
+    if (with.intake) actors.push_back(spawn_heartbeat_intake(sys, env));
     actors.push_back(spawn_workmap_diff(sys, env));
-    if (with_publication) start_publication();
-    actors.push_back(spawn_pool_scheduler(sys, env, "alpha", 1));
+    if (with.publication) start_publication();
+    actors.push_back(spawn_pool_scheduler(sys, env, "alpha", 2, {}, with.alpha_replacement));
     actors.push_back(spawn_pool_scheduler(sys, env, "beta", 1));
   }
   void start_publication() { actors.push_back(spawn_publication(sys, env)); }
@@ -353,7 +359,7 @@ TEST_CASE("a fresh scheduler grants nothing before publication tells it the last
   // it. The schedulers hold their first work slice and ask again (every round_timeout_ms / 4, at most 1,000 ms)
   // rather than start from the work map alone.
   namespace internal = rmbus::messages::internal_topics;
-  system_under_test t{false};
+  system_under_test t{{.publication = false}};
   caf::scoped_actor self{t.sys};
   for (auto topic : {internal::plan, internal::seed_request})
     caf::anon_send(t.router, atoms::subscribe::value, std::string{topic}, caf::actor{self});
@@ -378,4 +384,70 @@ TEST_CASE("a fresh scheduler grants nothing before publication tells it the last
     self->receive([&](atoms::deliver, const msg::routed_message& m) { take(m); },
                   caf::after(std::chrono::seconds(20)) >> [&] { i = 100; });
   CHECK(plans >= 1);  // answered, it schedules the map it held
+}
+
+TEST_CASE("a replaced scheduler grants nothing before the intake has announced its pool's machines again") {
+  // With only the machines its adopted shares name, a replaced scheduler would see a pool the size of what
+  // runs, and fair share would preempt to make room in it. Here the test plays the intake: it answers late,
+  // first with a predecessor's answer, then with this scheduler's.
+  namespace internal = rmbus::messages::internal_topics;
+  system_under_test t{{.intake = false, .alpha_replacement = true}};
+  caf::scoped_actor self{t.sys};
+  for (auto topic : {internal::plan, internal::node_sync})
+    caf::anon_send(t.router, atoms::subscribe::value, std::string{topic}, caf::actor{self});
+  msg::workmap wm;
+  wm.work.push_back(bobs_job());
+  t.workmap(t.encode(wm));
+
+  std::string asker;
+  int asked = 0, plans = 0;
+  std::optional<msg::pool_plan> plan;
+  auto take = [&](const msg::routed_message& m) {
+    if (const auto* r = m.as<msg::node_sync_request>(); r != nullptr && r->pool == "alpha") {
+      asker = r->reader;
+      ++asked;
+    }
+    if (const auto* p = m.as<msg::pool_plan>(); p != nullptr && p->pool == "alpha") {
+      ++plans;
+      plan = *p;
+    }
+  };
+  auto receive_until = [&](const std::function<bool()>& done, std::chrono::seconds limit) {
+    for (int i = 0; i < 200 && !done(); ++i)
+      self->receive([&](atoms::deliver, const msg::routed_message& m) { take(m); },
+                    caf::after(limit) >> [&] { i = 200; });
+  };
+  receive_until([&] { return asked >= 2; }, std::chrono::seconds(10));
+  REQUIRE(asked >= 2);  // unanswered, it asks again (every round_timeout_ms / 4)...
+  CHECK(plans == 0);    // ...and plans nothing meanwhile
+  REQUIRE(asker.size() > 2);
+  CHECK(asker.ends_with("/2"));  // its generation: answers to a predecessor are not its own
+
+  auto announce = [&](msg::node_ops ops) {
+    const std::string topic = internal::node_topic("alpha");
+    caf::anon_send(t.router, atoms::route::value,
+                   msg::routed_message{topic, t.agents.next(topic), std::make_shared<const msg::payload>(std::move(ops))});
+  };
+  msg::node_ops machines;
+  for (const char* n : {"a1", "a2"}) machines.ops.push_back({msg::node_op_kind::update, n, "10.0.0.1", 8192, false, "alpha"});
+  announce(machines);
+  announce(msg::node_ops{{}, asker.substr(0, asker.rfind('/')) + "/1"});  // a predecessor's request answered
+  const int asked_before = asked;
+  receive_until([&] { return asked >= asked_before + 2; }, std::chrono::seconds(10));
+  CHECK(plans == 0);  // still holding: its own request is unanswered
+
+  announce(msg::node_ops{{}, asker});
+  receive_until([&] { return plans > 0; }, std::chrono::seconds(20));
+  REQUIRE(plan);
+  // It schedules the map it held, on the announced machines (a new job starts with one process: the
+  // initialization cap).
+  std::size_t granted = 0, elsewhere = 0;
+  for (const auto& j : plan->jobs)
+    if (j.id == "job-1")
+      for (const auto& sh : j.shares) {
+        granted += sh.status == msg::share_status::new_;
+        elsewhere += sh.node != "a1" && sh.node != "a2";
+      }
+  CHECK(granted >= 1);
+  CHECK(elsewhere == 0);
 }

@@ -221,3 +221,21 @@ TEST_CASE("rmbus.* keys of ducc.properties set log rotation, health and accounti
   CHECK(rt.accounting.enabled);
   CHECK(rt.accounting.file == (dir.path() / "acct/jobs.jsonl").string());
 }
+
+TEST_CASE("rmbus.bus.schedule.changes.full.every of ducc.properties turns rm.schedule.changes on, within bounds", "[config][ducc]") {
+  scratch_dir dir;
+  dir.write("ducc.classes", "Nodepool main { }\nClass c { policy = FAIR_SHARE ; nodepool = main }\n");
+  CHECK(rc::load_ducc(dir.write("ducc.properties", "")).runtime.schedule_changes_full_every == 0);  // off by default
+  CHECK(rc::load_ducc(dir.write("ducc.properties", "rmbus.bus.schedule.changes.full.every = 20\n"))
+            .runtime.schedule_changes_full_every == 20);
+  for (const char* bad : {"rmbus.bus.schedule.changes.full.every = -1\n", "rmbus.bus.schedule.changes.full.every = 1000001\n",
+                          "rmbus.bus.schedule.changes.full.every = often\n"}) {
+    try {
+      (void)rc::load_ducc(dir.write("ducc.properties", bad));
+      FAIL("accepted: " << bad);
+    } catch (const rc::config_error& e) {
+      CHECK(std::string{e.what()}.find("rmbus.bus.schedule.changes.full.every") != std::string::npos);
+      CHECK(std::string{e.what()}.find("ducc.properties:1") != std::string::npos);
+    }
+  }
+}

@@ -216,6 +216,22 @@ ts::job_spec beta_job(const std::string& id, const std::string& user, std::uint6
   return j;
 }
 
+// What a failed check saw: the named jobs' status, reason and shares in the last schedule.
+std::string describe_jobs(const msg::rm_state& s, const std::vector<std::string>& ids) {
+  std::string out = "round " + std::to_string(s.cycle) + ":";
+  for (const auto& id : ids) {
+    const auto* j = ts::find_job(s, id);
+    if (j == nullptr) {
+      out += "\n  " + id + ": not listed";
+      continue;
+    }
+    out += "\n  " + id + ": " + std::string{msg::to_string(j->status)} + " given " + std::to_string(j->given) +
+           (j->reason.empty() ? "" : " (" + j->reason + ")");
+    for (const auto& sh : j->shares) out += "\n    " + sh.id + " on " + sh.node + " " + std::string{msg::to_string(sh.status)};
+  }
+  return out;
+}
+
 std::map<std::string, std::string> share_nodes(const msg::rm_state& s, const std::string& id) {
   std::map<std::string, std::string> out;
   if (const auto* j = ts::find_job(s, id))
@@ -249,9 +265,16 @@ void scheduler_failure_is_contained(const std::string& fault) {
   // The new beta scheduler recovers carol's processes where they run, with their share ids, and schedules
   // new work in beta again.
   c.submit(beta_job("dave-1", "dave", 2));
-  REQUIRE(c.wait_state(
+  const bool recovered = c.wait_state(
       [&](const msg::rm_state& s) { return share_nodes(s, "carol-1") == carol && ts::active_shares(s, "dave-1") == 2; },
-      deadline));
+      deadline);
+  if (!recovered) {
+    std::string before;
+    for (const auto& [id, node] : carol) before += " " + id + "@" + node;
+    INFO("carol's running shares before the fault:" << before);
+    INFO(describe_jobs(*c.last_state(), {"carol-1", "dave-1"}));
+    FAIL("the new beta scheduler did not keep carol's processes and place dave's");
+  }
   // Nothing double-booked: beta's two 8 GB nodes hold carol's 3 and dave's 2 processes of 1 GB.
   CHECK(ts::double_bookings(*c.last_state(), rmbus::e2e::node_quanta()).empty());
   CHECK(count_events(c, "pool_restarted", "pool", "alpha") == 0);

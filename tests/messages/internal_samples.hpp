@@ -17,7 +17,7 @@ inline node_ops full_node_ops() {
   return node_ops{{node_op{node_op_kind::update, "n01", "10.0.0.1", 98304, true, "alpha-gpu"},
                    node_op{node_op_kind::down, "n02", "", 0, false, ""},
                    node_op{node_op_kind::vary_off, "n03", "", 0, false, ""},
-                   node_op{node_op_kind::vary_on, "n04", "", 0, false, ""}}};
+                   node_op{node_op_kind::vary_on, "n04", "", 0, false, ""}}, {}};
 }
 
 inline node_changes full_node_changes() {
@@ -97,7 +97,7 @@ inline node_changes node_changes_with_forgotten() {
   return c;
 }
 
-inline node_ops node_ops_forget() { return node_ops{{node_op{node_op_kind::forget, "storm-1", "", 0, false, ""}}}; }
+inline node_ops node_ops_forget() { return node_ops{{node_op{node_op_kind::forget, "storm-1", "", 0, false, ""}}, {}}; }
 
 inline machines_forgotten full_machines_forgotten() { return machines_forgotten{"alpha", {"storm-1", "storm-2"}, {"n7"}}; }
 

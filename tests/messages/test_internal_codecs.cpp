@@ -251,3 +251,22 @@ TEST_CASE("a fresh scheduler's seed request, publication's answer and a plan's g
   CHECK(old.value().generation == 0);
   CHECK(old.value().jobs == samples::full_pool_plan().jobs);
 }
+
+TEST_CASE("node_ops' optional announced_to round-trips, and is absent when empty") {
+  auto answer = samples::full_node_ops();
+  answer.announced_to = "rmbus.1.abc:scheduler.alpha";
+  round_trips(answer, decode_node_ops, it::node_topic("alpha"));
+  round_trips(node_ops{{}, "rmbus.1.abc:scheduler.beta"}, decode_node_ops, it::node_topic("beta"));
+  payload_round_trips(answer, it::node_topic("alpha"));
+  auto plain = decode_value("t", encode(samples::env(), samples::full_node_ops()));
+  REQUIRE(plain.ok());
+  CHECK(plain.value().as_map()->count("announced_to") == 0);
+  auto marked = decode_value("t", encode(samples::env(), answer));
+  REQUIRE(marked.ok());
+  CHECK(marked.value().as_map()->count("announced_to") == 1);
+  // A wrong type is refused with the key's name.
+  (*marked.value().as_map())["announced_to"] = value{std::uint64_t{7}};
+  auto bad = decode_node_ops(it::node_topic("alpha"), encode_value(marked.value()));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "announced_to");
+}

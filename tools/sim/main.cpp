@@ -20,7 +20,6 @@
 // 3 when no rm.state arrived within --ready-timeout-s (the RM is not reachable on those endpoints); 1 when an
 // output file cannot be written.
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -33,6 +32,7 @@
 #include "bus/endpoint_list.hpp"
 #include "bus/curve.hpp"
 #include "bus/log_level.hpp"
+#include "tools/common/tool_logging.hpp"
 #include "tools/sim/driver.hpp"
 #include "tools/sim/random_scenario.hpp"
 #include "tools/sim/report.hpp"
@@ -124,14 +124,7 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;
   }
-  const auto level = rmbus::bus::parse_log_level(log_level);
-  if (!level) {
-    std::cerr << "rmbus-sim: --log-level: unknown level '" << log_level << "' (expected "
-              << rmbus::bus::log_level_names << ")\n";
-    return 2;
-  }
-  spdlog::set_default_logger(spdlog::stderr_color_mt("rmbus-sim"));
-  spdlog::set_level(*level);
+  if (!rmbus::tools::start_tool_logging("rmbus-sim", log_level, std::cerr)) return 2;
   try {
     opt.curve = rmbus::bus::load_curve_client(key_file, server_key_file);
   } catch (const rmbus::bus::curve_error& e) {

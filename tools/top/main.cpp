@@ -22,7 +22,6 @@
 // rm.nodes within --timeout-ms. Logs go to stderr, never into the picture on stdout.
 
 #include <signal.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -37,10 +36,10 @@
 
 #include "bus/endpoint_list.hpp"
 #include "bus/curve.hpp"
-#include "bus/log_level.hpp"
 #include "bus/subscriber.hpp"
 #include "config/config_error.hpp"
 #include "tools/common/rm_discovery.hpp"
+#include "tools/common/tool_logging.hpp"
 #include "tools/top/monitor_model.hpp"
 #include "tools/top/monitored_message.hpp"
 #include "tools/top/render.hpp"
@@ -232,12 +231,8 @@ int main(int argc, char** argv) {
     // --help prints and exits 0; every bad argument exits 2, as the other rmbus tools do.
     return app.exit(e) == 0 ? 0 : 2;
   }
-  const auto level = bus::parse_log_level(log_level);
-  if (!level) {
-    std::cerr << "rmbus-top: --log-level: unknown level '" << log_level << "'\n";
-    return 2;
-  }
-  spdlog::set_default_logger(spdlog::stderr_color_mt("rmbus-top"));
+  const auto level = tools::start_tool_logging("rmbus-top", log_level, std::cerr);
+  if (!level) return 2;
   // Log lines written to the terminal would tear the full screen: there, logs need stderr redirected.
   spdlog::set_level(!once && ::isatty(STDERR_FILENO) ? spdlog::level::off : *level);
   // Where the bus is: --bus-sub, else the RM's own configuration, else the environment, else the default.

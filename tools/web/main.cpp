@@ -14,7 +14,6 @@
 
 #include <malloc.h>
 #include <signal.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
@@ -28,9 +27,9 @@
 #include <zmq.hpp>
 
 #include "bus/curve.hpp"
-#include "bus/log_level.hpp"
 #include "bus/subscriber.hpp"
 #include "config/config_error.hpp"
+#include "tools/common/tool_logging.hpp"
 #include "tools/web/admin_client.hpp"
 #include "tools/web/admin_json.hpp"
 #include "tools/web/endpoints.hpp"
@@ -279,13 +278,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : 2;
   }
-  const auto level = bus::parse_log_level(log_level);
-  if (!level) {
-    std::cerr << "rmbus-web: --log-level: unknown level '" << log_level << "'\n";
-    return 2;
-  }
-  spdlog::set_default_logger(spdlog::stderr_color_mt("rmbus-web"));
-  spdlog::set_level(*level);
+  if (!tools::start_tool_logging("rmbus-web", log_level, std::cerr)) return 2;
 
   settings s;
   bool curve_configured = false;
