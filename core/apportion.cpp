@@ -452,7 +452,8 @@ apportion_workspace::~apportion_workspace() = default;
 apportion_workspace::apportion_workspace(apportion_workspace&&) noexcept = default;
 apportion_workspace& apportion_workspace::operator=(apportion_workspace&&) noexcept = default;
 
-void apportion_qshares(apportion_entity* first, std::size_t count, free_blocks& vshares, apportion_workspace& workspace) {
+void apportion_qshares(apportion_entity* first, std::size_t count, free_blocks& vshares,
+                       apportion_workspace& workspace) {
   workspace.state_->run(first, count, vshares);
 }
 

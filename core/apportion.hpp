@@ -63,7 +63,8 @@ void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vsh
 // The same on entities [first, first + count): a caller that apportions among many groups of entities keeps
 // one array of entities that never shrinks, so their vectors keep their capacity from call to call (How
 // Much's job level: resizing a vector per user destroyed and re-allocated them, some 40 allocations a user).
-void apportion_qshares(apportion_entity* first, std::size_t count, free_blocks& vshares, apportion_workspace& workspace);
+void apportion_qshares(apportion_entity* first, std::size_t count, free_blocks& vshares,
+                       apportion_workspace& workspace);
 // The same with a workspace of its own.
 void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vshares);
 

@@ -28,7 +28,8 @@ void free_blocks::grow(int max_order) {
 }
 
 void free_blocks::reset(int max_order) {
-  if (max_order < 0) throw std::invalid_argument("free_blocks: negative max_order " + std::to_string(max_order));
+  if (max_order < 0)
+    throw std::invalid_argument("free_blocks: negative max_order " + std::to_string(max_order));
   max_order_ = max_order;
   blocks_.assign(static_cast<std::size_t>(max_order_) + 1, 0);
   total_q_ = 0;

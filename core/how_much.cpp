@@ -207,7 +207,10 @@ struct counter {
     for (int mi : by_rank) ++start[static_cast<std::size_t>(np_free[static_cast<std::size_t>(mi)]) + 1];
     for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
     std::vector<int> sorted(by_rank.size());
-    for (int mi : by_rank) sorted[start[static_cast<std::size_t>(np_free[static_cast<std::size_t>(mi)])]++] = mi;
+    for (int mi : by_rank) {
+      auto& at = start[static_cast<std::size_t>(np_free[static_cast<std::size_t>(mi)])];
+      sorted[at++] = mi;
+    }
     ix.by_npf.clear();
     ix.by_npf.reserve(sorted.size());
     for (int mi : sorted) {

@@ -18,7 +18,8 @@ namespace {
 std::vector<cluster_model::age_key> sorted_live(const cluster_model& m) {
   std::vector<cluster_model::age_key> keys;
   for (std::size_t i = 0; i < m.jobs.size(); ++i)
-    if (m.jobs[i].live) keys.emplace_back(m.jobs[i].item.submitted_ms, m.jobs[i].item.id, static_cast<int>(i));
+    if (m.jobs[i].live)
+      keys.emplace_back(m.jobs[i].item.submitted_ms, m.jobs[i].item.id, static_cast<int>(i));
   std::sort(keys.begin(), keys.end());
   return keys;
 }

@@ -181,7 +181,8 @@ TEST_CASE("reset: a table used before, wider or narrower, behaves as a new one o
   free_blocks reused = from_table({0, 3, 2, 1, 4});
   reused.take_shares(3, 2);
   CHECK(reused.nshares(1) > 0);  // the cache holds values now
-  for (const std::vector<std::int64_t>& next : {std::vector<std::int64_t>{0, 0, 5}, std::vector<std::int64_t>{0, 1, 0, 0, 0, 0, 0, 2}}) {
+  const std::vector<std::vector<std::int64_t>> tables{{0, 0, 5}, {0, 1, 0, 0, 0, 0, 0, 2}};  // narrower, wider
+  for (const auto& next : tables) {
     reused.reset(static_cast<int>(next.size()) - 1);
     CHECK(reused.max_order() == static_cast<int>(next.size()) - 1);
     CHECK(reused.total_qshares() == 0);

@@ -286,7 +286,7 @@ TEST_CASE("A, C and D through the scheduler") {
 // The fair-share split orders a class's jobs by (user name, job age) before apportioning, and hands every
 // rounding leftover in that order. Past 256 users or 256 jobs those ranks take more than one byte, and the
 // arrival order (the model's slots) differs from both, so a wrong sort would hand the leftovers to others.
-TEST_CASE("the split's tie-breaks hold past 256 users and 256 jobs: leftovers by user name, then oldest job") {
+TEST_CASE("the split's tie-breaks past 256 users and 256 jobs: leftovers by user name, then oldest job") {
   auto three_digits = [](int n) {
     std::string s = std::to_string(n);
     return std::string(3 - s.size(), '0') + s;
