@@ -50,10 +50,10 @@ struct order_span {
 //    remainders), and compare plain integers when every weight is equal.
 class apportioner {
  public:
-  void run(std::vector<apportion_entity>& es, free_blocks& v) {
-    es_ = &es;
+  void run(apportion_entity* es, std::size_t n, free_blocks& v) {
+    es_ = es;
     v_ = &v;
-    n_ = es.size();
+    n_ = n;
     build();
     while (pass()) {
     }
@@ -80,9 +80,9 @@ class apportioner {
     working_.assign(n_, 0);
     for (std::size_t e = 0; e < n_; ++e) {
       first_[e] = slot_entity_.size();
-      weight_[e] = (*es_)[e].weight;
+      weight_[e] = es_[e].weight;
       std::int64_t wanted = 0;
-      for (const auto& [order, count] : (*es_)[e].wanted) {
+      for (const auto& [order, count] : es_[e].wanted) {
         slot_entity_.push_back(e);
         slot_order_.push_back(order);
         slot_want_.push_back(count);
@@ -108,15 +108,27 @@ class apportioner {
 
     // Which slots want each order, largest order first; entity order inside a span (slots are numbered in
     // entity order, and an entity has at most one slot per order).
+    // A counting sort, stable, so slot order (entity order) holds within an order; a comparison sort of the
+    // user level's thousands of slots was most of this function's cost.
+    int top = 0;
     for (std::size_t s = 0; s < slot_entity_.size(); ++s) {
       if (slot_order_[s] <= 0 || slot_want_[s] <= 0) continue;
-      refs_.push_back(s);
+      top = std::max(top, slot_order_[s]);
       if (slot_order_[s] > v_->max_order()) v_->grow(slot_order_[s]);
     }
-    std::sort(refs_.begin(), refs_.end(), [&](std::size_t a, std::size_t b) {
-      if (slot_order_[a] != slot_order_[b]) return slot_order_[a] > slot_order_[b];
-      return a < b;
-    });
+    order_start_.assign(static_cast<std::size_t>(top) + 2, 0);
+    std::size_t wanting = 0;
+    for (std::size_t s = 0; s < slot_entity_.size(); ++s) {
+      if (slot_order_[s] <= 0 || slot_want_[s] <= 0) continue;
+      ++order_start_[static_cast<std::size_t>(top - slot_order_[s]) + 1];  // largest order first
+      ++wanting;
+    }
+    for (std::size_t k = 1; k < order_start_.size(); ++k) order_start_[k] += order_start_[k - 1];
+    refs_.resize(wanting);
+    for (std::size_t s = 0; s < slot_entity_.size(); ++s) {
+      if (slot_order_[s] <= 0 || slot_want_[s] <= 0) continue;
+      refs_[order_start_[static_cast<std::size_t>(top - slot_order_[s])]++] = s;
+    }
     slot_span_.assign(slot_entity_.size(), 0);
     for (std::size_t k = 0; k < refs_.size(); ++k) {
       const int o = slot_order_[refs_[k]];
@@ -356,14 +368,19 @@ class apportioner {
   // Final bonus loop: rounding leftovers go to whoever can use a free block of exactly its order, each
   // entity's slots largest order first.
   void bonus() {
-    std::vector<std::size_t> slots(slot_entity_.size());
+    auto& slots = bonus_slots_;
+    slots.resize(slot_entity_.size());
     for (std::size_t s = 0; s < slots.size(); ++s) slots[s] = s;
     for (std::size_t e = 0; e < n_; ++e)
       std::sort(slots.begin() + static_cast<std::ptrdiff_t>(first_[e]), slots.begin() + static_cast<std::ptrdiff_t>(first_[e + 1]),
                 [&](std::size_t a, std::size_t b) { return slot_order_[a] > slot_order_[b]; });
+    // A slot that wants nothing more, or whose order has no block of exactly its size, is passed over for
+    // good: wants only fall, and taking one nshare of order o from a block of size o leaves the blocks of
+    // every other size as they were. So each sweep keeps only the slots that were served in it.
     bool gave = true;
     while (gave && v_->total_qshares() > 0) {
       gave = false;
+      std::size_t kept = 0;
       for (std::size_t s : slots) {
         const int o = slot_order_[s];
         if (slot_want_[s] > 0 && v_->blocks(o) > 0) {
@@ -371,14 +388,16 @@ class apportioner {
           --slot_want_[s];
           v_->take_shares(o, 1);
           gave = true;
+          slots[kept++] = s;
         }
       }
+      slots.resize(kept);
     }
   }
 
   void write_back() {
     for (std::size_t e = 0; e < n_; ++e) {
-      auto& ent = (*es_)[e];
+      auto& ent = es_[e];
       ent.given.assign(ent.wanted.size(), 0);
       for (std::size_t i = 0; i < ent.wanted.size(); ++i) {
         ent.given[i] = slot_given_[first_[e] + i];
@@ -387,7 +406,7 @@ class apportioner {
     }
   }
 
-  std::vector<apportion_entity>* es_ = nullptr;
+  apportion_entity* es_ = nullptr;
   free_blocks* v_ = nullptr;
   std::size_t n_ = 0;
   bool equal_weights_ = true;
@@ -404,6 +423,8 @@ class apportioner {
   std::vector<std::size_t> alive_;   // the working entities, in entity order
   std::vector<std::size_t> by_need_;  // the working entities by demand per weight (the last pass's order)
   std::vector<std::size_t> by_rem_, order_by_rem_;
+  std::vector<std::size_t> bonus_slots_;  // bonus()'s slots, each entity's largest order first
+  std::vector<std::size_t> order_start_;  // build()'s counting sort: where each order's refs start
   // Per slot.
   std::vector<std::size_t> slot_entity_;
   std::vector<int> slot_order_;
@@ -431,8 +452,13 @@ apportion_workspace::~apportion_workspace() = default;
 apportion_workspace::apportion_workspace(apportion_workspace&&) noexcept = default;
 apportion_workspace& apportion_workspace::operator=(apportion_workspace&&) noexcept = default;
 
+void apportion_qshares(apportion_entity* first, std::size_t count, free_blocks& vshares,
+                       apportion_workspace& workspace) {
+  workspace.state_->run(first, count, vshares);
+}
+
 void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vshares, apportion_workspace& workspace) {
-  workspace.state_->run(entities, vshares);
+  apportion_qshares(entities.data(), entities.size(), vshares, workspace);
 }
 
 void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vshares) {

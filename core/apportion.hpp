@@ -52,7 +52,7 @@ class apportion_workspace {
   apportion_workspace& operator=(apportion_workspace&&) noexcept;
 
  private:
-  friend void apportion_qshares(std::vector<apportion_entity>&, free_blocks&, apportion_workspace&);
+  friend void apportion_qshares(apportion_entity*, std::size_t, free_blocks&, apportion_workspace&);
   class state;
   std::unique_ptr<state> state_;
 };
@@ -60,6 +60,11 @@ class apportion_workspace {
 // REQUIRES: entities in the caller's tie-break order (classes: weight desc then name; users: name; jobs:
 // submission time then id). Consumes `vshares` (the free-space model left afterwards).
 void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vshares, apportion_workspace& workspace);
+// The same on entities [first, first + count): a caller that apportions among many groups of entities keeps
+// one array of entities that never shrinks, so their vectors keep their capacity from call to call (How
+// Much's job level: resizing a vector per user destroyed and re-allocated them, some 40 allocations a user).
+void apportion_qshares(apportion_entity* first, std::size_t count, free_blocks& vshares,
+                       apportion_workspace& workspace);
 // The same with a workspace of its own.
 void apportion_qshares(std::vector<apportion_entity>& entities, free_blocks& vshares);
 

@@ -194,21 +194,26 @@ void cluster_model::merge_age_changes() {
   if (age_added.empty() && age_removed.empty()) return;
   std::sort(age_added.begin(), age_added.end());
   std::sort(age_removed.begin(), age_removed.end());
-  std::vector<age_key> merged;
-  merged.reserve(jobs_by_age.size() + age_added.size());
-  std::merge(std::make_move_iterator(jobs_by_age.begin()), std::make_move_iterator(jobs_by_age.end()),
-             std::make_move_iterator(age_added.begin()), std::make_move_iterator(age_added.end()),
-             std::back_inserter(merged));
-  jobs_by_age.clear();
+  // One walk: the merge of the kept order and the additions (std::merge's order: an addition goes first only
+  // when it is strictly smaller), less the removals, each cancelling one occurrence. Written into a vector
+  // kept from round to round, so that each of the 20,000 keys is moved once.
+  auto& next = age_scratch;
+  next.clear();
+  next.reserve(jobs_by_age.size() + age_added.size());
+  auto old = jobs_by_age.begin();
+  auto add = age_added.begin();
   auto gone = age_removed.begin();
-  for (auto& key : merged) {
+  while (old != jobs_by_age.end() || add != age_added.end()) {
+    auto& key = (add != age_added.end() && (old == jobs_by_age.end() || *add < *old)) ? *add++ : *old++;
     while (gone != age_removed.end() && *gone < key) ++gone;
     if (gone != age_removed.end() && *gone == key) {
-      ++gone;  // one removal cancels one occurrence
+      ++gone;
       continue;
     }
-    jobs_by_age.push_back(std::move(key));
+    next.push_back(std::move(key));
   }
+  jobs_by_age.swap(next);
+  next.clear();
   age_added.clear();
   age_removed.clear();
 }

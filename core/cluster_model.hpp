@@ -186,6 +186,7 @@ struct cluster_model {
   using age_key = std::tuple<std::int64_t, job_id, int>;  // (submitted_ms, id, slot)
   std::vector<age_key> jobs_by_age;  // live jobs by age, as of the last refresh_ranks()
   std::vector<age_key> age_added, age_removed;  // index_job / unindex_job since then
+  std::vector<age_key> age_scratch;             // merge_age_changes' (kept for its capacity)
   std::map<job_id, int> jobs_by_id;  // live jobs, the plan's order
   bool ranks_stale = true;
   std::uint64_t job_set_changes = 0;  // counts index_job / unindex_job: the plan re-merges its entries then

@@ -27,6 +27,15 @@ void free_blocks::grow(int max_order) {
   stale_from_ = 1;  // the cache is resized at the next rebuild
 }
 
+void free_blocks::reset(int max_order) {
+  if (max_order < 0)
+    throw std::invalid_argument("free_blocks: negative max_order " + std::to_string(max_order));
+  max_order_ = max_order;
+  blocks_.assign(static_cast<std::size_t>(max_order_) + 1, 0);
+  total_q_ = 0;
+  stale_from_ = 1;  // the cache is rebuilt (and resized if the width changed) at the next query
+}
+
 void free_blocks::add(int size, std::int64_t count) {
   if (size < 0 || count < 0) {
     throw std::invalid_argument("free_blocks::add: size " + std::to_string(size) + " count " +
@@ -50,11 +59,6 @@ void free_blocks::remove(int size, std::int64_t count) {
   changed_at(size);
 }
 
-std::int64_t free_blocks::blocks(int size) const {
-  if (size < 1 || size > max_order_) return 0;
-  return blocks_[static_cast<std::size_t>(size)];
-}
-
 void free_blocks::rebuild_nshares() const {
   // prefix_[s] = number of blocks with size <= s. Every entry is rewritten, and the per-order values are
   // invalidated by moving to a new epoch, so nothing is cleared first (How Much rebuilds after every take).
@@ -70,8 +74,7 @@ void free_blocks::rebuild_nshares() const {
   stale_from_ = max_order_ + 1;
 }
 
-std::int64_t free_blocks::nshares(int order) const {
-  if (order < 1 || order > max_order_) return 0;
+std::int64_t free_blocks::compute_nshares(int order) const {
   if (stale_from_ <= max_order_) rebuild_nshares();  // grow() marks everything stale
   std::int64_t& cached = nshares_[static_cast<std::size_t>(order)];
   if (computed_at_[static_cast<std::size_t>(order)] == epoch_) return cached;

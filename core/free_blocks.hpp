@@ -30,13 +30,27 @@ class free_blocks {
   // Orders only ever grow (a bigger machine or request appeared). Existing counts are kept.
   void grow(int max_order);
 
+  // Empties the table and sets its width to max_order, as free_blocks(max_order) would, keeping the memory
+  // (How Much builds one table per user and class every round).
+  void reset(int max_order);
+
   // REQUIRES: 0 <= size; a size of 0 is ignored (no space); size > max_order grows the table.
   void add(int size, std::int64_t count = 1);
   // REQUIRES: blocks(size) >= count.
   void remove(int size, std::int64_t count = 1);
 
-  std::int64_t blocks(int size) const;   // blocks of exactly this size (0 outside 1..max_order)
-  std::int64_t nshares(int order) const; // nSharesByOrder[order] (0 outside 1..max_order)
+  // Both inline: the apportionment asks them some millions of times a round, mostly answered from the table
+  // or the cache.
+  std::int64_t blocks(int size) const {  // blocks of exactly this size (0 outside 1..max_order)
+    if (size < 1 || size > max_order_) return 0;
+    return blocks_[static_cast<std::size_t>(size)];
+  }
+  std::int64_t nshares(int order) const {  // nSharesByOrder[order] (0 outside 1..max_order)
+    if (order < 1 || order > max_order_) return 0;
+    if (stale_from_ > max_order_ && computed_at_[static_cast<std::size_t>(order)] == epoch_)
+      return nshares_[static_cast<std::size_t>(order)];
+    return compute_nshares(order);
+  }
   std::int64_t total_qshares() const;    // == nshares(1)
 
   // DUCC's removeSharesByOrder: the count model of the free space left after `count` order-`order`
@@ -49,6 +63,7 @@ class free_blocks {
 
  private:
   void rebuild_nshares() const;
+  std::int64_t compute_nshares(int order) const;  // nshares() when the cache does not hold it
   void changed_at(std::int64_t size) { stale_from_ = std::min(stale_from_, static_cast<int>(size)); }
 
   int max_order_ = 0;

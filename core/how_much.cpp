@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <optional>
-#include <set>
 #include <tuple>
 
 #include "core/apportion.hpp"
@@ -26,6 +25,32 @@ int count_machines_of_order(const cluster_model& m, int pool, int lo, int hi, bo
 }
 
 namespace {
+
+// Sorts v ascending by key(x), stable, by bytes from the least significant up (a byte all keys share is
+// skipped). The fair-share split sorted each class's jobs twice a round by comparison, some 7% of a round's
+// instructions; these keys (ranks and slots) have two or three bytes that differ.
+template <class T, class Key>
+void radix_sort(std::vector<T>& v, std::vector<T>& tmp, Key key) {
+  if (v.size() < 2) return;
+  std::array<std::array<std::size_t, 256>, 8> count{};
+  for (const T& x : v) {
+    const std::uint64_t k = key(x);
+    for (std::size_t b = 0; b < 8; ++b) ++count[b][(k >> (8 * b)) & 0xff];
+  }
+  tmp.resize(v.size());
+  for (std::size_t b = 0; b < 8; ++b) {
+    auto& c = count[b];
+    if (c[(key(v.front()) >> (8 * b)) & 0xff] == v.size()) continue;  // every key has this byte
+    std::size_t at = 0;
+    for (auto& n : c) {
+      const std::size_t here = n;
+      n = at;
+      at += here;
+    }
+    for (const T& x : v) tmp[c[(key(x) >> (8 * b)) & 0xff]++] = x;
+    v.swap(tmp);
+  }
+}
 
 struct counter {
   counter(cluster_model& model, const round_input& input) : m(model), in(input) {}
@@ -112,12 +137,25 @@ struct counter {
   // amount of free space now; the few machines in conflict (this job's and its service's) are listed
   // from the job's side and skipped. Machine keys only change in designate() and when a reservation
   // earmarks a machine, which re-index it.
+  // Sorted vectors, not trees: a round builds the index of every machine for a few dozen picks, and moves
+  // fewer than a hundred keys (a tree cost some 20,000 node allocations a round; a key moved in a vector
+  // of 10,000 costs a memmove of a few tens of KB).
+  using key = std::pair<int, int>;
+  using key_list = std::vector<key>;  // ascending, no duplicates
   struct fixed_index {
     bool built = false;
-    std::set<std::pair<int, int>> by_npf;                  // (np free, rank) of candidates
-    std::vector<std::set<std::pair<int, int>>> by_free;    // [free now] -> (np free, rank)
+    key_list by_npf;                 // (np free, rank) of candidates
+    std::vector<key_list> by_free;   // [free now] -> (np free, rank)
   };
   std::vector<fixed_index> fixed_idx;  // per pool, built on the first pick of the round
+  static void erase_key(key_list& l, const key& k) {
+    const auto it = std::lower_bound(l.begin(), l.end(), k);
+    if (it != l.end() && *it == k) l.erase(it);
+  }
+  static void insert_key(key_list& l, const key& k) {
+    const auto it = std::lower_bound(l.begin(), l.end(), k);
+    if (it == l.end() || *it != k) l.insert(it, k);
+  }
   std::vector<int> machine_of_rank;
   std::map<std::uint64_t, std::vector<int>> service_jobs;  // service id -> live jobs (built with the index)
   std::vector<int> conflict_scratch;                        // pick_fixed_machine's
@@ -133,41 +171,53 @@ struct counter {
   void fixed_unindex(int mi) {
     auto& ix = fixed_idx[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
     if (!ix.built || !fixed_candidate(mi)) return;
-    const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-    ix.by_npf.erase(key);
+    const key k{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
+    erase_key(ix.by_npf, k);
     const int f = free_now(mi);
-    if (f > 0) ix.by_free[static_cast<std::size_t>(f)].erase(key);
+    if (f > 0) erase_key(ix.by_free[static_cast<std::size_t>(f)], k);
   }
   void fixed_index_machine(int mi) {
     auto& ix = fixed_idx[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
     if (!ix.built || !fixed_candidate(mi)) return;
-    const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-    ix.by_npf.insert(key);
+    const key k{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
+    insert_key(ix.by_npf, k);
     const int f = free_now(mi);
-    if (f > 0) ix.by_free[static_cast<std::size_t>(f)].insert(key);
+    if (f > 0) insert_key(ix.by_free[static_cast<std::size_t>(f)], k);
   }
   void build_fixed_index(int pool) {
     auto& ix = fixed_idx[static_cast<std::size_t>(pool)];
     ix.built = true;
     ix.by_free.assign(static_cast<std::size_t>(m.max_order) + 1, {});
-    std::vector<std::pair<int, int>> all;
-    std::vector<std::vector<std::pair<int, int>>> by_free(static_cast<std::size_t>(m.max_order) + 1);
-    for (int mi : pool_machines[static_cast<std::size_t>(pool)]) {
-      if (!fixed_candidate(mi)) continue;
-      const std::pair<int, int> key{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-      all.push_back(key);
-      const int f = free_now(mi);
-      if (f > 0) by_free[static_cast<std::size_t>(f)].push_back(key);
-    }
-    std::sort(all.begin(), all.end());
-    ix.by_npf = std::set<std::pair<int, int>>(all.begin(), all.end());  // sorted input: linear
-    for (std::size_t f = 0; f < by_free.size(); ++f) {
-      std::sort(by_free[f].begin(), by_free[f].end());
-      ix.by_free[f] = std::set<std::pair<int, int>>(by_free[f].begin(), by_free[f].end());
-    }
     if (machine_of_rank.empty()) {
       machine_of_rank.assign(m.machines.size(), -1);
       for (std::size_t mi = 0; mi < m.machines.size(); ++mi) machine_of_rank[static_cast<std::size_t>(rank[mi])] = static_cast<int>(mi);
+    }
+    // The candidates by (np free, rank) without a comparison sort: taken in rank order, then placed by np
+    // free (a counting sort, stable). Candidates are the pool's schedulable machines (pool_machines).
+    std::vector<int> by_rank;
+    int top = 0;
+    for (int mi : machine_of_rank) {
+      if (mi < 0) continue;
+      const auto& mc = m.machines[static_cast<std::size_t>(mi)];
+      if (mc.pool != pool || !mc.schedulable() || !fixed_candidate(mi)) continue;
+      by_rank.push_back(mi);
+      top = std::max(top, np_free[static_cast<std::size_t>(mi)]);
+    }
+    std::vector<std::size_t> start(static_cast<std::size_t>(top) + 2, 0);
+    for (int mi : by_rank) ++start[static_cast<std::size_t>(np_free[static_cast<std::size_t>(mi)]) + 1];
+    for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+    std::vector<int> sorted(by_rank.size());
+    for (int mi : by_rank) {
+      auto& at = start[static_cast<std::size_t>(np_free[static_cast<std::size_t>(mi)])];
+      sorted[at++] = mi;
+    }
+    ix.by_npf.clear();
+    ix.by_npf.reserve(sorted.size());
+    for (int mi : sorted) {
+      const key k{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
+      ix.by_npf.push_back(k);
+      const int f = free_now(mi);
+      if (f > 0) ix.by_free[static_cast<std::size_t>(f)].push_back(k);
     }
     if (!service_jobs_built) {
       service_jobs_built = true;
@@ -201,7 +251,7 @@ struct counter {
     std::pair<int, int> best{-1, -1};
     for (int f = j.order; f <= m.max_order; ++f) {
       const auto& bucket = ix.by_free[static_cast<std::size_t>(f)];
-      for (auto it = bucket.lower_bound(from); it != bucket.end(); ++it) {
+      for (auto it = std::lower_bound(bucket.begin(), bucket.end(), from); it != bucket.end(); ++it) {
         if (best.first >= 0 && *it >= best) break;
         if (usable(machine_of_rank[static_cast<std::size_t>(it->second)])) {
           best = *it;
@@ -211,7 +261,7 @@ struct counter {
     }
     if (best.first >= 0) return machine_of_rank[static_cast<std::size_t>(best.second)];
     // 2. No conflict, does not fit now: the smallest (np free, rank).
-    for (auto it = ix.by_npf.lower_bound(from); it != ix.by_npf.end(); ++it)
+    for (auto it = std::lower_bound(ix.by_npf.begin(), ix.by_npf.end(), from); it != ix.by_npf.end(); ++it)
       if (usable(machine_of_rank[static_cast<std::size_t>(it->second)])) return machine_of_rank[static_cast<std::size_t>(it->second)];
     // 3. Only machines in conflict are left: the best of those by (does not fit now, np free, rank).
     int pick = -1;
@@ -484,13 +534,20 @@ struct counter {
 
   static free_blocks blocks_of(const std::vector<std::pair<int, std::int64_t>>& orders,
                                const std::vector<std::int64_t>& given) {
-    int mx = 1;
-    for (const auto& o : orders) mx = std::max(mx, o.first);
-    free_blocks t(mx);
-    for (std::size_t s = 0; s < orders.size(); ++s)
-      if (given[s] > 0) t.add(orders[s].first, given[s]);
+    free_blocks t;
+    fill_blocks(t, orders, given);
     return t;
   }
+  // blocks_of into a table kept from user to user (its memory is reused).
+  static void fill_blocks(free_blocks& t, const std::vector<std::pair<int, std::int64_t>>& orders,
+                          const std::vector<std::int64_t>& given) {
+    int mx = 1;
+    for (const auto& o : orders) mx = std::max(mx, o.first);
+    t.reset(mx);
+    for (std::size_t s = 0; s < orders.size(); ++s)
+      if (given[s] > 0) t.add(orders[s].first, given[s]);
+  }
+  free_blocks user_blocks;  // split_class's scratch: what one user was given, as blocks
 
   // What the fair-share split needs of one job, gathered once from the job records, in slot order (the
   // records are read front to back), instead of read again at each level in the order of users.
@@ -503,6 +560,7 @@ struct counter {
     std::int64_t given;
   };
   std::vector<std::int64_t> cap_by_order;  // wants_by_order's scratch, per order
+  std::vector<class_job> cj_scratch;       // radix_sort's
 
   // What jobs [first, last) want together: per order, ascending, the sum of their caps (orders are small:
   // How Much leaves out the jobs no machine of the pool can hold).
@@ -581,7 +639,7 @@ struct counter {
   void split_class(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
                    std::int64_t class_pfs, std::vector<class_job>& cj) {
     // Both ranks are unique, so the keys are a total order.
-    std::sort(cj.begin(), cj.end(), [](const class_job& a, const class_job& b) { return a.key < b.key; });
+    radix_sort(cj, cj_scratch, [](const class_job& x) { return x.key; });
     struct user_jobs {
       int user_slot;
       std::size_t begin, end;  // its jobs: cj[begin, end)
@@ -610,20 +668,22 @@ struct counter {
     for (std::size_t ui = 0; ui < by_user.size(); ++ui) {
       const auto& span = by_user[ui];
       user_qshares[ui] = users[ui].given_qshares();
-      free_blocks user_blocks = blocks_of(user_orders[ui], users[ui].given);
+      fill_blocks(user_blocks, user_orders[ui], users[ui].given);
       // One entity per job, reused from user to user (their vectors keep their capacity).
+      // The array only grows: shrinking it would free the entities' vectors, growing it again allocate them.
       auto& jes = job_entities;
-      jes.resize(span.end - span.begin);
-      for (std::size_t k = 0; k < jes.size(); ++k) {
+      const std::size_t n_jobs = span.end - span.begin;
+      if (jes.size() < n_jobs) jes.resize(n_jobs);
+      for (std::size_t k = 0; k < n_jobs; ++k) {
         jes[k].weight = 1;
         jes[k].wanted.assign(1, {cj[span.begin + k].order, cj[span.begin + k].cap});
       }
-      apportion_qshares(jes, user_blocks, apportion_ws);
-      for (std::size_t k = 0; k < jes.size(); ++k) cj[span.begin + k].given = jes[k].given_total();
+      apportion_qshares(jes.data(), n_jobs, user_blocks, apportion_ws);
+      for (std::size_t k = 0; k < n_jobs; ++k) cj[span.begin + k].given = jes[k].given_total();
     }
 
     // Back into the job records, in slot order again.
-    std::sort(cj.begin(), cj.end(), [](const class_job& a, const class_job& b) { return a.slot < b.slot; });
+    radix_sort(cj, cj_scratch, [](const class_job& x) { return static_cast<std::uint64_t>(x.slot); });
     const std::int64_t user_pfs = by_user.empty() ? 0 : class_pfs / static_cast<std::int64_t>(by_user.size());
     const std::string& cname = m.classes[static_cast<std::size_t>(c)].def.name;
     const int pool = m.classes[static_cast<std::size_t>(c)].pool;

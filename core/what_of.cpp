@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdint>
 #include <map>
+#include <memory_resource>
 #include <set>
 
 namespace rmbus::core {
@@ -24,10 +25,29 @@ namespace {
 class placer {
  public:
   // `earmark`: per machine, the only job that may use it (-1: anyone). REQUIRES: m.refresh_ranks().
+  // The buckets' nodes come from an arena freed at once with the placer (every machine is indexed each
+  // round: some 10,000 nodes allocated and freed one by one), and machines go in by rank so that each
+  // insertion is at a bucket's end.
   placer(cluster_model& m, std::vector<int> earmark) : m_(m), rank_(m.machine_rank), earmark_(std::move(earmark)) {
-    buckets_.assign(m.pools.size(), std::vector<std::set<std::pair<int, int>>>(static_cast<std::size_t>(m.max_order) + 1));
+    const auto widths = static_cast<std::size_t>(m.max_order) + 1;
+    buckets_.resize(m.pools.size());
+    for (auto& pb : buckets_) {
+      pb.reserve(widths);
+      for (std::size_t f = 0; f < widths; ++f) pb.emplace_back(&arena_);
+    }
     nonempty_.assign(m.pools.size(), std::vector<std::uint64_t>(static_cast<std::size_t>(m.max_order) / 64 + 1, 0));
-    for (std::size_t i = 0; i < m.machines.size(); ++i) index(static_cast<int>(i));
+    std::vector<std::pair<int, int>> by_rank;  // (rank, machine)
+    by_rank.reserve(m.machines.size());
+    for (std::size_t i = 0; i < m.machines.size(); ++i)
+      if (indexed(static_cast<int>(i))) by_rank.emplace_back(rank_[i], static_cast<int>(i));
+    std::sort(by_rank.begin(), by_rank.end());
+    for (const auto& [r, mc] : by_rank) {
+      const auto& mach = m.machines[static_cast<std::size_t>(mc)];
+      const auto b = static_cast<std::size_t>(std::min(mach.free(), m.max_order));
+      auto& bucket = buckets_[static_cast<std::size_t>(mach.pool)][b];
+      bucket.emplace_hint(bucket.end(), r, mc);
+      nonempty_[static_cast<std::size_t>(mach.pool)][b / 64] |= std::uint64_t{1} << (b % 64);
+    }
   }
 
   void place(int ji) {
@@ -154,7 +174,8 @@ class placer {
   cluster_model& m_;
   std::vector<int> rank_;
   std::vector<int> earmark_;  // per machine: the only job that may use it, -1 = anyone
-  std::vector<std::vector<std::set<std::pair<int, int>>>> buckets_;  // [pool][free] -> (rank, machine)
+  std::pmr::monotonic_buffer_resource arena_;  // before buckets_: outlives them
+  std::vector<std::vector<std::pmr::set<std::pair<int, int>>>> buckets_;  // [pool][free] -> (rank, machine)
   std::vector<std::vector<std::uint64_t>> nonempty_;                  // [pool]: bit f set = buckets_[pool][f] non-empty
 };
 

@@ -183,3 +183,46 @@ TEST_CASE("equal users over many quanta stay within one process of each other") 
   // 1001 / 7 = 143 exactly
   for (const auto& e : es) CHECK(e.given_total() == 143);
 }
+
+// Within one order the entities are served in the caller's order: the round-ups of equal remainders go to
+// the first ones while nshares last. Five equal entities of order 2 on one block of 6 quanta (3 nshares):
+// the first deserves 2 quanta (the leftover quantum), the others 1 each; the first's 3/5 of a process comes
+// first, then the four equal halves in entity order, while the 3 nshares last.
+TEST_CASE("equal remainders at one order are rounded up in entity order while nshares last") {
+  auto v = blocks({{6, 1}});
+  std::vector<apportion_entity> es(5, entity(1, 2, 10));
+  apportion_qshares(es, v);
+  CHECK(es[0].given_total() == 1);
+  CHECK(es[1].given_total() == 1);
+  CHECK(es[2].given_total() == 1);
+  CHECK(es[3].given_total() == 0);
+  CHECK(es[4].given_total() == 0);
+  CHECK(v.total_qshares() == 0);
+}
+
+// The bonus loop hands what the passes could not (every weighted part under half a process: 2 nshares among
+// 5 entities) one nshare per entity per sweep, in entity order, while blocks of exactly the order remain.
+TEST_CASE("the bonus loop gives the rest one by one in entity order") {
+  auto v = blocks({{1, 2}});
+  std::vector<apportion_entity> es(5, entity(1, 1, 5));
+  apportion_qshares(es, v);
+  CHECK(es[0].given_total() == 1);
+  CHECK(es[1].given_total() == 1);
+  CHECK(es[2].given_total() == 0);
+  CHECK(es[3].given_total() == 0);
+  CHECK(es[4].given_total() == 0);
+  CHECK(v.total_qshares() == 0);
+}
+
+// Several sweeps of the bonus loop. e0 (weight 100, order 2) deserves all 3 quanta but no block holds an
+// order-2 process; at order 1 the weighted parts 3 * 1 / 102 are slivers, so the passes give nothing. The
+// bonus then sweeps: e1, e2 one each; e1 one more (e2 finds no block left); nothing after.
+TEST_CASE("the bonus loop sweeps again while someone is served, skipping what nobody can take") {
+  auto v = blocks({{1, 3}});
+  std::vector<apportion_entity> es{entity(100, 2, 5), entity(1, 1, 2), entity(1, 1, 2)};
+  apportion_qshares(es, v);
+  CHECK(es[0].given_total() == 0);
+  CHECK(es[1].given_total() == 2);
+  CHECK(es[2].given_total() == 1);
+  CHECK(v.total_qshares() == 0);
+}

@@ -174,3 +174,29 @@ TEST_CASE("a copy is an independent scratch table") {
   CHECK(b.nshares(4) == 1);
   CHECK_FALSE(a == b);
 }
+
+TEST_CASE("reset: a table used before, wider or narrower, behaves as a new one of the given width") {
+  // How Much reuses one table from user to user; a count or cached nshares left from the last user would
+  // give this one space it was never awarded.
+  free_blocks reused = from_table({0, 3, 2, 1, 4});
+  reused.take_shares(3, 2);
+  CHECK(reused.nshares(1) > 0);  // the cache holds values now
+  const std::vector<std::vector<std::int64_t>> tables{{0, 0, 5}, {0, 1, 0, 0, 0, 0, 0, 2}};  // narrower, wider
+  for (const auto& next : tables) {
+    reused.reset(static_cast<int>(next.size()) - 1);
+    CHECK(reused.max_order() == static_cast<int>(next.size()) - 1);
+    CHECK(reused.total_qshares() == 0);
+    for (int o = 1; o <= reused.max_order(); ++o) CHECK(reused.nshares(o) == 0);
+    for (std::size_t s = 1; s < next.size(); ++s) reused.add(static_cast<int>(s), next[s]);
+    const free_blocks fresh = from_table(next);
+    CHECK(reused == fresh);
+    CHECK(reused.total_qshares() == fresh.total_qshares());
+    CHECK(nshares_table(reused) == nshares_table(fresh));
+    reused.take_shares(1, 3);
+    free_blocks fresh_taken = fresh;
+    fresh_taken.take_shares(1, 3);
+    CHECK(reused == fresh_taken);
+    CHECK(nshares_table(reused) == nshares_table(fresh_taken));
+  }
+  CHECK_THROWS_AS(reused.reset(-1), std::invalid_argument);
+}

@@ -282,3 +282,69 @@ TEST_CASE("A, C and D through the scheduler") {
     CHECK(h.count("c") == 3);
   }
 }
+
+// The fair-share split orders a class's jobs by (user name, job age) before apportioning, and hands every
+// rounding leftover in that order. Past 256 users or 256 jobs those ranks take more than one byte, and the
+// arrival order (the model's slots) differs from both, so a wrong sort would hand the leftovers to others.
+TEST_CASE("the split's tie-breaks past 256 users and 256 jobs: leftovers by user name, then oldest job") {
+  auto three_digits = [](int n) {
+    std::string s = std::to_string(n);
+    return std::string(3 - s.size(), '0') + s;
+  };
+  SECTION("300 users, 1000 quanta: 3 each, and one more to each of the first 100 users by name") {
+    harness h(one_pool({fair_class("normal")}));
+    h.machines("n", 1000, 1);
+    // Jobs arrive in id order (the work map's); user u(7k mod 300) owns job j(k): names and arrival differ.
+    for (int k = 0; k < 300; ++k) h.job("j" + three_digits(k), "u" + three_digits(k * 7 % 300), "normal", 1);
+    h.round();
+    for (int k = 0; k < 300; ++k) {
+      const int user = k * 7 % 300;
+      INFO("job j" << three_digits(k) << " of user u" << three_digits(user));
+      CHECK(h.count("j" + three_digits(k)) == (user < 100 ? 4 : 3));
+    }
+  }
+  SECTION("one user, 600 jobs of one process, 300 quanta: the 300 oldest get one each") {
+    harness h(one_pool({fair_class("normal")}));
+    h.machines("n", 300, 1);
+    // Job k is the (7k mod 600)th oldest: age differs from arrival and from id.
+    for (int k = 0; k < 600; ++k) h.job("j" + three_digits(k), "alice", "normal", 1, 1, 1000 + k * 7 % 600);
+    h.round();
+    for (int k = 0; k < 600; ++k) {
+      INFO("job j" << three_digits(k) << ", age rank " << k * 7 % 600);
+      CHECK(h.count("j" + three_digits(k)) == (k * 7 % 600 < 300 ? 1 : 0));
+    }
+  }
+}
+
+// A FIXED_SHARE process is counted on a definite machine: spread (none of the job's processes there yet),
+// fits now, the least non-preemptable free space (best fit), then the name. How Much keeps the candidates
+// ordered by (non-preemptable free space, name) and moves a machine's key as processes are counted on it;
+// machine names here sort differently from the order the machines joined in.
+TEST_CASE("FIXED_SHARE: each process on a machine of its own, best fit first, then by name") {
+  harness h(one_pool({fixed_class("fixed")}));
+  h.machine("f3", 8);  // joined first, last by name
+  h.machine("f1", 8);
+  h.machine("f2", 4);
+  h.machine("f0", 16);
+  h.job("s", "u", "fixed", 4).max_processes = 2;
+  h.round();
+  REQUIRE(h.count("s") == 2);
+  CHECK(h.on_machine("s", "f2") == 1);  // 4 GB free: the best fit
+  CHECK(h.on_machine("s", "f1") == 1);  // then the first 8 GB machine by name
+  CHECK(h.on_machine("s", "f3") == 0);
+  CHECK(h.on_machine("s", "f0") == 0);
+}
+
+TEST_CASE("FIXED_SHARE: a machine partly counted moves to its smaller free space for the next job") {
+  harness h(one_pool({fixed_class("fixed")}));
+  h.machine("g1", 8);
+  h.machine("g0", 12);
+  h.job("a", "u1", "fixed", 4).max_processes = 1;  // oldest: best fit is g1 (8 GB), 4 GB left there
+  h.job("b", "u2", "fixed", 4).max_processes = 2;  // g1's 4 GB left is now the best fit, then g0
+  h.round();
+  REQUIRE(h.count("a") == 1);
+  REQUIRE(h.count("b") == 2);
+  CHECK(h.on_machine("a", "g1") == 1);
+  CHECK(h.on_machine("b", "g1") == 1);
+  CHECK(h.on_machine("b", "g0") == 1);
+}

@@ -1,6 +1,8 @@
 # rmbus_add_test() calls for the scheduler stages
 rmbus_add_test(NAME test_apportion SOURCES test_apportion.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_how_much SOURCES test_how_much.cpp LIBS rmbus_core TIMEOUT 60)
+rmbus_add_test(NAME test_what_of SOURCES test_what_of.cpp LIBS rmbus_core TIMEOUT 60)
+rmbus_add_test(NAME test_age_order SOURCES test_age_order.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_share_tree SOURCES test_share_tree.cpp LIBS rmbus_core rmbus_workload TIMEOUT 300)
 rmbus_add_test(NAME test_preemption SOURCES test_preemption.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_reclaim_grace SOURCES test_reclaim_grace.cpp LIBS rmbus_core TIMEOUT 60)

@@ -1,0 +1,51 @@
+// What Of's choice of machine for fair-share work: the smallest free space the process fits in, then the
+// machine's name; a machine whose free space shrinks moves to its new place in that order. What Of keeps
+// its machines in buckets by free space, rebuilt every round; these scenarios give machines names whose
+// order differs from the order they joined in, so that an index built or kept in the wrong order is seen.
+#include <catch2/catch.hpp>
+
+#include "tests/core/scheduler_harness.hpp"
+
+using namespace rmbus::test;
+
+TEST_CASE("What Of: the smallest free space that fits first, then the machine's name") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machine("m3", 8);  // joined first, last by name
+  h.machine("m1", 8);
+  h.machine("m2", 4);
+  h.machine("m0", 16);
+  h.job("a", "alice", "normal", 8, 2);  // two processes of 8 GB
+  h.round();
+  REQUIRE(h.count("a") == 2);
+  // 8 GB of free space is the smallest that fits: m1 and m3, not the 16 GB machine m0.
+  CHECK(h.on_machine("a", "m1") == 1);
+  CHECK(h.on_machine("a", "m3") == 1);
+  CHECK(h.on_machine("a", "m0") == 0);
+}
+
+TEST_CASE("What Of: a machine is filled, then the next by name in the same amount of free space") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machine("x2", 4);
+  h.machine("x1", 4);
+  h.machine("x0", 8);
+  h.job("c", "carol", "normal", 2, 3);  // three processes of 2 GB
+  h.round();
+  REQUIRE(h.count("c") == 3);
+  CHECK(h.on_machine("c", "x1") == 2);  // first by name among the 4 GB machines, filled
+  CHECK(h.on_machine("c", "x2") == 1);
+  CHECK(h.on_machine("c", "x0") == 0);
+}
+
+TEST_CASE("What Of: a machine partly used moves to the bucket of what is left of it") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machine("y1", 8);
+  h.machine("y0", 16);
+  h.job("first", "u1", "normal", 12, 1);  // 12 of y0's 16 GB: 4 GB left on y0
+  h.round();
+  REQUIRE(h.on_machine("first", "y0") == 1);
+  h.job("second", "u2", "normal", 4, 1);  // 4 GB: y0's 4 GB left is smaller than y1's 8
+  h.round();
+  REQUIRE(h.count("second") == 1);
+  CHECK(h.on_machine("second", "y0") == 1);
+  CHECK(h.on_machine("first", "y0") == 1);
+}
