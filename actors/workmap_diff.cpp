@@ -31,6 +31,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/allotment_partition.hpp"
+#include "actors/departed_jobs.hpp"
 #include "actors/workmap_chain.hpp"
 #include "actors/workmap_gate.hpp"
 #include "actors/work_slicer.hpp"
@@ -161,6 +162,7 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
     return top_level_of(self->state, node);
   });
   round.refused = std::move(cut.refused);
+  forget_departed_jobs(st.wants_more, items);
   std::vector<waiting_np_work> waiting;
   for (auto& n : cut.np_work) {
     auto it = st.wants_more.find(n.job);
