@@ -6,6 +6,7 @@
 #include <memory>
 #include <stop_token>
 #include <string>
+#include <vector>
 
 #include <caf/actor.hpp>
 #include <caf/fwd.hpp>
@@ -15,6 +16,7 @@
 namespace rmbus::actors {
 
 struct rm_metric_families;  // actors/rm_metrics.hpp
+struct roles;               // actors/runtime.hpp
 
 // router.cpp: local delivery by topic prefix; `outbound` (may be invalid) publishes on the bus; `limits`
 // bound the decoding of internal messages arriving from other processes; `ha` (HA on, a head process) fences
@@ -49,5 +51,14 @@ caf::actor spawn_health(caf::actor_system& sys, actor_env env, caf::actor contro
 caf::actor spawn_ha(caf::actor_system& sys, actor_env env, caf::actor control);
 // admin.cpp: `reload` loads the configuration from its source again (throws config::config_error).
 caf::actor spawn_admin(caf::actor_system& sys, actor_env env, std::function<config::rm_config()> reload);
+
+// control.cpp: spawns the role actors of this process (the schedulers of its pools; health and accounting while
+// enabled), reconfigures them, and supervises the schedulers. `fixed`: the role actors the runtime spawned,
+// reset on reconfiguration and stopped with control; `reconfigured` runs on control's thread with each
+// configuration it takes up.
+caf::actor spawn_control(caf::actor_system& sys, actor_env env, const roles& run,
+                         std::function<config::rm_config()> reload, std::vector<caf::actor> fixed,
+                         caf::actor accounting, caf::actor diff, caf::actor publication,
+                         std::function<void(const config::rm_config&)> reconfigured);
 
 }  // namespace rmbus::actors
