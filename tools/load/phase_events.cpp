@@ -1,0 +1,127 @@
+// Phase events: changes published as delta work maps, each timed to the rm.state that answers it.
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "bus/publisher.hpp"
+#include "messages/topics.hpp"
+#include "tools/load/load_run.hpp"
+#include "tools/load/stats.hpp"
+
+#include "messages/workmap_delta.hpp"
+
+namespace rmbus::load {
+
+using namespace std::chrono_literals;
+
+void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, events_figures& f) {
+  const auto cfg = write_config(o, c, 1000, "events");
+  auto l = start(o, cfg, "events");
+  observer obs{ctx, l.sub_side(), {std::string{messages::topics::rm_events}}};
+  obs.orchestrator_src = "rmbus-load.orchestrator";
+  stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
+  if (!wait_ready(ctx, l, obs, 1000)) throw std::runtime_error("rmbus (events) did not come up");
+  heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 1000ms};
+  obs.wait([&] { return obs.last_nodes && obs.last_nodes->up >= c.nodes.size(); }, 60s);
+  const std::string topic{messages::topics::workmap};
+  auto work = c.work;
+  work.rm_epoch = obs.fence.echo();
+  work.rm_cycle = obs.fence.echo_cycle();
+  auto base = orch.publish(topic, work);
+  if (!obs.wait([&] { return obs.state_for_map.count(base) > 0; }, 120s))
+    throw std::runtime_error("rmbus (events) did not answer the first map");
+  if (obs.last_state) follow_schedule(work, obs.last_state->state);
+  // A restarted RM's settle window (the first map named running processes): its rounds only report. The
+  // changes are timed after it, on rounds that schedule.
+  if (obs.wait([&] { return obs.settling; }, 2s)) obs.wait([&] { return obs.settled; }, 120s);
+  base = orch.publish(topic, work);  // the map the first delta builds on, with the recovered processes
+  obs.wait([&] { return obs.state_for_map.count(base) > 0; }, 60s);
+  std::map<std::string, messages::work_item> items;
+  std::vector<std::string> running;  // jobs with processes: completions take them from the back
+  const messages::work_item* waiting_template = nullptr;
+  for (const auto& w : work.work) {
+    items.emplace(w.id, w);
+    if (w.kind == messages::work_kind::job && !w.processes.empty()) running.push_back(w.id);
+    if (w.kind == messages::work_kind::job && w.processes.empty() && waiting_template == nullptr) waiting_template = &w;
+  }
+  if (waiting_template == nullptr && !work.work.empty()) waiting_template = &work.work.front();
+  obs.peek_states = true;
+  obs.state_for_map.clear();
+  std::vector<std::pair<std::uint64_t, clock_type::time_point>> sent;  // (seq, when) per change
+  const auto t0 = clock_type::now();
+  for (int i = 0; i < o.events; ++i) {
+    std::this_thread::sleep_until(t0 + std::chrono::milliseconds(static_cast<std::int64_t>(i) * o.event_ms));
+    messages::workmap_delta d;
+    d.base_seq = base;
+    d.rm_epoch = obs.fence.echo();
+    d.rm_cycle = obs.fence.echo_cycle();
+    if (i % 2 == 0 || running.empty()) {
+      auto w = *waiting_template;
+      w.id = "event-" + std::to_string(i);
+      w.processes.clear();
+      w.state = messages::work_state::waiting;
+      w.submitted_ms = bus::wall_clock_ms();
+      items.emplace(w.id, w);
+      d.added.push_back(std::move(w));
+      ++f.arrivals;
+    } else {
+      d.removed.push_back(running.back());
+      items.erase(running.back());
+      running.pop_back();
+      ++f.completions;
+    }
+    const auto at = clock_type::now();
+    base = orch.publish(topic, d);
+    sent.emplace_back(base, at);
+    obs.wait([] { return true; }, 0ms);  // take what arrived; never blocks
+    if (obs.full_map_requests > f.resyncs) {
+      // The RM lost a delta (the bus dropped it) or refused one: it waits for a full map; send it now.
+      f.resyncs = obs.full_map_requests;
+      messages::workmap full;
+      full.rm_epoch = obs.fence.echo();
+      full.rm_cycle = obs.fence.echo_cycle();
+      for (const auto& [id, w] : items) full.work.push_back(w);
+      base = orch.publish(topic, full);
+    }
+  }
+  obs.wait([&] { return !obs.state_for_map.empty() && obs.state_for_map.rbegin()->first >= base; }, 60s);
+  for (const auto& [seq, at] : sent) {
+    auto answer = obs.state_for_map.lower_bound(seq);
+    if (answer == obs.state_for_map.end()) {
+      ++f.unanswered;
+      continue;
+    }
+    f.ms.push_back(std::chrono::duration<double, std::milli>(answer->second - at).count());
+  }
+  f.rounds = obs.state_for_map.size();
+  f.rss_mb = l.sample().rss_kb / 1024.0;
+  // The baseline of the same run: the same cluster's map, now sent whole, a few times.
+  messages::workmap now;
+  now.rm_epoch = obs.fence.echo();
+  now.rm_cycle = obs.fence.echo_cycle();
+  for (const auto& [id, w] : items) now.work.push_back(w);
+  for (int k = 0; k < 5; ++k) {
+    obs.wait([] { return false; }, 500ms);
+    const auto at = clock_type::now();
+    const auto seq = orch.publish(topic, now);
+    if (obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 60s))
+      f.full_ms.push_back(std::chrono::duration<double, std::milli>(obs.state_for_map[seq] - at).count());
+  }
+  std::printf("events: %zu changes as deltas every %d ms (%zu arrivals, %zu completions) -> rm.state: median %.1f ms, "
+              "p99 %.1f ms, max %.1f ms; %zu rounds answered them, %d unanswered; full map of the same cluster "
+              "(median of %zu): %.1f ms; resident %.0f MB; full maps the RM asked for: %llu\n",
+              sent.size(), o.event_ms, f.arrivals, f.completions, median(f.ms), percentile(f.ms, 99),
+              percentile(f.ms, 100), f.rounds, f.unanswered, f.full_ms.size(), median(f.full_ms), f.rss_mb,
+              static_cast<unsigned long long>(f.resyncs));
+}
+
+}  // namespace rmbus::load

@@ -1,0 +1,53 @@
+// Phase idle: what an RM costs at DUCC's idle rates.
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <zmq.hpp>
+
+#include "messages/topics.hpp"
+#include "tools/load/load_run.hpp"
+#include "tools/load/stats.hpp"
+
+namespace rmbus::load {
+
+using namespace std::chrono_literals;
+
+void run_idle(const options& o, zmq::context_t& ctx, const load_cluster& c, run_figures& f) {
+  const auto cfg = write_config(o, c, 10000, "idle");
+  auto l = start(o, cfg, "idle");
+  observer obs{ctx, l.sub_side()};
+  stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
+  if (!wait_ready(ctx, l, obs, 100)) throw std::runtime_error("rmbus (idle) did not come up");
+  heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 10000ms};
+  const std::string topic{messages::topics::workmap};
+  // Settle: the first map recovers every process; follow until the schedule stops changing.
+  auto work = c.work;
+  for (int i = 0; i < 10; ++i) {
+    work.rm_epoch = obs.fence.echo();
+    work.rm_cycle = obs.fence.echo_cycle();
+    const auto seq = orch.publish(topic, work);
+    obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 120s);
+    if (!obs.last_state || follow_schedule(work, obs.last_state->state) == 0) break;
+  }
+  const auto a = l.sample();
+  const auto t0 = clock_type::now();
+  while (seconds_since(t0) < 30) {
+    orch.publish(topic, work);  // unchanged
+    obs.wait([] { return false; }, 10s);
+  }
+  const auto b = l.sample();
+  f.idle_cpu = (b.cpu_s - a.cpu_s) / seconds_since(t0);
+  f.idle_rss_mb = b.rss_kb / 1024.0;
+  std::printf("idle (heartbeat every 10 s, unchanged map every 10 s): %.1f%% of one core, resident %.0f MB\n",
+              100 * f.idle_cpu, f.idle_rss_mb);
+}
+
+}  // namespace rmbus::load
