@@ -42,8 +42,7 @@ class inbox {
               std::lock_guard lock{mutex_};
               bad_.push_back(b);
               changed_.notify_all();
-            },
-            {}};  // no batches: a test that batches a topic sets on_batch itself
+            }};
   }
 
   // Waits until pred(messages, bad) holds or `timeout` passes; returns whether it holds.
