@@ -139,6 +139,10 @@ class nodepool_scheduler {
   // The plan is kept by the scheduler and brought up to date in place (plan_keeper): the reference
   // stays valid, and its contents are those of the last round, until the next call of schedule().
   const schedule_plan& schedule(const round_input& in);
+  // What the last schedule() changed in the plan before it (plan_keeper::changed_entries, removed_jobs):
+  // the actor layer sends only those jobs.
+  const std::vector<std::size_t>& plan_changed_entries() const { return plan_.changed_entries(); }
+  const std::vector<job_id>& plan_removed_jobs() const { return plan_.removed_jobs(); }
 
   // Stage durations are measured with this clock (microseconds, monotonic), which the caller supplies so
   // that the core reads no clock of its own; the readings never influence a decision.

@@ -9,16 +9,22 @@ namespace rmbus::core {
 
 namespace {
 // Assigns only when the value differs, so that an unchanged string keeps its buffer and costs a compare.
+// Returns whether it assigned.
 template <class T>
-void assign_if_changed(T& dst, const T& src) {
-  if (dst != src) dst = src;
+bool assign_if_changed(T& dst, const T& src) {
+  if (dst == src) return false;
+  dst = src;
+  return true;
 }
 }  // namespace
 
 const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t now_ms, jobs_in_id_order order) {
+  removed_.clear();
+  changed_.clear();
   if (rebuild_ || m.job_set_changes != job_set_seen_ || sources_.size() != m.jobs_by_id.size()) merge_jobs(m, order);
   with_groups_ = !m.group_names.empty();
-  for (std::size_t k = 0; k < plan_.jobs.size(); ++k) fill(m, k);
+  for (std::size_t k = 0; k < plan_.jobs.size(); ++k)
+    if (fill(m, k)) changed_.push_back(k);
 
   plan_.pool = m.top_pool;
   if (plan_.group_names.size() != m.group_names.size()) plan_.group_names = m.group_names;  // fixed per scheduler
@@ -44,23 +50,26 @@ const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t no
 const schedule_plan& plan_keeper::unchanged(std::int64_t now_ms) {
   plan_.now_ms = now_ms;
   plan_.counts.given = plan_.counts.preempted = plan_.counts.evicted = 0;
+  changed_.clear();
+  removed_.clear();
   return plan_;
 }
 
 // The entries in the model's id order: kept entries are moved over (both lists are sorted by id, so one
-// walk pairs them), new jobs get an empty entry that fill() builds.
+// walk pairs them), new jobs get an empty entry that fill() builds. Old entries the walk passes are gone.
 void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
   std::vector<job_plan> jobs;
   std::vector<source> sources;
   jobs.reserve(m.jobs_by_id.size());
   sources.reserve(m.jobs_by_id.size());
-  std::size_t old = rebuild_ ? plan_.jobs.size() : 0;
+  std::size_t old = 0;
   if (order.slots != nullptr && order.ids != nullptr && order.slots->size() == m.jobs_by_id.size() &&
       order.ids->size() == order.slots->size()) {
     for (std::size_t k = 0; k < order.slots->size(); ++k) take_entry((*order.ids)[k], (*order.slots)[k], old, jobs, sources);
   } else {
     for (const auto& [id, slot] : m.jobs_by_id) take_entry(id, slot, old, jobs, sources);
   }
+  for (; old < plan_.jobs.size(); ++old) removed_.push_back(plan_.jobs[old].id);
   plan_.jobs = std::move(jobs);
   sources_ = std::move(sources);
   job_set_seen_ = m.job_set_changes;
@@ -69,37 +78,45 @@ void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
 
 void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs,
                              std::vector<source>& sources) {
-  while (old < plan_.jobs.size() && plan_.jobs[old].id < id) ++old;
-  if (old < plan_.jobs.size() && plan_.jobs[old].id == id && sources_[old].slot == slot) {
+  while (old < plan_.jobs.size() && plan_.jobs[old].id < id) removed_.push_back(plan_.jobs[old++].id);
+  const bool same_id = old < plan_.jobs.size() && plan_.jobs[old].id == id;
+  if (same_id && !rebuild_ && sources_[old].slot == slot) {
     jobs.push_back(std::move(plan_.jobs[old]));
     sources.push_back(sources_[old]);
-    ++old;
   } else {
     jobs.emplace_back().id = id;
     sources.push_back({slot});
   }
+  if (same_id) ++old;
 }
 
-void plan_keeper::fill(const cluster_model& m, std::size_t k) {
+bool plan_keeper::fill(const cluster_model& m, std::size_t k) {
   auto& src = sources_[k];
   const auto& j = m.jobs[static_cast<std::size_t>(src.slot)];
   job_plan& p = plan_.jobs[k];
-  p.given = j.given;
+  // A new entry (never built) is a change whatever its fields.
+  bool changed = src.version == 0 && src.user_slot < 0;
+  auto set = [&changed](auto& dst, const auto& v) {
+    if (dst == v) return;
+    dst = v;
+    changed = true;
+  };
+  set(p.given, j.given);
   // The user changes only with a resubmission under the same id, which re-interns it (user_slot).
   if (src.user_slot != j.user_slot || j.user_slot < 0) {
-    p.user = j.item.user;
+    changed |= assign_if_changed(p.user, j.item.user);
     src.user_slot = j.user_slot;
   }
   if (src.cls != j.cls) {
     const auto* rc = m.class_of(j);
-    p.class_name = rc != nullptr ? rc->name : std::string{};
+    changed |= assign_if_changed(p.class_name, rc != nullptr ? rc->name : std::string{});
     src.cls = j.cls;
   }
   // Only a class with share groups sets one (nodepool_scheduler::arrive); the index is the class tree's.
   if (with_groups_)
-    p.group = j.group >= 0 ? m.tree_of(j.cls).groups[static_cast<std::size_t>(j.group)].plan_index : -1;
-  p.demand = j.demand;
-  p.fair_share = j.order > 0 ? j.pfs_qshares / j.order : 0;
+    set(p.group, j.group >= 0 ? m.tree_of(j.cls).groups[static_cast<std::size_t>(j.group)].plan_index : -1);
+  set(p.demand, j.demand);
+  set(p.fair_share, j.order > 0 ? j.pfs_qshares / j.order : 0);
   // The share list, rebuilt only when a share of the job changed since it was last built. Versions are
   // unique over the model's life (cluster_model::shares_changed), so a kept entry never matches the
   // version of another job; 0 is a job that never recorded one (a model built by hand).
@@ -117,22 +134,30 @@ void plan_keeper::fill(const cluster_model& m, std::size_t k) {
       p.shares.push_back({s->id, m.machines[static_cast<std::size_t>(s->machine)].name, s->order, s->status,
                           s->reclaim_at_ms});
     src.version = j.shares_version;
+    changed = true;
   }
   // A reservation's order is that of its machine.
-  p.order = p.shares.empty() ? j.order : p.shares.back().quanta;
-  p.memory_mb_per_process = static_cast<std::uint64_t>(p.order) * m.quantum_mb;
+  set(p.order, p.shares.empty() ? j.order : p.shares.back().quanta);
+  set(p.memory_mb_per_process, static_cast<std::uint64_t>(p.order) * m.quantum_mb);
   if (j.refused) {
-    p.status = job_status::refused;
-    p.reason = j.refusal;
-    p.capped_by = {};
-    assign_if_changed(p.reason_text, j.refusal_text);
-    return;
+    set(p.status, job_status::refused);
+    set(p.reason, j.refusal);
+    set(p.capped_by, std::string_view{});
+    changed |= assign_if_changed(p.reason_text, j.refusal_text);
+    return changed;
   }
-  p.status = m.current(j) > 0 ? job_status::scheduled : job_status::pending;
-  p.capped_by = design_cap_of(m, j);
-  p.reason = j.reason;
-  if (j.reason == reason_code::none) p.reason_text.clear();  // the job's text counts only with a reason
-  else assign_if_changed(p.reason_text, j.reason_text);
+  set(p.status, m.current(j) > 0 ? job_status::scheduled : job_status::pending);
+  set(p.capped_by, design_cap_of(m, j));
+  set(p.reason, j.reason);
+  if (j.reason == reason_code::none) {  // the job's text counts only with a reason
+    if (!p.reason_text.empty()) {
+      p.reason_text.clear();
+      changed = true;
+    }
+  } else {
+    changed |= assign_if_changed(p.reason_text, j.reason_text);
+  }
+  return changed;
 }
 
 }  // namespace rmbus::core

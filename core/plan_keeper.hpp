@@ -7,6 +7,10 @@
 // list is rebuilt when its shares_version moved, its other fields are compared and assigned, and the
 // entries are re-merged by id only when the set of jobs changed (cluster_model::job_set_changes).
 //
+// Each update also says what it rewrote (changed_entries, removed_jobs), so that the actor layer can send only
+// the jobs whose schedule changed (issue 19's change-only pool plans). An entry counts as changed when any of
+// its fields got a new value; a share list rebuilt counts as changed even if it came out the same.
+//
 // The result is exactly the plan a fresh build gives: tests/core/test_incremental.cpp checks it against a
 // scheduler that calls forget() before every round.
 // Not thread-safe; one owner.
@@ -41,6 +45,12 @@ class plan_keeper {
   // drop_caches). The plan itself stays until then.
   void forget() { rebuild_ = true; }
 
+  // What the last update() (or unchanged()) did to the plan before it: the entries (indices into
+  // plan().jobs) whose fields it changed, new jobs included, in id order; and the ids of the jobs the plan
+  // before listed that this one does not.
+  const std::vector<std::size_t>& changed_entries() const { return changed_; }
+  const std::vector<job_id>& removed_jobs() const { return removed_; }
+
  private:
   // Per plan entry: what it was built from, so that unchanged parts are recognised by an integer compare.
   struct source {
@@ -54,7 +64,8 @@ class plan_keeper {
   // Appends the entry of job `slot` (id `id`) to `jobs`/`sources`: the kept one when the old entries, read
   // from `old` on in id order, hold it; a new empty one otherwise.
   void take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs, std::vector<source>& sources);
-  void fill(const cluster_model& m, std::size_t entry);
+  // Returns whether any field of the entry changed.
+  bool fill(const cluster_model& m, std::size_t entry);
 
   schedule_plan plan_;
   std::vector<source> sources_;
@@ -62,6 +73,8 @@ class plan_keeper {
   std::vector<const share_rec*> by_creation_;  // fill()'s scratch: a job's shares in plan order
   std::uint64_t job_set_seen_ = 0;  // cluster_model::job_set_changes at the last merge
   bool rebuild_ = true;
+  std::vector<std::size_t> changed_;
+  std::vector<job_id> removed_;
 };
 
 }  // namespace rmbus::core

@@ -42,6 +42,7 @@ result<payload> decode_payload(std::string_view topic, std::string_view body, co
   if (topic == it::forgotten) return as_payload(decode_machines_forgotten(topic, body, limits, env_out));
   if (topic == it::seed_request) return as_payload(decode_seed_request(topic, body, limits, env_out));
   if (topic == it::work_sync) return as_payload(decode_work_sync_request(topic, body, limits, env_out));
+  if (topic == it::plan_sync) return as_payload(decode_plan_sync_request(topic, body, limits, env_out));
   if (starts_with(topic, it::seed_prefix)) return as_payload(decode_rm_state(topic, body, limits, env_out));
   if (topic == topics::rm_state) return as_payload(decode_rm_state(topic, body, limits, env_out));
   if (topic == topics::rm_cycle) return as_payload(decode_rm_cycle(topic, body, limits, env_out));

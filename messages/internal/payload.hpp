@@ -21,6 +21,7 @@
 #include "messages/internal/node_changes.hpp"
 #include "messages/internal/node_ops.hpp"
 #include "messages/internal/node_sync.hpp"
+#include "messages/internal/plan_sync_request.hpp"
 #include "messages/internal/pool_plan.hpp"
 #include "messages/internal/reconfigure_request.hpp"
 #include "messages/internal/recovered_nodes.hpp"
@@ -43,7 +44,7 @@ namespace rmbus::messages {
 using payload = std::variant<node_ops, node_changes, node_sync_request, node_snapshot, work_slice, round_start,
                              pool_plan, round_done, admin_query, admin_answer, vary_request, recovered_nodes,
                              reconfigure_request, rm_state, rm_cycle, rm_nodes, rm_event, machines_forgotten,
-                             seed_request, rm_ha, rm_schedule_changes, work_sync_request>;
+                             seed_request, rm_ha, rm_schedule_changes, work_sync_request, plan_sync_request>;
 
 struct routed_message {
   std::string topic;

@@ -9,11 +9,12 @@ namespace {
 constexpr std::array<std::string_view, 4> status_names{"up", "varied_off", "down", "blacklisted"};
 constexpr std::array<std::string_view, 7> machine_keys{"node",      "nodepool", "state",      "quiesced",
                                                        "memory_mb", "quanta",   "free_quanta"};
-constexpr std::array<std::string_view, 18> root_keys{
+constexpr std::array<std::string_view, 21> root_keys{
     "cycle",     "pool",    "quantum_mb", "total_us", "how_much_us", "what_of_us", "preempt_us", "defrag_us",
     "jobs_count", "nodes",  "given",      "preempted", "evicted",    "jobs",       "np_mb",      "machines",
-    "machines_complete", "generation"};
-constexpr std::uint64_t root_required = (std::uint64_t{1} << 17) - 1;  // every key but generation (added later)
+    "machines_complete", "generation", "plan_seq", "base_plan_seq", "removed_jobs"};
+// Every key but those added later (generation; plan_seq, base_plan_seq, removed_jobs).
+constexpr std::uint64_t root_required = (std::uint64_t{1} << 17) - 1;
 
 void read_machine(const msgpack::object& o, const detail::path& at, machine_summary& m) {
   detail::read_fields(o, at, machine_keys, 0x7f, [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
@@ -36,7 +37,9 @@ std::string_view to_string(machine_status s) { return detail::enum_name(s, statu
 std::string encode(const envelope& env, const pool_plan& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 18);
+  detail::pack_envelope_head(pk, env,
+                             18 + (msg.plan_seq > 0 ? 1 : 0) + (msg.base_plan_seq > 0 ? 1 : 0) +
+                                 (msg.removed_jobs.empty() ? 0 : 1));
   detail::pack_kv_uint(pk, "cycle", msg.cycle);
   detail::pack_kv_str(pk, "pool", msg.pool);
   detail::pack_kv_uint(pk, "quantum_mb", msg.quantum_mb);
@@ -69,6 +72,13 @@ std::string encode(const envelope& env, const pool_plan& msg) {
   }
   detail::pack_kv_bool(pk, "machines_complete", msg.machines_complete);
   detail::pack_kv_uint(pk, "generation", msg.generation);
+  if (msg.plan_seq > 0) detail::pack_kv_uint(pk, "plan_seq", msg.plan_seq);
+  if (msg.base_plan_seq > 0) detail::pack_kv_uint(pk, "base_plan_seq", msg.base_plan_seq);
+  if (!msg.removed_jobs.empty()) {
+    detail::pack_key(pk, "removed_jobs");
+    pk.pack_array(static_cast<std::uint32_t>(msg.removed_jobs.size()));
+    for (const auto& id : msg.removed_jobs) detail::pack_str(pk, id);
+  }
   return detail::to_string(buf);
 }
 
@@ -97,8 +107,21 @@ result<pool_plan> decode_pool_plan(std::string_view topic, std::string_view body
                             case 15: detail::read_array(v, f, msg.machines, read_machine); break;
                             case 16: detail::read(v, f, msg.machines_complete); break;
                             case 17: detail::read(v, f, msg.generation); break;
+                            case 18: detail::read(v, f, msg.plan_seq); break;
+                            case 19: detail::read(v, f, msg.base_plan_seq); break;
+                            case 20:
+                              detail::read_array(v, f, msg.removed_jobs,
+                                                 [](const msgpack::object& o, const detail::path& p, std::string& id) {
+                                                   detail::read(o, p, id);
+                                                   if (id.empty()) detail::fail(p, "must not be empty");
+                                                 });
+                              break;
                           }
                         });
+    if (msg.base_plan_seq > 0 && msg.base_plan_seq >= msg.plan_seq)
+      detail::fail(detail::path{}.key("base_plan_seq"), "must be below plan_seq (a change builds on an earlier plan)");
+    if (msg.base_plan_seq == 0 && !msg.removed_jobs.empty())
+      detail::fail(detail::path{}.key("removed_jobs"), "only a change plan (base_plan_seq set) removes jobs");
     return msg;
   });
 }

@@ -2,7 +2,10 @@
 // rm.internal.plan — the scheduler of one top-level nodepool -> publication and differencing: its answer
 // for one round.
 //
-// `jobs` is the pool's complete schedule (rm.state entries); `machines` lists the machines whose state,
+// `jobs` is the pool's complete schedule (rm.state entries) in a full plan, or only the jobs whose schedule
+// changed since the scheduler's plan `base_plan_seq` in a change plan, with the ids of jobs gone in
+// `removed_jobs`. Plans are numbered per scheduler (`plan_seq`); a full plan has no base (0). A scheduler
+// sends a full plan first, and when publication asks (rm.internal.plansync, plan_sync_request.hpp). `machines` lists the machines whose state,
 // size or free quanta changed since this scheduler's previous plan (every machine when `machines_complete`:
 // its first plan, and the plan after a node_sync_request). `np_mb` is the non-preemptable memory each user
 // holds in this pool (for the cross-pool allotment).
@@ -57,6 +60,13 @@ struct pool_plan {
   // Which scheduler of the pool made the plan (messages/internal/seed_request.hpp): publication takes no
   // plan older than the newest generation it has heard of. Optional on the wire (0 from an older RM).
   std::uint64_t generation = 0;
+  // The plan's number in its scheduler's chain, and the plan it builds on (0: a full plan; also from an
+  // older RM, which sends neither). Optional on the wire, absent when 0.
+  std::uint64_t plan_seq = 0;
+  std::uint64_t base_plan_seq = 0;
+  std::vector<std::string> removed_jobs;  // a change plan: jobs gone since the base; absent when empty
+
+  bool full() const { return base_plan_seq == 0; }
 
   friend bool operator==(const pool_plan&, const pool_plan&) = default;
 };

@@ -16,6 +16,7 @@ inline constexpr std::string_view work_prefix = "rm.internal.work.";    // + top
 inline constexpr std::string_view work_sync = "rm.internal.worksync";  // work_sync_request
 inline constexpr std::string_view round = "rm.internal.round";          // round_start
 inline constexpr std::string_view plan = "rm.internal.plan";            // pool_plan
+inline constexpr std::string_view plan_sync = "rm.internal.plansync";  // plan_sync_request
 inline constexpr std::string_view done = "rm.internal.done";            // round_done
 inline constexpr std::string_view query_prefix = "rm.internal.query.";  // + top-level pool: admin_query
 inline constexpr std::string_view answer = "rm.internal.answer";        // admin_answer

@@ -307,3 +307,57 @@ TEST_CASE("node_ops' optional announced_to round-trips, and is absent when empty
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.error().field == "announced_to");
 }
+
+TEST_CASE("a change plan and publication's request for a full plan round-trip, and a plan that cannot be one is named") {
+  pool_plan change = samples::full_pool_plan();
+  change.jobs.resize(1);
+  change.plan_seq = 9;
+  change.base_plan_seq = 8;
+  change.removed_jobs = {"j7", "j9"};
+  round_trips(change, decode_pool_plan, it::plan);
+  payload_round_trips(change, it::plan);
+  CHECK_FALSE(change.full());
+  // A full plan carries its seq and no base; a plan from an RM before numbered plans has neither: full.
+  pool_plan full = samples::full_pool_plan();
+  full.plan_seq = 1;
+  round_trips(full, decode_pool_plan, it::plan);
+  CHECK(full.full());
+  auto plain = decode_value("t", encode(samples::env(), samples::full_pool_plan()));
+  REQUIRE(plain.ok());
+  for (const char* key : {"plan_seq", "base_plan_seq", "removed_jobs"}) CHECK(plain.value().as_map()->count(key) == 0);
+  CHECK(decode_pool_plan(it::plan, encode(samples::env(), samples::full_pool_plan())).value().full());
+
+  // Wrong types and impossible chains are named.
+  for (const char* key : {"plan_seq", "base_plan_seq", "removed_jobs"}) {
+    auto r = decode_pool_plan(it::plan, with_key_as_string(change, key));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().field == key);
+  }
+  pool_plan ahead = change;
+  ahead.base_plan_seq = 9;
+  auto a = decode_pool_plan(it::plan, encode(samples::env(), ahead));
+  REQUIRE_FALSE(a.ok());
+  CHECK(a.error().field == "base_plan_seq");
+  pool_plan full_removing = change;
+  full_removing.base_plan_seq = 0;
+  auto b = decode_pool_plan(it::plan, encode(samples::env(), full_removing));
+  REQUIRE_FALSE(b.ok());
+  CHECK(b.error().field == "removed_jobs");
+  pool_plan empty_id = change;
+  empty_id.removed_jobs = {"j7", ""};
+  auto e = decode_pool_plan(it::plan, encode(samples::env(), empty_id));
+  REQUIRE_FALSE(e.ok());
+  CHECK(e.error().field == "removed_jobs[1]");
+
+  round_trips(plan_sync_request{"alpha", 3}, decode_plan_sync_request, it::plan_sync);
+  payload_round_trips(plan_sync_request{"alpha", 3}, it::plan_sync);
+  auto missing = decode_plan_sync_request(it::plan_sync, without_key(plan_sync_request{"alpha", 3}, "generation"));
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().field == "generation");
+  auto nameless = decode_plan_sync_request(it::plan_sync, encode(samples::env(), plan_sync_request{"", 3}));
+  REQUIRE_FALSE(nameless.ok());
+  CHECK(nameless.error().field == "pool");
+  auto wrong = decode_plan_sync_request(it::plan_sync, with_key_as_string(plan_sync_request{"alpha", 3}, "generation"));
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.error().field == "generation");
+}
