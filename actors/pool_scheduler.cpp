@@ -5,7 +5,10 @@
 // (rm.internal.work.<pool>: a full slice or the changes since the last one, applied to the pool's work map the
 // scheduler keeps, actors/slice_chain.hpp) becomes apply_work + schedule(round_input) and the answer goes out on
 // rm.internal.plan (the pool's jobs, and only the machines whose state, size or free quanta changed since the
-// previous plan: every machine in the first plan and after a node_sync_request); admin queries (rm.internal.query.<pool>) become view/explain/whatif.
+// previous plan: every machine in the first plan and after a node_sync_request). Plans are numbered: the
+// first of a scheduler, and the one after publication asks (rm.internal.plansync), lists every job (a full
+// plan); the others only the jobs whose schedule changed since the plan before and the ids of the jobs gone
+// (plan_keeper's changes), so that converting a round's answer costs what the round changed. Admin queries (rm.internal.query.<pool>) become view/explain/whatif.
 // A fresh scheduler starts from the last schedule published for its pool: at its first work slice it asks
 // publication for it (rm.internal.seedreq), holds the slice until the answer (rm.internal.seed.<pool>), asking again
 // while none comes, and adopts its shares (core adopt_published), so that what its predecessor granted a moment
@@ -70,6 +73,12 @@ struct scheduler_state {
   std::optional<core::nodepool_scheduler> sched;
   std::vector<sent_machine> last_sent;  // by machine slot
   bool send_all_machines = true;        // the first plan, and the one after a node_sync_request
+  // The plan chain (messages/internal/pool_plan.hpp): the seq of the last plan sent (0: none yet), whether
+  // the next one must be full, and the core's plan of the last round (owned by `sched`) with its round.
+  std::uint64_t plan_seq = 0;
+  bool send_full_plan = true;
+  const core::schedule_plan* last_plan = nullptr;
+  std::uint64_t last_plan_cycle = 0;
   envelope_stamper stamper{"scheduler"};
   static inline const char* name = "rmbus.pool_scheduler";
 };
@@ -184,6 +193,27 @@ std::vector<messages::machine_summary> changed_machines(scheduler_state& st, boo
   return out;
 }
 
+// The jobs of a plan: all of them (a full plan: the first, and the one after publication asked), or the jobs
+// the round changed and the ids of those gone since the plan before. Numbers the plan.
+void add_jobs(scheduler_state& st, const core::schedule_plan& plan, messages::pool_plan& out) {
+  const bool full = st.send_full_plan || st.plan_seq == 0;
+  out.generation = st.generation;
+  out.plan_seq = ++st.plan_seq;
+  out.base_plan_seq = full ? 0 : st.plan_seq - 1;
+  out.np_mb = by_user_name(st.sched->nonpreemptable_mb_by_user());
+  if (full) {
+    out.jobs.reserve(plan.jobs.size());
+    for (const auto& j : plan.jobs) out.jobs.push_back(to_schedule(j, plan.group_of(j)));
+  } else {
+    const auto& changed = st.sched->plan_changed_entries();
+    out.jobs.reserve(changed.size());
+    for (auto k : changed) out.jobs.push_back(to_schedule(plan.jobs[k], plan.group_of(plan.jobs[k])));
+    out.removed_jobs.reserve(st.sched->plan_removed_jobs().size());
+    for (const auto& id : st.sched->plan_removed_jobs()) out.removed_jobs.push_back(id.str());
+  }
+  st.send_full_plan = false;
+}
+
 // rmbus --inject-fault: fail on purpose in the rounds named (tests of supervision, docs/reliability.md).
 void inject_fault(scheduler_actor* self, std::uint64_t cycle) {
   const auto& f = self->state.env.fault;
@@ -236,10 +266,9 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   out.given = static_cast<std::uint64_t>(plan.counts.given);
   out.preempted = static_cast<std::uint64_t>(plan.counts.preempted);
   out.evicted = static_cast<std::uint64_t>(plan.counts.evicted);
-  out.jobs.reserve(plan.jobs.size());
-  for (const auto& j : plan.jobs) out.jobs.push_back(to_schedule(j, plan.group_of(j)));
-  out.np_mb = by_user_name(st.sched->nonpreemptable_mb_by_user());
-  out.generation = st.generation;
+  st.last_plan = &plan;
+  st.last_plan_cycle = slice.cycle;
+  add_jobs(st, plan, out);
   out.machines_complete = st.send_all_machines;
   out.machines = changed_machines(st, st.send_all_machines);
   st.send_all_machines = false;
@@ -250,6 +279,28 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
                  slice.cycle);
     return;
   }
+  route(self, st.env.router, st.stamper, std::string{topics::plan}, std::move(out));
+}
+
+// Publication cannot apply this pool's change plans (one was lost or refused): a full plan of the last
+// round goes at once, so that the round waiting for it is not lost to a timeout. A scheduler that has not
+// planned yet sends a full plan first anyway.
+void on_plan_sync(scheduler_actor* self, const messages::plan_sync_request& r) {
+  auto& st = self->state;
+  if (r.pool != st.pool || r.generation > st.generation) return;  // another pool's, or a successor's
+  st.send_full_plan = true;
+  if (st.last_plan == nullptr || st.retired.stop_requested()) return;
+  spdlog::info("pool {}: publication asks for a full plan; sending round {}'s", st.pool, st.last_plan_cycle);
+  messages::pool_plan out;
+  out.cycle = st.last_plan_cycle;
+  out.pool = st.pool;
+  out.quantum_mb = st.last_plan->quantum_mb;
+  out.jobs_count = static_cast<std::uint64_t>(st.last_plan->counts.jobs);
+  out.nodes = static_cast<std::uint64_t>(st.last_plan->counts.schedulable_nodes);
+  add_jobs(st, *st.last_plan, out);
+  out.machines_complete = st.send_all_machines;
+  out.machines = changed_machines(st, st.send_all_machines);
+  st.send_all_machines = false;
   route(self, st.env.router, st.stamper, std::string{topics::plan}, std::move(out));
 }
 
@@ -536,6 +587,8 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
           a.from = st.pool;
           a.result = answer_query(self, q->cmd, q->args);
           route(self, st.env.router, st.stamper, std::string{topics::answer}, std::move(a));
+        } else if (const auto* ps = m.as<messages::plan_sync_request>()) {
+          on_plan_sync(self, *ps);
         } else if (m.as<messages::node_sync_request>() != nullptr) {
           st.send_all_machines = true;  // a reader of rm.nodes restarted: list every machine once
         }
@@ -569,7 +622,7 @@ caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::stri
   auto router = env.router;
   const std::vector<std::string> subscriptions{topics::node_topic(pool), topics::work_topic(pool),
                                                topics::query_topic(pool), std::string{topics::node_sync},
-                                               topics::seed_topic(pool)};
+                                               topics::seed_topic(pool), std::string{topics::plan_sync}};
   auto self = sys.spawn(pool_scheduler, std::move(env), std::move(pool), generation, std::move(retired), restarted,
                         intake_elsewhere);
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this

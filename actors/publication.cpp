@@ -5,8 +5,14 @@
 // half a round on the bus. A pool that did not answer is reported (rm.events `round_timeout`) and its last
 // known plan is published in its place: rm.state is always the COMPLETE schedule, so a monitor joining late
 // is whole after one round. rm.state names the work map the round answers (workmap_seq, workmap_src).
-// Events for shares that turned preempt or evict, and for newly refused work, come from comparing each round
-// with the previous one.
+//
+// Pools send full plans and, between them, change plans (the jobs whose schedule changed and the ids of jobs
+// gone, numbered: messages/internal/pool_plan.hpp). Publication keeps each pool's table of jobs
+// (actors/plan_tables.hpp) and applies the plans received when the round is published. A change plan that
+// does not follow the last plan taken of its pool (lost between processes, late, or after a refusal) is not
+// taken: publication asks the scheduler for a full plan (rm.internal.plansync), which it sends at once for
+// the round in flight. Events for shares that turned preempt or evict, and for newly refused work, come from
+// the jobs the round's plans changed, compared with their version before.
 //
 // rm.nodes merges the intake's node table (a replica kept from numbered changes, actors/node_replica.hpp)
 // with each pool's machines (state, quanta, free quanta; each plan lists the machines that changed). It is
@@ -19,8 +25,10 @@
 //    (seed_request, with its generation); from then on no plan of an older generation of that pool is taken,
 //    so a replaced scheduler that answers late can never have its grants published beside its successor's.
 //  - Before a round goes out, no new share may put a node above its order (actors/overbooking.hpp). A pool
-//    whose new plan would do that has its last published plan published instead, with an error in the
-//    log naming the nodes and shares, an `invariant_violation` event and a metric (the event's count).
+//    whose new plan would do that has its last published plan published instead (its table taken back),
+//    with an error in the log naming the nodes and shares, an `invariant_violation` event and a metric (the
+//    event's count); its next plan must be full. Only the nodes the round's changed jobs have shares on,
+//    and those whose order fell, are checked: the others were checked when they last changed.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -32,6 +40,7 @@
 #include "actors/detail/spawn.hpp"
 #include "actors/node_replica.hpp"
 #include "actors/overbooking.hpp"
+#include "actors/plan_tables.hpp"
 #include "messages/detail/peek.hpp"
 #include "messages/topics.hpp"
 
@@ -48,8 +57,11 @@ struct publication_state {
   bool published = true;
   std::set<std::string> expected;
   std::map<std::string, plan_ptr> answers;    // this round
-  std::map<std::string, plan_ptr> last_plan;  // pool -> its last answer (any round)
-  std::map<std::string, plan_ptr> published_plan;  // pool -> the plan of it the last rm.state carried
+  // Each pool's jobs as the last rm.state carried them, and the holdings of the nodes (the guard's).
+  plan_tables tables;
+  // Plans received and following, not yet applied (in chain order): this round's answers and late ones.
+  std::map<std::string, std::vector<plan_ptr>> queued;
+  std::set<std::string> order_fell;  // nodes whose order fell since the last round published
   std::map<std::string, std::uint64_t> generation;  // pool -> the newest scheduler generation heard of
   std::shared_ptr<const messages::payload> last_state;  // the last rm.state published (for fresh schedulers)
   // HA, on a standby: the bytes of the last rm.state the active published (the highest epoch heard), decoded
@@ -68,10 +80,7 @@ struct publication_state {
   node_replica liveness;  // the intake's node table
   std::map<std::string, std::map<std::string, messages::machine_summary>> machines;  // pool -> node -> summary
   std::unordered_map<std::string, std::uint64_t> node_order;  // node -> quanta, as in `machines` (for the guard)
-  // Shares published as preempt or evict last round: an event is due only for a share newly in one of them.
-  // Only those are kept (a handful), not every share of the cluster.
-  std::map<std::string, messages::share_status> leaving;
-  std::map<std::string, std::string> refused_jobs;  // job -> the reason last published
+  std::map<std::string, std::string> refused_jobs;  // job -> the reason last published, of differencing's refusals
   // rm.nodes outside rounds: at most once per heartbeat interval.
   std::int64_t nodes_published_ms = 0;
   bool nodes_pending = false;    // changes not yet published
@@ -180,21 +189,22 @@ void nodes_changed(publication_actor* self) {
   self->delayed_send(self, std::chrono::milliseconds(wait), atoms::nodes_due::value);
 }
 
-// Every job of the round: each pool's answer (or, for a pool that did not answer, its last known plan) plus
-// the refusals made by differencing. Sorted by job id.
+// Every job of the round: each configured pool's table (a pool that did not answer keeps what was last
+// published of it) plus the refusals made by differencing. Sorted by job id.
 std::vector<messages::job_schedule> jobs_of_round(const publication_state& st) {
-  std::vector<const messages::pool_plan*> plans;
+  std::vector<const plan_tables::job_table*> tables;
   std::size_t n = st.refused.size();
-  for (const auto& [pool, p] : st.last_plan) {
+  for (const auto& [pool, table] : st.tables.tables()) {
     if (!st.expected.count(pool)) continue;  // a pool removed by reconfiguration
-    plans.push_back(&plan_of(p));
-    n += plans.back()->jobs.size();
+    tables.push_back(&table);
+    n += table.size();
   }
   std::vector<messages::job_schedule> jobs;
-  // One pool and no refusals, the common case: its plan is the round, already in id order.
-  if (plans.size() == 1 && st.refused.empty()) return plans.front()->jobs;
   jobs.reserve(n);
-  for (const auto* p : plans) jobs.insert(jobs.end(), p->jobs.begin(), p->jobs.end());
+  for (const auto* t : tables)
+    for (const auto& [id, j] : *t) jobs.push_back(j);
+  // One pool and no refusals, the common case: its table is the round, already in id order.
+  if (tables.size() <= 1 && st.refused.empty()) return jobs;
   for (const auto& r : st.refused) {
     messages::job_schedule s;
     s.id = r.id;
@@ -215,11 +225,10 @@ std::vector<messages::job_schedule> jobs_of_round(const publication_state& st) {
   return unique;
 }
 
-// Events for what changed since the last published round: shares newly marked preempt or evict (with why:
-// the core evicts on node down, vary-off and blacklisting, which the node's state in the plans tells), and
-// work newly refused. Updates the remembered statuses.
-std::vector<messages::rm_event> changes_since_last_round(publication_state& st,
-                                                         const std::vector<messages::job_schedule>& jobs) {
+// Events for what the round changed: shares newly marked preempt or evict in the jobs its plans changed
+// (with why: the core evicts on node down, vary-off and blacklisting, which the node's state in the plans
+// tells), and work newly refused, by a pool or by differencing.
+std::vector<messages::rm_event> changes_since_last_round(publication_state& st) {
   auto evict_reason = [&](const std::string& node) -> std::string {
     for (const auto& [pool, ms] : st.machines) {
       auto it = ms.find(node);
@@ -230,29 +239,39 @@ std::vector<messages::rm_event> changes_since_last_round(publication_state& st,
     return "node down";
   };
   std::vector<messages::rm_event> events;
-  std::map<std::string, messages::share_status> statuses;
-  std::map<std::string, std::string> refused_now;
-  for (const auto& j : jobs) {
-    if (j.status == messages::job_status::refused) {
-      refused_now[j.id] = j.reason;
-      // Once per (job, reason): an operator finds refused work in the log, not only in a counter.
-      auto before = st.refused_jobs.find(j.id);
-      if (before == st.refused_jobs.end() || before->second != j.reason) {
-        events.push_back({"refused", {{"job", j.id}, {"reason", j.reason}}});
-        spdlog::warn("work {} of user {} refused: {}", j.id, j.user.empty() ? "?" : j.user, j.reason);
+  auto refused = [&](const std::string& id, const std::string& user, const std::string& reason) {
+    // Once per (job, reason): an operator finds refused work in the log, not only in a counter.
+    events.push_back({"refused", {{"job", id}, {"reason", reason}}});
+    spdlog::warn("work {} of user {} refused: {}", id, user.empty() ? "?" : user, reason);
+  };
+  for (const auto& [pool, changed] : st.tables.applied()) {
+    const auto* table = st.tables.table(pool);
+    if (table == nullptr) continue;
+    for (const auto& [id, old] : changed) {
+      auto now = table->find(id);
+      if (now == table->end()) continue;
+      const auto& j = now->second;
+      if (j.status == messages::job_status::refused &&
+          (!old || old->status != messages::job_status::refused || old->reason != j.reason))
+        refused(j.id, j.user, j.reason);
+      for (const auto& s : j.shares) {
+        if (s.status != messages::share_status::preempt && s.status != messages::share_status::evict) continue;
+        if (old) {
+          auto was = std::find_if(old->shares.begin(), old->shares.end(), [&](const auto& o) { return o.id == s.id; });
+          if (was != old->shares.end() && was->status == s.status) continue;
+        }
+        const bool pre = s.status == messages::share_status::preempt;
+        events.push_back({pre ? "preempt" : "evict",
+                          {{"job", j.id}, {"share", s.id}, {"node", s.node}, {"reason", pre ? "fair share" : evict_reason(s.node)}}});
       }
     }
-    for (const auto& s : j.shares) {
-      if (s.status != messages::share_status::preempt && s.status != messages::share_status::evict) continue;
-      statuses.emplace(s.id, s.status);
-      auto before = st.leaving.find(s.id);
-      if (before != st.leaving.end() && before->second == s.status) continue;
-      const bool pre = s.status == messages::share_status::preempt;
-      events.push_back({pre ? "preempt" : "evict",
-                        {{"job", j.id}, {"share", s.id}, {"node", s.node}, {"reason", pre ? "fair share" : evict_reason(s.node)}}});
-    }
   }
-  st.leaving = std::move(statuses);
+  std::map<std::string, std::string> refused_now;
+  for (const auto& r : st.refused) {
+    refused_now[r.id] = r.reason;
+    auto before = st.refused_jobs.find(r.id);
+    if (before == st.refused_jobs.end() || before->second != r.reason) refused(r.id, r.user, r.reason);
+  }
   st.refused_jobs = std::move(refused_now);
   return events;
 }
@@ -310,24 +329,25 @@ std::optional<std::uint64_t> order_of(const publication_state& st, std::string_v
   return it->second;
 }
 
+// Asks the pool's scheduler for a full plan (rm.internal.plansync): its change plans do not follow the last
+// plan taken of it, or its last one was refused.
+void ask_full_plan(publication_actor* self, const std::string& pool) {
+  auto& st = self->state;
+  publish(self, topics::plan_sync, messages::plan_sync_request{pool, st.generation[pool]});
+}
+
 // The last line of defence: a pool whose plan would put a node above its order has its last published plan
-// published in its place (this round's answers only: the others were checked when they went out). Returns
-// false when the round still overbooks a node with those plans, and then nothing may be published.
-bool guard_against_overbooking(publication_actor* self, std::vector<messages::job_schedule>& jobs) {
+// published in its place (its table taken back; this round's changes only: the rest was checked when it went
+// out), and its next plan must be full. Returns false when the round still overbooks a node (a node whose
+// order fell), and then nothing may be published: every table is taken back, the plans stay queued.
+bool guard_against_overbooking(publication_actor* self) {
   auto& st = self->state;
   const node_quanta_lookup quanta_of = [&st](std::string_view node) { return order_of(st, node); };
-  auto found = find_overbooked_nodes(jobs, quanta_of);
+  auto found = st.tables.overbooked(quanta_of, st.order_fell);
   if (found.empty()) return true;
   std::set<std::string> nodes;
   for (const auto& n : found) nodes.insert(n.node);
-  std::vector<std::string> culprits;
-  for (const auto& [pool, p] : st.answers) {
-    const auto& plan = plan_of(p);
-    const bool touches = std::any_of(plan.jobs.begin(), plan.jobs.end(), [&](const auto& j) {
-      return std::any_of(j.shares.begin(), j.shares.end(), [&](const auto& s) { return nodes.count(s.node) > 0; });
-    });
-    if (touches) culprits.push_back(pool);
-  }
+  const auto culprits = st.tables.touching(nodes);
   const auto what = describe(found);
   for (const auto& pool : culprits) {
     spdlog::error("round {}: pool {}'s plan would put nodes above their order: {}; publishing its last good plan instead",
@@ -340,14 +360,20 @@ bool guard_against_overbooking(publication_actor* self, std::vector<messages::jo
     publish(self, messages::topics::rm_events,
             messages::rm_event{std::string{messages::event_kinds::invariant_violation},
                                {{"pool", pool}, {"cycle", std::to_string(st.cycle)}, {"nodes", names}, {"shares", shares}}});
-    if (auto good = st.published_plan.find(pool); good != st.published_plan.end()) st.last_plan[pool] = good->second;
-    else st.last_plan.erase(pool);
+    st.tables.rollback(pool);
+    st.queued.erase(pool);
+    st.tables.break_chain(pool);
+    ask_full_plan(self, pool);
   }
-  jobs = jobs_of_round(st);
-  const auto still = find_overbooked_nodes(jobs, quanta_of);
+  std::set<std::string> again = st.order_fell;
+  again.insert(nodes.begin(), nodes.end());
+  const auto still = st.tables.overbooked(quanta_of, again);
   if (still.empty()) return true;
   spdlog::error("round {}: even the last good plans put nodes above their order ({}); this round is not published",
                 st.cycle, describe(still));
+  std::vector<std::string> applied;
+  for (const auto& [pool, jobs] : st.tables.applied()) applied.push_back(pool);
+  for (const auto& pool : applied) st.tables.rollback(pool);
   return false;
 }
 
@@ -381,19 +407,29 @@ void publish_round(publication_actor* self) {
     publish(self, messages::topics::rm_events,
             messages::rm_event{"round_timeout", {{"pool", pool}, {"cycle", std::to_string(st.cycle)}}});
   }
-  for (auto& [pool, plan] : st.answers) st.last_plan[pool] = plan;
-  auto jobs = jobs_of_round(st);
-  if (!guard_against_overbooking(self, jobs)) {
+  // A pool removed by reconfiguration: its table goes (a scheduler of it again starts with a full plan).
+  std::vector<std::string> gone;
+  for (const auto& [pool, table] : st.tables.tables())
+    if (!st.expected.count(pool)) gone.push_back(pool);
+  for (const auto& pool : gone) st.tables.drop(pool);
+  for (const auto& [pool, plans] : st.queued)
+    if (st.expected.count(pool))
+      for (const auto& p : plans) st.tables.apply(plan_of(p));
+  if (!guard_against_overbooking(self)) {
     // Even the last good plans would overbook (a node's order fell since): nothing is published this round.
     publish(self, topics::done, messages::round_done{st.cycle});
     return;
   }
-  for (const auto& [pool, plan] : st.last_plan)
-    if (st.expected.count(pool)) st.published_plan[pool] = plan;
-  auto events = changes_since_last_round(st, jobs);
+  for (auto it = st.queued.begin(); it != st.queued.end();) {
+    if (st.expected.count(it->first)) it = st.queued.erase(it);
+    else ++it;
+  }
+  auto events = changes_since_last_round(st);
+  st.tables.commit();
+  st.order_fell.clear();
   messages::rm_state state;
   state.cycle = st.cycle;
-  state.jobs = std::move(jobs);
+  state.jobs = jobs_of_round(st);
   state.workmap_seq = st.workmap_seq;
   state.workmap_src = st.workmap_src;
   auto before = std::move(st.last_state);
@@ -432,26 +468,41 @@ void on_plan(publication_actor* self, const messages::routed_message& m) {
     return;
   }
   newest = plan.generation;
+  // A node whose order fell is checked by the guard at the next round whatever changed on it.
+  for (const auto& mc : plan.machines)
+    if (auto it = st.node_order.find(mc.node); it != st.node_order.end() && mc.quanta < it->second)
+      st.order_fell.insert(mc.node);
   take_machines(st, plan);
+  const auto v = st.tables.receive(plan);
+  if (!v.follows) {
+    // Not taken (nor counted as the pool's answer): the full plan asked for comes at once for this round.
+    spdlog::info("pool {}: round {}'s plan {} does not follow ({}); asking for a full plan", plan.pool, plan.cycle,
+                 plan.plan_seq, v.reason);
+    st.queued.erase(plan.pool);
+    ask_full_plan(self, plan.pool);
+    return;
+  }
+  auto& queue = st.queued[plan.pool];
+  if (plan.full()) queue.clear();  // it replaces whatever came before
+  queue.push_back(m.body);
   if (plan.cycle == st.cycle && !st.published) {
     st.answers[plan.pool] = m.body;
     if (st.answers.size() >= st.expected.size()) publish_round(self);
-  } else {
-    st.last_plan[plan.pool] = m.body;  // late answer: newer than what we kept
   }
+  // Otherwise a late answer: applied with the next round published.
 }
 
 // A fresh scheduler asks for the last published schedule: from now on, no plan of an older generation of its
-// pool is taken, and a late plan of one kept for the next missed round is dropped for the published one.
+// pool is taken, and late plans of one queued for the next round are dropped (its table stays as published).
 void on_seed_request(publication_actor* self, const messages::seed_request& r) {
   auto& st = self->state;
   auto& newest = st.generation[r.pool];
   if (r.generation >= newest) {
     newest = r.generation;
-    auto kept = st.last_plan.find(r.pool);
-    if (kept != st.last_plan.end() && plan_of(kept->second).generation < r.generation) {
-      if (auto good = st.published_plan.find(r.pool); good != st.published_plan.end()) kept->second = good->second;
-      else st.last_plan.erase(kept);
+    if (auto kept = st.queued.find(r.pool); kept != st.queued.end()) {
+      auto& q = kept->second;
+      q.erase(std::remove_if(q.begin(), q.end(), [&](const plan_ptr& p) { return plan_of(p).generation < r.generation; }),
+              q.end());
     }
   }
   auto body = st.last_state ? st.last_state : std::make_shared<const messages::payload>(messages::rm_state{});
@@ -541,8 +592,9 @@ caf::behavior publication(publication_actor* self, actor_env env) {
         auto& st = self->state;
         st.published = true;
         st.answers.clear();
-        st.last_plan.clear();
-        st.leaving.clear();
+        st.tables.clear();
+        st.queued.clear();
+        st.order_fell.clear();
         st.refused_jobs.clear();
         st.last_state.reset();  // a deposed epoch's schedule seeds nobody; the next active's, heard, will
       },

@@ -402,6 +402,9 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
 void on_plan(diff_actor* self, const messages::pool_plan& plan) {
   auto& st = self->state;
   st.held[plan.pool] = plan.np_mb;
+  // A change plan lists only the jobs whose schedule changed, and those gone; the others are as before. A
+  // plan that does not follow the last one (lost between processes) is still right for the jobs it lists.
+  for (const auto& id : plan.removed_jobs) st.wants_more.erase(id);
   for (const auto& j : plan.jobs)
     st.wants_more[j.id] = j.status != messages::job_status::scheduled || !j.reason.empty();
 }

@@ -2,6 +2,7 @@
 // encoded bus bodies (as the bus bridge hands them over), rm.state comes out (typed; the test encodes it). Checks the cross-pool allotment under concurrent pools and that a
 // malformed work-map item keeps its last good state.
 #include <map>
+#include <set>
 
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
@@ -450,4 +451,83 @@ TEST_CASE("a replaced scheduler grants nothing before the intake has announced i
       }
   CHECK(granted >= 1);
   CHECK(elsewhere == 0);
+}
+
+TEST_CASE("a scheduler's first plan is full, its next ones carry only the changes, and a replacement starts full") {
+  namespace internal = rmbus::messages::internal_topics;
+  system_under_test t;
+  caf::scoped_actor self{t.sys};
+  for (auto topic : {std::string{msg::topics::rm_state}, std::string{internal::plan}})
+    caf::anon_send(t.router, atoms::subscribe::value, topic, caf::actor{self});
+  for (const char* n : {"a1", "a2", "b1", "b2"}) t.heartbeat(n, 8192);
+
+  std::map<std::string, msg::work_item> work;
+  std::vector<msg::pool_plan> alpha;  // alpha's plans, in order
+  std::optional<msg::rm_state> state;
+  // Sends the map and collects plans until the round's rm.state.
+  auto one_round = [&] {
+    msg::workmap wm;
+    for (const auto& [id, w] : work) wm.work.push_back(w);
+    t.workmap(t.encode(wm));
+    bool waiting = true;
+    for (int i = 0; i < 50 && waiting; ++i)
+      self->receive(
+          [&](atoms::deliver, const msg::routed_message& m) {
+            if (const auto* p = m.as<msg::pool_plan>(); p != nullptr && p->pool == "alpha") alpha.push_back(*p);
+            if (const auto* s = m.as<msg::rm_state>(); s != nullptr && m.topic == msg::topics::rm_state) {
+              state = *s;
+              follow(work, *s);
+              waiting = false;
+            }
+          },
+          caf::after(std::chrono::seconds(20)) >> [&] { i = 50; });
+    return !waiting;
+  };
+  auto listed = [&](const msg::rm_state& s) {
+    std::set<std::string> ids;
+    for (const auto& j : s.jobs) ids.insert(j.id);
+    return ids;
+  };
+  // Work arrives in alpha, then only in beta: alpha's rounds then change nothing of alpha's once its
+  // processes run.
+  for (int i = 0; i < 8; ++i) {
+    auto w = i < 3 ? bobs_job() : fixed_job("svc-" + std::to_string(i), "fixed-b", 10);
+    if (i < 3) w.id = "job-" + std::to_string(i);
+    w.submitted_ms = static_cast<std::uint64_t>(i + 1);
+    w.max_processes = 1;
+    work[w.id] = w;
+    REQUIRE(one_round());
+    CHECK(listed(*state).size() == work.size());  // rm.state stays the complete schedule
+  }
+  REQUIRE(alpha.size() >= 8);
+  CHECK(alpha.front().generation == 2);
+  CHECK(alpha.front().plan_seq == 1);
+  CHECK(alpha.front().full());
+  bool partial = false;
+  for (std::size_t k = 1; k < alpha.size(); ++k) {
+    INFO("plan " << k);
+    CHECK(alpha[k].base_plan_seq == alpha[k - 1].plan_seq);
+    CHECK(alpha[k].plan_seq == alpha[k - 1].plan_seq + 1);
+    partial = partial || alpha[k].jobs.size() < alpha[k].jobs_count;
+  }
+  CHECK(partial);  // some round sent fewer jobs than the pool holds
+
+  // A replacement of alpha's scheduler (generation 3, restarted): its first plan is full.
+  t.actors.push_back(spawn_pool_scheduler(t.sys, t.env, "alpha", 3, {}, true));
+  alpha.clear();
+  auto w = bobs_job();
+  w.id = "job-6";
+  work[w.id] = w;
+  bool replaced = false;
+  for (int i = 0; i < 10 && !replaced; ++i) {
+    REQUIRE(one_round());
+    replaced = std::any_of(alpha.begin(), alpha.end(), [](const auto& p) { return p.generation == 3; });
+  }
+  REQUIRE(replaced);
+  const auto first = std::find_if(alpha.begin(), alpha.end(), [](const auto& p) { return p.generation == 3; });
+  CHECK(first->plan_seq == 1);
+  CHECK(first->full());
+  CHECK(first->jobs.size() == first->jobs_count);
+  REQUIRE(one_round());
+  CHECK(listed(*state).size() == work.size());
 }

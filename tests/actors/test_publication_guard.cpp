@@ -1,7 +1,9 @@
 // Publication fed plans directly through the router (no scheduler, no sockets): a plan that would put a node
 // above its order is not published; the pool's last good plan goes out instead, with an
-// invariant_violation event naming the node and the shares. A plan of a replaced scheduler (an older
-// generation) is never taken once its successor asked for its start.
+// invariant_violation event naming the node and the shares, and the pool's next plan must be full. A plan of
+// a replaced scheduler (an older generation) is never taken once its successor asked for its start. A change
+// plan that does not follow the last plan taken is not taken: publication asks for a full plan
+// (rm.internal.plansync) and publishes that.
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 
@@ -85,8 +87,9 @@ std::vector<std::string> ids_in(const msg::rm_state& s) {
   return out;
 }
 
-// The next rm.state (and any events before it) within a few seconds.
-std::optional<msg::rm_state> next_state(caf::scoped_actor& self, std::vector<msg::rm_event>& events) {
+// The next rm.state (and any events and requests for full plans before it) within a few seconds.
+std::optional<msg::rm_state> next_state(caf::scoped_actor& self, std::vector<msg::rm_event>& events,
+                                        std::vector<msg::plan_sync_request>* syncs = nullptr) {
   std::optional<msg::rm_state> out;
   bool waiting = true;
   self->receive_while([&] { return waiting; })(
@@ -96,6 +99,8 @@ std::optional<msg::rm_state> next_state(caf::scoped_actor& self, std::vector<msg
           waiting = false;
         } else if (const auto* e = m.as<msg::rm_event>()) {
           events.push_back(*e);
+        } else if (const auto* r = m.as<msg::plan_sync_request>(); r != nullptr && syncs != nullptr) {
+          syncs->push_back(*r);
         }
       },
       caf::after(std::chrono::seconds(10)) >> [&] { waiting = false; });
@@ -170,4 +175,116 @@ TEST_CASE("once a fresh scheduler asks for its start, publication answers with t
   auto second = next_state(self, events);
   REQUIRE(second);
   CHECK(ids_in(*second) == std::vector<std::string>{"g7.1", "g8.1"});
+}
+
+namespace {
+
+// The next plan_sync_request for pool p within a few seconds, keeping any rm.state or event meanwhile.
+std::optional<msg::plan_sync_request> next_plan_sync(caf::scoped_actor& self) {
+  std::optional<msg::plan_sync_request> out;
+  bool waiting = true;
+  self->receive_while([&] { return waiting; })(
+      [&](atoms::deliver, const msg::routed_message& m) {
+        if (const auto* r = m.as<msg::plan_sync_request>()) {
+          out = *r;
+          waiting = false;
+        }
+      },
+      caf::after(std::chrono::seconds(10)) >> [&] { waiting = false; });
+  return out;
+}
+
+msg::pool_plan numbered(msg::pool_plan p, std::uint64_t seq, std::uint64_t base) {
+  p.plan_seq = seq;
+  p.base_plan_seq = base;
+  p.machines_complete = base == 0;
+  if (base > 0) p.machines.clear();  // nothing changed on the machines
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("a change plan that does not follow is not taken: publication asks for a full plan and publishes it") {
+  publication_alone t;
+  caf::scoped_actor self{t.sys};
+  for (auto topic : {std::string{msg::topics::rm_state}, std::string{topics::plan_sync}})
+    caf::anon_send(t.router, atoms::subscribe::value, topic, caf::actor{self});
+  std::vector<msg::rm_event> events;
+
+  t.round(1);
+  t.route(std::string{topics::plan}, numbered(plan(1, 7, {"g7.1"}), 1, 0));
+  auto first = next_state(self, events);
+  REQUIRE(first);
+  CHECK(ids_in(*first) == std::vector<std::string>{"g7.1"});
+
+  // Round 2's plan builds on plan 2, which never came (lost between processes): not taken, a full plan asked.
+  t.round(2);
+  t.route(std::string{topics::plan}, numbered(plan(2, 7, {"g7.1", "g7.2"}), 3, 2));
+  auto ask = next_plan_sync(self);
+  REQUIRE(ask);
+  CHECK(ask->pool == "p");
+  CHECK(ask->generation == 7);
+  // The scheduler answers at once with a full plan of the round: that one is published.
+  t.route(std::string{topics::plan}, numbered(plan(2, 7, {"g7.1"}), 4, 0));
+  auto second = next_state(self, events);
+  REQUIRE(second);
+  CHECK(second->cycle == 2);
+  CHECK(ids_in(*second) == std::vector<std::string>{"g7.1"});
+
+  // And the chain goes on from it: a change plan on plan 4 is applied to the table (alice-1 unchanged, bob-1
+  // added, nothing else sent).
+  t.round(3);
+  auto change = numbered(plan(3, 7, {"g7.3"}), 5, 4);
+  change.jobs.front().id = "bob-1";
+  t.route(std::string{topics::plan}, change);
+  auto third = next_state(self, events);
+  REQUIRE(third);
+  CHECK(ids_in(*third) == std::vector<std::string>{"g7.1", "g7.3"});
+  // A change plan that names alice-1 gone removes it.
+  t.round(4);
+  auto gone = numbered(plan(4, 7, {}), 6, 5);
+  gone.jobs.clear();
+  gone.removed_jobs = {"alice-1"};
+  t.route(std::string{topics::plan}, gone);
+  auto fourth = next_state(self, events);
+  REQUIRE(fourth);
+  REQUIRE(fourth->jobs.size() == 1);
+  CHECK(fourth->jobs.front().id == "bob-1");
+}
+
+TEST_CASE("after refusing a pool's plan, publication takes no change plan of it until a full plan comes") {
+  publication_alone t;
+  caf::scoped_actor self{t.sys};
+  for (auto topic : {std::string{msg::topics::rm_state}, std::string{topics::plan_sync},
+                     std::string{msg::topics::rm_events}})
+    caf::anon_send(t.router, atoms::subscribe::value, topic, caf::actor{self});
+  std::vector<msg::rm_event> events;
+
+  t.round(1);
+  t.route(std::string{topics::plan}, numbered(plan(1, 7, {"g7.1", "g7.2"}), 1, 0));
+  REQUIRE(next_state(self, events));
+
+  // Round 2 would put 4 quanta on n01 (of 2): refused, the last good plan published, a full plan asked for.
+  t.round(2);
+  t.route(std::string{topics::plan}, numbered(plan(2, 7, {"g7.1", "g7.2", "g7.3", "g7.4"}), 2, 1));
+  std::vector<msg::plan_sync_request> syncs;
+  auto second = next_state(self, events, &syncs);
+  REQUIRE(second);
+  CHECK(ids_in(*second) == std::vector<std::string>{"g7.1", "g7.2"});
+  CHECK(std::count_if(events.begin(), events.end(),
+                      [](const auto& e) { return e.kind == msg::event_kinds::invariant_violation; }) == 1);
+  REQUIRE(syncs.size() == 1);  // asked before the round went out
+  CHECK(syncs.front().pool == "p");
+  CHECK(syncs.front().generation == 7);
+
+  // The scheduler's next change builds on the refused plan 2: not taken (round 3 waits for the full plan).
+  t.round(3);
+  t.route(std::string{topics::plan}, numbered(plan(3, 7, {"g7.1"}), 3, 2));
+  REQUIRE(next_plan_sync(self));
+  // The full plan comes: round 3 is published from it.
+  t.route(std::string{topics::plan}, numbered(plan(3, 7, {"g7.1", "g7.5"}), 4, 0));
+  auto third = next_state(self, events);
+  REQUIRE(third);
+  CHECK(third->cycle == 3);
+  CHECK(ids_in(*third) == std::vector<std::string>{"g7.1", "g7.5"});
 }

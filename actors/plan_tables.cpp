@@ -1,0 +1,196 @@
+#include "actors/plan_tables.hpp"
+
+#include <algorithm>
+
+namespace rmbus::actors {
+
+namespace {
+
+bool occupies(messages::share_status s) { return s != messages::share_status::evict; }
+
+}  // namespace
+
+plan_verdict plan_tables::receive(const messages::pool_plan& p) {
+  auto& c = chains_[p.pool];
+  if (p.full()) {
+    c = {p.generation, p.plan_seq, true};
+    return {};
+  }
+  if (!c.in_step) return {false, "no full plan since the last gap or since start"};
+  if (p.generation != c.generation || p.base_plan_seq != c.seq) {
+    c.in_step = false;
+    if (p.generation != c.generation)
+      return {false, "a change from generation " + std::to_string(p.generation) + ", the last full plan came from " +
+                         std::to_string(c.generation)};
+    return {false, "a change on plan " + std::to_string(p.base_plan_seq) + ", the last plan taken is " +
+                       std::to_string(c.seq)};
+  }
+  c.seq = p.plan_seq;
+  return {};
+}
+
+void plan_tables::break_chain(const std::string& pool) { chains_[pool].in_step = false; }
+
+bool plan_tables::in_step(const std::string& pool) const {
+  auto it = chains_.find(pool);
+  return it != chains_.end() && it->second.in_step;
+}
+
+void plan_tables::count(const messages::job_schedule& j, int sign) {
+  for (const auto& s : j.shares) {
+    if (!occupies(s.status)) continue;
+    auto& h = holdings_[s.node];
+    const std::uint64_t starts = s.status == messages::share_status::new_ ? 1 : 0;
+    if (sign > 0) {
+      h.quanta += s.quanta;
+      h.starts += starts;
+    } else {
+      h.quanta -= std::min(h.quanta, s.quanta);
+      h.starts -= std::min(h.starts, starts);
+      if (h.quanta == 0 && h.starts == 0) holdings_.erase(s.node);
+    }
+  }
+}
+
+void plan_tables::remember(const std::string& pool, const std::string& id, const job_table& table) {
+  auto& before = before_[pool];
+  if (before.count(id) > 0) return;  // changed twice since the commit: the first version before counts
+  auto it = table.find(id);
+  before.emplace(id, it == table.end() ? std::nullopt : std::optional<messages::job_schedule>{it->second});
+}
+
+void plan_tables::apply(const messages::pool_plan& p) {
+  auto& table = tables_[p.pool];
+  if (p.full()) {
+    // Every job before is gone or replaced; the plan lists every job now.
+    for (const auto& [id, j] : table) remember(p.pool, id, table);
+    for (const auto& j : p.jobs) remember(p.pool, j.id, table);
+    for (const auto& [id, j] : table) count(j, -1);
+    table.clear();
+    for (const auto& j : p.jobs) {
+      count(j, +1);
+      table.insert_or_assign(table.end(), j.id, j);
+    }
+    return;
+  }
+  for (const auto& id : p.removed_jobs) {
+    auto it = table.find(id);
+    if (it == table.end()) continue;
+    remember(p.pool, id, table);
+    count(it->second, -1);
+    table.erase(it);
+  }
+  for (const auto& j : p.jobs) {
+    remember(p.pool, j.id, table);
+    auto it = table.find(j.id);
+    if (it != table.end()) {
+      count(it->second, -1);
+      it->second = j;
+    } else {
+      table.emplace(j.id, j);
+    }
+    count(j, +1);
+  }
+}
+
+void plan_tables::rollback(const std::string& pool) {
+  auto before = before_.find(pool);
+  if (before == before_.end()) return;
+  auto& table = tables_[pool];
+  for (auto& [id, old] : before->second) {
+    if (auto it = table.find(id); it != table.end()) {
+      count(it->second, -1);
+      table.erase(it);
+    }
+    if (old) {
+      count(*old, +1);
+      table.emplace(id, std::move(*old));
+    }
+  }
+  before_.erase(before);
+}
+
+void plan_tables::commit() { before_.clear(); }
+
+void plan_tables::drop(const std::string& pool) {
+  if (auto it = tables_.find(pool); it != tables_.end()) {
+    for (const auto& [id, j] : it->second) count(j, -1);
+    tables_.erase(it);
+  }
+  before_.erase(pool);
+  chains_.erase(pool);
+}
+
+void plan_tables::clear() {
+  chains_.clear();
+  tables_.clear();
+  before_.clear();
+  holdings_.clear();
+}
+
+const plan_tables::job_table* plan_tables::table(const std::string& pool) const {
+  auto it = tables_.find(pool);
+  return it == tables_.end() ? nullptr : &it->second;
+}
+
+std::uint64_t plan_tables::held(const std::string& node) const {
+  auto it = holdings_.find(node);
+  return it == holdings_.end() ? 0 : it->second.quanta;
+}
+
+std::vector<overbooked_node> plan_tables::overbooked(const node_quanta_lookup& quanta_of,
+                                                     const std::set<std::string>& also) const {
+  // The nodes to look at: those of every share of the applied jobs, before and now, and `also`.
+  std::set<std::string> nodes = also;
+  for (const auto& [pool, jobs] : before_) {
+    const auto* table = this->table(pool);
+    for (const auto& [id, old] : jobs) {
+      if (old)
+        for (const auto& s : old->shares) nodes.insert(s.node);
+      if (table == nullptr) continue;
+      if (auto it = table->find(id); it != table->end())
+        for (const auto& s : it->second.shares) nodes.insert(s.node);
+    }
+  }
+  std::vector<overbooked_node> out;
+  for (const auto& node : nodes) {
+    auto h = holdings_.find(node);
+    if (h == holdings_.end() || h->second.starts == 0) continue;
+    const auto order = quanta_of(node);
+    if (!order || h->second.quanta <= *order) continue;
+    out.push_back({node, *order, h->second.quanta, {}, {}});
+  }
+  if (out.empty()) return out;
+  // Only for the few nodes found: the share ids, for the operator's log line (a walk of every table).
+  for (const auto& [pool, table] : tables_)
+    for (const auto& [id, j] : table)
+      for (const auto& s : j.shares) {
+        if (!occupies(s.status)) continue;
+        auto it = std::lower_bound(out.begin(), out.end(), s.node,
+                                   [](const overbooked_node& o, const std::string& n) { return o.node < n; });
+        if (it != out.end() && it->node == s.node) {
+          it->shares.push_back(s.id);
+          it->statuses.push_back(s.status);
+        }
+      }
+  return out;
+}
+
+std::vector<std::string> plan_tables::touching(const std::set<std::string>& nodes) const {
+  std::vector<std::string> out;
+  for (const auto& [pool, jobs] : before_) {
+    const auto* table = this->table(pool);
+    bool touches = false;
+    for (const auto& [id, old] : jobs) {
+      if (table == nullptr) break;
+      auto it = table->find(id);
+      if (it == table->end()) continue;
+      for (const auto& s : it->second.shares) touches = touches || nodes.count(s.node) > 0;
+      if (touches) break;
+    }
+    if (touches) out.push_back(pool);
+  }
+  return out;
+}
+
+}  // namespace rmbus::actors
