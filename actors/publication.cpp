@@ -14,7 +14,7 @@
 // the round in flight. Events for shares that turned preempt or evict, and for newly refused work, come from
 // the jobs the round's plans changed, compared with their version before.
 //
-// rm.nodes merges the intake's node table (a replica kept from numbered changes, actors/node_replica.hpp)
+// rm.nodes merges the intake's node table (a replica kept from numbered changes, actors/node_report_table.hpp)
 // with each pool's machines (state, quanta, free quanta; each plan lists the machines that changed). It is
 // published with every round, and outside rounds when nodes changed, at most once per heartbeat interval,
 // so a cluster of thousands of nodes coming up costs a handful of rm.nodes, not one per node. Finally
@@ -32,13 +32,12 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_map>
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/detail/spawn.hpp"
-#include "actors/node_replica.hpp"
+#include "actors/node_report_table.hpp"
 #include "actors/overbooking.hpp"
 #include "actors/plan_tables.hpp"
 #include "messages/detail/peek.hpp"
@@ -77,9 +76,7 @@ struct publication_state {
   int changes_since_full = 0;
   std::optional<std::uint64_t> workmap_seq;
   std::optional<std::string> workmap_src;
-  node_replica liveness;  // the intake's node table
-  std::map<std::string, std::map<std::string, messages::machine_summary>> machines;  // pool -> node -> summary
-  std::unordered_map<std::string, std::uint64_t> node_order;  // node -> quanta, as in `machines` (for the guard)
+  node_report_table nodes;  // the intake's node table and the pools' machines: rm.nodes, each node's order
   std::map<std::string, std::string> refused_jobs;  // job -> the reason last published, of differencing's refusals
   // rm.nodes outside rounds: at most once per heartbeat interval.
   std::int64_t nodes_published_ms = 0;
@@ -104,71 +101,11 @@ void republish(publication_actor* self, std::string topic, std::shared_ptr<const
   self->send(st.env.router, atoms::route::value, messages::routed_message{std::move(topic), std::move(env), std::move(body)});
 }
 
-messages::node_state node_state_of(const messages::machine_summary* m, const messages::node_entry* e) {
-  if (e != nullptr && e->state == messages::node_liveness::down) return messages::node_state::down;
-  if (e != nullptr && e->state == messages::node_liveness::missing) return messages::node_state::missing;
-  if (m == nullptr) return e != nullptr && e->quiesced ? messages::node_state::quiesced : messages::node_state::up;
-  switch (m->state) {
-    case messages::machine_status::varied_off: return messages::node_state::varied_off;
-    case messages::machine_status::blacklisted: return messages::node_state::blacklisted;
-    case messages::machine_status::down:
-      // The pool saw it down, the intake sees it back: back, the pool not told yet.
-      if (e != nullptr) return e->quiesced ? messages::node_state::quiesced : messages::node_state::up;
-      return messages::node_state::down;
-    case messages::machine_status::up: break;
-  }
-  return m->quiesced ? messages::node_state::quiesced : messages::node_state::up;
-}
-
 void publish_nodes(publication_actor* self) {
   auto& st = self->state;
   st.nodes_pending = false;
   st.nodes_published_ms = wall_clock_ms();
-  messages::rm_nodes out;
-  out.nodes.reserve(st.liveness.nodes().size());
-  // Every node the intake knows, in name order, with what its pool's plans say of it.
-  for (const auto& [name, e] : st.liveness.nodes()) {
-    messages::node_report r;
-    r.node = name;
-    r.missed = e.missed;
-    const messages::machine_summary* m = nullptr;
-    if (auto pool = st.machines.find(e.pool); pool != st.machines.end())
-      if (auto it = pool->second.find(name); it != pool->second.end()) m = &it->second;
-    r.pool = e.pool;
-    if (m != nullptr) {
-      r.nodepool = m->nodepool;
-      r.memory_mb = m->memory_mb;
-      r.quanta = m->quanta;
-      r.free_quanta = m->free_quanta;
-    } else {
-      // Not in a pool's plan yet: what the intake knows, its quanta from the first heartbeat on.
-      r.nodepool = e.nodepool;
-      r.memory_mb = e.memory_mb;
-      r.quanta = e.quanta;
-      r.free_quanta = 0;  // unknown until its pool's plan says: never promise memory that may be held
-    }
-    r.state = node_state_of(m, &e);
-    out.nodes.push_back(std::move(r));
-  }
-  // Machines a pool holds that the intake does not know (a replica not yet in step): listed too.
-  bool extra = false;
-  for (const auto& [pool, ms] : st.machines)
-    for (const auto& [name, m] : ms) {
-      if (st.liveness.find(name) != nullptr) continue;
-      messages::node_report r;
-      r.node = name;
-      r.pool = pool;
-      r.nodepool = m.nodepool;
-      r.memory_mb = m.memory_mb;
-      r.quanta = m.quanta;
-      r.free_quanta = m.free_quanta;
-      r.state = node_state_of(&m, nullptr);
-      out.nodes.push_back(std::move(r));
-      extra = true;
-    }
-  if (extra)
-    std::sort(out.nodes.begin(), out.nodes.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
-  publish(self, messages::topics::rm_nodes, std::move(out));
+  republish(self, std::string{messages::topics::rm_nodes}, st.nodes.report());
 }
 
 // Node changes outside a round: published now when the last rm.nodes is a heartbeat interval old, else
@@ -230,11 +167,9 @@ std::vector<messages::job_schedule> jobs_of_round(const publication_state& st) {
 // tells), and work newly refused, by a pool or by differencing.
 std::vector<messages::rm_event> changes_since_last_round(publication_state& st) {
   auto evict_reason = [&](const std::string& node) -> std::string {
-    for (const auto& [pool, ms] : st.machines) {
-      auto it = ms.find(node);
-      if (it == ms.end()) continue;
-      if (it->second.state == messages::machine_status::varied_off) return "node varied off";
-      if (it->second.state == messages::machine_status::blacklisted) return "blacklisted after reconfiguration";
+    if (const auto* m = st.nodes.machine(node)) {
+      if (m->state == messages::machine_status::varied_off) return "node varied off";
+      if (m->state == messages::machine_status::blacklisted) return "blacklisted after reconfiguration";
     }
     return "node down";
   };
@@ -297,38 +232,6 @@ void publish_cycles(publication_actor* self) {
   }
 }
 
-// A pool's plan lists the machines that changed (or all of them): the table of that pool is brought up to
-// date with it.
-void take_machines(publication_state& st, const messages::pool_plan& plan) {
-  auto& table = st.machines[plan.pool];
-  if (plan.machines_complete) {
-    for (const auto& [node, m] : table) st.node_order.erase(node);
-    table.clear();
-  }
-  for (const auto& m : plan.machines) {
-    table[m.node] = m;
-    st.node_order[m.node] = m.quanta;
-  }
-}
-
-// Nodes the intake forgot: their pools' schedulers removed the machines before the intake did (it asks them
-// first), so what the pools' plans said of them goes too; rm.nodes no longer lists them.
-void forget_machines(publication_state& st, const std::vector<liveness_change>& changes) {
-  for (const auto& c : changes)
-    if (c.forgotten)
-      if (auto pool = st.machines.find(c.pool); pool != st.machines.end()) {
-        pool->second.erase(c.node);
-        st.node_order.erase(c.node);
-      }
-}
-
-// The order of a node as the pools' plans report it (nothing for a node no plan listed yet).
-std::optional<std::uint64_t> order_of(const publication_state& st, std::string_view node) {
-  auto it = st.node_order.find(std::string{node});
-  if (it == st.node_order.end()) return std::nullopt;
-  return it->second;
-}
-
 // Asks the pool's scheduler for a full plan (rm.internal.plansync): its change plans do not follow the last
 // plan taken of it, or its last one was refused.
 void ask_full_plan(publication_actor* self, const std::string& pool) {
@@ -342,7 +245,7 @@ void ask_full_plan(publication_actor* self, const std::string& pool) {
 // order fell), and then nothing may be published: every table is taken back, the plans stay queued.
 bool guard_against_overbooking(publication_actor* self) {
   auto& st = self->state;
-  const node_quanta_lookup quanta_of = [&st](std::string_view node) { return order_of(st, node); };
+  const node_quanta_lookup quanta_of = [&st](std::string_view node) { return st.nodes.order_of(node); };
   auto found = st.tables.overbooked(quanta_of, st.order_fell);
   if (found.empty()) return true;
   std::set<std::string> nodes;
@@ -470,9 +373,8 @@ void on_plan(publication_actor* self, const messages::routed_message& m) {
   newest = plan.generation;
   // A node whose order fell is checked by the guard at the next round whatever changed on it.
   for (const auto& mc : plan.machines)
-    if (auto it = st.node_order.find(mc.node); it != st.node_order.end() && mc.quanta < it->second)
-      st.order_fell.insert(mc.node);
-  take_machines(st, plan);
+    if (auto order = st.nodes.order_of(mc.node); order && mc.quanta < *order) st.order_fell.insert(mc.node);
+  st.nodes.take_machines(plan);
   const auto v = st.tables.receive(plan);
   if (!v.follows) {
     // Not taken (nor counted as the pool's answer): the full plan asked for comes at once for this round.
@@ -536,12 +438,10 @@ caf::behavior publication(publication_actor* self, actor_env env) {
           return;
         }
         if (const auto* c = m.as<messages::node_changes>()) {
-          outcome = st.liveness.apply(m.env.src, *c, changes);
-          forget_machines(st, changes);
-          if ((!c->changed.empty() || !c->forgotten.empty()) && st.liveness.in_step()) nodes_changed(self);
+          outcome = st.nodes.apply(m.env.src, *c, changes);
+          if ((!c->changed.empty() || !c->forgotten.empty()) && st.nodes.liveness().in_step()) nodes_changed(self);
         } else if (const auto* s = m.as<messages::node_snapshot>()) {
-          outcome = st.liveness.apply(m.env.src, *s, changes);
-          forget_machines(st, changes);
+          outcome = st.nodes.apply(m.env.src, *s, changes);
           nodes_changed(self);
         }
         if (outcome == node_replica::outcome::need_snapshot) ask_snapshot(self);
