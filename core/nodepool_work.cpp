@@ -189,18 +189,18 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
     mark_seen(slot, p);
   }
   // Shares the map no longer shows: the process is gone. Shares never shown yet stay (still starting),
-  // unless their removal was already published.
+  // unless their removal was already published (before that, the orchestrator may still start them).
   bool any_gone = false;
   for (int s : model_.jobs[static_cast<std::size_t>(ji)].shares) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
-    any_gone = any_gone || (sh.mark != epoch && (sh.seen || (sh.removing() && sh.published)));
+    any_gone = any_gone || (sh.mark != epoch && (sh.seen || (sh.removing() && sh.removal_published)));
   }
   if (!any_gone) return all_own;
   const auto slots = model_.jobs[static_cast<std::size_t>(ji)].shares;
   for (int s : slots) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
     if (sh.mark == epoch) continue;
-    if (sh.seen || (sh.removing() && sh.published)) {
+    if (sh.seen || (sh.removing() && sh.removal_published)) {
       dirty_ = true;
       model_.remove_share(s);
       auto& j = model_.jobs[static_cast<std::size_t>(ji)];
@@ -267,6 +267,7 @@ void nodepool_scheduler::adopt_shares_of(int ji) {
     const int slot = model_.add_share(ji, mi, std::max(1, s.quanta), s.id, 0, s.status);
     auto& sh = model_.shares[static_cast<std::size_t>(slot)];
     sh.published = true;
+    sh.removal_published = sh.removing();  // as the last schedule published it
     // A running share was shown by an earlier map: missing from this one, its process has ended.
     sh.seen = s.status == share_status::running;
     if (s.reclaim_at_ms > 0) model_.set_reclaim(slot, s.reclaim_at_ms);

@@ -87,6 +87,32 @@ TEST_CASE("a node that flaps down and up evicts its work once, and takes new wor
   CHECK(h.count("a") == 4);
 }
 
+TEST_CASE("a share granted, not started yet, then evicted holds its space until its eviction has gone out") {
+  // What the CPU-starvation test saw: the orchestrator is slow to start what round 1 granted; meanwhile the
+  // node misses heartbeats, is declared down and comes straight back. The eviction must be published, and the
+  // space held, before the share may be dropped: the orchestrator knows it only as `new` and starts it.
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 2);  // n000, n001: 4 quanta
+  h.job("a", "u1", "normal", 1).max_processes = 4;
+  h.round(false);  // granted `new` and published; no process shown yet
+  REQUIRE(h.on_machine("a", "n001") == 2);
+  h.s.machine_down(machine_id("n001"));
+  h.machine("n001", 2);  // back at once: the agent was only slow
+  h.job("b", "u2", "normal", 1).max_processes = 4;  // work that would take n001's space at once
+  h.round(false);        // the map still shows nothing of a
+  CHECK(h.with_status("a", share_status::evict) == 2);  // the eviction goes out with this round
+  for (const auto& jp : h.last.jobs)
+    for (const auto& sh : jp.shares)
+      CHECK_FALSE((sh.node.str() == "n001" && sh.status == share_status::new_share));  // nothing new on n001
+  CHECK(h.no_machine_overbooked());
+  // The orchestrator has now seen the eviction (and never starts those shares); a map without them frees n001.
+  h.orchestrate();
+  h.round();
+  CHECK(h.with_status("a", share_status::evict) == 0);
+  CHECK(h.on_machine("a", "n001") + h.on_machine("b", "n001") == 2);  // n001 is used again
+  CHECK(h.no_machine_overbooked());
+}
+
 TEST_CASE("forgetting machines removes only those holding nothing, slots renumber and scheduling goes on") {
   harness h(one_pool({fair_class("normal"), reserve_class("reserve")}));
   h.machines("n", 4, 2);  // n000..n003, order 2 each: 8 quanta
