@@ -86,6 +86,8 @@ struct share_rec {
   // Its preemption or eviction went out in a plan. Until then a share the work map never showed holds its
   // space: the orchestrator knows it only as `new` and may be starting it.
   bool removal_published = false;
+  std::uint64_t removal_cycle = 0;  // the round whose plan published the removal (0: unnumbered)
+  bool awaiting_ack = false;        // listed in nodepool_scheduler's awaiting_ack_
   bool seen = false;         // the work map has shown its process at least once
   std::uint64_t mark = 0;    // reconcile epoch in which the work map last listed it
   bool initialized = false;

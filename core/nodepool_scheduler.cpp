@@ -347,10 +347,12 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   model_.created_shares.clear();
   // The plan lists these removals: from the next round on, a share the map does not show may go. Its job is
   // reconciled again then (a new version), also when its item does not change.
+  newest_cycle_ = std::max(newest_cycle_, in.cycle);
   for (int s : model_.removals) {
     auto& sh = model_.shares[static_cast<std::size_t>(s)];
     if (!sh.live || !sh.removing() || sh.removal_published) continue;
     sh.removal_published = true;
+    sh.removal_cycle = in.cycle;
     model_.shares_changed(sh.job);
   }
   model_.removals.clear();
