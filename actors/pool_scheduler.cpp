@@ -234,6 +234,7 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   core::round_input in;
   in.now_ms = static_cast<std::int64_t>(slice.now_ms);
   in.settling = slice.settling;
+  in.cycle = slice.cycle;
   for (const auto& [u, mb] : slice.other_np_mb) in.other_pools_nonpreemptable_mb[core::user_id{u}] = mb;
 
   std::map<core::machine_id, int> foreign;
@@ -242,6 +243,7 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
 
   const auto t0 = std::chrono::steady_clock::now();
   st.sched->set_foreign_processes(foreign);
+  st.sched->set_acted_cycle(slice.acted_cycle);
   if (st.touched_all) st.sched->apply_work(st.work.work());
   else st.sched->apply_changes(st.work.work(), st.touched);
   st.touched.clear();

@@ -83,6 +83,9 @@ struct diff_state {
   std::int64_t settle_until_ms = 0;  // rounds before this time only report (0: no window)
   std::uint64_t pending_seq = 0;  // envelope seq and src of the map waiting for its round
   std::string pending_src;
+  // That map's rm_cycle: the last schedule its orchestrator acted on. The schedulers drop a removed share the
+  // map never showed only once the orchestrator has acted on the round that published the removal.
+  std::optional<std::uint64_t> pending_acted;
   // The encoded `work` of the last map taken when it decoded without a damaged item: a map repeating these
   // bytes decodes to `last` again (on_workmap). Empty: the next map is decoded in full.
   std::optional<std::string> last_work;
@@ -177,11 +180,13 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
     slice.now_ms = now;
     slice.settling = settling;
     slice.other_np_mb = by_user_name(budgets[pool]);
+    slice.acted_cycle = st.pending_acted;
     auto& header = st.round_header[pool];
     header.cycle = slice.cycle;
     header.now_ms = slice.now_ms;
     header.settling = slice.settling;
     header.other_np_mb = slice.other_np_mb;
+    header.acted_cycle = slice.acted_cycle;
     route(self, st.env.router, st.stamper, topics::work_topic(pool), std::move(slice));
     round.pools.push_back(pool);
   }
@@ -208,6 +213,7 @@ void on_work_sync(diff_actor* self, const messages::work_sync_request& r) {
   slice.now_ms = header->second.now_ms;
   slice.settling = header->second.settling;
   slice.other_np_mb = std::move(header->second.other_np_mb);
+  slice.acted_cycle = header->second.acted_cycle;
   st.round_header.erase(header);  // once per round
   spdlog::info("pool {}: its scheduler asks for a full slice; round {} sends one now ({} items)", r.pool, r.cycle,
                slice.work.size());
@@ -266,6 +272,7 @@ bool repeat_of_last(diff_actor* self, const std::string& topic, const std::strin
   st.pending = st.last;
   st.pending_seq = env.value().seq;
   st.pending_src = std::move(env.value().src);
+  st.pending_acted = messages::peek_workmap_rm_cycle(body);
   next_round(self);
   return true;
 }
@@ -306,6 +313,7 @@ void on_delta(diff_actor* self, const std::string& topic, const std::string& bod
       st.pending = st.last;
       st.pending_seq = env.seq;
       st.pending_src = std::move(env.src);
+      st.pending_acted = d.value().rm_cycle;
       next_round(self);
       return;
     case workmap_chain::outcome::waiting:
@@ -396,6 +404,7 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
   st.pending = std::move(fresh);
   st.pending_seq = env.seq;
   st.pending_src = std::move(env.src);
+  st.pending_acted = wm.value().rm_cycle;
   next_round(self);
 }
 

@@ -254,6 +254,7 @@ void cluster_model::mark_removing(int slot, share_status status) {
   count_share(slot);
   shares_changed(s.job);
   machines[static_cast<std::size_t>(s.machine)].removing += s.order;
+  removals.push_back(slot);
   if (status == share_status::preempt) ++round_preempted;
   if (status == share_status::evict) ++round_evicted;
 }

@@ -83,6 +83,11 @@ struct share_rec {
   bool fixed = false;        // non-preemptable
   bool blacklisted = false;  // its work was refused after a reconfiguration: space accounted only
   bool published = false;    // false while created in the current round (defrag may still hand it over)
+  // Its preemption or eviction went out in a plan. Until then a share the work map never showed holds its
+  // space: the orchestrator knows it only as `new` and may be starting it.
+  bool removal_published = false;
+  std::uint64_t removal_cycle = 0;  // the round whose plan published the removal (0: unnumbered)
+  bool awaiting_ack = false;        // listed in nodepool_scheduler's awaiting_ack_
   bool seen = false;         // the work map has shown its process at least once
   std::uint64_t mark = 0;    // reconcile epoch in which the work map last listed it
   bool initialized = false;
@@ -208,6 +213,7 @@ struct cluster_model {
   // even if nothing else changed.
   std::int64_t next_reclaim_ms = 0;
   std::vector<int> created_shares;  // share slots added since the last round was published
+  std::vector<int> removals;        // share slots marked preempt or evict since the last round was published
 
   const resource_class* class_of(const job_rec& j) const {
     return j.cls >= 0 ? &classes[static_cast<std::size_t>(j.cls)].def : nullptr;

@@ -345,6 +345,17 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   for (int s : model_.created_shares)
     if (model_.shares[static_cast<std::size_t>(s)].live) model_.shares[static_cast<std::size_t>(s)].published = true;
   model_.created_shares.clear();
+  // The plan lists these removals: from the next round on, a share the map does not show may go. Its job is
+  // reconciled again then (a new version), also when its item does not change.
+  newest_cycle_ = std::max(newest_cycle_, in.cycle);
+  for (int s : model_.removals) {
+    auto& sh = model_.shares[static_cast<std::size_t>(s)];
+    if (!sh.live || !sh.removing() || sh.removal_published) continue;
+    sh.removal_published = true;
+    sh.removal_cycle = in.cycle;
+    model_.shares_changed(sh.job);
+  }
+  model_.removals.clear();
   // Only a quiet round's plan can be returned again.
   dirty_ = model_.round_given > 0 || model_.round_preempted > 0 || model_.round_evicted > 0 ||
            model_.round_needy_changes > 0;

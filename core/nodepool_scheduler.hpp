@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -133,6 +134,12 @@ class nodepool_scheduler {
   // apply_work when that cannot be told (the first call, shares adopted and not yet taken, jobs added by
   // anything but these two calls).
   void apply_changes(const work_map& snapshot, const std::vector<job_id>& touched);
+  // The cycle of the last schedule the orchestrator acted on, as the map to be applied next says (its
+  // rm_cycle; empty: the orchestrator does not say). A share the map never showed whose removal a round
+  // published is dropped only once the orchestrator has acted on that round: a map built before that may
+  // lack a process the orchestrator is about to start, or has started. An echo above every cycle stamped
+  // here comes from before this scheduler's time (an RM restart) and says nothing.
+  void set_acted_cycle(std::optional<std::uint64_t> cycle);
 
   // ---- the cycle ------------------------------------------------------------------------------
   // With in.settling, the round only reports: each job keeps what it holds (round_input::settling).
@@ -208,6 +215,11 @@ class nodepool_scheduler {
     std::vector<process_report> processes;
   };
   std::vector<reconciled> reconciled_;  // per job slot: what its last reconcile saw
+  // The removal of a share the map never showed is acknowledged (set_acted_cycle) and it may go.
+  bool removal_acknowledged(const share_rec& sh) const;
+  std::optional<std::uint64_t> acted_cycle_;  // set_acted_cycle's, while it is below newest_cycle_
+  std::uint64_t newest_cycle_ = 0;            // the highest round_input::cycle scheduled
+  std::vector<int> awaiting_ack_;             // share slots kept only until the orchestrator acts on a round
   std::vector<int> id_order_;           // job slots in id order after the last apply_work
   std::vector<job_id> id_order_ids_;    // their ids, contiguous (no job record read to match a map's id)
   std::vector<std::uint64_t> listed_;  // per job slot: the apply_work call that last listed it

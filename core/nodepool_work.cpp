@@ -189,18 +189,24 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
     mark_seen(slot, p);
   }
   // Shares the map no longer shows: the process is gone. Shares never shown yet stay (still starting),
-  // unless their removal was already published.
+  // unless their removal was already published and the orchestrator has acted on it (before that, it may
+  // still start them).
   bool any_gone = false;
   for (int s : model_.jobs[static_cast<std::size_t>(ji)].shares) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
-    any_gone = any_gone || (sh.mark != epoch && (sh.seen || (sh.removing() && sh.published)));
+    any_gone = any_gone || (sh.mark != epoch && (sh.seen || (sh.removing() && sh.removal_published)));  // a candidate
   }
   if (!any_gone) return all_own;
   const auto slots = model_.jobs[static_cast<std::size_t>(ji)].shares;
   for (int s : slots) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
     if (sh.mark == epoch) continue;
-    if (sh.seen || (sh.removing() && sh.published)) {
+    if (!sh.seen && sh.removing() && sh.removal_published && !removal_acknowledged(sh)) {
+      if (!sh.awaiting_ack) awaiting_ack_.push_back(s);
+      model_.shares[static_cast<std::size_t>(s)].awaiting_ack = true;
+      continue;
+    }
+    if (sh.seen || (sh.removing() && sh.removal_published)) {
       dirty_ = true;
       model_.remove_share(s);
       auto& j = model_.jobs[static_cast<std::size_t>(ji)];
@@ -208,6 +214,24 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
     }
   }
   return all_own;
+}
+
+bool nodepool_scheduler::removal_acknowledged(const share_rec& sh) const {
+  return !acted_cycle_ || sh.removal_cycle == 0 || *acted_cycle_ >= sh.removal_cycle;
+}
+
+void nodepool_scheduler::set_acted_cycle(std::optional<std::uint64_t> cycle) {
+  if (cycle && *cycle > newest_cycle_) cycle.reset();  // another RM's (or an earlier run's) cycles
+  const bool advanced = cycle != acted_cycle_;
+  acted_cycle_ = cycle;
+  if (!advanced || awaiting_ack_.empty()) return;
+  // Their jobs are reconciled again (apply_changes skips a job whose shares did not change).
+  for (int s : awaiting_ack_) {
+    auto& sh = model_.shares[static_cast<std::size_t>(s)];
+    sh.awaiting_ack = false;
+    if (sh.live && sh.removing() && !sh.seen) model_.shares_changed(sh.job);
+  }
+  awaiting_ack_.clear();
 }
 
 // Registered from the orchestrator's record or the last published schedule: as one of ours if it belongs
@@ -267,6 +291,7 @@ void nodepool_scheduler::adopt_shares_of(int ji) {
     const int slot = model_.add_share(ji, mi, std::max(1, s.quanta), s.id, 0, s.status);
     auto& sh = model_.shares[static_cast<std::size_t>(slot)];
     sh.published = true;
+    sh.removal_published = sh.removing();  // as the last schedule published it
     // A running share was shown by an earlier map: missing from this one, its process has ended.
     sh.seen = s.status == share_status::running;
     if (s.reclaim_at_ms > 0) model_.set_reclaim(slot, s.reclaim_at_ms);

@@ -5,7 +5,7 @@
 // the last schedule acted on as its rm_cycle.
 //
 // With HA off no rm.state carries an epoch: every one is accepted and echo() stays empty, so the work map
-// carries no rm_epoch and nothing on the wire changes. Once an epoch has been accepted, a schedule without one
+// carries no rm_epoch; it still carries rm_cycle. Once an epoch has been accepted, a schedule without one
 // counts as epoch 0 (an RM without HA on the same bus cannot outrank an HA active).
 //
 // Thread-safety: a plain value; one owner.
@@ -27,18 +27,22 @@ class epoch_fence {
     }
     if (epoch) highest_ = epoch;
     cycle_ = cycle;
+    acted_ = true;
     return true;
   }
   // The work map's rm_epoch: the highest epoch accepted; none while no epoch was ever seen.
   std::optional<std::uint64_t> echo() const { return highest_; }
-  // The work map's rm_cycle: the cycle of the last schedule acted on; none while no epoch was ever seen.
-  std::optional<std::uint64_t> echo_cycle() const { return highest_ ? std::optional<std::uint64_t>{cycle_} : std::nullopt; }
+  // The work map's rm_cycle: the cycle of the last schedule acted on (with HA or without); none before the
+  // first. The RM frees the space of a share it revoked before the process was ever shown only once the
+  // orchestrator has acted on that schedule.
+  std::optional<std::uint64_t> echo_cycle() const { return acted_ ? std::optional<std::uint64_t>{cycle_} : std::nullopt; }
   std::uint64_t refused() const { return refused_; }
 
  private:
   std::optional<std::uint64_t> highest_;
   std::uint64_t refused_ = 0;
   std::uint64_t cycle_ = 0;
+  bool acted_ = false;
 };
 
 }  // namespace rmbus::messages

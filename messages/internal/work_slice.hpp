@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,6 +40,9 @@ struct work_slice {
   std::uint64_t seq = 0;
   std::uint64_t base_seq = 0;
   std::vector<std::string> removed;
+  // The cycle of the last schedule the orchestrator acted on, as the round's work map says (its rm_cycle);
+  // empty when the map does not say (optional key acted_cycle).
+  std::optional<std::uint64_t> acted_cycle;
 
   bool full() const { return base_seq == 0; }
 

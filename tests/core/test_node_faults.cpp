@@ -1,6 +1,7 @@
 // Nodes that misbehave, through nodepool_scheduler's public API: one that comes back smaller than what its
 // shares hold, one that flaps down and up, and machines forgotten after being down too long.
 #include <algorithm>
+#include <optional>
 
 #include <catch2/catch.hpp>
 
@@ -85,6 +86,89 @@ TEST_CASE("a node that flaps down and up evicts its work once, and takes new wor
   h.round();
   CHECK(h.on_machine("a", "n001") == 2);
   CHECK(h.count("a") == 4);
+}
+
+TEST_CASE("a share granted, not started yet, then evicted holds its space until its eviction has gone out") {
+  // What the CPU-starvation test saw: the orchestrator is slow to start what round 1 granted; meanwhile the
+  // node misses heartbeats, is declared down and comes straight back. The eviction must be published, and the
+  // space held, before the share may be dropped: the orchestrator knows it only as `new` and starts it.
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 2);  // n000, n001: 4 quanta
+  h.job("a", "u1", "normal", 1).max_processes = 4;
+  h.round(false);  // granted `new` and published; no process shown yet
+  REQUIRE(h.on_machine("a", "n001") == 2);
+  h.s.machine_down(machine_id("n001"));
+  h.machine("n001", 2);  // back at once: the agent was only slow
+  h.job("b", "u2", "normal", 1).max_processes = 4;  // work that would take n001's space at once
+  h.round(false);        // the map still shows nothing of a
+  CHECK(h.with_status("a", share_status::evict) == 2);  // the eviction goes out with this round
+  for (const auto& jp : h.last.jobs)
+    for (const auto& sh : jp.shares)
+      CHECK_FALSE((sh.node.str() == "n001" && sh.status == share_status::new_share));  // nothing new on n001
+  CHECK(h.no_machine_overbooked());
+  // The orchestrator has now seen the eviction (and never starts those shares); a map without them frees n001.
+  h.orchestrate();
+  h.round();
+  CHECK(h.with_status("a", share_status::evict) == 0);
+  CHECK(h.on_machine("a", "n001") + h.on_machine("b", "n001") == 2);  // n001 is used again
+  CHECK(h.no_machine_overbooked());
+}
+
+namespace {
+
+// A numbered round, applying a map that says which round the orchestrator last acted on (`acted`).
+const schedule_plan& numbered_round(harness& h, std::uint64_t cycle, std::optional<std::uint64_t> acted) {
+  h.s.set_acted_cycle(acted);
+  h.s.apply_work(h.work);
+  h.last = h.s.schedule({h.now += 10000, {}, false, cycle});
+  return h.last;
+}
+
+bool anything_new_on(const harness& h, const std::string& node) {
+  for (const auto& jp : h.last.jobs)
+    for (const auto& sh : jp.shares)
+      if (sh.node.str() == node && sh.status == share_status::new_share) return true;
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("an eviction the orchestrator has not acted on yet keeps the share's space, whatever a map lacks") {
+  // A map built before the orchestrator read the eviction may lack a process it is about to start (from
+  // the earlier `new`): only a map that says it acted on the eviction's round frees the space.
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 2);
+  h.job("a", "u1", "normal", 1).max_processes = 4;
+  numbered_round(h, 1, std::nullopt);
+  REQUIRE(h.on_machine("a", "n001") == 2);
+  h.s.machine_down(machine_id("n001"));
+  h.machine("n001", 2);
+  h.job("b", "u2", "normal", 1).max_processes = 4;
+  numbered_round(h, 2, 1);  // the eviction goes out in round 2
+  REQUIRE(h.with_status("a", share_status::evict) == 2);
+  numbered_round(h, 3, 1);  // a map still of round 1: a's evicted shares stay, their space held
+  CHECK(h.with_status("a", share_status::evict) == 2);
+  CHECK_FALSE(anything_new_on(h, "n001"));
+  CHECK(h.no_machine_overbooked());
+  numbered_round(h, 4, 2);  // the orchestrator acted on round 2 and shows none of them: gone
+  CHECK(h.with_status("a", share_status::evict) == 0);
+  numbered_round(h, 5, 4);
+  CHECK(h.on_machine("a", "n001") + h.on_machine("b", "n001") == 2);
+  CHECK(h.no_machine_overbooked());
+}
+
+TEST_CASE("without an echo, or with one from before this scheduler's rounds, a published removal frees the space") {
+  const auto echo = GENERATE(std::optional<std::uint64_t>{}, std::optional<std::uint64_t>{500});
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 2);
+  h.job("a", "u1", "normal", 1).max_processes = 4;
+  numbered_round(h, 1, echo);
+  h.s.machine_down(machine_id("n001"));
+  h.machine("n001", 2);
+  numbered_round(h, 2, echo);
+  REQUIRE(h.with_status("a", share_status::evict) == 2);
+  numbered_round(h, 3, echo);  // the orchestrator says nothing usable: published is enough, as before
+  CHECK(h.with_status("a", share_status::evict) == 0);
 }
 
 TEST_CASE("forgetting machines removes only those holding nothing, slots renumber and scheduling goes on") {

@@ -289,6 +289,19 @@ TEST_CASE("a change slice and a scheduler's request for a full slice round-trip,
   CHECK(c.error().field == "removed");
 }
 
+TEST_CASE("a work slice's acted_cycle round-trips, is absent when unknown, and a wrong type is named") {
+  work_slice acked = samples::full_work_slice();
+  acked.acted_cycle = 41;
+  round_trips(acked, decode_work_slice, "rm.internal.work.alpha");
+  payload_round_trips(acked, it::work_topic("alpha"));
+  const auto plain = encode(samples::env(), samples::full_work_slice());
+  CHECK(plain.find("acted_cycle") == std::string::npos);
+  CHECK_FALSE(decode_work_slice("rm.internal.work.alpha", plain).value().acted_cycle.has_value());
+  auto bad = decode_work_slice("rm.internal.work.alpha", with_key_as_string(acked, "acted_cycle"));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().field == "acted_cycle");
+}
+
 TEST_CASE("node_ops' optional announced_to round-trips, and is absent when empty") {
   auto answer = samples::full_node_ops();
   answer.announced_to = "rmbus.1.abc:scheduler.alpha";

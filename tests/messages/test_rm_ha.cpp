@@ -171,9 +171,10 @@ TEST_CASE("the work map's rm_cycle: round-tripped, peeked without a decode, work
 TEST_CASE("the orchestrator's fence: act on an epoch at least the highest accepted, echo it and the cycle acted on",
           "[messages][ha]") {
   epoch_fence off;
-  for (std::uint64_t i = 0; i < 3; ++i) CHECK(off.accept(std::nullopt, i));  // HA off: everything, nothing echoed
-  CHECK_FALSE(off.echo().has_value());
-  CHECK_FALSE(off.echo_cycle().has_value());
+  CHECK_FALSE(off.echo_cycle().has_value());  // nothing acted on yet
+  for (std::uint64_t i = 0; i < 3; ++i) CHECK(off.accept(std::nullopt, i));  // HA off: everything accepted
+  CHECK_FALSE(off.echo().has_value());                                    // no epoch echoed
+  CHECK(off.echo_cycle() == std::optional<std::uint64_t>{2});             // the cycle acted on still is
   CHECK(off.refused() == 0);
 
   epoch_fence f;
