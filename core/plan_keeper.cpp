@@ -128,13 +128,19 @@ bool plan_keeper::fill(const cluster_model& m, std::size_t k) {
       if (a->seq != b->seq) return a->seq < b->seq;
       return a->id < b->id;
     });
-    p.shares.clear();
-    p.shares.reserve(ss.size());
+    // Built aside and compared: a version can move while the list comes out the same (a share's bookkeeping
+    // changed, not what the plan shows), and then the entry has not changed.
+    auto& built = shares_scratch_;
+    built.clear();
+    built.reserve(ss.size());
     for (const auto* s : ss)
-      p.shares.push_back({s->id, m.machines[static_cast<std::size_t>(s->machine)].name, s->order, s->status,
-                          s->reclaim_at_ms});
+      built.push_back({s->id, m.machines[static_cast<std::size_t>(s->machine)].name, s->order, s->status,
+                       s->reclaim_at_ms});
+    if (built != p.shares) {
+      p.shares.swap(built);
+      changed = true;
+    }
     src.version = j.shares_version;
-    changed = true;
   }
   // A reservation's order is that of its machine.
   set(p.order, p.shares.empty() ? j.order : p.shares.back().quanta);

@@ -9,7 +9,7 @@
 //
 // Each update also says what it rewrote (changed_entries, removed_jobs), so that the actor layer can send only
 // the jobs whose schedule changed (issue 19's change-only pool plans). An entry counts as changed when any of
-// its fields got a new value; a share list rebuilt counts as changed even if it came out the same.
+// its fields got a new value (a share list rebuilt is compared with the one before).
 //
 // The result is exactly the plan a fresh build gives: tests/core/test_incremental.cpp checks it against a
 // scheduler that calls forget() before every round.
@@ -71,6 +71,7 @@ class plan_keeper {
   std::vector<source> sources_;
   bool with_groups_ = false;  // the model has share groups (fill() then sets job_plan::group)
   std::vector<const share_rec*> by_creation_;  // fill()'s scratch: a job's shares in plan order
+  std::vector<planned_share> shares_scratch_;   // fill()'s scratch: a job's share list, rebuilt
   std::uint64_t job_set_seen_ = 0;  // cluster_model::job_set_changes at the last merge
   bool rebuild_ = true;
   std::vector<std::size_t> changed_;
