@@ -35,6 +35,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/detail/spawn.hpp"
+#include "bus/bus_message.hpp"
 #include "config/node_placement.hpp"
 #include "core/node_liveness.hpp"
 #include "core/nodepool_scheduler.hpp"
@@ -390,6 +391,12 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
       [self](atoms::deliver, const std::string& topic, const std::string& body) {
         if (self->state.env.heartbeats_in_flight) self->state.env.heartbeats_in_flight->leave();
         on_heartbeat(self, topic, body);
+      },
+      [self](atoms::deliver, const bus::bus_batch& batch) {
+        for (const auto& m : batch.messages) {
+          if (self->state.env.heartbeats_in_flight) self->state.env.heartbeats_in_flight->leave();
+          on_heartbeat(self, m.topic, m.body);
+        }
       },
       [self](atoms::deliver, const messages::routed_message& m) {
         if (const auto* r = m.as<messages::recovered_nodes>()) on_recovered(self, *r);

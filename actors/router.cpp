@@ -9,7 +9,8 @@
 // From the bus (inbound): an rm.internal.* message of another process is decoded once, straight into its
 // struct (messages::decode_payload, chosen by topic), and delivered like a local one; our own echoes (src
 // starting with this process's instance name) are dropped. Public inputs (agent.heartbeat,
-// orchestrator.workmap) are delivered as their bytes, which their one consumer decodes. With HA, the RM outputs
+// orchestrator.workmap) are delivered as their bytes, which their one consumer decodes; heartbeats come from
+// the bridge in batches (one per drain of the socket, bus::bus_batch) and go on as such. With HA, the RM outputs
 // of OTHER processes (rm.ha, rm.state) arrive as bytes too, only to the actors that asked with `listen` (the
 // HA actor): this process's own actors read its own outputs typed, and never another RM's.
 //
@@ -91,6 +92,17 @@ void route(router_actor* self, const messages::routed_message& m) {
   if (!is_internal(m.topic) || self->state.split) to_bus(self, m);
 }
 
+// A batch of public inputs of one topic (heartbeats) goes on whole, moved to its last consumer.
+void on_inbound_batch(router_actor* self, bus::bus_batch& b) {
+  const caf::actor* last = nullptr;
+  for (const auto& [prefix, who] : self->state.subs) {
+    if (!has_prefix(b.topic, prefix)) continue;
+    if (last != nullptr) self->send(*last, atoms::deliver::value, b);
+    last = &who;
+  }
+  if (last != nullptr) self->send(*last, atoms::deliver::value, std::move(b));
+}
+
 void on_inbound(router_actor* self, bus::bus_message& m) {
   auto& st = self->state;
   if (!is_internal(m.topic)) {
@@ -158,6 +170,7 @@ caf::behavior router(router_actor* self, caf::actor outbound, std::string instan
         if (self->state.outbound) self->send(self->state.outbound, std::move(m));
       },
       [self](bus::bus_message& m) { on_inbound(self, m); },
+      [self](bus::bus_batch& b) { on_inbound_batch(self, b); },
       [](const bus::bad_message& m) {
         // The bridge counts it and publishes the bad_message event itself; log it here.
         spdlog::warn("bad message on the bus: {}", m.error.message());

@@ -73,6 +73,7 @@ caf::actor spawn_publisher_actor(caf::actor_system& sys, publisher pub) {
 subscriber_handlers deliver_to(const caf::actor& target) {
   subscriber_handlers h;
   h.on_message = [target](bus_message&& m) { caf::anon_send(target, std::move(m)); };
+  h.on_batch = [target](bus_batch&& b) { caf::anon_send(target, std::move(b)); };
   h.on_bad_message = [target](const bad_message& m) { caf::anon_send(target, m); };
   return h;
 }

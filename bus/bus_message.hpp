@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "messages/envelope.hpp"
 #include "messages/result.hpp"
@@ -26,6 +27,20 @@ struct bus_message {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, bus_message& x) {
   return f(x.topic, x.body, x.env.v, x.env.seq, x.env.ts_ms, x.env.src);
+}
+
+// Messages of one topic taken in one drain of the socket, in the order received, handed on together (a
+// cluster's heartbeats: one hand-over per burst instead of one per heartbeat; subscriber_options::batched_topic).
+struct bus_batch {
+  std::string topic;
+  std::vector<bus_message> messages;
+
+  friend bool operator==(const bus_batch&, const bus_batch&) = default;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, bus_batch& x) {
+  return f(x.topic, x.messages);
 }
 
 // A multipart message that is not [topic, body-with-valid-envelope]. error.topic is the first frame made

@@ -38,6 +38,7 @@ struct subscriber::impl {
   subscriber_stats stats;
   sequence_tracker tracker;
   known_keys recent{known_key_slots};  // the thread's alone
+  bus_batch batch;                     // the drain's messages of options.batched_topic, the thread's alone
 
   impl(zmq::context_t& ctx, subscriber_options opts, subscriber_handlers h)
       : options(std::move(opts)),
@@ -46,6 +47,9 @@ struct subscriber::impl {
         tracker(options.max_streams, split_endpoints(options.endpoint).size() > 1 ? sequence_tracker::paths::several
                                                                                  : sequence_tracker::paths::one) {
     if (!handlers.on_message) throw std::invalid_argument("subscriber: on_message handler must be set");
+    if (!options.batched_topic.empty() && !handlers.on_batch)
+      throw std::invalid_argument("subscriber: batched_topic needs an on_batch handler");
+    batch.topic = options.batched_topic;
     socket.set(zmq::sockopt::rcvhwm, options.rcvhwm);
     socket.set(zmq::sockopt::linger, 0);  // a SUB socket never has anything of ours queued to send
     for (const auto& t : options.topics) socket.set(zmq::sockopt::subscribe, t);
@@ -61,6 +65,7 @@ struct subscriber::impl {
   bool receive_one();  // false when nothing was waiting
   void accept(std::string topic, std::string body, std::uint32_t frames);
   void reject(messages::decode_error error, std::uint32_t frames);
+  void hand_on_batch();
 };
 
 void subscriber::impl::run() {
@@ -76,6 +81,7 @@ void subscriber::impl::run() {
       if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
       int drained = 0;
       while (drained < max_drain_batch && !stop_requested.load(std::memory_order_relaxed) && receive_one()) ++drained;
+      hand_on_batch();
       if (drained < max_drain_batch && options.coalesce.count() > 0) std::this_thread::sleep_for(options.coalesce);
     }
   } catch (const zmq::error_t& e) {
@@ -201,11 +207,27 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
     if (key && window > 0) recent.heard(*key, now, window);
   }
   bus_message msg{std::move(topic), std::move(body), std::move(env).value()};
+  if (!options.batched_topic.empty() && msg.topic == options.batched_topic) {
+    batch.messages.push_back(std::move(msg));
+    return;
+  }
   try {
     handlers.on_message(std::move(msg));
   } catch (const std::exception& e) {
     // The bus must keep running for the other topics; the handler's failure is its owner's bug to fix.
     spdlog::error("bus subscriber '{}': message handler threw: {}", options.name, e.what());
+  }
+}
+
+void subscriber::impl::hand_on_batch() {
+  if (batch.messages.empty()) return;
+  bus_batch out{batch.topic, {}};
+  out.messages.swap(batch.messages);
+  batch.messages.reserve(out.messages.size());  // the next drain of a steady stream is about as large
+  try {
+    handlers.on_batch(std::move(out));
+  } catch (const std::exception& e) {
+    spdlog::error("bus subscriber '{}': batch handler threw: {}", options.name, e.what());
   }
 }
 

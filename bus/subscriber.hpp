@@ -67,11 +67,15 @@ struct subscriber_options {
   // The key of a bounded message (a heartbeat's node name), or nullopt. With it, a key handed on within the
   // bound's known window passes even at the bound (bus/known_keys.hpp); without it, every message counts alike.
   std::function<std::optional<std::string_view>(std::string_view body)> bound_key;
+  // Accepted messages of exactly this topic are collected over one drain of the socket and handed on together
+  // at its end (subscriber_handlers::on_batch), the others one at a time as they come. Empty: none batched.
+  std::string batched_topic;
 };
 
 struct subscriber_handlers {
   std::function<void(bus_message&&)> on_message;           // REQUIRES: set
   std::function<void(const bad_message&)> on_bad_message;  // optional; bad messages are counted regardless
+  std::function<void(bus_batch&&)> on_batch;               // REQUIRES: set when options.batched_topic is
 };
 
 // A plain snapshot for metrics and monitors.

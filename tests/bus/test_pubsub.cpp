@@ -9,6 +9,7 @@
 #include <msgpack.hpp>
 #include <mutex>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <zmq.hpp>
@@ -472,4 +473,70 @@ TEST_CASE("without a key function or with a zero window every bounded message co
   REQUIRE(in.wait_count("other", 1, 20s));
   CHECK(in.on_topic("hb.x").size() == 1);
   CHECK(sub.stats().shed == 3);
+}
+
+TEST_CASE("messages of the batched topic are handed on in batches, whole and in order, other topics one at a time") {
+  zmq::context_t ctx;
+  inbox in;  // the other topics
+  std::mutex mutex;
+  std::vector<bus_batch> batches;
+  auto handlers = in.handlers();
+  handlers.on_batch = [&](bus_batch&& b) {
+    std::lock_guard lock{mutex};
+    batches.push_back(std::move(b));
+  };
+  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
+  opts.batched_topic = "hb.x";
+  opts.coalesce = std::chrono::milliseconds(20);  // drains 20 ms apart: messages sent back to back share one
+  subscriber sub{ctx, opts, handlers};
+  sub.start();
+  zmq::socket_t raw{ctx, zmq::socket_type::pub};
+  raw.set(zmq::sockopt::linger, 1000);
+  raw.connect(sub.endpoint());
+  std::uint64_t warm_seq = 0;
+  REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
+                             [&](auto t) { return in.wait_count("warm", 1, t); }));
+  // 60 on the batched topic with other topics between them, and a marker last (one socket: in order).
+  for (std::uint64_t i = 1; i <= 60; ++i) {
+    send_raw(raw, {"hb.x", envelope_body(i, "agent")});
+    if (i % 20 == 0) send_raw(raw, {"hb.xy", envelope_body(i / 20, "agent")});  // a longer topic: not batched
+  }
+  send_raw(raw, {"other", envelope_body(1, "raw")});
+  REQUIRE(in.wait_count("other", 1, 20s));
+  // A drain's batch is handed on when the drain ends, after the marker it may contain: wait for the last.
+  const auto until = steady::now() + 20s;
+  std::vector<std::uint64_t> seqs;
+  std::size_t largest = 0;
+  while (steady::now() < until) {
+    {
+      std::lock_guard lock{mutex};
+      seqs.clear();
+      largest = 0;
+      for (const auto& b : batches) {
+        CHECK(b.topic == "hb.x");
+        largest = std::max(largest, b.messages.size());
+        for (const auto& m : b.messages) {
+          CHECK(m.topic == "hb.x");
+          seqs.push_back(m.env.seq);
+        }
+      }
+    }
+    if (seqs.size() >= 60) break;
+    std::this_thread::sleep_for(10ms);
+  }
+  std::vector<std::uint64_t> expected(60);
+  std::iota(expected.begin(), expected.end(), 1);
+  CHECK(seqs == expected);                   // every one, once, in the order sent
+  CHECK(in.on_topic("hb.x").empty());        // none handed on alone
+  CHECK(in.on_topic("hb.xy").size() == 3);   // the other topics as before
+  CHECK(largest > 1);                        // the point: one hand-over for several
+  CHECK(sub.stats().by_topic.at("hb.x") == 60);  // counted as received like any message
+}
+
+TEST_CASE("a batched topic without a batch handler is refused when the subscriber is made") {
+  zmq::context_t ctx;
+  inbox in;
+  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
+  opts.batched_topic = "hb.x";
+  CHECK_THROWS_WITH(subscriber(ctx, opts, in.handlers()), Catch::Contains("on_batch"));
 }

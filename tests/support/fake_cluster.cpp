@@ -546,16 +546,21 @@ std::vector<std::string> double_bookings(const messages::rm_state& s,
   std::vector<std::string> problems;
   std::set<std::string> ids;
   std::map<std::string, std::uint64_t> used;
+  std::map<std::string, std::string> held;  // node -> its shares, for the message
   for (const auto& j : s.jobs) {
     for (const auto& sh : j.shares) {
       if (!ids.insert(sh.id).second) problems.push_back("share " + sh.id + " listed twice");
       used[sh.node] += sh.quanta;
+      auto& list = held[sh.node];
+      list += (list.empty() ? "" : ", ") + sh.id + " " + std::to_string(sh.quanta) + " " +
+              std::string{messages::to_string(sh.status)};
     }
   }
   for (const auto& [node, q] : used) {
     auto it = node_quanta.find(node);
     if (it != node_quanta.end() && q > it->second)
-      problems.push_back("node " + node + " holds " + std::to_string(q) + " quanta of " + std::to_string(it->second));
+      problems.push_back("node " + node + " holds " + std::to_string(q) + " quanta of " + std::to_string(it->second) +
+                         " (" + held[node] + ")");
   }
   return problems;
 }
