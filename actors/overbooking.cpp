@@ -5,11 +5,17 @@
 
 namespace rmbus::actors {
 
-namespace {
-
-bool occupies(messages::share_status s) { return s != messages::share_status::evict; }
-
-}  // namespace
+void note_shares_counted(std::vector<overbooked_node>& found, const messages::job_schedule& job) {
+  for (const auto& s : job.shares) {
+    if (!occupies(s.status)) continue;
+    auto it = std::lower_bound(found.begin(), found.end(), s.node,
+                               [](const overbooked_node& o, const std::string& n) { return o.node < n; });
+    if (it != found.end() && it->node == s.node) {
+      it->shares.push_back(s.id);
+      it->statuses.push_back(s.status);
+    }
+  }
+}
 
 std::vector<overbooked_node> find_overbooked_nodes(const std::vector<messages::job_schedule>& jobs,
                                                    const node_quanta_lookup& quanta_of) {
@@ -37,16 +43,7 @@ std::vector<overbooked_node> find_overbooked_nodes(const std::vector<messages::j
   if (out.empty()) return out;
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
   // Only for the few nodes found: the share ids, for the operator's log line.
-  for (const auto& j : jobs)
-    for (const auto& s : j.shares) {
-      if (!occupies(s.status)) continue;
-      auto it = std::lower_bound(out.begin(), out.end(), s.node,
-                                 [](const overbooked_node& o, const std::string& n) { return o.node < n; });
-      if (it != out.end() && it->node == s.node) {
-        it->shares.push_back(s.id);
-        it->statuses.push_back(s.status);
-      }
-    }
+  for (const auto& j : jobs) note_shares_counted(out, j);
   return out;
 }
 

@@ -2,7 +2,8 @@
 // The last line of defence before a schedule is published: the RM never tells the orchestrator to start a
 // process on a node that it would put above its order.
 //
-// Publication runs this over every round before it goes out. A node's holding is the quanta of its shares
+// Publication applies the rule to every round before it goes out, over the nodes the round's changes touch
+// (actors/plan_tables.hpp); find_overbooked_nodes applies it to a whole schedule. A node's holding is the quanta of its shares
 // that are `new`, `running` or `preempt` (a preempted process still runs until the work map shows it
 // gone); `evict` shares are left out, since the protocol tells the orchestrator to consider them gone (a
 // node that came back smaller lists the shares above its new size as `evict`). A node is overbooked when
@@ -38,6 +39,12 @@ struct overbooked_node {
 
 // The node's order in quanta, or nothing when the node is not known (then it cannot be checked).
 using node_quanta_lookup = std::function<std::optional<std::uint64_t>(std::string_view node)>;
+
+// Whether a share of this status counts in its node's holding (all but `evict`).
+inline bool occupies(messages::share_status s) { return s != messages::share_status::evict; }
+
+// Adds to the nodes `found` (sorted by name) the shares of `job` counted on them, for the operator's log line.
+void note_shares_counted(std::vector<overbooked_node>& found, const messages::job_schedule& job);
 
 // Every node above its order in `jobs`, by node name. A share id listed twice is counted twice: it would be
 // started twice.

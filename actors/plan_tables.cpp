@@ -4,12 +4,6 @@
 
 namespace rmbus::actors {
 
-namespace {
-
-bool occupies(messages::share_status s) { return s != messages::share_status::evict; }
-
-}  // namespace
-
 plan_verdict plan_tables::receive(const messages::pool_plan& p) {
   auto& c = chains_[p.pool];
   if (p.full()) {
@@ -163,16 +157,7 @@ std::vector<overbooked_node> plan_tables::overbooked(const node_quanta_lookup& q
   if (out.empty()) return out;
   // Only for the few nodes found: the share ids, for the operator's log line (a walk of every table).
   for (const auto& [pool, table] : tables_)
-    for (const auto& [id, j] : table)
-      for (const auto& s : j.shares) {
-        if (!occupies(s.status)) continue;
-        auto it = std::lower_bound(out.begin(), out.end(), s.node,
-                                   [](const overbooked_node& o, const std::string& n) { return o.node < n; });
-        if (it != out.end() && it->node == s.node) {
-          it->shares.push_back(s.id);
-          it->statuses.push_back(s.status);
-        }
-      }
+    for (const auto& [id, j] : table) note_shares_counted(out, j);
   return out;
 }
 
