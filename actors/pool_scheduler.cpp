@@ -8,7 +8,8 @@
 // previous plan: every machine in the first plan and after a node_sync_request). Plans are numbered: the
 // first of a scheduler, and the one after publication asks (rm.internal.plansync), lists every job (a full
 // plan); the others only the jobs whose schedule changed since the plan before and the ids of the jobs gone
-// (plan_keeper's changes), so that converting a round's answer costs what the round changed. Admin queries (rm.internal.query.<pool>) become view/explain/whatif.
+// (plan_keeper's changes), so that converting a round's answer costs what the round changed. Admin queries
+// (rm.internal.query.<pool>) become view/explain/whatif.
 // A fresh scheduler starts from the last schedule published for its pool: at its first work slice it asks
 // publication for it (rm.internal.seedreq), holds the slice until the answer (rm.internal.seed.<pool>), asking again
 // while none comes, and adopts its shares (core adopt_published), so that what its predecessor granted a moment

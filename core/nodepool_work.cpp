@@ -194,7 +194,7 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
   bool any_gone = false;
   for (int s : model_.jobs[static_cast<std::size_t>(ji)].shares) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
-    any_gone = any_gone || (sh.mark != epoch && (sh.seen || (sh.removing() && sh.removal_published)));  // a candidate
+    any_gone = any_gone || (sh.mark != epoch && (sh.seen || (sh.removing() && sh.removal_published)));
   }
   if (!any_gone) return all_own;
   const auto slots = model_.jobs[static_cast<std::size_t>(ji)].shares;
@@ -202,8 +202,10 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
     const auto& sh = model_.shares[static_cast<std::size_t>(s)];
     if (sh.mark == epoch) continue;
     if (!sh.seen && sh.removing() && sh.removal_published && !removal_acknowledged(sh)) {
-      if (!sh.awaiting_ack) awaiting_ack_.push_back(s);
-      model_.shares[static_cast<std::size_t>(s)].awaiting_ack = true;
+      if (!sh.awaiting_ack) {
+        awaiting_ack_.push_back(s);
+        model_.shares[static_cast<std::size_t>(s)].awaiting_ack = true;
+      }
       continue;
     }
     if (sh.seen || (sh.removing() && sh.removal_published)) {
