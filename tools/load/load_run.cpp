@@ -82,6 +82,18 @@ std::optional<double> scrape(int port, const std::string& name) {
   return std::nullopt;
 }
 
+void set_load_runtime(config::runtime_settings& rt, std::int64_t heartbeat_ms) {
+  rt.heartbeat_interval_ms = heartbeat_ms;
+  rt.node_stability = 6;
+  rt.init_stability = 1;
+  rt.orchestrator_publish_ms = 1000;
+  rt.round_timeout_ms = 30000;
+  rt.log_level = "warn";
+  rt.limits.max_body_bytes = 256u << 20;
+  rt.limits.max_array_len = 10'000'000;
+  rt.limits.max_map_len = 100'000;
+}
+
 std::string write_config(const options& o, const load_cluster& c, std::int64_t heartbeat_ms, const std::string& name) {
   const auto& keys = o.keys;
   auto cfg = c.config;
@@ -97,15 +109,7 @@ std::string write_config(const options& o, const load_cluster& c, std::int64_t h
   }
   rt.health.enabled = o.health;
   rt.ha.enabled = o.ha && name != "split";  // HA elects a head: a split of the head roles is refused
-  rt.heartbeat_interval_ms = heartbeat_ms;
-  rt.node_stability = 6;
-  rt.init_stability = 1;
-  rt.orchestrator_publish_ms = 1000;
-  rt.round_timeout_ms = 30000;
-  rt.log_level = "warn";
-  rt.limits.max_body_bytes = 256u << 20;
-  rt.limits.max_array_len = 10'000'000;
-  rt.limits.max_map_len = 100'000;
+  set_load_runtime(rt, heartbeat_ms);
   const auto path = o.work_dir + "/" + name + ".toml";
   std::ofstream(path) << config::render(cfg);
   return path;

@@ -93,6 +93,9 @@ struct rm_layout {
   }
 };
 
+// The runtime settings every rmbus-load configuration shares: the heartbeat interval given, quick stability,
+// a long round timeout and limits wide enough for 50,000 nodes; log level warn.
+void set_load_runtime(config::runtime_settings& rt, std::int64_t heartbeat_ms);
 std::string write_config(const options& o, const load_cluster& c, std::int64_t heartbeat_ms, const std::string& name);
 // Starts rmbus in one of the layouts: "one" (every role, 2 threads), "one-1thread", "split" (three
 // processes: intake+eviction with the forwarder; differencing, publication and admin; the schedulers).

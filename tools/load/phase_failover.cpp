@@ -27,15 +27,8 @@ void run_failover(const options& o, zmq::context_t& ctx, const load_cluster& c, 
     auto& rt = cfg.runtime;
     rt.ha.enabled = true;
     rt.ha.rank = rank;
-    rt.heartbeat_interval_ms = 10000;
-    rt.node_stability = 6;
-    rt.init_stability = 1;
-    rt.orchestrator_publish_ms = 1000;
-    rt.round_timeout_ms = 30000;
-    rt.log_level = "info";
-    rt.limits.max_body_bytes = 256u << 20;
-    rt.limits.max_array_len = 10'000'000;
-    rt.limits.max_map_len = 100'000;
+    set_load_runtime(rt, 10000);
+    rt.log_level = "info";  // each candidate's log in the work folder says when it took over
     const auto path = o.work_dir + "/failover-" + std::to_string(rank) + ".toml";
     std::ofstream(path) << config::render(cfg);
     return path;
