@@ -252,11 +252,15 @@ bool guard_against_overbooking(publication_actor* self) {
 void update_state(publication_state& st, const messages::rm_schedule_changes& round) {
   if (!st.state_in_step || !st.last_state) {
     st.last_state = std::make_shared<messages::payload>(messages::rm_state{});
-    std::get<messages::rm_state>(*st.last_state).jobs = list_round(st.tables, st.expected, st.refused);
+    auto& fresh = std::get<messages::rm_state>(*st.last_state);
+    fresh.jobs = list_round(st.tables, st.expected, st.refused);
+    // Each entry packed once here; later rounds pack only the entries they change.
+    fresh.encoded_jobs.reserve(fresh.jobs.size());
+    for (const auto& j : fresh.jobs) fresh.encoded_jobs.push_back(messages::encode_job_entry(j));
     st.state_in_step = true;
   } else {
     if (st.last_state.use_count() > 1) st.last_state = std::make_shared<messages::payload>(*st.last_state);
-    apply_listing_changes(std::get<messages::rm_state>(*st.last_state).jobs, round.jobs, round.removed);
+    apply_listing_changes(std::get<messages::rm_state>(*st.last_state), round.jobs, round.removed);
   }
   auto& state = std::get<messages::rm_state>(*st.last_state);
   state.cycle = st.cycle;

@@ -111,27 +111,44 @@ messages::rm_schedule_changes listing_changes(const plan_tables& tables, const s
   return out;
 }
 
-void apply_listing_changes(std::vector<messages::job_schedule>& jobs, std::vector<messages::job_schedule> changed,
+void apply_listing_changes(messages::rm_state& state, std::vector<messages::job_schedule> changed,
                            const std::vector<std::string>& removed) {
+  auto& jobs = state.jobs;
+  auto& encoded = state.encoded_jobs;
+  const bool keeps_encoded = encoded.size() == jobs.size();
   auto by_id = [](const messages::job_schedule& a, const messages::job_schedule& b) { return a.id < b.id; };
   std::sort(changed.begin(), changed.end(), by_id);
   std::vector<messages::job_schedule> added;
   for (auto& c : changed) {
     auto at = std::lower_bound(jobs.begin(), jobs.end(), c, by_id);
-    if (at != jobs.end() && at->id == c.id) *at = std::move(c);
-    else added.push_back(std::move(c));
+    if (at != jobs.end() && at->id == c.id) {
+      if (keeps_encoded) encoded[static_cast<std::size_t>(at - jobs.begin())] = messages::encode_job_entry(c);
+      *at = std::move(c);
+    } else {
+      added.push_back(std::move(c));
+    }
   }
+  if (!keeps_encoded) encoded.clear();
   if (added.empty() && removed.empty()) return;
   const std::set<std::string> gone{removed.begin(), removed.end()};
   std::vector<messages::job_schedule> merged;
+  std::vector<std::string> merged_encoded;
   merged.reserve(jobs.size() + added.size());
+  if (keeps_encoded) merged_encoded.reserve(jobs.size() + added.size());
+  auto take_added = [&](messages::job_schedule& j) {
+    if (keeps_encoded) merged_encoded.push_back(messages::encode_job_entry(j));
+    merged.push_back(std::move(j));
+  };
   auto next = added.begin();
-  for (auto& j : jobs) {
-    for (; next != added.end() && next->id < j.id; ++next) merged.push_back(std::move(*next));
-    if (!gone.count(j.id)) merged.push_back(std::move(j));
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    for (; next != added.end() && next->id < jobs[k].id; ++next) take_added(*next);
+    if (gone.count(jobs[k].id)) continue;
+    if (keeps_encoded) merged_encoded.push_back(std::move(encoded[k]));
+    merged.push_back(std::move(jobs[k]));
   }
-  for (; next != added.end(); ++next) merged.push_back(std::move(*next));
+  for (; next != added.end(); ++next) take_added(*next);
   jobs = std::move(merged);
+  encoded = std::move(merged_encoded);
 }
 
 }  // namespace rmbus::actors

@@ -44,9 +44,10 @@ messages::rm_schedule_changes listing_changes(const plan_tables& tables, const s
                                               const listed_before& before, std::uint64_t cycle,
                                               std::uint64_t base_cycle);
 
-// Applies changes to a listing sorted by id (`changed`: entries new or changed, whole; `removed`: ids gone),
-// keeping it sorted: entries replaced in place, one pass of moves when jobs come or go.
-void apply_listing_changes(std::vector<messages::job_schedule>& jobs, std::vector<messages::job_schedule> changed,
+// Applies changes to a schedule listed by id (`changed`: entries new or changed, whole; `removed`: ids gone),
+// keeping it sorted: entries replaced in place, one pass of moves when jobs come or go. Its encoded entries,
+// when it keeps them (one per job), follow: the changed ones packed again, the others moved.
+void apply_listing_changes(messages::rm_state& state, std::vector<messages::job_schedule> changed,
                            const std::vector<std::string>& removed);
 
 }  // namespace rmbus::actors

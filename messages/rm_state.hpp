@@ -80,11 +80,19 @@ struct rm_state {
   // a map to the schedule that answers it.
   std::optional<std::uint64_t> workmap_seq;
   std::optional<std::string> workmap_src;
+  // Not on the wire: each job's entry as encode() packs it (encode_job_entry), kept by a sender that keeps
+  // the schedule between rounds (publication), so that only the jobs a round changed are packed again.
+  // Either empty or one per job, in the order of `jobs`; encode() then copies these bytes. Not compared.
+  std::vector<std::string> encoded_jobs;
 
-  friend bool operator==(const rm_state&, const rm_state&) = default;
+  friend bool operator==(const rm_state& a, const rm_state& b) {
+    return a.cycle == b.cycle && a.jobs == b.jobs && a.workmap_seq == b.workmap_seq && a.workmap_src == b.workmap_src;
+  }
 };
 
 std::string encode(const envelope& env, const rm_state& msg);
+// One job entry exactly as encode() packs it into `jobs`.
+std::string encode_job_entry(const job_schedule& j);
 result<rm_state> decode_rm_state(std::string_view topic, std::string_view body, const decode_limits& limits = {},
                                  envelope* env_out = nullptr);
 

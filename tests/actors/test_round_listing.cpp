@@ -62,6 +62,7 @@ msg::rm_state state_of(std::uint64_t cycle, std::vector<msg::job_schedule> jobs)
   msg::rm_state s;
   s.cycle = cycle;
   s.jobs = std::move(jobs);
+  for (const auto& j : s.jobs) s.encoded_jobs.push_back(msg::encode_job_entry(j));
   return s;
 }
 
@@ -184,9 +185,12 @@ TEST_CASE("rm.schedule.changes from what a round applied equals the comparison o
       std::set<std::string> removed{changes.removed.begin(), changes.removed.end()};
       REQUIRE(removed == std::set<std::string>{expected.removed.begin(), expected.removed.end()});
       // rm.state kept between rounds: the last listing with these changes applied is this one.
-      auto kept = published.jobs;
+      // Its encoded entries follow: each one is the entry packed afresh.
+      auto kept = published;
       apply_listing_changes(kept, changes.jobs, changes.removed);
-      REQUIRE(kept == listing);
+      REQUIRE(kept.jobs == listing);
+      REQUIRE(kept.encoded_jobs.size() == listing.size());
+      for (std::size_t k = 0; k < listing.size(); ++k) REQUIRE(kept.encoded_jobs[k] == msg::encode_job_entry(listing[k]));
       // Published: the tables committed, what the listing was made of remembered.
       tables.commit();
       listed.pools = pools;

@@ -124,6 +124,24 @@ TEST_CASE("every enum's wire name parses back to the same value, and unknown nam
   CHECK_FALSE(parse_node_state("").has_value());
 }
 
+TEST_CASE("rm_state with its entries kept encoded gives the same bytes as packing every job, and decodes alike") {
+  auto kept = samples::full_rm_state();
+  REQUIRE(kept.jobs.size() >= 2);
+  for (const auto& j : kept.jobs) kept.encoded_jobs.push_back(encode_job_entry(j));
+  const auto packed = encode(samples::env(), samples::full_rm_state());
+  CHECK(encode(samples::env(), kept) == packed);
+  auto back = decode_rm_state(topics::rm_state, encode(samples::env(), kept));
+  REQUIRE(back.ok());
+  CHECK(back.value() == samples::full_rm_state());
+  CHECK(back.value().encoded_jobs.empty());  // not on the wire
+  // The kept bytes are what goes out: a stale entry would be sent as it is (the sender keeps them current).
+  kept.encoded_jobs.front() = encode_job_entry(kept.jobs.back());
+  CHECK(encode(samples::env(), kept) != packed);
+  // Not one per job: every job is packed.
+  kept.encoded_jobs.pop_back();
+  CHECK(encode(samples::env(), kept) == packed);
+}
+
 TEST_CASE("rm_state: a share's optional reclaim_at_ms round-trips, and is absent unless set") {
   auto m = samples::full_rm_state();
   m.jobs.at(0).shares.at(0).reclaim_at_ms = 1'700'000'045'000ULL;
