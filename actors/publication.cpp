@@ -40,6 +40,7 @@
 #include "actors/node_report_table.hpp"
 #include "actors/overbooking.hpp"
 #include "actors/plan_tables.hpp"
+#include "actors/round_listing.hpp"
 #include "messages/detail/peek.hpp"
 #include "messages/topics.hpp"
 
@@ -69,6 +70,7 @@ struct publication_state {
   std::string heard_state;
   std::uint64_t heard_epoch = 0;
   std::vector<messages::refused_work> refused;  // this round's refusals by differencing
+  listed_before listed;  // what the last published round listed beyond the tables (rm.schedule.changes, events)
   // rm.schedule.changes (opt-in, [bus] schedule_changes_full_every): the cycle and epoch of its last message
   // (0: none yet), and the rounds since its last full one.
   std::uint64_t changes_cycle = 0;
@@ -77,7 +79,6 @@ struct publication_state {
   std::optional<std::uint64_t> workmap_seq;
   std::optional<std::string> workmap_src;
   node_report_table nodes;  // the intake's node table and the pools' machines: rm.nodes, each node's order
-  std::map<std::string, std::string> refused_jobs;  // job -> the reason last published, of differencing's refusals
   // rm.nodes outside rounds: at most once per heartbeat interval.
   std::int64_t nodes_published_ms = 0;
   bool nodes_pending = false;    // changes not yet published
@@ -126,42 +127,6 @@ void nodes_changed(publication_actor* self) {
   self->delayed_send(self, std::chrono::milliseconds(wait), atoms::nodes_due::value);
 }
 
-// Every job of the round: each configured pool's table (a pool that did not answer keeps what was last
-// published of it) plus the refusals made by differencing. Sorted by job id.
-std::vector<messages::job_schedule> jobs_of_round(const publication_state& st) {
-  std::vector<const plan_tables::job_table*> tables;
-  std::size_t n = st.refused.size();
-  for (const auto& [pool, table] : st.tables.tables()) {
-    if (!st.expected.count(pool)) continue;  // a pool removed by reconfiguration
-    tables.push_back(&table);
-    n += table.size();
-  }
-  std::vector<messages::job_schedule> jobs;
-  jobs.reserve(n);
-  for (const auto* t : tables)
-    for (const auto& [id, j] : *t) jobs.push_back(j);
-  // One pool and no refusals, the common case: its table is the round, already in id order.
-  if (tables.size() <= 1 && st.refused.empty()) return jobs;
-  for (const auto& r : st.refused) {
-    messages::job_schedule s;
-    s.id = r.id;
-    s.status = messages::job_status::refused;
-    s.reason = r.reason;
-    s.user = r.user;
-    jobs.push_back(std::move(s));
-  }
-  // Each pool's jobs come sorted by id already; one sort of the whole keeps rm.state in id order, and a job
-  // id in two places (a refusal and a pool) keeps the later one, as the map this replaces did.
-  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  std::vector<messages::job_schedule> unique;
-  unique.reserve(jobs.size());
-  for (auto& j : jobs) {
-    if (!unique.empty() && unique.back().id == j.id) unique.back() = std::move(j);
-    else unique.push_back(std::move(j));
-  }
-  return unique;
-}
-
 // Events for what the round changed: shares newly marked preempt or evict in the jobs its plans changed
 // (with why: the core evicts on node down, vary-off and blacklisting, which the node's state in the plans
 // tells), and work newly refused, by a pool or by differencing.
@@ -201,13 +166,10 @@ std::vector<messages::rm_event> changes_since_last_round(publication_state& st) 
       }
     }
   }
-  std::map<std::string, std::string> refused_now;
   for (const auto& r : st.refused) {
-    refused_now[r.id] = r.reason;
-    auto before = st.refused_jobs.find(r.id);
-    if (before == st.refused_jobs.end() || before->second != r.reason) refused(r.id, r.user, r.reason);
+    auto before = st.listed.refused.find(r.id);
+    if (before == st.listed.refused.end() || before->second.reason != r.reason) refused(r.id, r.user, r.reason);
   }
-  st.refused_jobs = std::move(refused_now);
   return events;
 }
 
@@ -280,23 +242,33 @@ bool guard_against_overbooking(publication_actor* self) {
   return false;
 }
 
-// rm.schedule.changes (docs/protocol.md 4.3.1): this round's schedule as the changes since the last one
-// published (`before`), or whole every schedule_changes_full_every rounds, first, and under a new epoch (a new
-// active: subscribers start again at a full message).
-void publish_schedule_changes(publication_actor* self, const std::shared_ptr<const messages::payload>& before,
-                              const messages::rm_state& after) {
-  auto& st = self->state;
+// rm.schedule.changes (docs/protocol.md 4.3.1): this round's schedule as the changes since the round published
+// before (from what the round applied to the tables, actors/round_listing.hpp), or whole every
+// schedule_changes_full_every rounds, first, and under a new epoch (a new active: subscribers start again at a
+// full message). Made before the tables are committed; published after rm.state.
+std::optional<messages::rm_schedule_changes> schedule_changes_of_round(publication_state& st,
+                                                                       const std::vector<messages::job_schedule>& jobs) {
   const int every = st.env.cfg->runtime.schedule_changes_full_every;
-  if (every <= 0) return;
+  if (every <= 0) {
+    st.changes_cycle = 0;  // should it be turned on again, its stream starts with a full message
+    return std::nullopt;
+  }
   const std::uint64_t epoch = st.env.ha ? st.env.ha->epoch() : 0;
-  const auto* prev = before ? std::get_if<messages::rm_state>(before.get()) : nullptr;
-  const bool full = st.changes_cycle == 0 || prev == nullptr || prev->cycle != st.changes_cycle ||
-                    epoch != st.changes_epoch || ++st.changes_since_full >= every;
-  auto msg = full ? messages::full_schedule(after) : messages::make_schedule_changes(st.changes_cycle, *prev, after);
-  if (full) st.changes_since_full = 0;
-  st.changes_cycle = after.cycle;
+  const bool full = st.changes_cycle == 0 || epoch != st.changes_epoch || ++st.changes_since_full >= every;
+  messages::rm_schedule_changes msg;
+  if (full) {
+    msg.full = true;
+    msg.cycle = st.cycle;
+    msg.jobs = jobs;
+    st.changes_since_full = 0;
+  } else {
+    msg = listing_changes(st.tables, st.expected, st.refused, st.listed, st.cycle, st.changes_cycle);
+  }
+  msg.workmap_seq = st.workmap_seq;
+  msg.workmap_src = st.workmap_src;
+  st.changes_cycle = st.cycle;
   st.changes_epoch = epoch;
-  publish(self, messages::topics::rm_schedule_changes, std::move(msg));
+  return msg;
 }
 
 // Publishes the whole round in this one handler, so a shutdown never leaves half of it on the bus.
@@ -310,11 +282,15 @@ void publish_round(publication_actor* self) {
     publish(self, messages::topics::rm_events,
             messages::rm_event{"round_timeout", {{"pool", pool}, {"cycle", std::to_string(st.cycle)}}});
   }
-  // A pool removed by reconfiguration: its table goes (a scheduler of it again starts with a full plan).
+  // A pool removed by reconfiguration: its table goes (a scheduler of it again starts with a full plan). What
+  // it listed is kept until a round is published, for rm.schedule.changes to name its jobs gone.
   std::vector<std::string> gone;
   for (const auto& [pool, table] : st.tables.tables())
     if (!st.expected.count(pool)) gone.push_back(pool);
-  for (const auto& pool : gone) st.tables.drop(pool);
+  for (const auto& pool : gone) {
+    st.listed.dropped.emplace(pool, *st.tables.table(pool));
+    st.tables.drop(pool);
+  }
   for (const auto& [pool, plans] : st.queued)
     if (st.expected.count(pool))
       for (const auto& p : plans) st.tables.apply(plan_of(p));
@@ -328,17 +304,21 @@ void publish_round(publication_actor* self) {
     else ++it;
   }
   auto events = changes_since_last_round(st);
-  st.tables.commit();
-  st.order_fell.clear();
   messages::rm_state state;
   state.cycle = st.cycle;
-  state.jobs = jobs_of_round(st);
+  state.jobs = list_round(st.tables, st.expected, st.refused);
   state.workmap_seq = st.workmap_seq;
   state.workmap_src = st.workmap_src;
-  auto before = std::move(st.last_state);
+  auto changes = schedule_changes_of_round(st, state.jobs);
+  st.tables.commit();
+  st.order_fell.clear();
+  st.listed.pools = st.expected;
+  st.listed.refused.clear();
+  for (const auto& r : st.refused) st.listed.refused.insert_or_assign(r.id, r);
+  st.listed.dropped.clear();
   st.last_state = std::make_shared<const messages::payload>(std::move(state));
   republish(self, std::string{messages::topics::rm_state}, st.last_state);
-  publish_schedule_changes(self, before, std::get<messages::rm_state>(*st.last_state));
+  if (changes) publish(self, messages::topics::rm_schedule_changes, std::move(*changes));
   publish_cycles(self);
   publish_nodes(self);
   for (auto& e : events) publish(self, messages::topics::rm_events, std::move(e));
@@ -495,7 +475,8 @@ caf::behavior publication(publication_actor* self, actor_env env) {
         st.tables.clear();
         st.queued.clear();
         st.order_fell.clear();
-        st.refused_jobs.clear();
+        st.listed = {};
+        st.changes_cycle = 0;
         st.last_state.reset();  // a deposed epoch's schedule seeds nobody; the next active's, heard, will
       },
   };

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <set>
 #include <stdexcept>
 #include <utility>
 #include <zmq.hpp>
@@ -17,9 +18,12 @@ struct publisher::impl {
   publisher_stats stats;
   // topic -> last seq; std::less<> so a publish looks the topic up without allocating.
   std::map<std::string, std::uint64_t, std::less<>> seq;
+  // The topic prefixes subscribed (XPUB hands each one over once, and its unsubscription when the last holder
+  // of it goes, connection losses included).
+  std::set<std::string, std::less<>> subscribed;
 
   impl(zmq::context_t& ctx, publisher_options opts)
-      : options(std::move(opts)), socket(ctx, zmq::socket_type::pub) {
+      : options(std::move(opts)), socket(ctx, zmq::socket_type::xpub) {
     if (options.name.empty()) throw std::invalid_argument("publisher: name (envelope src) must not be empty");
     socket.set(zmq::sockopt::sndhwm, options.sndhwm);
     socket.set(zmq::sockopt::linger, static_cast<int>(options.linger.count()));
@@ -30,6 +34,18 @@ struct publisher::impl {
     spdlog::debug("bus publisher '{}' {} {}", options.name,
                   options.mode == attach::bind ? "bound" : "connected", endpoint);
   }
+
+  // Reads the subscription messages waiting on the socket: [1 | prefix] subscribes, [0 | prefix] unsubscribes.
+  void read_subscriptions() {
+    zmq::message_t m;
+    while (socket.recv(m, zmq::recv_flags::dontwait)) {
+      const auto* d = static_cast<const char*>(m.data());
+      if (m.size() == 0 || (d[0] != 0 && d[0] != 1)) continue;  // not a subscription (XPUB hands over no other)
+      std::string prefix{d + 1, m.size() - 1};
+      if (d[0] == 1) subscribed.insert(std::move(prefix));
+      else subscribed.erase(prefix);
+    }
+  }
 };
 
 publisher::publisher(zmq::context_t& ctx, publisher_options options)
@@ -38,6 +54,16 @@ publisher::~publisher() = default;
 publisher::publisher(publisher&&) noexcept = default;
 publisher& publisher::operator=(publisher&&) noexcept = default;
 
+bool publisher::wanted(std::string_view topic) {
+  impl_->read_subscriptions();
+  const auto& subscribed = impl_->subscribed;
+  // Every prefix of the topic, the empty one (subscribe to all) included: a topic is a few dozen bytes, and
+  // there may be a subscription per node.
+  for (std::size_t n = 0; n <= topic.size(); ++n)
+    if (subscribed.find(topic.substr(0, n)) != subscribed.end()) return true;
+  return false;
+}
+
 messages::envelope publisher::publish_with(std::string_view topic, const encoder& encode) {
   auto it = impl_->seq.find(topic);
   if (it == impl_->seq.end()) it = impl_->seq.emplace(std::string{topic}, 0).first;
@@ -45,6 +71,11 @@ messages::envelope publisher::publish_with(std::string_view topic, const encoder
   env.seq = it->second + 1;
   env.ts_ms = wall_clock_ms();
   env.src = impl_->options.name;
+  if (!wanted(topic)) {
+    it->second = env.seq;
+    ++impl_->stats.unwanted;
+    return env;
+  }
   const std::string body = encode(env);  // if this throws, the seq is not consumed and nothing is sent
   it->second = env.seq;
 

@@ -159,3 +159,66 @@ TEST_CASE("connected to two forwarders: each message handed on once and in order
   CHECK(st.missing == 0);
   CHECK(st.by_topic.at("two.data") == 2000);
 }
+
+TEST_CASE("a topic is encoded only while a subscriber holds a prefix of it, through any forwarder, as they come and go") {
+  zmq::context_t ctx;
+  auto f1 = loopback_forwarder(ctx);
+  auto f2 = loopback_forwarder(ctx);
+  publisher_options po;
+  po.name = "interest-pub";
+  po.endpoint = join_endpoints({f1->pub_endpoint(), f2->pub_endpoint()});
+  publisher pub{ctx, po};
+  int encoded = 0;
+  std::uint64_t n = 0;
+  auto publish_state = [&] {
+    pub.publish_with("rm.state", [&](const messages::envelope& env) {
+      ++encoded;
+      return messages::encode(env, numbered(++n));
+    });
+  };
+
+  // Nobody subscribed: nothing is encoded, and the seqs are consumed all the same.
+  for (int i = 0; i < 20; ++i) publish_state();
+  CHECK(encoded == 0);
+  CHECK(pub.stats().unwanted == 20);
+  CHECK(pub.stats().published == 0);
+  CHECK(pub.stats().last_seq.at("rm.state") == 20);
+
+  // A subscriber of a prefix, on the first forwarder only.
+  inbox in_a;
+  auto a = std::make_unique<subscriber>(ctx, [&] {
+    subscriber_options o;
+    o.name = "a";
+    o.endpoint = f1->sub_endpoint();
+    o.topics = {"rm.s"};
+    return o;
+  }(), in_a.handlers());
+  a->start();
+  REQUIRE(send_until_arrived(publish_state, [&](auto t) { return in_a.wait_count("rm.state", 1, t); }));
+  CHECK(encoded > 0);
+  CHECK(in_a.on_topic("rm.state").front().env.seq > 20);  // the stream went on while nobody listened
+  CHECK(pub.wanted("rm.state"));
+  CHECK_FALSE(pub.wanted("rm.nodes"));
+  CHECK_FALSE(pub.wanted("rm."));  // a topic shorter than every subscription matches none
+
+  // A subscriber of everything, on the second forwarder: every topic is wanted while it stays.
+  inbox in_b;
+  auto b = std::make_unique<subscriber>(ctx, [&] {
+    subscriber_options o;
+    o.name = "b";
+    o.endpoint = f2->sub_endpoint();
+    o.topics = {""};
+    return o;
+  }(), in_b.handlers());
+  b->start();
+  REQUIRE(eventually([&] { return pub.wanted("rm.nodes"); }, 20s));
+  b.reset();
+  REQUIRE(eventually([&] { return !pub.wanted("rm.nodes"); }, 20s));
+  CHECK(pub.wanted("rm.state"));  // the first subscriber still holds its prefix
+
+  a.reset();
+  REQUIRE(eventually([&] { return !pub.wanted("rm.state"); }, 20s));
+  const int before = encoded;
+  publish_state();
+  CHECK(encoded == before);
+}

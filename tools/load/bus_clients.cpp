@@ -45,13 +45,16 @@ void stamped_publisher::send(const std::string& topic, const std::string& body) 
   sock_.send(zmq::buffer(body), zmq::send_flags::none);
 }
 
-observer::observer(zmq::context_t& ctx, const bus_access& at, const std::vector<std::string>& extra_topics) {
+observer::observer(zmq::context_t& ctx, const bus_access& at, const std::vector<std::string>& extra_topics,
+                   schedule_topic schedule) {
   std::promise<void> connected;
   auto ready = connected.get_future();
-  thread_ = std::thread([this, &ctx, at, extra_topics, &connected] {
+  const std::string schedule_of{schedule == schedule_topic::state ? messages::topics::rm_state
+                                                                  : messages::topics::rm_schedule_changes};
+  thread_ = std::thread([this, &ctx, at, extra_topics, schedule_of, &connected] {
     zmq::socket_t sock{ctx, zmq::socket_type::sub};
     sock.set(zmq::sockopt::rcvhwm, 2'000'000);
-    for (const auto& t : {std::string{messages::topics::rm_state}, std::string{messages::topics::rm_nodes},
+    for (const auto& t : {schedule_of, std::string{messages::topics::rm_nodes},
                           std::string{messages::topics::rm_cycle}})
       sock.set(zmq::sockopt::subscribe, t);
     for (const auto& t : extra_topics) sock.set(zmq::sockopt::subscribe, t);
@@ -118,6 +121,15 @@ void observer::take(const arrival& a) {
     if (!s || !fence.accept(env.epoch, s.value().cycle)) return;
     if (s.value().workmap_seq) state_for_map.emplace(*s.value().workmap_seq, a.at);
     last_state = observed_state{a.at, std::move(s.value())};
+  } else if (a.topic == messages::topics::rm_schedule_changes) {
+    // Decoded whatever peek_states says: a changes message is what the round changed, and an orchestrator
+    // that follows the changes reads every one of them.
+    messages::envelope env;
+    auto m = messages::decode_rm_schedule_changes(a.topic, a.body, limits, &env);
+    if (!m || follower.take(m.value(), env.epoch) != messages::schedule_follower::outcome::applied) return;
+    fence.accept(env.epoch, m.value().cycle);
+    if (m.value().workmap_seq) state_for_map.emplace(*m.value().workmap_seq, a.at);
+    if (!peek_states) last_state = observed_state{a.at, follower.schedule()};
   } else if (a.topic == messages::topics::rm_nodes) {
     auto n = messages::decode_rm_nodes(a.topic, a.body, limits);
     if (!n) return;

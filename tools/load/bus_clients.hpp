@@ -26,6 +26,7 @@
 #include "messages/heartbeat.hpp"
 #include "messages/rm_nodes.hpp"
 #include "messages/rm_state.hpp"
+#include "messages/schedule_follower.hpp"
 
 namespace rmbus::load {
 
@@ -73,8 +74,12 @@ struct observed_nodes {
 // rm.nodes never delays the timestamp of the rm.state behind it.
 class observer {
  public:
-  // Subscribes to rm.state, rm.nodes, rm.cycle and `extra_topics`.
-  observer(zmq::context_t& ctx, const bus_access& at, const std::vector<std::string>& extra_topics = {});
+  // Which topic carries the schedule: rm.state, or rm.schedule.changes followed by the snapshot-and-changes
+  // rule (docs/protocol.md 4.3.1) while nothing subscribes to rm.state.
+  enum class schedule_topic { state, changes };
+  // Subscribes to the schedule's topic, rm.nodes, rm.cycle and `extra_topics`.
+  observer(zmq::context_t& ctx, const bus_access& at, const std::vector<std::string>& extra_topics = {},
+           schedule_topic schedule = schedule_topic::state);
   ~observer();
   // Takes what arrived, for up to `timeout`; returns as soon as `done()` holds (or at the deadline).
   bool wait(const std::function<bool()>& done, std::chrono::milliseconds timeout);
@@ -97,6 +102,8 @@ class observer {
   bool settling = false, settled = false;  // the RM's settle window began / ended (rm.events, as above)
   // HA: schedules are taken only from the highest epoch seen; maps echo it (docs/protocol.md 4.8).
   messages::epoch_fence fence;
+  // schedule_topic::changes: the schedule followed; state_for_map is filled when a message is applied.
+  messages::schedule_follower follower;
   // Copies dropped (connected to several forwarders, every message arrives once through each); read after
   // the observer is destroyed or while nothing arrives.
   std::uint64_t copies_dropped() const { return copies_dropped_.load(); }

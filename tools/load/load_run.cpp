@@ -109,6 +109,7 @@ std::string write_config(const options& o, const load_cluster& c, std::int64_t h
   }
   rt.health.enabled = o.health;
   rt.ha.enabled = o.ha && name != "split";  // HA elects a head: a split of the head roles is refused
+  if (name == "events") rt.schedule_changes_full_every = o.schedule_changes;
   set_load_runtime(rt, heartbeat_ms);
   const auto path = o.work_dir + "/" + name + ".toml";
   std::ofstream(path) << config::render(cfg);

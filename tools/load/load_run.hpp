@@ -50,6 +50,9 @@ struct options {
   int serve_s = 300;              // --serve-s: how long the serve phase keeps the cluster running
   int events = 500;               // --events: changes published as deltas in the events phase
   int event_ms = 10;              // --event-ms: between two of them
+  // --schedule-changes N: the events phase's orchestrator follows rm.schedule.changes (a full message every N
+  // rounds) instead of rm.state, which nobody then subscribes to; 0: rm.state.
+  int schedule_changes = 0;
 };
 
 load_keys make_keys(const std::string& work_dir);

@@ -57,6 +57,10 @@ int main(int argc, char** argv) {
                                      "serve (alone: keep the cluster running for an outside observer)");
   app.add_option("--events", o.events, "events: changes published as deltas")->check(CLI::Range(2, 100000));
   app.add_option("--event-ms", o.event_ms, "events: ms between two changes")->check(CLI::Range(1, 10000));
+  app.add_option("--schedule-changes", o.schedule_changes,
+                 "events: the orchestrator follows rm.schedule.changes, a full message every N rounds, and nobody "
+                 "subscribes to rm.state (0: it reads rm.state)")
+      ->check(CLI::Range(0, 100000));
   app.add_option("--serve-s", o.serve_s, "serve: seconds to keep the cluster running")->check(CLI::Range(1, 86400));
   app.add_option("--rmbus", o.rmbus,
                  "the rmbus executable (default: rmbus beside this program, else ../rmbus)");
@@ -188,7 +192,7 @@ int main(int argc, char** argv) {
       std::printf("4 pools, one after another / concurrent %.2f\n",
                   med([](const run_figures& r) { return median(r.pools1.ms) / std::max(1e-9, median(r.pools2.ms)); }));
     if (o.phases.count("events"))
-      std::printf("events: change -> rm.state median %.1f ms, p99 %.1f ms; full map median %.1f ms; per-run ratio "
+      std::printf("events: change -> schedule median %.1f ms, p99 %.1f ms; full map median %.1f ms; per-run ratio "
                   "delta / full %.2f\n",
                   med([](const run_figures& r) { return median(r.events.ms); }),
                   med([](const run_figures& r) { return percentile(r.events.ms, 99); }),

@@ -26,7 +26,8 @@ using namespace std::chrono_literals;
 void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, events_figures& f) {
   const auto cfg = write_config(o, c, 1000, "events");
   auto l = start(o, cfg, "events");
-  observer obs{ctx, l.sub_side(), {std::string{messages::topics::rm_events}}};
+  const auto schedule = o.schedule_changes > 0 ? observer::schedule_topic::changes : observer::schedule_topic::state;
+  observer obs{ctx, l.sub_side(), {std::string{messages::topics::rm_events}}, schedule};
   obs.orchestrator_src = "rmbus-load.orchestrator";
   stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
   if (!wait_ready(ctx, l, obs, 1000)) throw std::runtime_error("rmbus (events) did not come up");
@@ -116,10 +117,11 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
     if (obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 60s))
       f.full_ms.push_back(std::chrono::duration<double, std::milli>(obs.state_for_map[seq] - at).count());
   }
-  std::printf("events: %zu changes as deltas every %d ms (%zu arrivals, %zu completions) -> rm.state: median %.1f ms, "
+  std::printf("events: %zu changes as deltas every %d ms (%zu arrivals, %zu completions) -> %s: median %.1f ms, "
               "p99 %.1f ms, max %.1f ms; %zu rounds answered them, %d unanswered; full map of the same cluster "
               "(median of %zu): %.1f ms; resident %.0f MB; full maps the RM asked for: %llu\n",
-              sent.size(), o.event_ms, f.arrivals, f.completions, median(f.ms), percentile(f.ms, 99),
+              sent.size(), o.event_ms, f.arrivals, f.completions,
+              o.schedule_changes > 0 ? "rm.schedule.changes" : "rm.state", median(f.ms), percentile(f.ms, 99),
               percentile(f.ms, 100), f.rounds, f.unanswered, f.full_ms.size(), median(f.full_ms), f.rss_mb,
               static_cast<unsigned long long>(f.resyncs));
 }

@@ -43,6 +43,20 @@ TEST_CASE("rmbus-load events publishes each change as a delta and times every on
   CHECK(r.output.find("full map of the same cluster (median of 5):") != std::string::npos);
 }
 
+TEST_CASE("rmbus-load events with --schedule-changes times every change to the rm.schedule.changes answering it") {
+  const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
+                                {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--phases",
+                                 "events", "--events", "30", "--schedule-changes", "5"},
+                                240s);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("events: 30 changes as deltas every 10 ms (15 arrivals, 15 completions) -> rm.schedule.changes: "
+                      "median") != std::string::npos);
+  // Followed by the snapshot-and-changes rule: every change answered, full messages every 5 rounds included.
+  CHECK(r.output.find(" 0 unanswered;") != std::string::npos);
+  CHECK(r.output.find("full maps the RM asked for: 0") != std::string::npos);
+}
+
 TEST_CASE("rmbus-load refuses a bad phase and a missing rmbus with exit status 2") {
   auto bad = ts::run_to_end(RMBUS_LOAD_BIN, {"--rmbus", RMBUS_BIN, "--phases", "startup,warp"}, 30s);
   CHECK(bad.status == 2);

@@ -1,0 +1,114 @@
+#include "actors/round_listing.hpp"
+
+#include <algorithm>
+#include <optional>
+
+namespace rmbus::actors {
+
+namespace {
+
+messages::job_schedule refused_entry(const messages::refused_work& r) {
+  messages::job_schedule s;
+  s.id = r.id;
+  s.status = messages::job_status::refused;
+  s.reason = r.reason;
+  s.user = r.user;
+  return s;
+}
+
+using entry = std::optional<messages::job_schedule>;
+
+// The job as listed now: a refusal, else the later pool (by name) whose table has it.
+entry listed_now(const plan_tables& tables, const std::set<std::string>& pools,
+                 const std::map<std::string, const messages::refused_work*>& refused, const std::string& id) {
+  if (auto r = refused.find(id); r != refused.end()) return refused_entry(*r->second);
+  for (auto p = pools.rbegin(); p != pools.rend(); ++p) {
+    const auto* table = tables.table(*p);
+    if (table == nullptr) continue;
+    if (auto j = table->find(id); j != table->end()) return j->second;
+  }
+  return std::nullopt;
+}
+
+// The job as the last listing had it: the same rule over the pools and refusals listed then, each table as it
+// was before this round's plans (or as it was dropped).
+entry listed_then(const plan_tables& tables, const listed_before& before, const std::string& id) {
+  if (auto r = before.refused.find(id); r != before.refused.end()) return refused_entry(r->second);
+  for (auto p = before.pools.rbegin(); p != before.pools.rend(); ++p) {
+    if (auto d = before.dropped.find(*p); d != before.dropped.end()) {
+      if (auto j = d->second.find(id); j != d->second.end()) return j->second;
+      continue;
+    }
+    if (auto a = tables.applied().find(*p); a != tables.applied().end()) {
+      if (auto j = a->second.find(id); j != a->second.end()) {
+        if (j->second) return j->second;
+        continue;  // new this round
+      }
+    }
+    const auto* table = tables.table(*p);
+    if (table == nullptr) continue;
+    if (auto j = table->find(id); j != table->end()) return j->second;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<messages::job_schedule> list_round(const plan_tables& tables, const std::set<std::string>& pools,
+                                               const std::vector<messages::refused_work>& refused) {
+  std::vector<const plan_tables::job_table*> listed;
+  std::size_t n = refused.size();
+  for (const auto& pool : pools) {
+    const auto* table = tables.table(pool);
+    if (table == nullptr) continue;
+    listed.push_back(table);
+    n += table->size();
+  }
+  std::vector<messages::job_schedule> jobs;
+  jobs.reserve(n);
+  for (const auto* t : listed)
+    for (const auto& [id, j] : *t) jobs.push_back(j);
+  // One pool and no refusals, the common case: its table is the round, already in id order.
+  if (listed.size() <= 1 && refused.empty()) return jobs;
+  for (const auto& r : refused) jobs.push_back(refused_entry(r));
+  // Each pool's jobs come sorted by id already; one stable sort of the whole keeps the listing in id order,
+  // and of a job id in several places the last one (the later pool, a refusal last of all) is kept.
+  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+  std::vector<messages::job_schedule> unique;
+  unique.reserve(jobs.size());
+  for (auto& j : jobs) {
+    if (!unique.empty() && unique.back().id == j.id) unique.back() = std::move(j);
+    else unique.push_back(std::move(j));
+  }
+  return unique;
+}
+
+messages::rm_schedule_changes listing_changes(const plan_tables& tables, const std::set<std::string>& pools,
+                                              const std::vector<messages::refused_work>& refused,
+                                              const listed_before& before, std::uint64_t cycle,
+                                              std::uint64_t base_cycle) {
+  std::map<std::string, const messages::refused_work*> refused_now;
+  for (const auto& r : refused) refused_now[r.id] = &r;  // the last of an id named twice, as list_round
+  std::set<std::string> candidates;
+  for (const auto& [pool, jobs] : tables.applied())
+    for (const auto& [id, was] : jobs) candidates.insert(id);
+  for (const auto& [pool, table] : before.dropped)
+    for (const auto& [id, j] : table) candidates.insert(id);
+  for (const auto& [id, r] : refused_now) candidates.insert(id);
+  for (const auto& [id, r] : before.refused) candidates.insert(id);
+  // A pool listed then and not now had its table dropped; one listed now and not then has none but what its
+  // first (full) plan applied: both are among the candidates already.
+
+  messages::rm_schedule_changes out;
+  out.cycle = cycle;
+  out.base_cycle = base_cycle;
+  for (const auto& id : candidates) {
+    auto now = listed_now(tables, pools, refused_now, id);
+    auto then = listed_then(tables, before, id);
+    if (now && (!then || *now != *then)) out.jobs.push_back(std::move(*now));
+    else if (!now && then) out.removed.push_back(id);
+  }
+  return out;
+}
+
+}  // namespace rmbus::actors

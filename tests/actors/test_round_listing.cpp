@@ -1,0 +1,195 @@
+// What rm.state lists from publication's tables (actors/round_listing.hpp), and rm.schedule.changes made from
+// what a round applied: over random rounds of full and change plans on several pools, refusals by
+// differencing that overlap the pools' jobs, pools dropped by reconfiguration and rounds taken back by the
+// guard, the changes equal those of comparing the whole listings (messages::make_schedule_changes), and the
+// listing follows the merge rule (a refusal over a pool's entry, the later pool over the earlier).
+#include <catch2/catch.hpp>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+
+#include "actors/round_listing.hpp"
+
+using namespace rmbus;
+using namespace rmbus::actors;
+namespace msg = rmbus::messages;
+
+namespace {
+
+msg::job_schedule random_job(std::mt19937& rng, const std::string& id) {
+  std::uniform_int_distribution<int> small(0, 3);
+  msg::job_schedule j;
+  j.id = id;
+  j.status = small(rng) == 0 ? msg::job_status::pending : msg::job_status::scheduled;
+  j.memory_mb = 1024u * (1 + small(rng));
+  j.user = "u" + std::to_string(small(rng));
+  for (int k = small(rng); k > 0; --k) {
+    msg::share_schedule s;
+    s.id = id + "." + std::to_string(k);
+    s.node = "n" + std::to_string(small(rng));
+    s.quanta = 1;
+    s.status = small(rng) == 0 ? msg::share_status::new_ : msg::share_status::running;
+    j.shares.push_back(s);
+  }
+  return j;
+}
+
+std::string job_id(int k) { return "j" + std::to_string(k); }
+
+// The merge rule spelled out: pools in name order, each entry replacing one of the same id, refusals last.
+std::vector<msg::job_schedule> merged(const plan_tables& tables, const std::set<std::string>& pools,
+                                      const std::vector<msg::refused_work>& refused) {
+  std::map<std::string, msg::job_schedule> all;
+  for (const auto& p : pools)
+    if (const auto* t = tables.table(p))
+      for (const auto& [id, j] : *t) all[id] = j;
+  for (const auto& r : refused) {
+    msg::job_schedule s;
+    s.id = r.id;
+    s.status = msg::job_status::refused;
+    s.reason = r.reason;
+    s.user = r.user;
+    all[r.id] = s;
+  }
+  std::vector<msg::job_schedule> out;
+  for (auto& [id, j] : all) out.push_back(std::move(j));
+  return out;
+}
+
+msg::rm_state state_of(std::uint64_t cycle, std::vector<msg::job_schedule> jobs) {
+  msg::rm_state s;
+  s.cycle = cycle;
+  s.jobs = std::move(jobs);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("rm.state's listing: a refusal over a pool's entry, the later pool over the earlier, sorted by id") {
+  plan_tables tables;
+  auto plan = [&](const std::string& pool, std::vector<std::pair<std::string, std::string>> jobs) {
+    msg::pool_plan p;
+    p.pool = pool;
+    p.generation = 1;
+    p.plan_seq = 1;
+    for (const auto& [id, reason] : jobs) {
+      msg::job_schedule j;
+      j.id = id;
+      j.reason = reason;
+      p.jobs.push_back(j);
+    }
+    REQUIRE(tables.receive(p).follows);
+    tables.apply(p);
+  };
+  plan("alpha", {{"a", "alpha"}, {"b", "alpha"}, {"c", "alpha"}});
+  plan("beta", {{"b", "beta"}, {"d", "beta"}});
+  const std::vector<msg::refused_work> refused{{"c", "u1", "no class"}, {"e", "u2", "no class"}};
+  const auto listed = list_round(tables, {"alpha", "beta"}, refused);
+  std::vector<std::string> seen;
+  for (const auto& j : listed) seen.push_back(j.id + ":" + j.reason);
+  CHECK(seen == std::vector<std::string>{"a:alpha", "b:beta", "c:no class", "d:beta", "e:no class"});
+  CHECK(listed[2].status == msg::job_status::refused);
+  // A pool not configured is not listed, whatever its table holds.
+  CHECK(list_round(tables, {"alpha"}, {}).size() == 3);
+}
+
+TEST_CASE("rm.schedule.changes from what a round applied equals the comparison of the whole listings, over random rounds") {
+  const std::vector<std::string> universe{"alpha", "beta", "gamma"};
+  for (unsigned seed = 1; seed <= 40; ++seed) {
+    INFO("seed " << seed);
+    std::mt19937 rng{seed};
+    auto chance = [&](int percent) { return std::uniform_int_distribution<int>(0, 99)(rng) < percent; };
+    std::uniform_int_distribution<int> any_job(0, 29);
+    plan_tables tables;
+    std::map<std::string, std::uint64_t> seq;  // pool -> last plan_seq sent
+    listed_before listed;
+    std::set<std::string> pools{universe.begin(), universe.end()};
+    msg::rm_state published = state_of(0, {});
+    std::uint64_t base = 0;
+    for (std::uint64_t cycle = 1; cycle <= 60; ++cycle) {
+      INFO("cycle " << cycle);
+      // Reconfiguration now and then: a pool leaves or comes back.
+      if (chance(10)) {
+        const auto& p = universe[std::uniform_int_distribution<std::size_t>(0, universe.size() - 1)(rng)];
+        if (pools.count(p) && pools.size() > 1) pools.erase(p);
+        else pools.insert(p);
+      }
+      std::vector<std::string> gone;
+      for (const auto& [pool, t] : tables.tables())
+        if (!pools.count(pool)) gone.push_back(pool);
+      for (const auto& pool : gone) {
+        listed.dropped.emplace(pool, *tables.table(pool));
+        tables.drop(pool);
+        seq.erase(pool);
+      }
+      for (const auto& pool : pools) {
+        if (!chance(70)) continue;
+        msg::pool_plan p;
+        p.pool = pool;
+        p.generation = 1;
+        p.plan_seq = ++seq[pool];
+        const auto* table = tables.table(pool);
+        if (table == nullptr || p.plan_seq == 1 || chance(10)) {  // a full plan
+          std::set<std::string> ids;
+          for (int k = std::uniform_int_distribution<int>(0, 12)(rng); k > 0; --k) ids.insert(job_id(any_job(rng)));
+          for (const auto& id : ids) p.jobs.push_back(random_job(rng, id));
+        } else {
+          p.base_plan_seq = p.plan_seq - 1;
+          std::set<std::string> touched;
+          for (int k = std::uniform_int_distribution<int>(0, 4)(rng); k > 0; --k) {
+            const auto id = job_id(any_job(rng));
+            if (!touched.insert(id).second) continue;
+            auto now = table->find(id);
+            if (now != table->end() && chance(30)) p.removed_jobs.push_back(id);
+            else if (now != table->end() && chance(30)) p.jobs.push_back(now->second);  // rewritten, unchanged
+            else p.jobs.push_back(random_job(rng, id));
+          }
+          std::sort(p.jobs.begin(), p.jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
+        }
+        REQUIRE(tables.receive(p).follows);
+        tables.apply(p);
+      }
+      std::vector<msg::refused_work> refused;
+      for (int k = std::uniform_int_distribution<int>(0, 3)(rng); k > 0; --k)
+        refused.push_back({job_id(any_job(rng)), "u9", chance(50) ? "no class" : "unknown class x"});
+      // The guard takes a pool's round back now and then (its next plan must be full).
+      if (chance(15)) {
+        const auto& p = *pools.begin();
+        tables.rollback(p);
+        tables.break_chain(p);
+        seq[p] = 0;
+      }
+      // A round not published at all (every pool taken back) keeps the listing and its base as they were.
+      if (chance(5)) {
+        std::vector<std::string> applied;
+        for (const auto& [p, jobs] : tables.applied()) applied.push_back(p);
+        for (const auto& p : applied) {
+          tables.rollback(p);
+          tables.break_chain(p);
+          seq[p] = 0;
+        }
+        continue;
+      }
+      const auto listing = list_round(tables, pools, refused);
+      REQUIRE(listing == merged(tables, pools, refused));
+      const auto after = state_of(cycle, listing);
+      const auto changes = listing_changes(tables, pools, refused, listed, cycle, base);
+      const auto expected = msg::make_schedule_changes(base, published, after);
+      CHECK(changes.cycle == cycle);
+      CHECK(changes.base_cycle == base);
+      CHECK_FALSE(changes.full);
+      REQUIRE(changes.jobs == expected.jobs);
+      std::set<std::string> removed{changes.removed.begin(), changes.removed.end()};
+      REQUIRE(removed == std::set<std::string>{expected.removed.begin(), expected.removed.end()});
+      // Published: the tables committed, what the listing was made of remembered.
+      tables.commit();
+      listed.pools = pools;
+      listed.refused.clear();
+      for (const auto& r : refused) listed.refused.insert_or_assign(r.id, r);
+      listed.dropped.clear();
+      published = after;
+      base = cycle;
+    }
+  }
+}
