@@ -63,7 +63,12 @@ struct publication_state {
   std::map<std::string, std::vector<plan_ptr>> queued;
   std::set<std::string> order_fell;  // nodes whose order fell since the last round published
   std::map<std::string, std::uint64_t> generation;  // pool -> the newest scheduler generation heard of
-  std::shared_ptr<const messages::payload> last_state;  // the last rm.state published (for fresh schedulers)
+  // The last rm.state published (also for fresh schedulers), kept between rounds and changed by what each
+  // round changed (actors/round_listing.hpp); copied first only while a reader of the last one (the bus
+  // encoder, the metrics actor, a seed on its way) still holds it. `state_in_step`: it is the listing of the
+  // tables as committed (not at the start, nor after HA replaced it with the active's schedule).
+  std::shared_ptr<messages::payload> last_state;
+  bool state_in_step = false;
   // HA, on a standby: the bytes of the last rm.state the active published (the highest epoch heard), decoded
   // only when this process takes over, into last_state, so that its fresh schedulers are seeded from what the
   // active granted a moment before (issue 22's seed request) and give none of it away.
@@ -242,12 +247,28 @@ bool guard_against_overbooking(publication_actor* self) {
   return false;
 }
 
-// rm.schedule.changes (docs/protocol.md 4.3.1): this round's schedule as the changes since the round published
-// before (from what the round applied to the tables, actors/round_listing.hpp), or whole every
+// rm.state of this round: the last one with the round's changes applied, or the whole listing of the tables
+// when the last one is not theirs. Made before the tables are committed.
+void update_state(publication_state& st, const messages::rm_schedule_changes& round) {
+  if (!st.state_in_step || !st.last_state) {
+    st.last_state = std::make_shared<messages::payload>(messages::rm_state{});
+    std::get<messages::rm_state>(*st.last_state).jobs = list_round(st.tables, st.expected, st.refused);
+    st.state_in_step = true;
+  } else {
+    if (st.last_state.use_count() > 1) st.last_state = std::make_shared<messages::payload>(*st.last_state);
+    apply_listing_changes(std::get<messages::rm_state>(*st.last_state).jobs, round.jobs, round.removed);
+  }
+  auto& state = std::get<messages::rm_state>(*st.last_state);
+  state.cycle = st.cycle;
+  state.workmap_seq = st.workmap_seq;
+  state.workmap_src = st.workmap_src;
+}
+
+// rm.schedule.changes (docs/protocol.md 4.3.1): this round's changes (`round`), or the whole schedule every
 // schedule_changes_full_every rounds, first, and under a new epoch (a new active: subscribers start again at a
-// full message). Made before the tables are committed; published after rm.state.
+// full message). Published after rm.state.
 std::optional<messages::rm_schedule_changes> schedule_changes_of_round(publication_state& st,
-                                                                       const std::vector<messages::job_schedule>& jobs) {
+                                                                       messages::rm_schedule_changes round) {
   const int every = st.env.cfg->runtime.schedule_changes_full_every;
   if (every <= 0) {
     st.changes_cycle = 0;  // should it be turned on again, its stream starts with a full message
@@ -259,10 +280,11 @@ std::optional<messages::rm_schedule_changes> schedule_changes_of_round(publicati
   if (full) {
     msg.full = true;
     msg.cycle = st.cycle;
-    msg.jobs = jobs;
+    msg.jobs = std::get<messages::rm_state>(*st.last_state).jobs;
     st.changes_since_full = 0;
   } else {
-    msg = listing_changes(st.tables, st.expected, st.refused, st.listed, st.cycle, st.changes_cycle);
+    msg = std::move(round);
+    msg.base_cycle = st.changes_cycle;
   }
   msg.workmap_seq = st.workmap_seq;
   msg.workmap_src = st.workmap_src;
@@ -304,19 +326,15 @@ void publish_round(publication_actor* self) {
     else ++it;
   }
   auto events = changes_since_last_round(st);
-  messages::rm_state state;
-  state.cycle = st.cycle;
-  state.jobs = list_round(st.tables, st.expected, st.refused);
-  state.workmap_seq = st.workmap_seq;
-  state.workmap_src = st.workmap_src;
-  auto changes = schedule_changes_of_round(st, state.jobs);
+  auto round = listing_changes(st.tables, st.expected, st.refused, st.listed, st.cycle, st.changes_cycle);
+  update_state(st, round);
+  auto changes = schedule_changes_of_round(st, std::move(round));
   st.tables.commit();
   st.order_fell.clear();
   st.listed.pools = st.expected;
   st.listed.refused.clear();
   for (const auto& r : st.refused) st.listed.refused.insert_or_assign(r.id, r);
   st.listed.dropped.clear();
-  st.last_state = std::make_shared<const messages::payload>(std::move(state));
   republish(self, std::string{messages::topics::rm_state}, st.last_state);
   if (changes) publish(self, messages::topics::rm_schedule_changes, std::move(*changes));
   publish_cycles(self);
@@ -387,7 +405,8 @@ void on_seed_request(publication_actor* self, const messages::seed_request& r) {
               q.end());
     }
   }
-  auto body = st.last_state ? st.last_state : std::make_shared<const messages::payload>(messages::rm_state{});
+  std::shared_ptr<const messages::payload> body = st.last_state;
+  if (!body) body = std::make_shared<const messages::payload>(messages::rm_state{});
   republish(self, topics::seed_topic(r.pool), std::move(body));
 }
 
@@ -453,7 +472,8 @@ caf::behavior publication(publication_actor* self, actor_env env) {
           if (heard) {
             spdlog::info("HA: fresh schedulers are seeded from the last schedule of epoch {} ({} jobs)", st.heard_epoch,
                          heard.value().jobs.size());
-            st.last_state = std::make_shared<const messages::payload>(std::move(heard.value()));
+            st.last_state = std::make_shared<messages::payload>(std::move(heard.value()));
+            st.state_in_step = false;  // the active's schedule: this process's first round lists its tables
           } else {
             spdlog::warn("HA: the last schedule heard from the active does not decode ({}); fresh schedulers "
                          "recover from the work map alone",
@@ -478,6 +498,7 @@ caf::behavior publication(publication_actor* self, actor_env env) {
         st.listed = {};
         st.changes_cycle = 0;
         st.last_state.reset();  // a deposed epoch's schedule seeds nobody; the next active's, heard, will
+        st.state_in_step = false;
       },
   };
 }

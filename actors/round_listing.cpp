@@ -111,4 +111,27 @@ messages::rm_schedule_changes listing_changes(const plan_tables& tables, const s
   return out;
 }
 
+void apply_listing_changes(std::vector<messages::job_schedule>& jobs, std::vector<messages::job_schedule> changed,
+                           const std::vector<std::string>& removed) {
+  auto by_id = [](const messages::job_schedule& a, const messages::job_schedule& b) { return a.id < b.id; };
+  std::sort(changed.begin(), changed.end(), by_id);
+  std::vector<messages::job_schedule> added;
+  for (auto& c : changed) {
+    auto at = std::lower_bound(jobs.begin(), jobs.end(), c, by_id);
+    if (at != jobs.end() && at->id == c.id) *at = std::move(c);
+    else added.push_back(std::move(c));
+  }
+  if (added.empty() && removed.empty()) return;
+  const std::set<std::string> gone{removed.begin(), removed.end()};
+  std::vector<messages::job_schedule> merged;
+  merged.reserve(jobs.size() + added.size());
+  auto next = added.begin();
+  for (auto& j : jobs) {
+    for (; next != added.end() && next->id < j.id; ++next) merged.push_back(std::move(*next));
+    if (!gone.count(j.id)) merged.push_back(std::move(j));
+  }
+  for (; next != added.end(); ++next) merged.push_back(std::move(*next));
+  jobs = std::move(merged);
+}
+
 }  // namespace rmbus::actors

@@ -8,6 +8,8 @@
 // (rm.schedule.changes, docs/protocol.md 4.3.1), at the cost of what the round changed rather than of the
 // whole schedule: the only jobs that can differ are those applied to a table since the last commit, those
 // of tables dropped since, and refusals now and then; each is looked up as it was listed and as it is.
+// `apply_listing_changes` turns the last listing into this one with them, so that rm.state itself is kept
+// between rounds rather than copied out of the tables every round.
 //
 // Without CAF, so that it can be tested alone.
 
@@ -41,5 +43,10 @@ messages::rm_schedule_changes listing_changes(const plan_tables& tables, const s
                                               const std::vector<messages::refused_work>& refused,
                                               const listed_before& before, std::uint64_t cycle,
                                               std::uint64_t base_cycle);
+
+// Applies changes to a listing sorted by id (`changed`: entries new or changed, whole; `removed`: ids gone),
+// keeping it sorted: entries replaced in place, one pass of moves when jobs come or go.
+void apply_listing_changes(std::vector<messages::job_schedule>& jobs, std::vector<messages::job_schedule> changed,
+                           const std::vector<std::string>& removed);
 
 }  // namespace rmbus::actors

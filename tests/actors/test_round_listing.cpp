@@ -2,7 +2,8 @@
 // what a round applied: over random rounds of full and change plans on several pools, refusals by
 // differencing that overlap the pools' jobs, pools dropped by reconfiguration and rounds taken back by the
 // guard, the changes equal those of comparing the whole listings (messages::make_schedule_changes), and the
-// listing follows the merge rule (a refusal over a pool's entry, the later pool over the earlier).
+// listing follows the merge rule (a refusal over a pool's entry, the later pool over the earlier); the last
+// listing with the changes applied is the new one.
 #include <catch2/catch.hpp>
 #include <map>
 #include <random>
@@ -182,6 +183,10 @@ TEST_CASE("rm.schedule.changes from what a round applied equals the comparison o
       REQUIRE(changes.jobs == expected.jobs);
       std::set<std::string> removed{changes.removed.begin(), changes.removed.end()};
       REQUIRE(removed == std::set<std::string>{expected.removed.begin(), expected.removed.end()});
+      // rm.state kept between rounds: the last listing with these changes applied is this one.
+      auto kept = published.jobs;
+      apply_listing_changes(kept, changes.jobs, changes.removed);
+      REQUIRE(kept == listing);
       // Published: the tables committed, what the listing was made of remembered.
       tables.commit();
       listed.pools = pools;

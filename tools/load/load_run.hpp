@@ -131,6 +131,7 @@ struct events_figures {
   std::size_t arrivals = 0, completions = 0, rounds = 0;  // rounds: distinct rm.state answering the changes
   std::uint64_t resyncs = 0;  // full maps the RM asked for (a delta lost or refused), sent at once
   std::vector<double> full_ms;  // full maps of the same cluster, after the changes: the baseline
+  std::vector<double> round_ms;  // rm.cycle total of the pool rounds while the changes ran
   double rss_mb = 0;
 };
 
