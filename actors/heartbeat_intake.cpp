@@ -59,6 +59,7 @@ constexpr std::size_t max_forget_bytes_per_tick = 4u * 1024u * 1024u;
 constexpr std::size_t forgotten_examples = 5;
 
 struct node_info {
+  core::node_liveness::slot slot = 0;  // its place in the watchdog's table (set with the node's first beat)
   std::string ip;
   config::placement where;
   messages::node_entry entry;  // as last reported (or about to be)
@@ -119,18 +120,17 @@ messages::node_liveness to_wire(core::node_status s) {
 }
 
 // Heartbeats missed in a row: the watchdog's first count is forgiven as jitter (core/node_liveness.hpp).
-std::uint64_t missed_of(const core::node_liveness& l, const core::machine_id& id) {
-  return static_cast<std::uint64_t>(std::max(0, l.missed(id) - 1));
+std::uint64_t missed_of(const core::node_liveness& l, core::node_liveness::slot at) {
+  return static_cast<std::uint64_t>(std::max(0, l.missed_at(at) - 1));
 }
 
 // Brings node `n`'s reported entry up to date (liveness, missed count, placement, quanta) and marks it
 // changed when anything differs from what was reported. `changed`: the caller already changed its memory
-// or quiesce flag. Compares before it copies anything: at every tick this runs for every node.
+// or quiesce flag. Compares before it copies anything: after a reconfiguration this runs for every node.
 void refresh_entry(intake_actor* self, const std::string& name, node_info& n, bool changed = false) {
   auto& st = self->state;
-  const core::machine_id id{name};
-  const auto state = to_wire(st.liveness->status(id));
-  const auto missed = missed_of(*st.liveness, id);
+  const auto state = to_wire(st.liveness->status_at(n.slot));
+  const auto missed = missed_of(*st.liveness, n.slot);
   const auto& sc = st.env.cfg->scheduling;
   const auto quanta = static_cast<std::uint64_t>(core::usable_machine_order(
       n.entry.memory_mb, sc.settings.reserved_dram_mb, core::quantum_of(sc, n.where.top_level)));
@@ -203,16 +203,17 @@ void on_heartbeat(intake_actor* self, const std::string& topic, const std::strin
     return;
   }
   const auto now = wall_clock_ms();
-  const core::machine_id id{h.node};
   ++st.heartbeats;
   schedule_flush(self);  // the counts reach metrics within one batch window
+  // One lookup by name per heartbeat, in the intake's table; the watchdog's record is reached by its slot.
+  auto [it, fresh] = st.nodes.try_emplace(h.node);
+  auto& n = it->second;
   std::int64_t last = 0;
-  const auto t = st.liveness->heartbeat(id, now, &last);
+  const auto t = fresh ? st.liveness->heartbeat(core::machine_id{h.node}, now, &last, &n.slot)
+                       : st.liveness->heartbeat_at(n.slot, now, &last);
   const auto interval = st.env.cfg->runtime.heartbeat_interval_ms;
   if (last > 0 && core::heartbeat_late(now - last, interval)) ++st.late;
 
-  auto [it, fresh] = st.nodes.try_emplace(h.node);
-  auto& n = it->second;
   n.forget_asked_ms = 0;  // it spoke: an answer to an earlier offer no longer applies
   const bool ip_moved = fresh || n.ip != h.ip;
   const auto where = ip_moved ? st.placement->place(h.node, h.ip) : n.where;
@@ -245,7 +246,7 @@ void on_recovered(intake_actor* self, const messages::recovered_nodes& msg) {
     n.entry.memory_mb = r.memory_mb;
     n.where = st.placement->place(r.node, "");
     if (r.memory_mb > 0) queue_update(self, r.node, n);
-    st.liveness->heartbeat(id, wall_clock_ms());
+    st.liveness->heartbeat(id, wall_clock_ms(), nullptr, &n.slot);
     refresh_entry(self, r.node, n, true);
   }
 }
@@ -279,12 +280,11 @@ void on_forgotten(intake_actor* self, const messages::machines_forgotten& answer
   for (const auto& name : answer.forgotten) {
     auto it = st.nodes.find(name);
     if (it == st.nodes.end()) continue;
-    const core::machine_id id{name};
     if (it->second.forget_asked_ms == 0 || it->second.where.top_level != answer.pool ||
-        st.liveness->status(id) != core::node_status::down)
+        st.liveness->status_at(it->second.slot) != core::node_status::down)
       continue;
     st.nodes.erase(it);
-    st.liveness->forget(id);
+    st.liveness->forget(core::machine_id{name});
     st.forgotten.push_back(name);
     if (st.forgotten_example.size() < forgotten_examples) st.forgotten_example.push_back(name);
     ++st.forgotten_since_tick;
@@ -329,7 +329,8 @@ void report_forgotten_and_shed(intake_actor* self) {
 
 void on_tick(intake_actor* self) {
   auto& st = self->state;
-  for (const auto& t : st.liveness->tick(wall_clock_ms())) {
+  std::vector<core::machine_id> missed_more;  // the silent nodes: only their status or missed count moved
+  for (const auto& t : st.liveness->tick(wall_clock_ms(), &missed_more)) {
     const auto kind = t.to == core::node_status::down      ? messages::event_kinds::node_down
                       : t.to == core::node_status::missing ? messages::event_kinds::node_missing
                                                            : messages::event_kinds::node_up;
@@ -347,8 +348,10 @@ void on_tick(intake_actor* self) {
     st.refused_nodes = 0;
   }
   report_forgotten_and_shed(self);
-  // Missed counts move for silent nodes only; refresh_entry marks exactly those (and the transitions).
-  for (auto& [name, n] : st.nodes) refresh_entry(self, name, n);
+  // A tick moves the status and missed count of silent nodes only (the transitions are among them), so only
+  // those are looked at, not all 50,000 of a healthy cluster.
+  for (const auto& id : missed_more)
+    if (auto it = st.nodes.find(id.str()); it != st.nodes.end()) refresh_entry(self, it->first, it->second);
   offer_forgotten(self, wall_clock_ms());
   flush_changes(self);
 }
@@ -360,7 +363,7 @@ void on_sync_request(intake_actor* self, const messages::node_sync_request& req)
     std::size_t n = 0;
     for (auto& [name, node] : st.nodes)
       if (node.where.top_level == req.pool && node.entry.memory_mb > 0 &&
-          st.liveness->status(core::machine_id{name}) != core::node_status::down) {
+          st.liveness->status_at(node.slot) != core::node_status::down) {
         queue_update(self, name, node);
         ++n;
       }
@@ -422,7 +425,7 @@ caf::behavior heartbeat_intake(intake_actor* self, actor_env env) {
         }
         for (auto& [name, n] : st.nodes) {
           n.where = st.placement->place(name, n.ip);
-          if (st.liveness->status(core::machine_id{name}) != core::node_status::down && n.entry.memory_mb > 0)
+          if (st.liveness->status_at(n.slot) != core::node_status::down && n.entry.memory_mb > 0)
             queue_update(self, name, n);
           refresh_entry(self, name, n);
         }

@@ -305,12 +305,14 @@ forget_outcome nodepool_scheduler::forget_machines(const std::vector<machine_id>
 // ---- the cycle ----------------------------------------------------------------------------------
 
 const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
-  // Nothing changed since a round that changed nothing: the cycle is a pure function of this state, so
-  // it would give the same plan again. Skip it.
+  // Nothing changed since a round of the same kind (settling or full) that changed nothing: the cycle is a
+  // pure function of this state, so it would give the same plan again. Skip it. The first full round after
+  // the settle window always runs.
   timings_ = {};
   // A pending reclaim deadline that has passed is a change of its own: the round must run to preempt.
   const bool reclaim_due = model_.next_reclaim_ms > 0 && in.now_ms >= model_.next_reclaim_ms;
-  if (!dirty_ && !reclaim_due && in.other_pools_nonpreemptable_mb == last_input_.other_pools_nonpreemptable_mb) {
+  if (!dirty_ && !reclaim_due && in.settling == last_round_settled_ &&
+      in.other_pools_nonpreemptable_mb == last_input_.other_pools_nonpreemptable_mb) {
     last_input_ = in;
     return plan_.unchanged(in.now_ms);
   }
@@ -323,6 +325,7 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
     into = t - mark;
     mark = t;
   };
+  last_round_settled_ = in.settling;
   if (in.settling) return settle_round(in);
   compute_job_caps(model_);
   lap(timings_.caps_us);
@@ -379,8 +382,11 @@ const schedule_plan& nodepool_scheduler::settle_round(const round_input& in) {
   }
   model_.refresh_ranks();
   const schedule_plan& plan = plan_.update(model_, in.now_ms, {&id_order_, &id_order_ids_});
+  // Like a full round's plan, a settling round's can be returned again until something changes; the
+  // first full round runs whatever (schedule() compares the kind of round).
+  dirty_ = model_.round_given > 0 || model_.round_preempted > 0 || model_.round_evicted > 0 ||
+           model_.round_needy_changes > 0;
   model_.round_given = model_.round_preempted = model_.round_evicted = model_.round_needy_changes = 0;
-  dirty_ = true;
   return plan;
 }
 

@@ -206,6 +206,7 @@ class nodepool_scheduler {
   std::vector<class_load> last_loads_;   // the last round's How Much, for view()
   std::vector<group_load> last_groups_;  // the same for share groups (empty without groups)
   bool dirty_ = true;                    // some input changed since the last round, or that round changed state
+  bool last_round_settled_ = false;     // the last round was a settling one (round_input::settling)
   std::vector<machine_id> foreign_held_;  // machines whose foreign_processes is not 0 (by name: slots may move)
   plan_keeper plan_;                     // the last round's plan, returned again for an unchanged round
   round_input last_input_;

@@ -1,6 +1,7 @@
 #include "messages/detail/codec.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 namespace rmbus::messages::detail {
@@ -53,6 +54,12 @@ namespace {
   fail(at, std::move(what));
 }
 
+// The first chunk of a body's zone: a body of n bytes holds at most n objects, and most hold far fewer; the
+// zone adds chunks when a tree needs more. Never above msgpack's default.
+std::size_t zone_chunk_bytes(std::size_t body_bytes) {
+  return std::clamp<std::size_t>(8 * body_bytes, 512, MSGPACK_ZONE_CHUNK_SIZE);
+}
+
 std::string limit_text(std::string_view what, std::size_t limit) {
   return std::string{what} + " (limit " + std::to_string(limit) + ")";
 }
@@ -78,7 +85,13 @@ msgpack::object_handle unpack_body(std::string_view body, const decode_limits& l
   std::size_t offset = 0;
   msgpack::object_handle handle;
   try {
-    handle = msgpack::unpack(body.data(), body.size(), offset, reference_body, nullptr, limit);
+    // The object tree of a small body (a heartbeat: about 100 bytes, a dozen objects) fits in a small first
+    // chunk; msgpack's default of 8 KB is a large allocation for every message of the heartbeat stream.
+    auto zone = std::make_unique<msgpack::zone>(zone_chunk_bytes(n));
+    bool referenced = false;
+    const auto root_object =
+        msgpack::unpack(*zone, body.data(), body.size(), offset, referenced, reference_body, nullptr, limit);
+    handle = msgpack::object_handle(root_object, std::move(zone));
   } catch (const msgpack::insufficient_bytes&) {
     fail(root, "truncated body (MessagePack value ends past the last byte)");
   } catch (const msgpack::parse_error&) {

@@ -341,6 +341,47 @@ TEST_CASE("nodes down longer than forget_down_ms are offered to their schedulers
   CHECK(offered(again, "s2") == 1);
 }
 
+TEST_CASE("each tick reports a silent node's missed count until it is down, and never a node that keeps heartbeating") {
+  // Ticks every 200 ms, down at the 6th silent tick. "quiet" is heard once; "busy" heartbeats again whenever
+  // anything reaches the reader (a batch leaves at least every 50 ms while it heartbeats, so it is never a
+  // whole interval silent). The intake looks only at the nodes a tick counted past the forgiven first miss:
+  // quiet's entry must still move at every tick, busy's never after its first.
+  wired_intake t{false, 200};
+  caf::scoped_actor self{t.sys};
+  t.subscribe(self, msg::internal_topics::node_changes);
+  t.heartbeat("quiet", 9216);
+  t.heartbeat("busy", 9216);
+  std::vector<msg::node_entry> quiet, busy;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  bool down = false;
+  while (!down && std::chrono::steady_clock::now() < deadline)
+    self->receive(
+        [&](atoms::deliver, const msg::routed_message& m) {
+          if (const auto* b = m.as<msg::node_changes>())
+            for (const auto& e : b->changed) {
+              (e.node == "quiet" ? quiet : busy).push_back(e);
+              if (e.node == "quiet" && e.state == msg::node_liveness::down) down = true;
+            }
+          t.heartbeat("busy", 9216);
+        },
+        caf::after(std::chrono::seconds(5)) >> [] {});
+  REQUIRE(down);
+  // quiet: up when first heard, then missing with 1, 2, 3, 4 missed, then down with 5: one entry per tick.
+  std::vector<std::pair<msg::node_liveness, std::uint64_t>> seen_quiet;
+  for (const auto& e : quiet) seen_quiet.emplace_back(e.state, e.missed);
+  using L = msg::node_liveness;
+  CHECK(seen_quiet == std::vector<std::pair<L, std::uint64_t>>{
+                          {L::up, 0}, {L::missing, 1}, {L::missing, 2}, {L::missing, 3}, {L::missing, 4}, {L::down, 5}});
+  // busy: its first heartbeat only.
+  REQUIRE(busy.size() == 1);
+  CHECK(busy[0].state == L::up);
+  CHECK(busy[0].missed == 0);
+  // Down: no longer counted, so no more entries for it over the next two ticks.
+  auto after = receive_until(self, [](const seen&) { return false; }, std::chrono::milliseconds(500));
+  for (const auto& b : after.batches)
+    for (const auto& e : b.changed) CHECK(e.node != "quiet");
+}
+
 TEST_CASE("a public input reaches every local subscriber of its topic whole, the last one included") {
   // The router copies the bytes for every consumer but the last, which gets them moved: each must still
   // see the body exactly as it came off the bus (here the intake and two more subscribers of heartbeats).

@@ -227,3 +227,82 @@ TEST_CASE("a heartbeat hands back the node's previous last-heard time: 0 for a n
   w.heartbeat(n1, 2000, &before);
   CHECK(before == 0);
 }
+
+TEST_CASE("a tick names exactly the nodes whose missed count moved past the forgiven first one") {
+  // Interval 1000 ms, stability 4. a heartbeats every interval, b stops after 0, c stops after 1,900 and is
+  // down from the start of the last tick on: only silent nodes are named, once per tick while they are
+  // counted, and a down node no longer.
+  node_liveness w(liveness_config{1000, 4});
+  const machine_id a("a"), b("b"), c("c");
+  for (const auto& n : {a, b, c}) w.heartbeat(n, 0);
+  const auto named = [&](std::int64_t now) {
+    std::vector<machine_id> out;
+    w.tick(now, &out);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  CHECK(named(1000).empty());  // all at counter 1: forgiven, nothing a reader sees moved
+  w.heartbeat(a, 1900);
+  w.heartbeat(c, 1900);
+  CHECK(named(2000) == std::vector<machine_id>{b});  // b: counter 2, missing
+  w.heartbeat(a, 2900);
+  CHECK(named(3000) == std::vector<machine_id>{b});  // b: 3 (missed 2); c: 1, forgiven
+  w.heartbeat(a, 3900);
+  std::vector<machine_id> out;
+  const auto t = w.tick(4000, &out);  // b: 4 = down; c: 2, missing
+  std::sort(out.begin(), out.end());
+  CHECK(out == std::vector<machine_id>{b, c});
+  REQUIRE(t.size() == 2);  // the transitions are among the nodes named
+  CHECK(t[0].node == b);
+  CHECK(t[0].to == node_status::down);
+  CHECK(t[1].node == c);
+  CHECK(t[1].to == node_status::missing);
+  w.heartbeat(a, 4900);
+  CHECK(named(5000) == std::vector<machine_id>{c});  // b is down: no longer counted
+  // Without the list the tick counts the same way.
+  w.heartbeat(a, 5900);
+  CHECK(w.tick(6000).size() == 1);  // c: 4 = down
+  CHECK(w.status(c) == node_status::down);
+  CHECK(w.status(a) == node_status::up);
+}
+
+TEST_CASE("a node's slot reaches its record without its name until the node is forgotten, and a freed slot is reused") {
+  node_liveness w(liveness_config{1000, 3});
+  const machine_id a("a"), b("b");
+  node_liveness::slot sa = 99, sb = 99;
+  REQUIRE(w.heartbeat(a, 0, nullptr, &sa));
+  REQUIRE(w.heartbeat(b, 0, nullptr, &sb));
+  CHECK(sa != sb);
+  CHECK(w.slot_of(a) == sa);
+  CHECK(w.slot_of(b) == sb);
+  CHECK_FALSE(w.slot_of(machine_id("nobody")));
+  // By slot, a heartbeat does what one by name does: a's previous time comes back, b is untouched.
+  std::int64_t before = -1;
+  CHECK_FALSE(w.heartbeat_at(sa, 700, &before));
+  CHECK(before == 0);
+  CHECK(w.last_heard_ms(a) == 700);
+  CHECK(w.last_heard_ms(b) == 0);
+  w.tick(1000);
+  w.tick(2000);  // b: counter 2, missing; a: heard at 700, counter 2 too
+  CHECK(w.missed_at(sb) == 2);
+  CHECK(w.status_at(sb) == node_status::missing);
+  auto back = w.heartbeat_at(sb, 2100);
+  REQUIRE(back);  // missing -> up, reported as a heartbeat by name would
+  CHECK(back->node == b);
+  CHECK(back->from == node_status::missing);
+  CHECK(back->missed == 2);
+  CHECK(w.status_at(sb) == node_status::up);
+  // Forgotten: its slot refuses, and a new node takes the slot over.
+  CHECK(w.forget(a));
+  CHECK_THROWS_AS(w.heartbeat_at(sa, 2200), std::out_of_range);
+  CHECK_THROWS_AS(w.status_at(sa), std::out_of_range);
+  CHECK_THROWS_AS(w.missed_at(12345), std::out_of_range);
+  node_liveness::slot sc = 99;
+  auto first = w.heartbeat(machine_id("c"), 2300, nullptr, &sc);
+  REQUIRE(first);
+  CHECK(first->first_heard);
+  CHECK(sc == sa);
+  CHECK(w.missed_at(sc) == 0);
+  CHECK(w.status_at(sc) == node_status::up);
+  CHECK(w.nodes_with(node_status::up) == std::vector<machine_id>{b, machine_id("c")});
+}

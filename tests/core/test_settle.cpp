@@ -89,3 +89,44 @@ TEST_CASE("a node found down while settling is still evicted") {
   CHECK(h.count("a") == 1);
   CHECK(h.last.counts.given == 0);
 }
+
+TEST_CASE("a settling round repeated with nothing changed gives the same plan, and one after a change shows it") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 2);  // 4 quanta
+  auto& a = h.job("a", "u1", "normal", 1);
+  a.processes = {running_on("old.1", "n000")};
+  h.job("b", "u2", "normal", 1);
+  const auto first = settle(h);
+  const auto again = settle(h);  // the same map, no machine news: the plan of the first, at the new time
+  CHECK(again.now_ms == first.now_ms + 10000);
+  REQUIRE(again.jobs.size() == first.jobs.size());
+  for (std::size_t k = 0; k < first.jobs.size(); ++k) {
+    CHECK(again.jobs[k].id == first.jobs[k].id);
+    CHECK(again.jobs[k].status == first.jobs[k].status);
+    CHECK(again.jobs[k].reason == first.jobs[k].reason);
+    CHECK(again.jobs[k].shares.size() == first.jobs[k].shares.size());
+  }
+  CHECK(again.counts.schedulable_nodes == first.counts.schedulable_nodes);
+  CHECK(h.s.plan_changed_entries().empty());
+
+  // News while settling: a machine reports and job c arrives. The next settling round shows both, and still
+  // gives nothing.
+  h.machine("m000", 4);
+  h.job("c", "u3", "normal", 1);
+  settle(h);
+  CHECK(h.last.counts.schedulable_nodes == first.counts.schedulable_nodes + 1);
+  CHECK(h.plan("c").shares.empty());
+  CHECK(h.plan("c").reason == reason_code::settling);
+  CHECK(h.plan("a").given == 1);
+  CHECK(h.last.counts.given == 0);
+  settle(h);  // unchanged again
+
+  // The window ends with nothing changed since the last settling round: the full round still runs. 8 quanta,
+  // three users: a, b and c get 2 or 3 each, all 8 given.
+  h.round();
+  CHECK(h.count("a") + h.count("b") + h.count("c") == 8);
+  CHECK(h.count("b") >= 2);
+  CHECK(h.count("c") >= 2);
+  CHECK(h.plan("b").reason == reason_code::none);
+  CHECK(h.no_machine_overbooked());
+}

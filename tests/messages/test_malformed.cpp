@@ -235,6 +235,28 @@ TEST_CASE("unknown keys are ignored at every level") {
   CHECK(r.value() == samples::full_workmap());
 }
 
+TEST_CASE("a small body whose object tree outgrows the decoder's first memory chunk decodes whole") {
+  // A heartbeat with a future key holding 2,000 one-byte integers: about 2 KB of body, 2,000 objects, far
+  // more than the first chunk a body of that size gets, and still every field comes out right.
+  auto t = tree(encode(samples::env(), samples::full_heartbeat()));
+  value::array many;
+  for (int i = 0; i < 2000; ++i) many.emplace_back(i % 100);
+  key(t, "future_list") = many;
+  key(t, "future_map") = value::map{{"a", 1}, {"b", value::array{1, 2, 3}}};
+  const auto body = encode_value(t);
+  REQUIRE(body.size() < 4096);
+  envelope env;
+  auto r = decode_heartbeat(topics::heartbeat, body, decode_limits{}, &env);
+  REQUIRE(r.ok());
+  CHECK(r.value() == samples::full_heartbeat());
+  CHECK(env == samples::env());
+  // The generic decoder sees every element too.
+  auto d = decode_value("test", body);
+  REQUIRE(d.ok());
+  REQUIRE(d.value().as_map()->at("future_list").as_array()->size() == 2000);
+  CHECK(d.value().as_map()->at("future_list").as_array()->at(1999) == value(99));
+}
+
 TEST_CASE("multi-byte UTF-8 names are accepted and kept byte for byte") {
   heartbeat h = samples::bare_heartbeat();
   h.node = "n\xc5\x93ud-\xe6\x97\xa5-\xf0\x9f\x96\xa5";  // "nœud-日-🖥"
