@@ -200,6 +200,17 @@ class refusal_events {
   std::uint64_t dropped_ = 0;
 };
 
+// The embedded forwarder's endpoints for this process's own bus clients (inproc names are per ZeroMQ context).
+constexpr std::string_view local_forwarder_pub = "inproc://rmbus.forwarder.pub";
+constexpr std::string_view local_forwarder_sub = "inproc://rmbus.forwarder.sub";
+
+// An endpoint list with its first endpoint (the embedded forwarder's) replaced by `first`.
+std::string with_first_endpoint(const std::string& list, std::string_view first) {
+  auto endpoints = bus::split_endpoints(list);
+  endpoints.front() = std::string{first};
+  return bus::join_endpoints(endpoints);
+}
+
 // The embedded forwarder's shedding gap: as configured, or an eighth of the heartbeat interval. The RM needs a
 // node's heartbeat once per interval; up to eight per interval pass, so a node whose heartbeats bunch up (an
 // agent catching up after a pause) loses none that matter.
@@ -380,7 +391,14 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     // below connects to every one, its own included (docs/bus.md, "Several forwarders").
     fo.pub_endpoint = bus::split_endpoints(rt.bus_pub).front();
     fo.sub_endpoint = bus::split_endpoints(rt.bus_sub).front();
-    if (m.curve) fo.curve = m.curve->own;
+    if (m.curve) {
+      fo.curve = m.curve->own;
+    } else {
+      // This process's own bus clients reach it in memory: a heartbeat would otherwise cross loopback TCP
+      // twice inside the RM, into the forwarder and out of it to the bridge's subscriber.
+      fo.local_pub_endpoint = std::string{local_forwarder_pub};
+      fo.local_sub_endpoint = std::string{local_forwarder_sub};
+    }
     fo.shed = bus::repeat_shedding{std::string{messages::topics::heartbeat},
                                    [](std::string_view body) { return messages::peek_heartbeat_node(body); },
                                    heartbeat_min_gap(m.opt, m.opt.cfg)};
@@ -398,6 +416,11 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   bo.publish.endpoint = rt.bus_pub;
   bo.subscribe.name = m.instance;
   bo.subscribe.endpoint = rt.bus_sub;
+  if (m.fwd && !m.curve) {
+    // The embedded forwarder (the first of each list) in memory; any others as configured.
+    bo.publish.endpoint = with_first_endpoint(rt.bus_pub, local_forwarder_pub);
+    bo.subscribe.endpoint = with_first_endpoint(rt.bus_sub, local_forwarder_sub);
+  }
   bo.subscribe.topics.clear();
   if (m.opt.run.intake) bo.subscribe.topics.emplace_back(messages::topics::heartbeat);
   if (m.opt.run.diff) bo.subscribe.topics.emplace_back(messages::topics::workmap);

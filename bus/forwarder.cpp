@@ -80,6 +80,10 @@ struct forwarder::impl {
     bind_named(xpub, options.sub_endpoint, "bus sub");
     pub_endpoint = xsub.get(zmq::sockopt::last_endpoint);
     sub_endpoint = xpub.get(zmq::sockopt::last_endpoint);
+    if ((!options.local_pub_endpoint.empty() || !options.local_sub_endpoint.empty()) && options.curve)
+      throw std::invalid_argument("forwarder: local endpoints are for a forwarder without CURVE");
+    if (!options.local_pub_endpoint.empty()) bind_named(xsub, options.local_pub_endpoint, "bus pub (local)");
+    if (!options.local_sub_endpoint.empty()) bind_named(xpub, options.local_sub_endpoint, "bus sub (local)");
     // One inproc name per forwarder object; inproc names are per context and freed when the socket closes.
     const std::string control =
         "inproc://rmbus.forwarder.control." + std::to_string(reinterpret_cast<std::uintptr_t>(this));

@@ -69,6 +69,11 @@ struct forwarder_options {
   int hwm = 10000;                                 // per peer, both directions
   std::optional<curve_keypair> curve;              // CURVE server key pair; none: CURVE off
   std::optional<repeat_shedding> shed;             // none: no shedding
+  // Further endpoints of the same two sides for clients in this very process (inproc://...), so that their
+  // messages do not cross loopback TCP into the process and out again; empty: none. Without CURVE only:
+  // the roles of a sender come from its CURVE key, which an inproc connection does not carry.
+  std::string local_pub_endpoint;
+  std::string local_sub_endpoint;
 };
 
 // A message the forwarder dropped because its sender may not publish its topic.

@@ -222,3 +222,54 @@ TEST_CASE("a topic is encoded only while a subscriber holds a prefix of it, thro
   publish_state();
   CHECK(encoded == before);
 }
+
+TEST_CASE("a forwarder's local inproc endpoints carry messages both ways between clients in its process and over tcp") {
+  zmq::context_t ctx;
+  forwarder_options fo;
+  fo.pub_endpoint = "tcp://127.0.0.1:0";
+  fo.sub_endpoint = "tcp://127.0.0.1:0";
+  fo.local_pub_endpoint = "inproc://test.forwarder.pub";
+  fo.local_sub_endpoint = "inproc://test.forwarder.sub";
+  forwarder f{ctx, fo};
+  f.start();
+  auto subscriber_at = [&](std::string endpoint, inbox& in) {
+    subscriber_options o;
+    o.name = "s";
+    o.endpoint = std::move(endpoint);
+    o.topics = {"t."};
+    auto s = std::make_unique<subscriber>(ctx, o, in.handlers());
+    s->start();
+    return s;
+  };
+  inbox over_tcp, in_memory;
+  auto tcp_sub = subscriber_at(f.sub_endpoint(), over_tcp);
+  auto local_sub = subscriber_at(fo.local_sub_endpoint, in_memory);
+  publisher_options po;
+  po.name = "local-pub";
+  po.endpoint = fo.local_pub_endpoint;
+  publisher local_pub{ctx, po};
+  po.name = "tcp-pub";
+  po.endpoint = f.pub_endpoint();
+  publisher tcp_pub{ctx, po};
+  std::uint64_t n = 0;
+  // In memory -> over tcp, and over tcp -> in memory; each side also hears the other.
+  REQUIRE(send_until_arrived([&] { local_pub.publish("t.local", numbered(++n)); },
+                             [&](auto t) { return over_tcp.wait_count("t.local", 1, t); }));
+  REQUIRE(send_until_arrived([&] { tcp_pub.publish("t.tcp", numbered(++n)); },
+                             [&](auto t) { return in_memory.wait_count("t.tcp", 1, t); }));
+  CHECK(in_memory.wait_count("t.local", 1, 5s));
+  CHECK(over_tcp.wait_count("t.tcp", 1, 5s));
+  // The local publisher learns of subscriptions made over tcp, as any publisher does.
+  CHECK(local_pub.wanted("t.anything"));
+  CHECK_FALSE(local_pub.wanted("u.other"));
+}
+
+TEST_CASE("a forwarder with CURVE refuses local endpoints, which would carry no key") {
+  zmq::context_t ctx;
+  forwarder_options fo;
+  fo.pub_endpoint = "tcp://127.0.0.1:0";
+  fo.sub_endpoint = "tcp://127.0.0.1:0";
+  fo.curve = make_curve_keypair();
+  fo.local_sub_endpoint = "inproc://test.forwarder.curve.sub";
+  CHECK_THROWS_AS(forwarder(ctx, fo), std::invalid_argument);
+}
