@@ -23,13 +23,21 @@ using namespace std::chrono_literals;
 void run_idle(const options& o, zmq::context_t& ctx, const load_cluster& c, run_figures& f) {
   const auto cfg = write_config(o, c, 10000, "idle");
   auto l = start(o, cfg, "idle");
-  observer obs{ctx, l.sub_side()};
+  observer obs{ctx, l.sub_side(), {std::string{messages::topics::rm_events}}};
   stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
   if (!wait_ready(ctx, l, obs, 100)) throw std::runtime_error("rmbus (idle) did not come up");
   heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 10000ms};
   const std::string topic{messages::topics::workmap};
-  // Settle: the first map recovers every process; follow until the schedule stops changing.
+  // What is measured is an RM at rest: every node heard (one heartbeat interval) before the first map, so
+  // that recovery places every process; the settle window the first map opens (it names running processes)
+  // waited out; then the schedule followed until it stops changing.
+  obs.wait([&] { return obs.last_nodes && obs.last_nodes->up >= c.nodes.size(); }, 60s);
   auto work = c.work;
+  work.rm_epoch = obs.fence.echo();
+  work.rm_cycle = obs.fence.echo_cycle();
+  const auto first = orch.publish(topic, work);
+  obs.wait([&] { return obs.state_for_map.count(first) > 0; }, 120s);
+  if (obs.wait([&] { return obs.settling; }, 2s)) obs.wait([&] { return obs.settled; }, 120s);
   for (int i = 0; i < 10; ++i) {
     work.rm_epoch = obs.fence.echo();
     work.rm_cycle = obs.fence.echo_cycle();
