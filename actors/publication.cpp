@@ -13,6 +13,9 @@
 // taken: publication asks the scheduler for a full plan (rm.internal.plansync), which it sends at once for
 // the round in flight. Events for shares that turned preempt or evict, and for newly refused work, come from
 // the jobs the round's plans changed, compared with their version before.
+// rm.state is kept between rounds too: the round's changes to the listing (actors/round_listing.hpp) are
+// applied to the last one, with each job's entry kept packed for the encoder, and the same changes are the
+// body of rm.schedule.changes.
 //
 // rm.nodes merges the intake's node table (a replica kept from numbered changes, actors/node_report_table.hpp)
 // with each pool's machines (state, quanta, free quanta; each plan lists the machines that changed). It is

@@ -54,6 +54,18 @@ bool eventually(const std::function<bool()>& holds, std::chrono::milliseconds ti
   return holds();
 }
 
+// A subscriber of `topics` at `endpoint`, started, delivering to `in`.
+std::unique_ptr<subscriber> started_subscriber(zmq::context_t& ctx, std::string name, std::string endpoint,
+                                               std::vector<std::string> topics, inbox& in) {
+  subscriber_options o;
+  o.name = std::move(name);
+  o.endpoint = std::move(endpoint);
+  o.topics = std::move(topics);
+  auto s = std::make_unique<subscriber>(ctx, o, in.handlers());
+  s->start();
+  return s;
+}
+
 std::string what_of(std::string_view list) {
   try {
     split_endpoints(list);
@@ -186,14 +198,7 @@ TEST_CASE("a topic is encoded only while a subscriber holds a prefix of it, thro
 
   // A subscriber of a prefix, on the first forwarder only.
   inbox in_a;
-  auto a = std::make_unique<subscriber>(ctx, [&] {
-    subscriber_options o;
-    o.name = "a";
-    o.endpoint = f1->sub_endpoint();
-    o.topics = {"rm.s"};
-    return o;
-  }(), in_a.handlers());
-  a->start();
+  auto a = started_subscriber(ctx, "a", f1->sub_endpoint(), {"rm.s"}, in_a);
   REQUIRE(send_until_arrived(publish_state, [&](auto t) { return in_a.wait_count("rm.state", 1, t); }));
   CHECK(encoded > 0);
   CHECK(in_a.on_topic("rm.state").front().env.seq > 20);  // the stream went on while nobody listened
@@ -203,14 +208,7 @@ TEST_CASE("a topic is encoded only while a subscriber holds a prefix of it, thro
 
   // A subscriber of everything, on the second forwarder: every topic is wanted while it stays.
   inbox in_b;
-  auto b = std::make_unique<subscriber>(ctx, [&] {
-    subscriber_options o;
-    o.name = "b";
-    o.endpoint = f2->sub_endpoint();
-    o.topics = {""};
-    return o;
-  }(), in_b.handlers());
-  b->start();
+  auto b = started_subscriber(ctx, "b", f2->sub_endpoint(), {""}, in_b);
   REQUIRE(eventually([&] { return pub.wanted("rm.nodes"); }, 20s));
   b.reset();
   REQUIRE(eventually([&] { return !pub.wanted("rm.nodes"); }, 20s));
@@ -232,18 +230,9 @@ TEST_CASE("a forwarder's local inproc endpoints carry messages both ways between
   fo.local_sub_endpoint = "inproc://test.forwarder.sub";
   forwarder f{ctx, fo};
   f.start();
-  auto subscriber_at = [&](std::string endpoint, inbox& in) {
-    subscriber_options o;
-    o.name = "s";
-    o.endpoint = std::move(endpoint);
-    o.topics = {"t."};
-    auto s = std::make_unique<subscriber>(ctx, o, in.handlers());
-    s->start();
-    return s;
-  };
   inbox over_tcp, in_memory;
-  auto tcp_sub = subscriber_at(f.sub_endpoint(), over_tcp);
-  auto local_sub = subscriber_at(fo.local_sub_endpoint, in_memory);
+  auto tcp_sub = started_subscriber(ctx, "tcp", f.sub_endpoint(), {"t."}, over_tcp);
+  auto local_sub = started_subscriber(ctx, "local", fo.local_sub_endpoint, {"t."}, in_memory);
   publisher_options po;
   po.name = "local-pub";
   po.endpoint = fo.local_pub_endpoint;
