@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -89,6 +90,8 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
 }
 
 ha_fixture::~ha_fixture() {
+  // A REQUIRE that failed is unwinding through here: each candidate's log is printed once they are stopped.
+  const bool failed = std::uncaught_exceptions() > 0;
   cluster_->stop();
   for (std::size_t i = 0; i < procs_.size(); ++i)
     if (procs_[i]) {
@@ -109,6 +112,8 @@ ha_fixture::~ha_fixture() {
     p->wait(std::chrono::seconds(10));
   }
   host_proxies_.clear();
+  if (failed)
+    for (std::size_t i = 0; i < candidates(); ++i) test_support::print_log_ends(log_file(i), 40, 60);
   if (std::getenv("RMBUS_KEEP") == nullptr) std::system(("rm -rf '" + dir_ + "'").c_str());
 }
 

@@ -2,7 +2,9 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
+#include <iostream>
 #include <stdexcept>
 
 #include <unistd.h>
@@ -126,6 +128,16 @@ void rm_fixture::use_delta_maps(int full_map_every) {
 
 rm_fixture::~rm_fixture() {
   cluster_->stop();
+  // A REQUIRE that failed is unwinding through here: say how each RM process ended and what it logged last,
+  // for a failure on a CI machine to be read from ctest's output alone.
+  const bool failed = std::uncaught_exceptions() > 0;
+  if (failed) {
+    for (std::size_t i = 0; i < procs_.size(); ++i) {
+      const auto ended = procs_[i]->wait(std::chrono::milliseconds(0));
+      std::cerr << "rm_fixture: RM process " << i << (ended ? " had exited with " + std::to_string(*ended) : " was running")
+                << " when the test failed\n";
+    }
+  }
   kill_rm(SIGTERM);
   wait_rm(std::chrono::seconds(10));
   procs_.clear();  // SIGKILLs whatever is left
@@ -134,8 +146,7 @@ rm_fixture::~rm_fixture() {
     proxy_->wait(std::chrono::seconds(10));
     proxy_.reset();
   }
-  std::error_code ec;
-  (void)ec;
+  if (failed) test_support::print_log_ends(log_file(), 40, 60);
   // RMBUS_KEEP set: the folder (configuration, logs of every process) stays for a failed test to be read.
   if (std::getenv("RMBUS_KEEP") == nullptr) std::system(("rm -rf '" + dir_ + "'").c_str());
 }

@@ -1,14 +1,21 @@
 #include "tests/support/child_process.hpp"
 
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
+#include <deque>
+#include <iostream>
+#include <fstream>
+#include <random>
 #include <stdexcept>
 #include <thread>
 
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/file.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -110,20 +117,83 @@ run_result run_to_end(const std::string& path, const std::vector<std::string>& a
   return r;
 }
 
-int free_port() {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+namespace {
+
+// The kernel's ephemeral range: ports it hands to connect() and bind(:0). A test port taken from it can be
+// taken again, before the RM binds it, as the source port of any connection on the machine, or by a client
+// connecting to it (TCP's self-connect, which then holds the port the RM was to bind).
+std::pair<int, int> ephemeral_range() {
+  int low = 32768, high = 60999;
+  std::ifstream in("/proc/sys/net/ipv4/ip_local_port_range");
+  if (in >> low >> high && low > 0 && low <= high) return {low, high};
+  return {32768, 60999};
+}
+
+bool bindable(int port) {
+  const int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return false;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  if (::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(s);
-    throw std::runtime_error("cannot bind a loopback port");
-  }
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   ::close(s);
-  return ntohs(a.sin_port);
+  return ok;
+}
+
+// Test processes running side by side (ctest -j) must not pick the same port: each port chosen is claimed by
+// an exclusive flock on a file named after it, held until the claiming process exits (the descriptor is
+// left open on purpose; the kernel drops the lock with the process).
+bool claim(int port) {
+  const std::string dir = "/tmp/rmbus-test-ports";
+  ::mkdir(dir.c_str(), 01777);
+  const int fd = ::open((dir + "/" + std::to_string(port)).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) return true;  // no claim possible: the bind check alone decides
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int free_port() {
+  const auto [low, high] = ephemeral_range();
+  // Below the ephemeral range when there is room for it, else above it.
+  const int first = low > 12000 ? 10000 : high + 1;
+  const int last = low > 12000 ? low - 1 : 65535;
+  if (first > last) throw std::runtime_error("no loopback port range outside the ephemeral ports");
+  std::mt19937 pick(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
+  std::uniform_int_distribution<int> in_range(first, last);
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const int port = in_range(pick);
+    if (claim(port) && bindable(port)) return port;
+  }
+  throw std::runtime_error("no free loopback port between " + std::to_string(first) + " and " + std::to_string(last));
+}
+
+// The first and the last lines of an RM log: how it started (bindings, refusals) and what it did last.
+void print_log_ends(const std::string& path, std::size_t first, std::size_t last) {
+  std::ifstream in(path);
+  std::vector<std::string> head;
+  std::deque<std::string> tail;
+  std::size_t skipped = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (head.size() < first) {
+      head.push_back(std::move(line));
+      continue;
+    }
+    tail.push_back(std::move(line));
+    if (tail.size() > last) {
+      tail.pop_front();
+      ++skipped;
+    }
+  }
+  std::cerr << "rm_fixture: " << path << ":\n";
+  for (const auto& line : head) std::cerr << "  " << line << '\n';
+  if (skipped > 0) std::cerr << "  [" << skipped << " lines]\n";
+  for (const auto& line : tail) std::cerr << "  " << line << '\n';
 }
 
 std::string loopback(int port) { return "tcp://127.0.0.1:" + std::to_string(port); }

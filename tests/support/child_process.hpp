@@ -5,6 +5,7 @@
 // Thread-safety: one owner per object.
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,8 +40,13 @@ struct run_result {
 };
 run_result run_to_end(const std::string& path, const std::vector<std::string>& args, std::chrono::milliseconds timeout);
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to :0 and released).
+// A TCP port on 127.0.0.1 that was free a moment ago, outside the kernel's ephemeral range and claimed for
+// this test process alone (see child_process.cpp).
 int free_port();
-std::string loopback(int port);  // "tcp://127.0.0.1:<port>"
+std::string loopback(int port);
+
+// Prints to stderr the first `first` and the last `last` lines of a log file (how a child process started and
+// what it did last), for a failed test to be read from ctest's output.
+void print_log_ends(const std::string& path, std::size_t first, std::size_t last);  // "tcp://127.0.0.1:<port>"
 
 }  // namespace rmbus::test_support
