@@ -158,7 +158,13 @@ void observer::take(const arrival& a) {
     auto src = e.value().detail.find("src");
     if (src != e.value().detail.end() && src->second == orchestrator_src) ++full_map_requests;
   } else if (a.topic == messages::topics::rm_cycle) {
-    if (auto c = messages::decode_rm_cycle(a.topic, a.body, limits)) round_total_ms.push_back(c.value().total_us / 1000.0);
+    if (auto c = messages::decode_rm_cycle(a.topic, a.body, limits)) {
+      const auto& v = c.value();
+      round_total_ms.push_back(v.total_us / 1000.0);
+      const auto staged = v.how_much_us + v.what_of_us + v.preempt_us + v.defrag_us;
+      round_stage_ms.push_back({v.how_much_us / 1000.0, v.what_of_us / 1000.0, v.preempt_us / 1000.0,
+                                v.defrag_us / 1000.0, v.total_us > staged ? (v.total_us - staged) / 1000.0 : 0.0});
+    }
   }
 }
 

@@ -108,6 +108,12 @@ class observer {
   // the observer is destroyed or while nothing arrives.
   std::uint64_t copies_dropped() const { return copies_dropped_.load(); }
   std::vector<double> round_total_ms;  // rm.cycle total_us of every pool round seen (apply_work + schedule)
+  // The same rounds' stages, ms: How Much (with the job caps), What Of, preemption, defragmentation, and the
+  // rest of the total (the work's apply, the plan).
+  struct round_stages {
+    double how_much = 0, what_of = 0, preempt = 0, defrag = 0, rest = 0;
+  };
+  std::vector<round_stages> round_stage_ms;
 
  private:
   struct arrival {

@@ -53,6 +53,10 @@ struct options {
   // --schedule-changes N: the events phase's orchestrator follows rm.schedule.changes (a full message every N
   // rounds) instead of rm.state, which nobody then subscribes to; 0: rm.state.
   int schedule_changes = 0;
+  // --latency-after-settle: the latency phase times its maps after the settle window the first map opens
+  // (full rounds, as the RM runs at rest), not inside it (settling rounds, the default: figures stay
+  // comparable with earlier ones).
+  bool latency_after_settle = false;
 };
 
 load_keys make_keys(const std::string& work_dir);
@@ -115,8 +119,11 @@ struct latency_result {
 };
 
 // Publishes the cluster's map, follows each rm.state as an orchestrator would, and times every map.
+// With `after_settle`, the maps after the first are timed once the settle window it opens is over (REQUIRES:
+// `obs` subscribes to rm.events).
 // REQUIRES: `orch` connected before wait_ready (a PUB socket drops what it sends before its connection is up).
-latency_result measure_latency(stamped_publisher& orch, observer& obs, load_cluster c, int maps);
+latency_result measure_latency(stamped_publisher& orch, observer& obs, load_cluster c, int maps,
+                               bool after_settle = false);
 void print_latency(const std::string& label, const latency_result& r);
 
 struct failover_figures {
@@ -132,6 +139,7 @@ struct events_figures {
   std::uint64_t resyncs = 0;  // full maps the RM asked for (a delta lost or refused), sent at once
   std::vector<double> full_ms;  // full maps of the same cluster, after the changes: the baseline
   std::vector<double> round_ms;  // rm.cycle total of the pool rounds while the changes ran
+  std::vector<observer::round_stages> round_stages;  // and their stages
   double rss_mb = 0;
 };
 

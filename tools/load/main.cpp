@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   app.add_option("--users", o.users, "users")->check(CLI::Range(1, 10000));
   app.add_option("--runs", o.runs, "repeat everything; figures are printed per run and as medians")->check(CLI::Range(1, 20));
   app.add_option("--maps", o.maps, "work maps timed per latency measurement")->check(CLI::Range(2, 1000));
+  app.add_flag("--latency-after-settle", o.latency_after_settle,
+               "the latency phase times its maps after the RM's settle window (full rounds), not inside it");
   app.add_option("--seed", o.seed, "workload seed");
   app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools, failover, events; or "
                                      "serve (alone: keep the cluster running for an outside observer)");

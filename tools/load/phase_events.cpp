@@ -58,6 +58,7 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
   obs.peek_states = true;
   obs.state_for_map.clear();
   obs.round_total_ms.clear();
+  obs.round_stage_ms.clear();
   std::vector<std::pair<std::uint64_t, clock_type::time_point>> sent;  // (seq, when) per change
   const auto t0 = clock_type::now();
   for (int i = 0; i < o.events; ++i) {
@@ -107,6 +108,7 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
   f.rounds = obs.state_for_map.size();
   // The pools' own part of the path (rm.cycle total: apply_work + schedule) in the rounds of the changes.
   f.round_ms = obs.round_total_ms;
+  f.round_stages = obs.round_stage_ms;
   f.rss_mb = l.sample().rss_kb / 1024.0;
   // The baseline of the same run: the same cluster's map, now sent whole, a few times.
   messages::workmap now;
@@ -129,6 +131,16 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
               static_cast<unsigned long long>(f.resyncs));
   std::printf("events: the pool's round (rm.cycle total) in those rounds: median %.1f ms, p99 %.1f ms (%zu rounds)\n",
               median(f.round_ms), percentile(f.round_ms, 99), f.round_ms.size());
+  auto stage_median = [&](double observer::round_stages::*stage) {
+    std::vector<double> ms;
+    for (const auto& r : f.round_stages) ms.push_back(r.*stage);
+    return median(ms);
+  };
+  std::printf("events: of which (medians) How Much with the job caps %.1f ms, What Of %.1f ms, preemption %.1f ms, "
+              "defragmentation %.1f ms, the rest (the work's apply, the plan) %.1f ms\n",
+              stage_median(&observer::round_stages::how_much), stage_median(&observer::round_stages::what_of),
+              stage_median(&observer::round_stages::preempt), stage_median(&observer::round_stages::defrag),
+              stage_median(&observer::round_stages::rest));
 }
 
 }  // namespace rmbus::load

@@ -26,7 +26,10 @@ void run_one(const options& o, zmq::context_t& ctx, const load_cluster& c, run_f
   // The raw ceiling's topic: one the RM does not read; under CURVE an rm.* one, which the forwarder's role
   // check passes for rmbus-load's key (role rm).
   const std::string raw_topic = o.keys ? "rm.load.raw" : "load.raw";
-  observer obs{ctx, l.sub_side(), {raw_topic}};
+  // rm.events only to see the settle window (its node_up events would load the observer in the intake phase).
+  std::vector<std::string> extra{raw_topic};
+  if (o.latency_after_settle) extra.push_back(std::string{messages::topics::rm_events});
+  observer obs{ctx, l.sub_side(), extra};
   // Every publisher connects now, so none loses its first messages to the slow-joiner hop.
   stamped_publisher burst{ctx, l.pub_side(), "rmbus-load.boot"}, orch{ctx, l.pub_side(), "rmbus-load.orchestrator"},
       raw{ctx, l.pub_side(), "rmbus-load.raw"}, pub{ctx, l.pub_side(), "rmbus-load.intake"};
@@ -52,7 +55,7 @@ void run_one(const options& o, zmq::context_t& ctx, const load_cluster& c, run_f
                 c.nodes.size(), f.startup_s);
   }
   if (o.phases.count("latency")) {
-    f.one = measure_latency(orch, obs, c, o.maps);
+    f.one = measure_latency(orch, obs, c, o.maps, o.latency_after_settle);
     print_latency("latency, one process:", f.one);
   }
   f.ever_missing = obs.ever_missing.size();
@@ -113,12 +116,14 @@ void run_one(const options& o, zmq::context_t& ctx, const load_cluster& c, run_f
 latency_result run_latency_only(const options& o, zmq::context_t& ctx, const load_cluster& c, const std::string& how) {
   const auto cfg = write_config(o, c, 1000, how);
   auto l = start(o, cfg, how);
-  observer obs{ctx, l.sub_side()};
+  observer obs{ctx, l.sub_side(),
+               o.latency_after_settle ? std::vector<std::string>{std::string{messages::topics::rm_events}}
+                                      : std::vector<std::string>{}};
   stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
   if (!wait_ready(ctx, l, obs, 1000)) throw std::runtime_error("rmbus (" + how + ") did not come up");
   heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 1000ms};
   obs.wait([&] { return obs.last_nodes && obs.last_nodes->up >= c.nodes.size(); }, 60s);
-  return measure_latency(orch, obs, c, o.maps);
+  return measure_latency(orch, obs, c, o.maps, o.latency_after_settle);
 }
 
 }  // namespace rmbus::load
