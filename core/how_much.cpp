@@ -52,6 +52,61 @@ void radix_sort(std::vector<T>& v, std::vector<T>& tmp, Key key) {
   }
 }
 
+// What the fair-share split needs of one job, gathered once from the job records, in slot order (the
+// records are read front to back), instead of read again at each level in the order of users.
+struct class_job {
+  std::uint64_t key;  // (user rank, job rank): users by name, each user's jobs oldest first
+  int slot;
+  int order;
+  std::int64_t cap;
+  int user_slot;      // the job's user, as the model numbers users
+  int group;          // its share group (-1: none)
+  int user;           // index into the split's users (written by the split)
+  std::int64_t given;  // written by the split
+
+  // Equal in all that the split reads of the job.
+  bool same_input(const class_job& o) const {
+    return key == o.key && slot == o.slot && order == o.order && cap == o.cap && user_slot == o.user_slot &&
+           group == o.group;
+  }
+};
+
+// One user's jobs in a split: cj[begin, end) of the jobs in key order.
+struct user_jobs {
+  int user_slot;
+  std::size_t begin, end;
+};
+
+}  // namespace
+
+// One class's split among its users and jobs: what it was computed from, and what the write into the job
+// records reads.
+struct how_much_cache::class_split {
+  std::vector<class_job> gathered;  // the inputs: the class's jobs in slot order (only when kept)
+  std::vector<std::int64_t> class_given;
+  std::vector<std::pair<int, std::int64_t>> orders;
+  std::int64_t class_pfs = 0;
+  int largest = 0;  // the largest machine order of the class's pool tree
+
+  std::vector<class_job> jobs;  // in slot order, each with its user and what it was given
+  std::vector<user_jobs> by_user;
+  std::vector<std::int64_t> user_qshares;
+  std::vector<std::int64_t> tree_user_pfs;  // group path: each user's pure fair share
+  std::vector<std::int64_t> group_qshares;  // group path: quanta given to each group of the class's tree
+  std::vector<group_load> groups;           // group path: what it added to how_much_result::groups
+
+  bool computed_from(const std::vector<class_job>& cj, const std::vector<std::int64_t>& given,
+                     const std::vector<std::pair<int, std::int64_t>>& wanted, std::int64_t pfs, int big) const {
+    if (pfs != class_pfs || big != largest || given != class_given || wanted != orders || cj.size() != gathered.size())
+      return false;
+    for (std::size_t k = 0; k < cj.size(); ++k)
+      if (!cj[k].same_input(gathered[k])) return false;
+    return true;
+  }
+};
+
+namespace {
+
 struct counter {
   counter(cluster_model& model, const round_input& input) : m(model), in(input) {}
 
@@ -68,6 +123,7 @@ struct counter {
   std::vector<int> rank;                    // per machine: position by name
   std::vector<apportion_entity> job_entities;  // split_class's scratch
   apportion_workspace apportion_ws;            // reused by every apportion_qshares of the round
+  how_much_cache* cache = nullptr;             // kept splits of earlier rounds (none: every split computed)
 
   void index_orders() {
     max_local.assign(m.pools.size(), 0);
@@ -549,16 +605,6 @@ struct counter {
   }
   free_blocks user_blocks;  // split_class's scratch: what one user was given, as blocks
 
-  // What the fair-share split needs of one job, gathered once from the job records, in slot order (the
-  // records are read front to back), instead of read again at each level in the order of users.
-  struct class_job {
-    std::uint64_t key;  // (user rank, job rank): users by name, each user's jobs oldest first
-    int slot;
-    int order;
-    std::int64_t cap;
-    int user;           // index into split_class's users
-    std::int64_t given;
-  };
   std::vector<std::int64_t> cap_by_order;  // wants_by_order's scratch, per order
   std::vector<class_job> cj_scratch;       // radix_sort's
 
@@ -586,7 +632,7 @@ struct counter {
       const auto& j = m.jobs[static_cast<std::size_t>(ji)];
       const auto user = static_cast<std::uint64_t>(m.user_rank[static_cast<std::size_t>(j.user_slot)]);
       cj.push_back({user << 32 | static_cast<std::uint32_t>(m.job_rank[static_cast<std::size_t>(ji)]), ji, j.order,
-                    j.cap.cap, 0, 0});
+                    j.cap.cap, j.user_slot, j.group, 0, 0});
     }
     return cj;
   }
@@ -636,21 +682,46 @@ struct counter {
     }
   }
 
+  // A class's award split among its users and jobs, written into the job records: taken from the cache when
+  // the split kept there was computed from equal inputs, else computed (and kept).
   void split_class(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
                    std::int64_t class_pfs, std::vector<class_job>& cj) {
+    const auto cs = static_cast<std::size_t>(c);
+    const int largest = max_subtree[static_cast<std::size_t>(m.classes[cs].pool)];
+    if (cache != nullptr) {
+      if (cache->by_class.size() < m.classes.size()) cache->by_class.resize(m.classes.size());
+      const auto& kept = cache->by_class[cs];
+      if (kept && kept->computed_from(cj, cls.given, orders, class_pfs, largest)) {
+        ++cache->splits_reused;
+        out.groups.insert(out.groups.end(), kept->groups.begin(), kept->groups.end());
+        write_split(c, *kept, cls);
+        return;
+      }
+    }
+    auto split = std::make_shared<how_much_cache::class_split>();
+    split->class_pfs = class_pfs;
+    split->largest = largest;
+    if (cache != nullptr) {
+      split->gathered = cj;
+      split->class_given = cls.given;
+      split->orders = orders;
+    }
+    compute_split(c, cls, orders, class_pfs, cj, *split);
+    write_split(c, *split, cls);
+    if (cache != nullptr) cache->by_class[cs] = std::move(split);
+  }
+
+  // The split itself: the class's award among its users (or down its share tree), each user's among its
+  // jobs. `cj` is consumed.
+  void compute_split(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
+                     std::int64_t class_pfs, std::vector<class_job>& cj, how_much_cache::class_split& split) {
     // Both ranks are unique, so the keys are a total order.
     radix_sort(cj, cj_scratch, [](const class_job& x) { return x.key; });
-    struct user_jobs {
-      int user_slot;
-      std::size_t begin, end;  // its jobs: cj[begin, end)
-    };
-    std::vector<user_jobs> by_user;
+    auto& by_user = split.by_user;
     for (std::size_t k = 0; k < cj.size(); ++k) {
       const auto rank = static_cast<int>(cj[k].key >> 32);
-      if (by_user.empty() || static_cast<int>(cj[by_user.back().begin].key >> 32) != rank) {
-        const int us = m.jobs[static_cast<std::size_t>(cj[k].slot)].user_slot;
-        by_user.push_back({us, k, k});
-      }
+      if (by_user.empty() || static_cast<int>(cj[by_user.back().begin].key >> 32) != rank)
+        by_user.push_back({cj[k].user_slot, k, k});
       by_user.back().end = k + 1;
       cj[k].user = static_cast<int>(by_user.size()) - 1;
     }
@@ -661,13 +732,21 @@ struct counter {
     std::vector<std::vector<std::pair<int, std::int64_t>>> user_orders(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) user_orders[i] = users[i].wanted;
     const share_tree& tree = m.tree_of(c);
-    const bool grouped = !tree.empty();  // read once: the loops below write job records
-    if (!grouped) apportion_qshares(users, class_blocks, apportion_ws);
-    else count_groups(c, by_user, cj, users, class_blocks, class_pfs);
-    std::vector<std::int64_t> user_qshares(users.size());
+    if (tree.empty()) {
+      apportion_qshares(users, class_blocks, apportion_ws);
+    } else {
+      const std::size_t groups_before = out.groups.size();
+      count_groups(c, by_user, cj, users, class_blocks, class_pfs);
+      split.groups.assign(out.groups.begin() + static_cast<std::ptrdiff_t>(groups_before), out.groups.end());
+      split.tree_user_pfs = tree_user_pfs;
+      split.group_qshares.assign(tree.groups.size(), 0);
+      for (std::size_t g = 0; g < tree.groups.size() && g < tree_awards.size(); ++g)
+        split.group_qshares[g] = group_qshares(tree_awards[g]);
+    }
+    split.user_qshares.assign(users.size(), 0);
     for (std::size_t ui = 0; ui < by_user.size(); ++ui) {
       const auto& span = by_user[ui];
-      user_qshares[ui] = users[ui].given_qshares();
+      split.user_qshares[ui] = users[ui].given_qshares();
       fill_blocks(user_blocks, user_orders[ui], users[ui].given);
       // One entity per job, reused from user to user (their vectors keep their capacity).
       // The array only grows: shrinking it would free the entities' vectors, growing it again allocate them.
@@ -681,38 +760,46 @@ struct counter {
       apportion_qshares(jes.data(), n_jobs, user_blocks, apportion_ws);
       for (std::size_t k = 0; k < n_jobs; ++k) cj[span.begin + k].given = jes[k].given_total();
     }
-
-    // Back into the job records, in slot order again.
+    // Back in slot order, so that the records are written front to back.
     radix_sort(cj, cj_scratch, [](const class_job& x) { return static_cast<std::uint64_t>(x.slot); });
-    const std::int64_t user_pfs = by_user.empty() ? 0 : class_pfs / static_cast<std::int64_t>(by_user.size());
+    split.jobs = std::move(cj);
+  }
+
+  // Each job's count, pure fair share and reason, from a split.
+  void write_split(int c, const how_much_cache::class_split& split, const apportion_entity& cls) {
+    const auto& by_user = split.by_user;
+    const share_tree& tree = m.tree_of(c);
+    const bool grouped = !tree.empty();
+    const std::int64_t user_pfs =
+        by_user.empty() ? 0 : split.class_pfs / static_cast<std::int64_t>(by_user.size());
     const std::string& cname = m.classes[static_cast<std::size_t>(c)].def.name;
     const int pool = m.classes[static_cast<std::size_t>(c)].pool;
     const std::int64_t class_qshares = cls.given_qshares();
     // The text for a job that got nothing is the same for all of a user's jobs but for the order: each
     // user's part is written once.
     std::vector<std::string> nothing_for(by_user.size());
-    for (const auto& x : cj) {
+    for (const auto& x : split.jobs) {
       auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
       const auto& u = by_user[static_cast<std::size_t>(x.user)];
       j.given = static_cast<int>(x.given);
-      const std::int64_t pfs_of_user = grouped ? tree_user_pfs[static_cast<std::size_t>(x.user)] : user_pfs;
+      const std::int64_t pfs_of_user = grouped ? split.tree_user_pfs[static_cast<std::size_t>(x.user)] : user_pfs;
       j.pfs_qshares = pfs_of_user / static_cast<std::int64_t>(u.end - u.begin);
       if (x.given != 0 || x.cap <= 0) continue;
-      if (max_subtree[static_cast<std::size_t>(pool)] < x.order) {
-        no_machine_reason(j, pool, max_subtree[static_cast<std::size_t>(pool)]);
+      if (split.largest < x.order) {
+        no_machine_reason(j, pool, split.largest);
         continue;
       }
       auto& text = nothing_for[static_cast<std::size_t>(x.user)];
-      if (text.empty() && grouped && j.group >= 0)
+      if (text.empty() && grouped && x.group >= 0)
         write_text(text, "fair share counted nothing: class ", cname, " got ", class_qshares, " quanta, group ",
-                   tree.groups[static_cast<std::size_t>(j.group)].name, " ",
-                   group_qshares(tree_awards[static_cast<std::size_t>(j.group)]), " quanta, user ",
-                   m.users[static_cast<std::size_t>(u.user_slot)].str(), " ", user_qshares[static_cast<std::size_t>(x.user)],
-                   " quanta, a process needs ");
+                   tree.groups[static_cast<std::size_t>(x.group)].name, " ",
+                   split.group_qshares[static_cast<std::size_t>(x.group)], " quanta, user ",
+                   m.users[static_cast<std::size_t>(u.user_slot)].str(), " ",
+                   split.user_qshares[static_cast<std::size_t>(x.user)], " quanta, a process needs ");
       else if (text.empty())
         write_text(text, "fair share counted nothing: class ", cname, " got ", class_qshares, " quanta, user ",
-                   m.users[static_cast<std::size_t>(u.user_slot)].str(), " ", user_qshares[static_cast<std::size_t>(x.user)],
-                   " quanta, a process needs ");
+                   m.users[static_cast<std::size_t>(u.user_slot)].str(), " ",
+                   split.user_qshares[static_cast<std::size_t>(x.user)], " quanta, a process needs ");
       set_reason(j, reason_code::no_share_counted, text, x.order, " (", size_of(x.order), ")");
     }
   }
@@ -720,8 +807,9 @@ struct counter {
 
 }  // namespace
 
-how_much_result how_much(cluster_model& m, const round_input& in) {
+how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache* cache) {
   counter c{m, in};
+  c.cache = cache;
   c.local.assign(m.pools.size(), free_blocks(m.max_order));
   c.earmarked.assign(m.machines.size(), 0);
   c.index_orders();

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "core/cluster_model.hpp"
@@ -36,8 +37,22 @@ struct how_much_result {
   std::vector<group_load> groups;   // share groups with work (only when groups are configured)
 };
 
-// REQUIRES: compute_job_caps(m) ran this round.
-how_much_result how_much(cluster_model& m, const round_input& in);
+// What How Much keeps from round to round so as not to redo a fair-share class's split among its users and
+// jobs when nothing it reads changed: with delta work maps a round follows one arrival or completion, and
+// the classes it does not touch keep their award (when their class-level share does not move) and their
+// jobs. A kept split is used only when every input it was computed from is equal (the class's award and
+// demand by order, its pure fair share, the largest machine order of its pool, and each of its jobs' rank,
+// slot, order, cap, user and share group), so it decides nothing: tests/core/test_incremental.cpp schedules
+// with and without it. Copyable (a what-if runs on a copy): kept splits are never changed, only replaced.
+struct how_much_cache {
+  struct class_split;                                       // how_much.cpp
+  std::vector<std::shared_ptr<const class_split>> by_class;  // per class slot of the model
+  std::uint64_t splits_reused = 0;  // over the cache's life: splits taken as kept
+};
+
+// REQUIRES: compute_job_caps(m) ran this round. `cache`: null, or the same pool's cache of earlier rounds
+// (the model's classes never change under it).
+how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache* cache = nullptr);
 
 // Machines of `pool` alone (not its children) whose order is within [lo, hi], any state.
 int count_machines_of_order(const cluster_model& m, int pool, int lo, int hi, bool subtree);

@@ -330,7 +330,7 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   compute_job_caps(model_);
   lap(timings_.caps_us);
   {
-    auto counted = how_much(model_, in);
+    auto counted = how_much(model_, in, &how_much_cache_);
     last_loads_ = std::move(counted.classes);
     last_groups_ = std::move(counted.groups);
   }
@@ -393,6 +393,7 @@ const schedule_plan& nodepool_scheduler::settle_round(const round_input& in) {
 void nodepool_scheduler::drop_caches() {
   model_.drop_indexes();
   plan_.forget();
+  how_much_cache_ = {};
   listed_.clear();
   reconciled_.clear();
   id_order_.clear();

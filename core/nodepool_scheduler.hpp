@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/cluster_model.hpp"
+#include "core/how_much.hpp"
 #include "core/ids.hpp"
 #include "core/plan_keeper.hpp"
 #include "core/policy.hpp"
@@ -150,6 +151,9 @@ class nodepool_scheduler {
   // the actor layer sends only those jobs.
   const std::vector<std::size_t>& plan_changed_entries() const { return plan_.changed_entries(); }
   const std::vector<job_id>& plan_removed_jobs() const { return plan_.removed_jobs(); }
+  // How many fair-share class splits How Much took as kept from an earlier round since the last
+  // drop_caches() (how_much_cache).
+  std::uint64_t how_much_splits_reused() const { return how_much_cache_.splits_reused; }
 
   // Stage durations are measured with this clock (microseconds, monotonic), which the caller supplies so
   // that the core reads no clock of its own; the readings never influence a decision.
@@ -209,6 +213,7 @@ class nodepool_scheduler {
   bool last_round_settled_ = false;     // the last round was a settling one (round_input::settling)
   std::vector<machine_id> foreign_held_;  // machines whose foreign_processes is not 0 (by name: slots may move)
   plan_keeper plan_;                     // the last round's plan, returned again for an unchanged round
+  how_much_cache how_much_cache_;        // fair-share splits of classes whose inputs did not change
   round_input last_input_;
   struct reconciled {
     std::uint64_t version = 0;  // the job's shares_version after that reconcile

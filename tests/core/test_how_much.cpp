@@ -348,3 +348,21 @@ TEST_CASE("FIXED_SHARE: a machine partly counted moves to its smaller free space
   CHECK(h.on_machine("b", "g1") == 1);
   CHECK(h.on_machine("b", "g0") == 1);
 }
+
+// How Much keeps each fair-share class's split between rounds (how_much_cache) and takes it again only when
+// every input is equal. Two jobs of one user trading their caps leave the class's demand and award as they
+// were; the split must still be done again.
+TEST_CASE("two jobs trading caps at an equal total are split again, not taken from the last round") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 8, 1);  // 8 quanta
+  h.job("a1", "alice", "normal", 1, 2);
+  h.job("a2", "alice", "normal", 1, 6);
+  h.round(false);
+  CHECK(h.plan("a1").given == 2);
+  CHECK(h.plan("a2").given == 6);
+  h.work[job_id("a1")].items_total = 6;
+  h.work[job_id("a2")].items_total = 2;
+  h.round(false);
+  CHECK(h.plan("a1").given == 6);
+  CHECK(h.plan("a2").given == 2);
+}
