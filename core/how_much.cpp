@@ -95,6 +95,20 @@ struct how_much_cache::class_split {
   std::vector<std::int64_t> group_qshares;  // group path: quanta given to each group of the class's tree
   std::vector<group_load> groups;           // group path: what it added to how_much_result::groups
 
+  // Each user's split among its jobs (only when kept), so that a class split again after one change splits
+  // again only the users whose award or jobs changed: the user's award by order, and its jobs' (order, cap)
+  // in the order they are served, with what each was given.
+  struct user_part {
+    int user_slot;
+    std::vector<std::pair<int, std::int64_t>> orders;
+    std::vector<std::int64_t> given;
+    std::size_t first;  // its jobs: job_wants[first, first + count)
+    std::size_t count;
+  };
+  std::vector<user_part> user_parts;
+  std::vector<std::pair<int, std::int64_t>> job_wants;
+  std::vector<std::int64_t> job_given;
+
   bool computed_from(const std::vector<class_job>& cj, const std::vector<std::int64_t>& given,
                      const std::vector<std::pair<int, std::int64_t>>& wanted, std::int64_t pfs, int big) const {
     if (pfs != class_pfs || big != largest || given != class_given || wanted != orders || cj.size() != gathered.size())
@@ -124,6 +138,7 @@ struct counter {
   std::vector<apportion_entity> job_entities;  // split_class's scratch
   apportion_workspace apportion_ws;            // reused by every apportion_qshares of the round
   how_much_cache* cache = nullptr;             // kept splits of earlier rounds (none: every split computed)
+  std::vector<int> part_of_user;               // compute_split's scratch: a kept split's user part by user slot
 
   void index_orders() {
     max_local.assign(m.pools.size(), 0);
@@ -706,15 +721,17 @@ struct counter {
       split->class_given = cls.given;
       split->orders = orders;
     }
-    compute_split(c, cls, orders, class_pfs, cj, *split);
+    compute_split(c, cls, orders, class_pfs, cj, *split, cache != nullptr ? cache->by_class[cs].get() : nullptr);
     write_split(c, *split, cls);
     if (cache != nullptr) cache->by_class[cs] = std::move(split);
   }
 
   // The split itself: the class's award among its users (or down its share tree), each user's among its
-  // jobs. `cj` is consumed.
+  // jobs. `cj` is consumed. `kept`: the class's split of an earlier round (or null), whose user parts are
+  // taken for the users whose award and jobs are what they were; `split` then keeps its own user parts.
   void compute_split(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
-                     std::int64_t class_pfs, std::vector<class_job>& cj, how_much_cache::class_split& split) {
+                     std::int64_t class_pfs, std::vector<class_job>& cj, how_much_cache::class_split& split,
+                     const how_much_cache::class_split* kept) {
     // Both ranks are unique, so the keys are a total order.
     radix_sort(cj, cj_scratch, [](const class_job& x) { return x.key; });
     auto& by_user = split.by_user;
@@ -744,25 +761,60 @@ struct counter {
         split.group_qshares[g] = group_qshares(tree_awards[g]);
     }
     split.user_qshares.assign(users.size(), 0);
+    if (kept != nullptr) {
+      part_of_user.assign(m.users.size(), -1);
+      for (std::size_t i = 0; i < kept->user_parts.size(); ++i) {
+        const auto us = static_cast<std::size_t>(kept->user_parts[i].user_slot);
+        if (us < part_of_user.size()) part_of_user[us] = static_cast<int>(i);
+      }
+    }
+    const bool keep_parts = cache != nullptr;
     for (std::size_t ui = 0; ui < by_user.size(); ++ui) {
       const auto& span = by_user[ui];
+      const std::size_t n_jobs = span.end - span.begin;
       split.user_qshares[ui] = users[ui].given_qshares();
+      if (keep_parts) {
+        split.user_parts.push_back({span.user_slot, user_orders[ui], users[ui].given, split.job_wants.size(), n_jobs});
+        for (std::size_t k = 0; k < n_jobs; ++k) split.job_wants.emplace_back(cj[span.begin + k].order, cj[span.begin + k].cap);
+      }
+      if (const auto* part = kept_part(kept, span.user_slot);
+          part != nullptr && part->count == n_jobs && part->orders == user_orders[ui] && part->given == users[ui].given &&
+          std::equal(kept->job_wants.begin() + static_cast<std::ptrdiff_t>(part->first),
+                     kept->job_wants.begin() + static_cast<std::ptrdiff_t>(part->first + n_jobs),
+                     split.job_wants.end() - static_cast<std::ptrdiff_t>(n_jobs))) {
+        // The same award over the same jobs in the same order: the same split.
+        ++cache->users_reused;
+        for (std::size_t k = 0; k < n_jobs; ++k) {
+          cj[span.begin + k].given = kept->job_given[part->first + k];
+          split.job_given.push_back(cj[span.begin + k].given);
+        }
+        continue;
+      }
       fill_blocks(user_blocks, user_orders[ui], users[ui].given);
       // One entity per job, reused from user to user (their vectors keep their capacity).
       // The array only grows: shrinking it would free the entities' vectors, growing it again allocate them.
       auto& jes = job_entities;
-      const std::size_t n_jobs = span.end - span.begin;
       if (jes.size() < n_jobs) jes.resize(n_jobs);
       for (std::size_t k = 0; k < n_jobs; ++k) {
         jes[k].weight = 1;
         jes[k].wanted.assign(1, {cj[span.begin + k].order, cj[span.begin + k].cap});
       }
       apportion_qshares(jes.data(), n_jobs, user_blocks, apportion_ws);
-      for (std::size_t k = 0; k < n_jobs; ++k) cj[span.begin + k].given = jes[k].given_total();
+      for (std::size_t k = 0; k < n_jobs; ++k) {
+        cj[span.begin + k].given = jes[k].given_total();
+        if (keep_parts) split.job_given.push_back(cj[span.begin + k].given);
+      }
     }
     // Back in slot order, so that the records are written front to back.
     radix_sort(cj, cj_scratch, [](const class_job& x) { return static_cast<std::uint64_t>(x.slot); });
     split.jobs = std::move(cj);
+  }
+
+  // The user part of `kept` for user slot `user_slot` (null: none, or no kept split).
+  const how_much_cache::class_split::user_part* kept_part(const how_much_cache::class_split* kept, int user_slot) const {
+    if (kept == nullptr || user_slot < 0 || static_cast<std::size_t>(user_slot) >= part_of_user.size()) return nullptr;
+    const int i = part_of_user[static_cast<std::size_t>(user_slot)];
+    return i < 0 ? nullptr : &kept->user_parts[static_cast<std::size_t>(i)];
   }
 
   // Each job's count, pure fair share and reason, from a split.

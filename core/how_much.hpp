@@ -42,12 +42,15 @@ struct how_much_result {
 // the classes it does not touch keep their award (when their class-level share does not move) and their
 // jobs. A kept split is used only when every input it was computed from is equal (the class's award and
 // demand by order, its pure fair share, the largest machine order of its pool, and each of its jobs' rank,
-// slot, order, cap, user and share group), so it decides nothing: tests/core/test_incremental.cpp schedules
-// with and without it. Copyable (a what-if runs on a copy): kept splits are never changed, only replaced.
+// slot, order, cap, user and share group). In a class split again, a user's split among its jobs is taken
+// as kept when the user's award and its jobs' orders and caps, in the order they are served, are equal.
+// So it decides nothing: tests/core/test_incremental.cpp schedules with and without it. Copyable (a what-if
+// runs on a copy): kept splits are never changed, only replaced.
 struct how_much_cache {
   struct class_split;                                       // how_much.cpp
   std::vector<std::shared_ptr<const class_split>> by_class;  // per class slot of the model
-  std::uint64_t splits_reused = 0;  // over the cache's life: splits taken as kept
+  std::uint64_t splits_reused = 0;  // over the cache's life: class splits taken as kept
+  std::uint64_t users_reused = 0;   // and users' splits among their jobs, in classes split again
 };
 
 // REQUIRES: compute_job_caps(m) ran this round. `cache`: null, or the same pool's cache of earlier rounds

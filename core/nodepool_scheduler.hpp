@@ -151,9 +151,10 @@ class nodepool_scheduler {
   // the actor layer sends only those jobs.
   const std::vector<std::size_t>& plan_changed_entries() const { return plan_.changed_entries(); }
   const std::vector<job_id>& plan_removed_jobs() const { return plan_.removed_jobs(); }
-  // How many fair-share class splits How Much took as kept from an earlier round since the last
-  // drop_caches() (how_much_cache).
+  // How many fair-share class splits, and users' splits in classes split again, How Much took as kept from
+  // an earlier round since the last drop_caches() (how_much_cache).
   std::uint64_t how_much_splits_reused() const { return how_much_cache_.splits_reused; }
+  std::uint64_t how_much_users_reused() const { return how_much_cache_.users_reused; }
 
   // Stage durations are measured with this clock (microseconds, monotonic), which the caller supplies so
   // that the core reads no clock of its own; the readings never influence a decision.

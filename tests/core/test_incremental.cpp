@@ -18,6 +18,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/nodepool_scheduler.hpp"
@@ -75,6 +76,17 @@ void require_same(const nodepool_scheduler& a, const nodepool_scheduler& b, cons
     REQUIRE(a.explain(jp.id).text() == b.explain(jp.id).text());
   }
   REQUIRE(a.nonpreemptable_mb_by_user() == b.nonpreemptable_mb_by_user());
+}
+
+// Both apply `map` and schedule a round at `now_ms`; their plans must be the same. Returns them (kept, scratch).
+std::pair<schedule_plan, schedule_plan> round_of_both(pair_of_schedulers& p, const work_map& map, std::int64_t now_ms) {
+  p.both([&](nodepool_scheduler& s) { s.apply_work(map); });
+  round_input in;
+  in.now_ms = now_ms;
+  schedule_plan plan_kept, plan_scratch;
+  p.both([&](nodepool_scheduler& s) { (&s == &p.kept ? plan_kept : plan_scratch) = s.schedule(in); });
+  require_same(p.kept, p.scratch, plan_kept, plan_scratch);
+  return {plan_kept, plan_scratch};
 }
 
 // Perturbs the orchestrator's map the way a real one may change between rounds.
@@ -177,12 +189,7 @@ int run_pair(const bench::workload_spec& spec, int rounds, compared_counts* coun
     // Now and then the previous map again, unchanged (the scheduler may skip an unchanged round).
     const bool repeat = r > 0 && std::uniform_int_distribution<int>(0, 4)(rng) == 0;
     const work_map map = repeat ? last : perturb(orch.begin_round(r), rng, machines, spec.users);
-    p.both([&](nodepool_scheduler& s) { s.apply_work(map); });
-    round_input in;
-    in.now_ms = orch.now_ms();
-    schedule_plan plan_kept, plan_scratch;
-    p.both([&](nodepool_scheduler& s) { (&s == &p.kept ? plan_kept : plan_scratch) = s.schedule(in); });
-    require_same(p.kept, p.scratch, plan_kept, plan_scratch);
+    const auto [plan_kept, plan_scratch] = round_of_both(p, map, orch.now_ms());
     const auto [changed, same] = replay(replay_kept, p.kept, plan_kept);
     replay(replay_scratch, p.scratch, plan_scratch);
     if (counts != nullptr) {
@@ -200,8 +207,9 @@ int run_pair(const bench::workload_spec& spec, int rounds, compared_counts* coun
 // One change a round, as delta work maps bring them: after a few rounds of the orchestrator's own maps, each
 // round edits one item of the last map (a completion, an item gone, a job moved to another user, a new job),
 // and now and then the orchestrator acts on the plan. Most fair-share classes keep every input then, and How
-// Much takes their splits as kept (how_much_cache). Returns the splits the kept scheduler reused.
-std::uint64_t run_pair_one_change(const bench::workload_spec& spec, int rounds) {
+// Much takes their splits as kept (how_much_cache), and in a class split again most users' splits. Returns
+// the class splits and the users' splits the kept scheduler reused.
+std::pair<std::uint64_t, std::uint64_t> run_pair_one_change(const bench::workload_spec& spec, int rounds) {
   auto w = bench::generate_workload(spec);
   pair_of_schedulers p(w.config);
   for (const auto& m : w.machines) p.both([&](nodepool_scheduler& s) { s.update_machine(m); });
@@ -231,29 +239,27 @@ std::uint64_t run_pair_one_change(const bench::workload_spec& spec, int rounds) 
         }
       }
     }
-    p.both([&](nodepool_scheduler& s) { s.apply_work(map); });
-    round_input in;
-    in.now_ms = orch.now_ms();
-    schedule_plan plan_kept, plan_scratch;
-    p.both([&](nodepool_scheduler& s) { (&s == &p.kept ? plan_kept : plan_scratch) = s.schedule(in); });
-    require_same(p.kept, p.scratch, plan_kept, plan_scratch);
+    const auto [plan_kept, plan_scratch] = round_of_both(p, map, orch.now_ms());
     if (r < 3 || pick(0, 3) == 0) orch.observe(plan_kept);
   }
-  return p.kept.how_much_splits_reused();
+  return {p.kept.how_much_splits_reused(), p.kept.how_much_users_reused()};
 }
 
 }  // namespace
 
 TEST_CASE("How Much's kept splits: one change a round decides exactly what computing every split decides") {
-  std::uint64_t reused = 0;
+  std::uint64_t classes_reused = 0, users_reused = 0;
   for (std::uint32_t seed = 1; seed <= 60; ++seed) {
     auto spec = random_spec(seed, seed % 4 == 0);
     spec.users = std::max(spec.users, 3);
     INFO("seed " << seed << ": " << spec.nodes << " nodes, " << spec.jobs << " jobs");
-    reused += run_pair_one_change(spec, 14);
+    const auto [classes, users] = run_pair_one_change(spec, 14);
+    classes_reused += classes;
+    users_reused += users;
   }
   // The kept splits were taken, often: otherwise the comparison would say nothing about them.
-  CHECK(reused > 300);
+  CHECK(classes_reused > 300);
+  CHECK(users_reused > 300);
 }
 
 TEST_CASE("incremental bookkeeping decides exactly what a scheduler rebuilding every index each round decides") {
