@@ -1,5 +1,7 @@
 #include "tests/e2e/ha_fixture.hpp"
 
+#include "tests/e2e/failed_assertions.hpp"
+
 #include <csignal>
 #include <cstdlib>
 #include <exception>
@@ -29,6 +31,7 @@ std::string printed_value(const std::string& output, const std::string& key) {
 }
 
 ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
+  failed_before_ = failed_assertions();
   char tmpl[] = "/tmp/rmbus-ha-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
@@ -90,8 +93,9 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
 }
 
 ha_fixture::~ha_fixture() {
-  // A REQUIRE that failed is unwinding through here: each candidate's log is printed once they are stopped.
-  const bool failed = std::uncaught_exceptions() > 0;
+  // A REQUIRE that failed is unwinding through here, or a CHECK failed: each candidate's log is printed
+  // once they are stopped.
+  const bool failed = std::uncaught_exceptions() > 0 || failed_assertions() > failed_before_;
   cluster_->stop();
   for (std::size_t i = 0; i < procs_.size(); ++i)
     if (procs_[i]) {

@@ -11,6 +11,7 @@
 // 200 ms, takeover 1000 ms) unless `ha_extra` says otherwise.
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,7 @@ class ha_fixture {
   std::string status_value(std::size_t i, const std::string& key);
 
  private:
+  std::uint64_t failed_before_ = 0;  // failed assertions of the process when the fixture was made
   ha_options opt_;
   std::string dir_, pub_, sub_;
   std::vector<std::string> admins_, configs_;

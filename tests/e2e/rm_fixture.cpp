@@ -1,5 +1,7 @@
 #include "tests/e2e/rm_fixture.hpp"
 
+#include "tests/e2e/failed_assertions.hpp"
+
 #include <csignal>
 #include <cstdlib>
 #include <exception>
@@ -88,6 +90,7 @@ test_support::job_spec job(const std::string& id, const std::string& user, const
 
 rm_fixture::rm_fixture(layout how, placement_options where, std::string extra_config)
     : how_(how), where_(std::move(where)) {
+  failed_before_ = failed_assertions();
   char tmpl[] = "/tmp/rmbus-e2e-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
@@ -128,9 +131,9 @@ void rm_fixture::use_delta_maps(int full_map_every) {
 
 rm_fixture::~rm_fixture() {
   cluster_->stop();
-  // A REQUIRE that failed is unwinding through here: say how each RM process ended and what it logged last,
-  // for a failure on a CI machine to be read from ctest's output alone.
-  const bool failed = std::uncaught_exceptions() > 0;
+  // A REQUIRE that failed is unwinding through here, or a CHECK failed: say how each RM process ended and
+  // what it logged, for a failure on a CI machine to be read from ctest's output alone.
+  const bool failed = std::uncaught_exceptions() > 0 || failed_assertions() > failed_before_;
   if (failed) {
     for (std::size_t i = 0; i < procs_.size(); ++i) {
       const auto ended = procs_[i]->wait(std::chrono::milliseconds(0));

@@ -97,6 +97,7 @@ class rm_fixture {
   void set_extra_args(std::vector<std::string> args) { extra_args_ = std::move(args); }
 
  private:
+  std::uint64_t failed_before_ = 0;  // failed assertions of the process when the fixture was made
   layout how_;
   placement_options where_;
   std::string dir_, config_, pub_, sub_, admin_;
