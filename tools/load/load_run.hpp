@@ -57,6 +57,9 @@ struct options {
   // (full rounds, as the RM runs at rest), not inside it (settling rounds, the default: figures stay
   // comparable with earlier ones).
   bool latency_after_settle = false;
+  // --events-heartbeat-ms: how often each node's agent heartbeats in the events phase (and the RM is told
+  // so). 1000 by default (50,000 a second at 50,000 nodes, on the same cores as the rounds).
+  int events_heartbeat_ms = 1000;
 };
 
 load_keys make_keys(const std::string& work_dir);

@@ -4,7 +4,8 @@
 //   startup   first heartbeats of every node -> all up in rm.nodes (and nodes ever reported missing)
 //   intake    heartbeats per second absorbed into node state as the rate is raised, beside a raw cppzmq
 //             PUB/SUB receiver's ceiling for the same bodies through the same forwarder
-//   latency   a work map's publication -> the rm.state that answers it (rm.state's workmap_seq)
+//   latency   a work map's publication -> the rm.state that answers it (rm.state's workmap_seq); with
+//             --latency-after-settle, the maps after the first wait out the settle window (full rounds)
 //   idle      CPU seconds per wall second and resident memory at DUCC's idle rates (/proc)
 //   split     latency with the roles split over three processes on one bus
 //   pools     four equal top-level pools: 2 actor threads against 1 (the pools' rounds one after another)
@@ -16,7 +17,8 @@
 //   events    delta work maps (docs/protocol.md 4.2.1): after one full map, one job arrival or completion
 //             every --event-ms (10), each published as a delta; each change -> the first rm.state answering it
 //             or a later map (rm.state's workmap_seq), as percentiles; then a full map of the same cluster
-//             timed the same way, the baseline of the same run (not in the default set of phases)
+//             timed the same way, the baseline of the same run; the pools' rounds and their stages (rm.cycle)
+//             as medians; every node heartbeats each --events-heartbeat-ms (1000) (not in the default set)
 //   serve     no measurement: keeps the cluster running for an outside observer (rmbus-web's benchmark)
 // --curve runs every phase with CURVE on the bus (docs/bus.md, "Security"): rmbus-load makes fresh key pairs
 // in its work folder (the RM's, one rm key per further split process, its own client key), lists them, and
@@ -52,6 +54,9 @@ int main(int argc, char** argv) {
   app.add_option("--users", o.users, "users")->check(CLI::Range(1, 10000));
   app.add_option("--runs", o.runs, "repeat everything; figures are printed per run and as medians")->check(CLI::Range(1, 20));
   app.add_option("--maps", o.maps, "work maps timed per latency measurement")->check(CLI::Range(2, 1000));
+  app.add_option("--events-heartbeat-ms", o.events_heartbeat_ms,
+                 "how often each node heartbeats in the events phase (default 1000)")
+      ->check(CLI::Range(100, 60000));
   app.add_flag("--latency-after-settle", o.latency_after_settle,
                "the latency phase times its maps after the RM's settle window (full rounds), not inside it");
   app.add_option("--seed", o.seed, "workload seed");

@@ -24,14 +24,14 @@ namespace rmbus::load {
 using namespace std::chrono_literals;
 
 void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, events_figures& f) {
-  const auto cfg = write_config(o, c, 1000, "events");
+  const auto cfg = write_config(o, c, o.events_heartbeat_ms, "events");
   auto l = start(o, cfg, "events");
   const auto schedule = o.schedule_changes > 0 ? observer::schedule_topic::changes : observer::schedule_topic::state;
   observer obs{ctx, l.sub_side(), {std::string{messages::topics::rm_events}}, schedule};
   obs.orchestrator_src = "rmbus-load.orchestrator";
   stamped_publisher orch{ctx, l.pub_side(), "rmbus-load.orchestrator"};
   if (!wait_ready(ctx, l, obs, 1000)) throw std::runtime_error("rmbus (events) did not come up");
-  heartbeat_loop agents{ctx, l.pub_side(), c.nodes, 1000ms};
+  heartbeat_loop agents{ctx, l.pub_side(), c.nodes, std::chrono::milliseconds(o.events_heartbeat_ms)};
   obs.wait([&] { return obs.last_nodes && obs.last_nodes->up >= c.nodes.size(); }, 60s);
   const std::string topic{messages::topics::workmap};
   auto work = c.work;
