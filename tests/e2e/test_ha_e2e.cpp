@@ -324,10 +324,11 @@ TEST_CASE("HA, three hosts: the active cut off from the standby but not from the
   ha_options o;
   o.hosts = {{net.wrapper(0), net.outside[0], {"", net.peer[1]}}, {net.wrapper(1), net.outside[1], {net.peer[0], ""}}};
   // Cut off from the new active's beacons, the deposed one hears it only through the orchestrator's echo, which
-  // moves once a round: a second without a round (the test's processes starved of CPU beside other tests) would
-  // look like a dead active and it would take over again, by design. A longer takeover_ms keeps that out of a
+  // moves once a round: a round that does not end within takeover_ms (the test's processes starved of CPU
+  // beside other tests, or a round waiting out round_timeout_ms, 3000 here, for a pool's plan) looks like a
+  // dead active and it takes over again, by design. A takeover_ms above round_timeout_ms keeps that out of a
   // test of the roles staying put while the active works.
-  constexpr std::uint64_t takeover_setting_ms = 3000;
+  constexpr std::uint64_t takeover_setting_ms = 6000;
   o.ha_extra = "takeover_ms = " + std::to_string(takeover_setting_ms) + "\n";
   ha_fixture f{o};
   auto& c = f.cluster();
