@@ -423,7 +423,12 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   }
   bo.subscribe.topics.clear();
   if (m.opt.run.intake) bo.subscribe.topics.emplace_back(messages::topics::heartbeat);
-  if (m.opt.run.diff) bo.subscribe.topics.emplace_back(messages::topics::workmap);
+  if (m.opt.run.diff) {
+    bo.subscribe.topics.emplace_back(messages::topics::workmap);
+    // Differencing reads and checks the items itself, the unchanged ones by their bytes (workmap_bytes.hpp).
+    bo.subscribe.unread_tail_topic = std::string{messages::topics::workmap};
+    bo.subscribe.unread_tail_key = "work";
+  }
   if (split) bo.subscribe.topics.emplace_back(messages::topics::rm_internal_prefix);
   if (ha) {
     // Other RMs' beacons and schedules: the election hears their epochs.

@@ -21,6 +21,7 @@
 // give nothing new, round_input::settling) until settle_ms after start, so that every live agent has been
 // heard before anything is given or taken on a partial picture of the cluster.
 // This actor also owns the cross-pool allotment partition (actors/allotment_partition.hpp).
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <optional>
@@ -32,6 +33,7 @@
 
 #include "actors/allotment_partition.hpp"
 #include "actors/departed_jobs.hpp"
+#include "actors/workmap_bytes.hpp"
 #include "actors/workmap_chain.hpp"
 #include "actors/workmap_gate.hpp"
 #include "actors/work_slicer.hpp"
@@ -86,9 +88,10 @@ struct diff_state {
   // That map's rm_cycle: the last schedule its orchestrator acted on. The schedulers drop a removed share the
   // map never showed only once the orchestrator has acted on the round that published the removal.
   std::optional<std::uint64_t> pending_acted;
-  // The encoded `work` of the last map taken when it decoded without a damaged item: a map repeating these
-  // bytes decodes to `last` again (on_workmap). Empty: the next map is decoded in full.
-  std::optional<std::string> last_work;
+  // The encoded `work` of the last map taken when it decoded without a damaged item, by item: a map repeating
+  // these bytes decodes to `last` again, and a map repeating most items decodes only the others (on_workmap).
+  // Nothing held: the next map is decoded in full.
+  workmap_bytes last_bytes;
   static inline const char* name = "rmbus.workmap_diff";
 };
 
@@ -255,24 +258,64 @@ void end_settling(diff_actor* self) {
   next_round(self);
 }
 
-// An orchestrator republishes its whole map every period, and a quiet cluster's map is the same each time:
-// a map whose `work` bytes equal the last taken map's (one without damaged items, not the first since start
-// or reconfiguration) decodes to the same items, so only its envelope is read and the last items are
-// scheduled again. That is a fifth of what an idle RM does. True when the map was handled so.
-bool repeat_of_last(diff_actor* self, const std::string& topic, const std::string& body) {
+bool names_live_process(const messages::work_item& w) {
+  if (w.state == messages::work_state::completed) return false;
+  for (const auto& p : w.processes)
+    if (p.state != messages::process_state::ended) return true;
+  return false;
+}
+
+// Fast recovery: scheduling starts at once on a map that names a live process (`live`).
+void start_on_live_work(diff_state& st, bool live) {
+  if (st.ready || !live || !st.env.cfg->runtime.fast_recovery) return;
+  st.ready = true;
+  spdlog::info("work map names live processes: scheduling starts now (fast recovery)");
+}
+
+// Takes a map whose items are read (`head`: the rest of the map, `env` its envelope) as the last map now.
+void take_as_last(diff_actor* self, messages::envelope&& env, const messages::workmap& head) {
   auto& st = self->state;
-  if (!st.last_work || st.first_map) return false;
-  const auto work = messages::peek_workmap_work(body);
-  if (!work || *work != *st.last_work) return false;
-  auto env = messages::decode_envelope(topic, body, st.limits);
-  if (!env) return false;  // the full decode reports it
-  if (!take_map(self, env.value())) return true;
-  if (st.env.ha) st.env.ha->note_workmap(messages::peek_workmap_rm_epoch(body), messages::peek_workmap_rm_cycle(body));
-  st.chain->full_map(env.value().src, env.value().seq);
+  if (st.env.ha) st.env.ha->note_workmap(head.rm_epoch, head.rm_cycle);
+  st.chain->full_map(env.src, env.seq);
   st.pending = st.last;
-  st.pending_seq = env.value().seq;
-  st.pending_src = std::move(env.value().src);
-  st.pending_acted = messages::peek_workmap_rm_cycle(body);
+  st.pending_seq = env.seq;
+  st.pending_src = std::move(env.src);
+  st.pending_acted = head.rm_cycle;
+}
+
+// An orchestrator republishes its whole map every period, and from one map to the next most of its items are
+// the same bytes (all of them in a quiet cluster). When the last map taken decoded without a damaged item and
+// was not the first since start or reconfiguration, only this map's head and the items whose bytes differ
+// are decoded (actors/workmap_bytes.hpp), and the change is applied to the last map's items. True when the
+// map was handled so (taken or not); false: decode it whole.
+bool change_of_last(diff_actor* self, const std::string& topic, const std::string& body) {
+  auto& st = self->state;
+  if (!st.last_bytes.holds() || st.first_map) return false;
+  const auto work = messages::peek_workmap_work(body);
+  if (!work) return false;
+  messages::envelope env;
+  auto head = messages::decode_workmap_head(topic, body, *work, st.limits, &env);
+  if (!head) return false;  // the full decode reports it
+  if (*work == st.last_bytes.bytes()) {
+    // The same items: the last ones are scheduled again. A fifth of what an idle RM does.
+    if (!take_map(self, env)) return true;
+    take_as_last(self, std::move(env), head.value());
+    next_round(self);
+    return true;
+  }
+  auto change = st.last_bytes.compare(topic, *work, *st.last, st.limits);
+  if (!change) return false;
+  if (!take_map(self, env)) return true;
+  workmap_bytes::apply(*change, *st.last);
+  for (const auto& w : change->added) st.slicer.touch(w.id);
+  for (const auto& w : change->changed) st.slicer.touch(w.id);
+  for (const auto& id : change->removed) st.slicer.touch(id);
+  spdlog::debug("work map {} from {}: {} of {} items decoded; {} added, {} changed, {} removed", env.seq, env.src,
+                change->decoded, change->items, change->added.size(), change->changed.size(), change->removed.size());
+  start_on_live_work(st, std::any_of(change->added.begin(), change->added.end(), names_live_process) ||
+                             std::any_of(change->changed.begin(), change->changed.end(), names_live_process));
+  st.last_bytes.adopt(std::move(*change));
+  take_as_last(self, std::move(env), head.value());
   next_round(self);
   return true;
 }
@@ -306,7 +349,7 @@ void on_delta(diff_actor* self, const std::string& topic, const std::string& bod
   const std::string seq = std::to_string(env.seq), base = std::to_string(d.value().base_seq);
   switch (v.what) {
     case workmap_chain::outcome::applied:
-      st.last_work.reset();  // `last` changed: the next full map is decoded
+      st.last_bytes.forget();  // `last` changed: the next full map is decoded whole
       for (const auto& w : d.value().added) st.slicer.touch(w.id);
       for (const auto& w : d.value().changed) st.slicer.touch(w.id);
       for (const auto& id : d.value().removed) st.slicer.touch(id);
@@ -344,8 +387,8 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
     on_delta(self, topic, body);
     return;
   }
-  if (repeat_of_last(self, topic, body)) return;
-  st.last_work.reset();
+  if (change_of_last(self, topic, body)) return;
+  st.last_bytes.forget();
   messages::envelope env;
   auto wm = messages::decode_workmap(topic, body, st.limits, &env);
   if (!wm) {
@@ -378,7 +421,7 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
   st.slicer.compare(*st.last, items);
   st.last = fresh;
   if (wm.value().bad_items.empty())
-    if (const auto work = messages::peek_workmap_work(body)) st.last_work.emplace(*work);
+    if (const auto work = messages::peek_workmap_work(body)) st.last_bytes.remember(*work);
   if (st.first_map) {
     st.first_map = false;
     std::map<std::string, std::uint64_t> nodes;
@@ -395,12 +438,8 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
     }
   }
 
-  if (!st.ready && st.env.cfg->runtime.fast_recovery) {
-    for (const auto& [id, w] : items)
-      for (const auto& p : w.processes)
-        if (p.state != messages::process_state::ended && w.state != messages::work_state::completed) st.ready = true;
-    if (st.ready) spdlog::info("work map names live processes: scheduling starts now (fast recovery)");
-  }
+  if (!st.ready)
+    start_on_live_work(st, std::any_of(items.begin(), items.end(), [](const auto& i) { return names_live_process(i.second); }));
   st.pending = std::move(fresh);
   st.pending_seq = env.seq;
   st.pending_src = std::move(env.src);
@@ -469,7 +508,7 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
         self->state.held.clear();
         self->state.wants_more.clear();
         self->state.first_map = true;
-        self->state.last_work.reset();
+        self->state.last_bytes.forget();
       },
   };
 }

@@ -135,7 +135,9 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
     reject({printable_topic(topic, options.max_topic_bytes), "", std::move(*why)}, frames);
     return;
   }
-  auto env = messages::decode_envelope(topic, body, options.limits);
+  auto env = !options.unread_tail_topic.empty() && topic == options.unread_tail_topic
+                 ? messages::decode_envelope_before(topic, body, options.unread_tail_key, options.limits)
+                 : messages::decode_envelope(topic, body, options.limits);
   if (!env) {
     reject(env.error(), frames);
     return;

@@ -70,6 +70,12 @@ struct subscriber_options {
   // Accepted messages of exactly this topic are collected over one drain of the socket and handed on together
   // at its end (subscriber_handlers::on_batch), the others one at a time as they come. Empty: none batched.
   std::string batched_topic;
+  // Messages of exactly this topic whose body ends with the value of `unread_tail_key` have their envelope
+  // read from the entries before that value (messages::decode_envelope_before); the value is left to the
+  // consumer's decoder, which checks it whole. For the work map: reading its envelope through 16 MB of items
+  // cost more than the differencing of a map that changed little. Empty: every body is read whole.
+  std::string unread_tail_topic;
+  std::string unread_tail_key;
 };
 
 struct subscriber_handlers {

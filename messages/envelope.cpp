@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "messages/detail/codec.hpp"
+#include "messages/detail/peek.hpp"
 
 namespace rmbus::messages {
 
@@ -138,6 +139,15 @@ result<envelope> decode_envelope(std::string_view topic, std::string_view body, 
   auto r = detail::guarded<bool>(topic, body, limits, &env, false, [](const msgpack::object&) { return true; });
   if (!r) return r.error();
   return env;
+}
+
+result<envelope> decode_envelope_before(std::string_view topic, std::string_view body, std::string_view tail_key,
+                                        const decode_limits& limits) {
+  const auto tail = detail::peek_last_top_level_value(body, tail_key);
+  if (!tail || body.size() > limits.max_body_bytes) return decode_envelope(topic, body, limits);
+  std::string head{body.substr(0, body.size() - tail->size())};
+  head.push_back('\xc0');  // nil in the value's place
+  return decode_envelope(topic, head, limits);
 }
 
 std::string encode(const envelope& env) {

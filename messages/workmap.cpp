@@ -184,6 +184,36 @@ std::optional<std::uint64_t> peek_workmap_rm_cycle(std::string_view body) {
   return detail::peek_top_level_uint(body, "rm_cycle");
 }
 
+std::optional<encoded_work_array> peek_workmap_array(std::string_view work) {
+  const auto head = detail::peek_array_head(work);
+  if (!head) return std::nullopt;
+  return encoded_work_array{head->elements, head->rest};
+}
+
+std::optional<encoded_work_item> peek_workmap_item(std::string_view bytes) {
+  const auto item = detail::peek_keyed_map(bytes, "id");
+  if (!item) return std::nullopt;
+  return encoded_work_item{item->key_value, item->bytes};
+}
+
+result<workmap> decode_workmap_head(std::string_view topic, std::string_view body, std::string_view work,
+                                    const decode_limits& limits, envelope* env_out) {
+  const bool tail = work.size() <= body.size() && work.data() == body.data() + (body.size() - work.size());
+  if (!tail || body.size() > limits.max_body_bytes)
+    return decode_error{std::string{topic}, "work", "not the last value of a body within max_body_bytes"};
+  // The body with an empty `work`: its head decodes exactly as it would before the items.
+  std::string head{body.substr(0, body.size() - work.size())};
+  head.push_back('\x90');
+  return decode_workmap(topic, head, limits, env_out);
+}
+
+result<work_item> decode_workmap_item(std::string_view topic, std::string_view bytes, const decode_limits& limits) {
+  // In the map an item sits under the root map and the `work` array.
+  auto item_limits = limits;
+  item_limits.max_depth = limits.max_depth > 2 ? limits.max_depth - 2 : 0;
+  return decode_work_item(topic, bytes, item_limits);
+}
+
 std::string encode_work_item(const work_item& item) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};

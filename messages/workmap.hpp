@@ -110,6 +110,32 @@ std::optional<std::uint64_t> peek_workmap_rm_epoch(std::string_view body);
 // The same for `rm_cycle`.
 std::optional<std::uint64_t> peek_workmap_rm_cycle(std::string_view body);
 
+// A work map taken item by item (actors/workmap_bytes.hpp): an item whose bytes equal those of an item of a
+// map decoded before is that item again, so only the others are decoded.
+//
+// The encoded `work` array (peek_workmap_work's view): its item count and the items' bytes after its header;
+// nullopt when it does not start with an array header (or announces more items than bytes follow).
+struct encoded_work_array {
+  std::uint64_t items = 0;
+  std::string_view bytes;
+};
+std::optional<encoded_work_array> peek_workmap_array(std::string_view work);
+// The item at the front of `bytes` (the array's bytes, or what follows an item): its id and its own bytes;
+// nullopt unless it is a map with string keys and a string `id`. Nothing else is checked: decode_workmap_item
+// checks an item, decode_workmap_head the rest of the body.
+struct encoded_work_item {
+  std::string_view id;     // its first `id` entry
+  std::string_view bytes;  // the whole item
+};
+std::optional<encoded_work_item> peek_workmap_item(std::string_view bytes);
+// A work map body decoded but for its items: the envelope and every other top-level key read and checked as
+// decode_workmap does, `work` given back empty. `work` must be the body's tail that peek_workmap_work gave.
+result<workmap> decode_workmap_head(std::string_view topic, std::string_view body, std::string_view work,
+                                    const decode_limits& limits = {}, envelope* env_out = nullptr);
+// One item of a work map's `work` array (bytes from peek_workmap_item), read and checked as decode_workmap
+// reads it there: the same rules, and the depth limit counted from the map's root.
+result<work_item> decode_workmap_item(std::string_view topic, std::string_view bytes, const decode_limits& limits = {});
+
 // One work item (as a standalone MessagePack map, no envelope), as the admin `whatif` command carries it.
 std::string encode_work_item(const work_item& item);
 result<work_item> decode_work_item(std::string_view topic, std::string_view body, const decode_limits& limits = {});

@@ -136,6 +136,18 @@ bool seek_top_level_key(cursor& c, std::string_view key) {
   return false;
 }
 
+// An array header at the cursor: its element count, cursor left on its first element. false when not an array.
+bool array_header(cursor& c, std::uint64_t& elements) {
+  if (c.left() == 0) return false;
+  const auto tag = static_cast<unsigned char>(c.b[c.at]);
+  if (tag >= 0x90 && tag <= 0x9f) {
+    elements = tag & 0x0fu;
+    return c.take(1);
+  }
+  if (tag == 0xdc || tag == 0xdd) return c.take(1) && c.big_endian(tag == 0xdc ? 2 : 4, elements);
+  return false;
+}
+
 }  // namespace
 
 std::optional<std::string_view> peek_top_level_str(std::string_view body, std::string_view key) {
@@ -192,6 +204,35 @@ std::optional<std::string_view> peek_last_top_level_value(std::string_view body,
     if (!skip_value(c)) return std::nullopt;
   }
   return std::nullopt;
+}
+
+std::optional<array_head> peek_array_head(std::string_view bytes) {
+  cursor c{bytes};
+  std::uint64_t elements = 0;
+  if (!array_header(c, elements) || elements > c.left()) return std::nullopt;
+  return array_head{elements, bytes.substr(c.at)};
+}
+
+std::optional<keyed_map> peek_keyed_map(std::string_view bytes, std::string_view key) {
+  cursor c{bytes};
+  std::uint64_t entries = 0;
+  if (!map_header(c, entries)) return std::nullopt;
+  std::optional<std::string_view> found;
+  for (std::uint64_t i = 0; i < entries; ++i) {
+    std::uint64_t len = 0;
+    if (!str_header(c, len) || len > c.left()) return std::nullopt;
+    const bool match = !found && bytes.substr(c.at, len) == key;
+    c.take(len);
+    if (match) {
+      if (!str_header(c, len) || len > c.left()) return std::nullopt;
+      found = bytes.substr(c.at, len);
+      c.take(len);
+    } else if (!skip_value(c)) {
+      return std::nullopt;
+    }
+  }
+  if (!found) return std::nullopt;
+  return keyed_map{*found, bytes.substr(0, c.at)};
 }
 
 }  // namespace rmbus::messages::detail

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace rmbus::messages::detail {
 
@@ -33,5 +34,22 @@ int peek_first_top_level_key(std::string_view body, std::string_view a, std::str
 // walked, so the cost is theirs, not the value's. The value is NOT checked: bytes equal to a view taken from a
 // body that decoded fully are that same value with nothing after it. Into `body`.
 std::optional<std::string_view> peek_last_top_level_value(std::string_view body, std::string_view key);
+
+// An array header at the front of `bytes`: its element count, and the bytes after the header. nullopt when
+// `bytes` does not start with an array header, or announces more elements than bytes follow (each takes one).
+struct array_head {
+  std::uint64_t elements = 0;
+  std::string_view rest;
+};
+std::optional<array_head> peek_array_head(std::string_view bytes);
+
+// The map at the front of `bytes`, when its keys are all strings and `key` has a string value (its first
+// entry): that value and the map's own bytes, views into `bytes`. nullopt otherwise, or when the bytes end
+// early. Values are skipped, not checked: the map is known only to be well-formed MessagePack of that shape.
+struct keyed_map {
+  std::string_view key_value;
+  std::string_view bytes;
+};
+std::optional<keyed_map> peek_keyed_map(std::string_view bytes, std::string_view key);
 
 }  // namespace rmbus::messages::detail

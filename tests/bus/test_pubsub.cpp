@@ -372,6 +372,44 @@ TEST_CASE("a body beyond max_body_bytes is refused on its size, naming it and th
   CHECK(in.on_topic("big.x").size() == 1);
 }
 
+TEST_CASE("on the unread-tail topic the last value of a body is left to its consumer while its head is checked and other topics are read whole") {
+  zmq::context_t ctx;
+  inbox in;
+  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
+  opts.unread_tail_topic = "map.full";
+  opts.unread_tail_key = "work";
+  subscriber sub{ctx, opts, in.handlers()};
+  sub.start();
+  zmq::socket_t raw{ctx, zmq::socket_type::pub};
+  raw.set(zmq::sockopt::linger, 1000);
+  raw.connect(sub.endpoint());
+  std::uint64_t warm_seq = 0;
+  REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
+                             [&](auto t) { return in.wait_count("warm", 1, t); }));
+  // The envelope, then `work` holding bytes that are not MessagePack (0xc1 never is).
+  const auto with_junk_work = [](std::uint64_t seq, const std::string& src) {
+    auto body = envelope_body(seq, src);
+    body[0] = static_cast<char>(static_cast<unsigned char>(body[0]) + 1);  // fixmap: one entry more
+    return body + "\xa4work\x92\xc1\xc1";
+  };
+  send_raw(raw, {"map.full", with_junk_work(1, "orch")});    // handed on: its consumer reads `work`
+  send_raw(raw, {"map.other", with_junk_work(1, "orch")});   // another topic: read whole, refused
+  auto bad_head = with_junk_work(2, "orch");
+  bad_head.replace(bad_head.find("\xa3seq") + 4, 1, "\xa1x");  // seq 2 -> "x"
+  send_raw(raw, {"map.full", bad_head});                     // the head is still checked: refused
+  send_raw(raw, {"map.full", with_junk_work(3, "orch")});
+  REQUIRE(in.wait_count("map.full", 2, 20s));
+  const auto got = in.on_topic("map.full");
+  CHECK(got[0].body == with_junk_work(1, "orch"));
+  CHECK(got[1].body == with_junk_work(3, "orch"));
+  const auto bad = in.bad();
+  REQUIRE(bad.size() == 2);
+  CHECK(bad[0].error.topic == "map.other");
+  CHECK(bad[1].error.topic == "map.full");
+  CHECK(bad[1].error.field == "seq");
+  CHECK(sub.stats().bad_messages == 2);
+}
+
 namespace {
 
 // A subscriber with an in-flight bound on topic "hb.", and a raw PUB socket connected to it and warmed up

@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "messages/topics.hpp"
+#include "messages/value.hpp"
 #include "messages/workmap_delta.hpp"
 #include "tests/e2e/rm_fixture.hpp"
 
@@ -282,4 +283,63 @@ TEST_CASE("HA: deltas carry the orchestrator's rm_epoch and the RM heeds it as i
     c.wait_state([](const msg::rm_state&) { return true; }, 1s);
   CHECK(c.accepted_epoch().value_or(0) > echoed);
   REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 32; }, deadline));
+}
+
+// Full maps are taken item by item (actors/workmap_bytes.hpp): only items whose bytes changed are decoded.
+// What that cannot settle falls back to the whole decode, with the same outcome as before: a damaged item
+// keeps its last good state and is reported with its id; `work` that is not MessagePack at all (which the bus
+// no longer reads, leaving it to differencing) is refused whole; and scheduling goes on from the last map.
+TEST_CASE("full maps taken item by item: a damaged item keeps its last good state and junk work is refused whole") {
+  rm_fixture f{layout::single};
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024, 2));
+  c.submit(job("bob-1", "bob", "normal", 1024, 2));
+  const auto both = [](const msg::rm_state& s) {
+    return ts::active_shares(s, "alice-1") == 2 && ts::active_shares(s, "bob-1") == 2 && settled(s);
+  };
+  REQUIRE(c.wait_state(both, deadline));
+  wait_full_maps(c, c.maps_sent().full + 2);  // the RM holds a map that decoded whole, by its items' bytes
+
+  // The orchestrator's own map with alice-1's state damaged: the one item is refused, alice keeps her shares.
+  auto tree = msg::decode_value("t", msg::encode(msg::envelope{1, 1, 1, "e2e-cluster"}, c.workmap()));
+  REQUIRE(tree);
+  auto& work = *(*tree.value().as_map()).at("work").as_array();
+  for (auto& item : work)
+    if (*item.as_map()->at("id").as_string() == "alice-1") (*item.as_map())["state"] = msg::value{"bogus"};
+  c.inject_workmap([damaged = tree.value()](const msg::envelope& env, std::uint64_t) {
+    auto body = damaged;
+    auto& top = *body.as_map();
+    top["seq"] = msg::value{env.seq};
+    top["ts_ms"] = msg::value{env.ts_ms};
+    top["src"] = msg::value{env.src};
+    return msg::encode_value(body);  // keys in order: `work` stays last
+  });
+  auto damaged = c.wait_event(
+      [&](const msg::rm_event& e) {
+        return e.kind == "bad_message" && e.detail.count("job") > 0 && e.detail.at("job") == "alice-1";
+      },
+      deadline);
+  REQUIRE(damaged);
+  CHECK(damaged->detail.at("field").find(".state") != std::string::npos);
+
+  // A map whose `work` is not MessagePack: refused whole by differencing, naming the topic.
+  c.inject_workmap([](const msg::envelope& env, std::uint64_t) {
+    msg::workmap empty;
+    auto body = msg::encode(env, empty);
+    body.pop_back();                  // the empty array ...
+    return body + "\x92\xc1\xc1";  // ... becomes two bytes that are never valid
+  });
+  auto junk = c.wait_event(
+      [](const msg::rm_event& e) {
+        return e.kind == "bad_message" && e.detail.at("topic") == msg::topics::workmap && e.detail.count("job") == 0;
+      },
+      deadline);
+  REQUIRE(junk);
+  CHECK(junk->detail.at("error").find("MessagePack") != std::string::npos);
+
+  // Nothing was lost, and the next maps are taken as before: a new job gets its shares.
+  c.submit(job("carol-1", "carol", "normal", 1024, 2));
+  CHECK(c.wait_state(
+      [&](const msg::rm_state& s) { return both(s) && ts::active_shares(s, "carol-1") == 2; }, deadline));
 }

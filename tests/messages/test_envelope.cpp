@@ -121,3 +121,46 @@ TEST_CASE("the envelope of a large body with nested maps, arrays and every scala
   tight.max_array_len = 2;
   CHECK_FALSE(decode_envelope("t", body, tight));
 }
+
+// decode_envelope_before: the envelope of a body read from the entries before its last key's value, which is
+// left unread for the message's own decoder (the work map's `work`). The entries it reads are checked as
+// decode_envelope checks them; a body whose last key is another is read whole.
+TEST_CASE("decode_envelope_before reads the head only: the tail value is left unread, the head checked") {
+  const auto with_tail = [](const std::string& head_extra, const std::string& tail_key, const std::string& tail) {
+    std::string body = encode(envelope{1, 5, 1'700'000'000'000, "orch"});
+    const auto extra_entries = head_extra.empty() ? 1 : 2;
+    body[0] = static_cast<char>(static_cast<unsigned char>(body[0]) + extra_entries);  // fixmap: more entries
+    return body + head_extra + "\xa4" + tail_key + tail;
+  };
+  const std::string good_work = "\x91\x81\xa2id\xa1" "a";
+  const std::string junk_work = "\x91\xc1\xc1\xc1";  // 0xc1 is never valid MessagePack
+  const auto good = with_tail("", "work", good_work);
+  const auto r = decode_envelope_before("t", good, "work");
+  REQUIRE(r);
+  CHECK(r.value() == envelope{1, 5, 1'700'000'000'000, "orch"});
+  CHECK(decode_envelope("t", good).value() == r.value());
+
+  // The tail is not read: junk there passes here (its decoder refuses it), where decode_envelope refuses it.
+  const auto junk = with_tail("", "work", junk_work);
+  CHECK_FALSE(decode_envelope("t", junk));
+  CHECK(decode_envelope_before("t", junk, "work"));
+
+  // Another last key: the body is read whole, junk and all.
+  const auto other = with_tail("", "payload", junk_work);
+  CHECK_FALSE(decode_envelope_before("t", other, "work"));
+
+  // The head is checked as before: a bad envelope entry, or a value before the tail that breaks a limit.
+  std::string bad_seq = good;
+  bad_seq.replace(bad_seq.find("\xa3seq") + 4, 1, "\xa1x");  // seq 5 -> "x"
+  REQUIRE_FALSE(decode_envelope("t", bad_seq));
+  CHECK_FALSE(decode_envelope_before("t", bad_seq, "work"));
+  const auto long_head = with_tail("\xa4note\x93\x01\x02\x03", "work", good_work);
+  decode_limits tight;
+  tight.max_array_len = 2;
+  CHECK(decode_envelope_before("t", long_head, "work"));
+  CHECK_FALSE(decode_envelope_before("t", long_head, "work", tight));
+  // The body's size counts whole, the tail included.
+  tight = {};
+  tight.max_body_bytes = good.size() - 1;
+  CHECK_FALSE(decode_envelope_before("t", good, "work", tight));
+}

@@ -199,3 +199,68 @@ TEST_CASE("peek_workmap_work gives no view equal to a good map's for a body the 
   REQUIRE(decode_workmap("orchestrator.workmap", work_first).ok());  // valid, but not the shape we shortcut
   CHECK_FALSE(peek_workmap_work(work_first).has_value());
 }
+
+// peek_workmap_array / peek_workmap_item (messages/workmap.hpp): the items of a map's `work` by their bytes,
+// for differencing to decode only the items that changed (actors/workmap_bytes.hpp). Each item's bytes must
+// be exactly what our encoder writes for it alone, the walk must end exactly at the array's end, and damaged
+// or cut bytes must give nullopt, never a read past the end.
+TEST_CASE("peek_workmap_item walks a map's items: each id, and bytes equal to the item encoded alone") {
+  workmap m;
+  for (int i = 0; i < 20; ++i) {
+    work_item w;
+    w.id = i == 7 ? std::string(300, 'x') : "job-" + std::to_string(i);  // a str 16 id too
+    w.user = "u" + std::to_string(i % 3);
+    w.memory_mb = 1024u << (i % 8);
+    if (i % 4 == 0) w.processes.push_back({"s" + std::to_string(i), "n1", process_state::running, 5, 6, 65536});
+    if (i % 5 == 0) w.hosts = {"h1", "h2"};
+    m.work.push_back(w);
+  }
+  const auto body = encode(envelope{1, 1, 1, "or"}, m);
+  const auto work = peek_workmap_work(body);
+  REQUIRE(work);
+  const auto array = peek_workmap_array(*work);
+  REQUIRE(array);
+  REQUIRE(array->items == m.work.size());
+  auto rest = array->bytes;
+  for (const auto& w : m.work) {
+    const auto item = peek_workmap_item(rest);
+    REQUIRE(item);
+    CHECK(item->id == w.id);
+    CHECK(item->bytes == encode_work_item(w));
+    rest.remove_prefix(item->bytes.size());
+  }
+  CHECK(rest.empty());
+}
+
+TEST_CASE("peek_workmap_item and peek_workmap_array give nullopt on damaged or cut bytes") {
+  work_item w;
+  w.id = "job-1";
+  w.processes.push_back({"s1", "n1", process_state::running, 5, 6, std::nullopt});
+  const auto one = encode_work_item(w);
+  // Every cut of an item is refused.
+  for (std::size_t n = 0; n < one.size(); ++n) CHECK_FALSE(peek_workmap_item(std::string_view{one}.substr(0, n)));
+  CHECK(peek_workmap_item(one));
+  // An item without `id`, with a non-string `id`, with a key that is not a string; something not a map.
+  CHECK_FALSE(peek_workmap_item(packed([](auto& pk) {
+    pk.pack_map(1);
+    pk.pack(std::string{"user"});
+    pk.pack(std::string{"alice"});
+  })));
+  CHECK_FALSE(peek_workmap_item(packed([](auto& pk) {
+    pk.pack_map(1);
+    pk.pack(std::string{"id"});
+    pk.pack(7);
+  })));
+  CHECK_FALSE(peek_workmap_item(packed([](auto& pk) {
+    pk.pack_map(2);
+    pk.pack(std::string{"id"});
+    pk.pack(std::string{"a"});
+    pk.pack(3);
+    pk.pack(std::string{"x"});
+  })));
+  CHECK_FALSE(peek_workmap_item(packed([](auto& pk) { pk.pack_array(0); })));
+  // An array header announcing more items than bytes follow, and a map where the array should be.
+  CHECK_FALSE(peek_workmap_array(packed([](auto& pk) { pk.pack_array(1000); })));
+  CHECK_FALSE(peek_workmap_array(packed([](auto& pk) { pk.pack_map(0); })));
+  CHECK_FALSE(peek_workmap_array(""));
+}

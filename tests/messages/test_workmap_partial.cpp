@@ -120,3 +120,73 @@ TEST_CASE("a map that is mostly junk is rejected whole rather than listing every
   CHECK(r.value().work.size() == 1);
   CHECK(r.value().bad_items.size() == workmap_max_bad_items);
 }
+
+// decode_workmap_head and decode_workmap_item (messages/workmap.hpp): a map read item by item must accept and
+// refuse exactly what decode_workmap accepts and refuses, and give the same envelope and echoes.
+TEST_CASE("decode_workmap_head reads the envelope and echoes as decode_workmap does, and refuses what it refuses") {
+  auto m = four_jobs();
+  m.rm_epoch = 3;
+  m.rm_cycle = 41;
+  const auto body = encode(samples::env(9, "orch"), m);
+  const auto work = peek_workmap_work(body);
+  REQUIRE(work);
+  envelope env_full, env_head;
+  const auto full = decode_workmap(std::string{topics::workmap}, body, {}, &env_full);
+  const auto head = decode_workmap_head(std::string{topics::workmap}, body, *work, {}, &env_head);
+  REQUIRE(full);
+  REQUIRE(head);
+  CHECK(env_head == env_full);
+  CHECK(head.value().rm_epoch == std::optional<std::uint64_t>{3});
+  CHECK(head.value().rm_cycle == std::optional<std::uint64_t>{41});
+  CHECK(head.value().work.empty());
+
+  // An echo of the wrong type is refused by both, naming it. encode_value writes keys in their order, so
+  // the body is built as the head with `work` put last by hand.
+  workmap only_items;
+  only_items.work = m.work;
+  const auto items_body = encode(samples::env(), only_items);
+  const auto items_work = *peek_workmap_work(items_body);
+  auto with_bad_echo = tree_of(m);
+  (*with_bad_echo.as_map()).erase("work");
+  key(with_bad_echo, "rm_epoch") = value{std::string{"three"}};
+  auto head_bytes = encode_value(with_bad_echo);
+  head_bytes[0] = static_cast<char>(static_cast<unsigned char>(head_bytes[0]) + 1);  // one entry more: work
+  const auto bad_body = head_bytes + "\xa4work" + std::string{items_work};
+  REQUIRE_FALSE(decode_workmap(std::string{topics::workmap}, bad_body));
+  const auto bad_work = peek_workmap_work(bad_body);
+  REQUIRE(bad_work);
+  const auto r = decode_workmap_head(std::string{topics::workmap}, bad_body, *bad_work);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().field == "rm_epoch");
+  // A view that is not the body's tail is refused.
+  CHECK_FALSE(decode_workmap_head(std::string{topics::workmap}, body, std::string{*work}));
+}
+
+TEST_CASE("decode_workmap_item counts depth from the map's root, as decode_workmap does") {
+  // An item with an unknown key holding nested arrays: in a map the item is at depth 3 (root map, `work`).
+  auto nested_item = [](int arrays) {
+    workmap m;
+    m.work.push_back(samples::job_item("deep", 1));
+    auto t = tree_of(m);
+    value v{value::array{}};
+    for (int i = 1; i < arrays; ++i) v = value{value::array{v}};
+    key(idx(key(t, "work"), 0), "extra") = v;
+    return t;
+  };
+  decode_limits limits;
+  limits.max_depth = 8;
+  for (int arrays = 4; arrays <= 6; ++arrays) {
+    auto t = nested_item(arrays);
+    const auto item_bytes = encode_value(idx(key(t, "work"), 0));
+    // The whole map, `work` last as the encoder writes it.
+    auto head = t;
+    (*head.as_map()).erase("work");
+    auto head_bytes = encode_value(head);
+    head_bytes[0] = static_cast<char>(static_cast<unsigned char>(head_bytes[0]) + 1);
+    const auto body = head_bytes + "\xa4work\x91" + item_bytes;
+    const bool whole = decode_workmap(std::string{topics::workmap}, body, limits).ok();
+    const bool alone = decode_workmap_item(std::string{topics::workmap}, item_bytes, limits).ok();
+    CHECK(whole == alone);
+    CHECK(whole == (3 + arrays <= 8));
+  }
+}
