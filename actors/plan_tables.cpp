@@ -1,6 +1,7 @@
 #include "actors/plan_tables.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace rmbus::actors {
 
@@ -47,10 +48,13 @@ void plan_tables::count(const messages::job_schedule& j, int sign) {
 }
 
 void plan_tables::remember(const std::string& pool, const std::string& id, const job_table& table) {
-  auto& before = before_[pool];
-  if (before.count(id) > 0) return;  // changed twice since the commit: the first version before counts
   auto it = table.find(id);
-  before.emplace(id, it == table.end() ? std::nullopt : std::optional<messages::job_schedule>{it->second});
+  remember(pool, id, it == table.end() ? std::nullopt : std::optional<messages::job_schedule>{it->second});
+}
+
+void plan_tables::remember(const std::string& pool, const std::string& id, std::optional<messages::job_schedule> old) {
+  // Changed twice since the commit: the first version before counts.
+  before_[pool].try_emplace(id, std::move(old));
 }
 
 void plan_tables::apply(const messages::pool_plan& p) {
@@ -75,12 +79,13 @@ void plan_tables::apply(const messages::pool_plan& p) {
     table.erase(it);
   }
   for (const auto& j : p.jobs) {
-    remember(p.pool, j.id, table);
     auto it = table.find(j.id);
     if (it != table.end()) {
       count(it->second, -1);
+      remember(p.pool, j.id, std::move(it->second));  // replaced next: its version before is moved, not copied
       it->second = j;
     } else {
+      remember(p.pool, j.id, std::nullopt);
       table.emplace(j.id, j);
     }
     count(j, +1);
@@ -134,8 +139,9 @@ std::uint64_t plan_tables::held(const std::string& node) const {
 
 std::vector<overbooked_node> plan_tables::overbooked(const node_quanta_lookup& quanta_of,
                                                      const std::set<std::string>& also) const {
-  // The nodes to look at: those of every share of the applied jobs, before and now, and `also`.
-  std::set<std::string> nodes = also;
+  // The nodes to look at: those of every share of the applied jobs, before and now, and `also`. Views into
+  // the tables and `also`, which outlive the call: thousands of jobs change in a busy round.
+  std::unordered_set<std::string_view> nodes{also.begin(), also.end()};
   for (const auto& [pool, jobs] : before_) {
     const auto* table = this->table(pool);
     for (const auto& [id, old] : jobs) {
@@ -148,13 +154,14 @@ std::vector<overbooked_node> plan_tables::overbooked(const node_quanta_lookup& q
   }
   std::vector<overbooked_node> out;
   for (const auto& node : nodes) {
-    auto h = holdings_.find(node);
+    auto h = holdings_.find(std::string{node});
     if (h == holdings_.end() || h->second.starts == 0) continue;
     const auto order = quanta_of(node);
     if (!order || h->second.quanta <= *order) continue;
-    out.push_back({node, *order, h->second.quanta, {}, {}});
+    out.push_back({std::string{node}, *order, h->second.quanta, {}, {}});
   }
   if (out.empty()) return out;
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.node < b.node; });  // for a person
   // Only for the few nodes found: the share ids, for the operator's log line (a walk of every table).
   for (const auto& [pool, table] : tables_)
     for (const auto& [id, j] : table) note_shares_counted(out, j);

@@ -93,6 +93,7 @@ class plan_tables {
   void count(const messages::job_schedule& j, int sign);
   // Records the version before of job `id` of `pool` (once per commit) and notes its nodes.
   void remember(const std::string& pool, const std::string& id, const job_table& table);
+  void remember(const std::string& pool, const std::string& id, std::optional<messages::job_schedule> old);
 
   std::map<std::string, chain> chains_;
   std::map<std::string, job_table> tables_;
