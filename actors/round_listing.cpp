@@ -16,40 +16,53 @@ messages::job_schedule refused_entry(const messages::refused_work& r) {
   return s;
 }
 
-using entry = std::optional<messages::job_schedule>;
+// A job as listed: the table's entry itself, or a refusal's made here. Thousands of jobs change in a busy
+// round; each is compared as it was and as it is, and copied only into the changes when it differs.
+class entry {
+ public:
+  entry() = default;
+  explicit entry(const messages::job_schedule& in_table) : in_table_(&in_table) {}
+  explicit entry(messages::job_schedule&& made) : made_(std::move(made)) {}
+  explicit operator bool() const { return in_table_ != nullptr || made_.has_value(); }
+  const messages::job_schedule& operator*() const { return made_ ? *made_ : *in_table_; }
+
+ private:
+  const messages::job_schedule* in_table_ = nullptr;
+  std::optional<messages::job_schedule> made_;
+};
 
 // The job as listed now: a refusal, else the later pool (by name) whose table has it.
 entry listed_now(const plan_tables& tables, const std::set<std::string>& pools,
                  const std::map<std::string, const messages::refused_work*>& refused, const std::string& id) {
-  if (auto r = refused.find(id); r != refused.end()) return refused_entry(*r->second);
+  if (auto r = refused.find(id); r != refused.end()) return entry{refused_entry(*r->second)};
   for (auto p = pools.rbegin(); p != pools.rend(); ++p) {
     const auto* table = tables.table(*p);
     if (table == nullptr) continue;
-    if (auto j = table->find(id); j != table->end()) return j->second;
+    if (auto j = table->find(id); j != table->end()) return entry{j->second};
   }
-  return std::nullopt;
+  return {};
 }
 
 // The job as the last listing had it: the same rule over the pools and refusals listed then, each table as it
 // was before this round's plans (or as it was dropped).
 entry listed_then(const plan_tables& tables, const listed_before& before, const std::string& id) {
-  if (auto r = before.refused.find(id); r != before.refused.end()) return refused_entry(r->second);
+  if (auto r = before.refused.find(id); r != before.refused.end()) return entry{refused_entry(r->second)};
   for (auto p = before.pools.rbegin(); p != before.pools.rend(); ++p) {
     if (auto d = before.dropped.find(*p); d != before.dropped.end()) {
-      if (auto j = d->second.find(id); j != d->second.end()) return j->second;
+      if (auto j = d->second.find(id); j != d->second.end()) return entry{j->second};
       continue;
     }
     if (auto a = tables.applied().find(*p); a != tables.applied().end()) {
       if (auto j = a->second.find(id); j != a->second.end()) {
-        if (j->second) return j->second;
+        if (j->second) return entry{*j->second};
         continue;  // new this round
       }
     }
     const auto* table = tables.table(*p);
     if (table == nullptr) continue;
-    if (auto j = table->find(id); j != table->end()) return j->second;
+    if (auto j = table->find(id); j != table->end()) return entry{j->second};
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace
@@ -103,9 +116,9 @@ messages::rm_schedule_changes listing_changes(const plan_tables& tables, const s
   out.cycle = cycle;
   out.base_cycle = base_cycle;
   for (const auto& id : candidates) {
-    auto now = listed_now(tables, pools, refused_now, id);
-    auto then = listed_then(tables, before, id);
-    if (now && (!then || *now != *then)) out.jobs.push_back(std::move(*now));
+    const auto now = listed_now(tables, pools, refused_now, id);
+    const auto then = listed_then(tables, before, id);
+    if (now && (!then || *now != *then)) out.jobs.push_back(*now);
     else if (!now && then) out.removed.push_back(id);
   }
   return out;
