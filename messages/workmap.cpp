@@ -176,14 +176,6 @@ std::optional<std::string_view> peek_workmap_work(std::string_view body) {
   return detail::peek_last_top_level_value(body, "work");
 }
 
-std::optional<std::uint64_t> peek_workmap_rm_epoch(std::string_view body) {
-  return detail::peek_top_level_uint(body, "rm_epoch");
-}
-
-std::optional<std::uint64_t> peek_workmap_rm_cycle(std::string_view body) {
-  return detail::peek_top_level_uint(body, "rm_cycle");
-}
-
 std::optional<encoded_work_array> peek_workmap_array(std::string_view work) {
   const auto head = detail::peek_array_head(work);
   if (!head) return std::nullopt;

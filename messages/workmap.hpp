@@ -104,12 +104,6 @@ result<workmap> decode_workmap(std::string_view topic, std::string_view body, co
 // missing or not last, or a key before it is not a string. A view into body.
 std::optional<std::string_view> peek_workmap_work(std::string_view body);
 
-// The `rm_epoch` of a work map body without decoding it (HA: a repeated map is not decoded again, but its
-// echo of the accepted epoch still counts). nullopt when absent or not an unsigned integer.
-std::optional<std::uint64_t> peek_workmap_rm_epoch(std::string_view body);
-// The same for `rm_cycle`.
-std::optional<std::uint64_t> peek_workmap_rm_cycle(std::string_view body);
-
 // A work map taken item by item (actors/workmap_bytes.hpp): an item whose bytes equal those of an item of a
 // map decoded before is that item again, so only the others are decoded.
 //

@@ -114,7 +114,7 @@ TEST_CASE("the envelope's epoch: written only when set, read from any RM output"
   CHECK(bad_env.error().field == "epoch");
 }
 
-TEST_CASE("the work map's rm_epoch: echoed, peeked without a decode, work still last", "[messages][ha]") {
+TEST_CASE("the work map's rm_epoch: echoed, read with the head alone, work still last", "[messages][ha]") {
   auto wm = samples::full_workmap();
   wm.rm_epoch = 300;  // two bytes wide: not a fixint
   const auto body = encode(samples::env(), wm);
@@ -122,27 +122,31 @@ TEST_CASE("the work map's rm_epoch: echoed, peeked without a decode, work still 
   REQUIRE(r.ok());
   CHECK(r.value().rm_epoch == std::optional<std::uint64_t>{300});
   CHECK(r.value().work == wm.work);
-  CHECK(peek_workmap_rm_epoch(body) == std::optional<std::uint64_t>{300});
-  // The work array is still the map's last value, so differencing can compare it without decoding.
+  // The work array is still the map's last value, so differencing can compare it without decoding, and
+  // reads the echo from the head alone.
   REQUIRE(peek_workmap_work(body).has_value());
+  CHECK(decode_workmap_head(topics::workmap, body, *peek_workmap_work(body)).value().rm_epoch ==
+        std::optional<std::uint64_t>{300});
   auto no_echo = samples::full_workmap();
   const auto plain = encode(samples::env(), no_echo);
-  CHECK_FALSE(peek_workmap_rm_epoch(plain).has_value());
+  CHECK_FALSE(decode_workmap_head(topics::workmap, plain, *peek_workmap_work(plain)).value().rm_epoch.has_value());
   CHECK(*peek_workmap_work(plain) == *peek_workmap_work(body));
   CHECK_FALSE(decode_workmap(topics::workmap, plain).value().rm_epoch.has_value());
-  // A string rm_epoch: the decode refuses the map, the peek says nothing.
+  // A string rm_epoch: the decode refuses the map, and so does the head's.
   auto t = tree(body);
   (*t.as_map())["rm_epoch"] = "300";
   const auto bad = encode_value(t);
   auto refused = decode_workmap(topics::workmap, bad);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().field == "rm_epoch");
-  CHECK_FALSE(peek_workmap_rm_epoch(bad).has_value());
+  const auto bad_head = decode_workmap_head(topics::workmap, bad, *peek_workmap_work(bad));
+  REQUIRE_FALSE(bad_head.ok());
+  CHECK(bad_head.error().field == "rm_epoch");
   // Peeking a hostile body never reads past its end.
   for (std::size_t n = 0; n < body.size(); n += 7) (void)rmbus::messages::detail::peek_top_level_uint(body.substr(0, n), "rm_epoch");
 }
 
-TEST_CASE("the work map's rm_cycle: round-tripped, peeked without a decode, work still last, a bad one refused",
+TEST_CASE("the work map's rm_cycle: round-tripped, read with the head alone, work still last, a bad one refused",
           "[messages][ha]") {
   auto wm = samples::full_workmap();
   wm.rm_epoch = 4;
@@ -152,9 +156,11 @@ TEST_CASE("the work map's rm_cycle: round-tripped, peeked without a decode, work
   REQUIRE(r.ok());
   CHECK(r.value().rm_cycle == std::optional<std::uint64_t>{70000});
   CHECK(r.value().rm_epoch == std::optional<std::uint64_t>{4});
-  CHECK(peek_workmap_rm_cycle(body) == std::optional<std::uint64_t>{70000});
+  REQUIRE(peek_workmap_work(body).has_value());
+  CHECK(decode_workmap_head(topics::workmap, body, *peek_workmap_work(body)).value().rm_cycle ==
+        std::optional<std::uint64_t>{70000});
   const auto plain = encode(samples::env(), samples::full_workmap());
-  CHECK_FALSE(peek_workmap_rm_cycle(plain).has_value());
+  CHECK_FALSE(decode_workmap_head(topics::workmap, plain, *peek_workmap_work(plain)).value().rm_cycle.has_value());
   CHECK_FALSE(decode_workmap(topics::workmap, plain).value().rm_cycle.has_value());
   // The echo lies outside `work`: a repeated map with a new rm_cycle is still a repeat of the same items.
   REQUIRE(peek_workmap_work(body).has_value());
@@ -165,7 +171,9 @@ TEST_CASE("the work map's rm_cycle: round-tripped, peeked without a decode, work
   auto refused = decode_workmap(topics::workmap, bad);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().field == "rm_cycle");
-  CHECK_FALSE(peek_workmap_rm_cycle(bad).has_value());
+  const auto bad_head = decode_workmap_head(topics::workmap, bad, *peek_workmap_work(bad));
+  REQUIRE_FALSE(bad_head.ok());
+  CHECK(bad_head.error().field == "rm_cycle");
 }
 
 TEST_CASE("the orchestrator's fence: act on an epoch at least the highest accepted, echo it and the cycle acted on",
