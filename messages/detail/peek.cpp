@@ -102,17 +102,24 @@ bool skip_value(cursor& c) {
   return true;
 }
 
-// A map header at the cursor: its entry count, cursor left on its first key. false when not a map.
-bool map_header(cursor& c, std::uint64_t& entries) {
+// A container header at the cursor, of the kind whose fix tags start at `fix` (16 of them) and whose 16-
+// and 32-bit tags are `wide` and `wide + 1`: its count, cursor left on its first element. false otherwise.
+bool container_header(cursor& c, unsigned fix, unsigned wide, std::uint64_t& count) {
   if (c.left() == 0) return false;
   const auto tag = static_cast<unsigned char>(c.b[c.at]);
-  if (tag >= 0x80 && tag <= 0x8f) {
-    entries = tag & 0x0fu;
+  if (tag >= fix && tag <= fix + 0x0fu) {
+    count = tag & 0x0fu;
     return c.take(1);
   }
-  if (tag == 0xde || tag == 0xdf) return c.take(1) && c.big_endian(tag == 0xde ? 2 : 4, entries);
+  if (tag == wide || tag == wide + 1) return c.take(1) && c.big_endian(tag == wide ? 2 : 4, count);
   return false;
 }
+
+// A map header at the cursor: its entry count, cursor left on its first key. false when not a map.
+bool map_header(cursor& c, std::uint64_t& entries) { return container_header(c, 0x80, 0xde, entries); }
+
+// An array header at the cursor: its element count, cursor left on its first element. false when not an array.
+bool array_header(cursor& c, std::uint64_t& elements) { return container_header(c, 0x90, 0xdc, elements); }
 
 // Moves the cursor onto the value of `key` in the top-level map of its body; false when there is none.
 bool seek_top_level_key(cursor& c, std::string_view key) {
@@ -133,18 +140,6 @@ bool seek_top_level_key(cursor& c, std::string_view key) {
     }
     if (!skip_value(c)) return false;
   }
-  return false;
-}
-
-// An array header at the cursor: its element count, cursor left on its first element. false when not an array.
-bool array_header(cursor& c, std::uint64_t& elements) {
-  if (c.left() == 0) return false;
-  const auto tag = static_cast<unsigned char>(c.b[c.at]);
-  if (tag >= 0x90 && tag <= 0x9f) {
-    elements = tag & 0x0fu;
-    return c.take(1);
-  }
-  if (tag == 0xdc || tag == 0xdd) return c.take(1) && c.big_endian(tag == 0xdc ? 2 : 4, elements);
   return false;
 }
 

@@ -343,19 +343,35 @@ TEST_CASE("per-stream and per-topic tables stay bounded whatever topics and name
   CHECK(st.by_topic.at("tb.b") == 1);
 }
 
-TEST_CASE("a body beyond max_body_bytes is refused on its size, naming it and the limit, and the next one is delivered") {
+namespace {
+
+// A subscriber made with `opts`, and a raw PUB socket connected to it and warmed up (its subscription has
+// arrived): for the tests that send what a publisher would never write.
+struct raw_rig {
+  explicit raw_rig(subscriber_options opts) : sub(ctx, std::move(opts), in.handlers()) {
+    sub.start();
+    raw.set(zmq::sockopt::linger, 1000);
+    raw.connect(sub.endpoint());
+    std::uint64_t warm_seq = 0;
+    REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
+                               [&](auto t) { return in.wait_count("warm", 1, t); }));
+  }
+
   zmq::context_t ctx;
   inbox in;
+  subscriber sub;
+  zmq::socket_t raw{ctx, zmq::socket_type::pub};
+};
+
+}  // namespace
+
+TEST_CASE("a body beyond max_body_bytes is refused on its size, naming it and the limit, and the next one is delivered") {
   auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
   opts.limits.max_body_bytes = 1024;
-  subscriber sub{ctx, opts, in.handlers()};
-  sub.start();
-  zmq::socket_t raw{ctx, zmq::socket_type::pub};
-  raw.set(zmq::sockopt::linger, 1000);
-  raw.connect(sub.endpoint());
-  std::uint64_t warm_seq = 0;
-  REQUIRE(send_until_arrived([&] { send_raw(raw, {"big.warm", envelope_body(++warm_seq, "raw")}); },
-                             [&](auto t) { return in.wait_count("big.warm", 1, t); }));
+  raw_rig rig{opts};
+  auto& in = rig.in;
+  auto& sub = rig.sub;
+  auto& raw = rig.raw;
   // A valid envelope followed by 2,000 bytes of padding: 1 byte too many is enough, the size alone decides.
   auto padded = envelope_body(1, "raw");
   padded.append(2000, 'x');
@@ -373,19 +389,13 @@ TEST_CASE("a body beyond max_body_bytes is refused on its size, naming it and th
 }
 
 TEST_CASE("on the unread-tail topic the last value of a body is left to its consumer while its head is checked and other topics are read whole") {
-  zmq::context_t ctx;
-  inbox in;
   auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
   opts.unread_tail_topic = "map.full";
   opts.unread_tail_key = "work";
-  subscriber sub{ctx, opts, in.handlers()};
-  sub.start();
-  zmq::socket_t raw{ctx, zmq::socket_type::pub};
-  raw.set(zmq::sockopt::linger, 1000);
-  raw.connect(sub.endpoint());
-  std::uint64_t warm_seq = 0;
-  REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
-                             [&](auto t) { return in.wait_count("warm", 1, t); }));
+  raw_rig rig{opts};
+  auto& in = rig.in;
+  auto& sub = rig.sub;
+  auto& raw = rig.raw;
   // The envelope, then `work` holding bytes that are not MessagePack (0xc1 never is).
   const auto with_junk_work = [](std::uint64_t seq, const std::string& src) {
     auto body = envelope_body(seq, src);
@@ -412,19 +422,11 @@ TEST_CASE("on the unread-tail topic the last value of a body is left to its cons
 
 namespace {
 
-// A subscriber with an in-flight bound on topic "hb.", and a raw PUB socket connected to it and warmed up
-// (its subscription has arrived), for the bound's tests.
-struct bounded_rig {
+// A raw rig whose subscriber has an in-flight bound on topic "hb.", for the bound's tests.
+struct bounded_rig : raw_rig {
   explicit bounded_rig(std::shared_ptr<in_flight_bound> b,
                        std::function<std::optional<std::string_view>(std::string_view)> key = {})
-      : bound(std::move(b)), sub(ctx, options(bound, std::move(key)), in.handlers()) {
-    sub.start();
-    raw.set(zmq::sockopt::linger, 1000);
-    raw.connect(sub.endpoint());
-    std::uint64_t warm_seq = 0;
-    REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
-                               [&](auto t) { return in.wait_count("warm", 1, t); }));
-  }
+      : raw_rig(options(b, std::move(key))), bound(std::move(b)) {}
   static subscriber_options options(std::shared_ptr<in_flight_bound> bound,
                                     std::function<std::optional<std::string_view>(std::string_view)> key) {
     auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
@@ -434,11 +436,7 @@ struct bounded_rig {
     return opts;
   }
 
-  zmq::context_t ctx;
-  inbox in;
   std::shared_ptr<in_flight_bound> bound;
-  subscriber sub;
-  zmq::socket_t raw{ctx, zmq::socket_type::pub};
 };
 
 }  // namespace
