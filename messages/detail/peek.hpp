@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
-#include <vector>
 
 namespace rmbus::messages::detail {
 
