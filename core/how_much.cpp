@@ -170,10 +170,9 @@ struct counter {
                size_of(j.order), ")");
   }
 
-  // "48 GB" (or "1536 MB" when the quantum is not a whole number of GB): orders read in people's units.
-  std::string size_of(int order) const {
-    const auto mb = static_cast<std::uint64_t>(std::max(0, order)) * m.quantum_mb;
-    return mb % 1024 == 0 ? std::to_string(mb / 1024) + " GB" : std::to_string(mb) + " MB";
+  // An order's memory as a part of a reason text ("48 GB"): orders read in people's units.
+  memory_size size_of(int order) const {
+    return {static_cast<std::uint64_t>(std::max(0, order)) * m.quantum_mb};
   }
 
   // Work larger than every machine of its pool says so, with the sizes: it can run only if a larger

@@ -7,6 +7,7 @@
 // enough before.
 
 #include <charconv>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -16,6 +17,12 @@
 
 namespace rmbus::core {
 
+// A memory size in people's units as a part of a text: "48 GB", or "1536 MB" when it is not a whole
+// number of GB. A value rather than a string, so that a reason written every round allocates nothing.
+struct memory_size {
+  std::uint64_t mb = 0;
+};
+
 namespace detail {
 inline void append_part(std::string& out, std::string_view text) { out.append(text); }
 template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
@@ -23,6 +30,15 @@ void append_part(std::string& out, Int n) {
   char digits[24];
   const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
   out.append(digits, end);
+}
+inline void append_part(std::string& out, memory_size size) {
+  if (size.mb % 1024 == 0) {
+    append_part(out, size.mb / 1024);
+    out.append(" GB");
+  } else {
+    append_part(out, size.mb);
+    out.append(" MB");
+  }
 }
 }  // namespace detail
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/quanta.hpp"
+#include "core/reason_text.hpp"
 #include "tests/core/scheduler_harness.hpp"
 
 using namespace rmbus::test;
@@ -89,6 +90,27 @@ TEST_CASE("G through the scheduler: a job larger than every machine stays pendin
   CHECK(h.plan("big").reason_text ==
         "no machine of order 3 (45 GB) in pool default: larger than every machine "
         "there (the largest is order 2, 30 GB); it runs only if a larger machine joins");
+}
+
+TEST_CASE("A job counted nothing says why with its size in people's units") {
+  // A quantum that is not a whole number of GB: sizes read in MB then; a whole number of GB reads in GB.
+  auto cfg = one_pool({fair_class("normal")});
+  cfg.settings.quantum_mb = 1536;
+  harness h(cfg);
+  h.machine("n000", 3);  // order 2: two processes of order 1
+  for (const char* user : {"a", "b", "c"}) h.job(std::string("j") + user, user, "normal", 1).memory_mb = 1536;
+  h.round();
+  std::vector<std::string> pending;
+  for (const auto& jp : h.last.jobs)
+    if (jp.reason == reason_code::no_share_counted) pending.push_back(jp.id.str());
+  REQUIRE(pending.size() == 1);
+  const std::string user = pending.front().substr(1);
+  CHECK(h.plan(pending.front()).reason_text == "fair share counted nothing: class normal got 2 quanta, user " + user +
+                                                   " 0 quanta, a process needs 1 (1536 MB)");
+  // Written in place: a shorter text leaves nothing of the longer one before it.
+  std::string text = "a much longer text than the one written next";
+  write_text(text, "needs ", memory_size{48 * 1024}, ", not ", memory_size{0}, " or ", memory_size{1025});
+  CHECK(text == "needs 48 GB, not 0 GB or 1025 MB");
 }
 
 TEST_CASE("F through the scheduler: larger orders placed first, all 22 + 34 processes placed") {

@@ -128,6 +128,7 @@ void observer::take(const arrival& a) {
     auto m = messages::decode_rm_schedule_changes(a.topic, a.body, limits, &env);
     if (!m || follower.take(m.value(), env.epoch) != messages::schedule_follower::outcome::applied) return;
     fence.accept(env.epoch, m.value().cycle);
+    if (!m.value().full) changes_listed.push_back(static_cast<double>(m.value().jobs.size() + m.value().removed.size()));
     if (m.value().workmap_seq) state_for_map.emplace(*m.value().workmap_seq, a.at);
     if (!peek_states) last_state = observed_state{a.at, follower.schedule()};
   } else if (a.topic == messages::topics::rm_nodes) {

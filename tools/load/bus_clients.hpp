@@ -114,6 +114,8 @@ class observer {
     double how_much = 0, what_of = 0, preempt = 0, defrag = 0, rest = 0;
   };
   std::vector<round_stages> round_stage_ms;
+  // Per rm.schedule.changes message applied that is not full: the jobs it lists (new or changed) and removes.
+  std::vector<double> changes_listed;
 
  private:
   struct arrival {

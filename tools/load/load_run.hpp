@@ -143,6 +143,7 @@ struct events_figures {
   std::vector<double> full_ms;  // full maps of the same cluster, after the changes: the baseline
   std::vector<double> round_ms;  // rm.cycle total of the pool rounds while the changes ran
   std::vector<observer::round_stages> round_stages;  // and their stages
+  std::vector<double> changes_listed;  // jobs each rm.schedule.changes (not full) listed and removed
   double rss_mb = 0;
 };
 

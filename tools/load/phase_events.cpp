@@ -59,6 +59,7 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
   obs.state_for_map.clear();
   obs.round_total_ms.clear();
   obs.round_stage_ms.clear();
+  obs.changes_listed.clear();
   std::vector<std::pair<std::uint64_t, clock_type::time_point>> sent;  // (seq, when) per change
   const auto t0 = clock_type::now();
   for (int i = 0; i < o.events; ++i) {
@@ -109,6 +110,7 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
   // The pools' own part of the path (rm.cycle total: apply_work + schedule) in the rounds of the changes.
   f.round_ms = obs.round_total_ms;
   f.round_stages = obs.round_stage_ms;
+  f.changes_listed = obs.changes_listed;
   f.rss_mb = l.sample().rss_kb / 1024.0;
   // The baseline of the same run: the same cluster's map, now sent whole, a few times.
   messages::workmap now;
@@ -141,6 +143,10 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
               stage_median(&observer::round_stages::how_much), stage_median(&observer::round_stages::what_of),
               stage_median(&observer::round_stages::preempt), stage_median(&observer::round_stages::defrag),
               stage_median(&observer::round_stages::rest));
+  if (!f.changes_listed.empty())
+    std::printf("events: jobs each rm.schedule.changes listed (changed, new or removed): median %.0f, max %.0f "
+                "(%zu messages)\n",
+                median(f.changes_listed), percentile(f.changes_listed, 100), f.changes_listed.size());
 }
 
 }  // namespace rmbus::load
