@@ -58,13 +58,19 @@ const schedule_plan& plan_keeper::unchanged(std::int64_t now_ms) {
 // The entries in the model's id order: kept entries are moved over (both lists are sorted by id, so one
 // walk pairs them), new jobs get an empty entry that fill() builds. Old entries the walk passes are gone.
 void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
+  const bool ordered = order.slots != nullptr && order.ids != nullptr &&
+                       order.slots->size() == m.jobs_by_id.size() && order.ids->size() == order.slots->size();
+  if (ordered && !rebuild_ && merge_in_place(*order.slots, *order.ids)) {
+    job_set_seen_ = m.job_set_changes;
+    ++merges_in_place_;
+    return;
+  }
   std::vector<job_plan> jobs;
   std::vector<source> sources;
   jobs.reserve(m.jobs_by_id.size());
   sources.reserve(m.jobs_by_id.size());
   std::size_t old = 0;
-  if (order.slots != nullptr && order.ids != nullptr && order.slots->size() == m.jobs_by_id.size() &&
-      order.ids->size() == order.slots->size()) {
+  if (ordered) {
     for (std::size_t k = 0; k < order.slots->size(); ++k) take_entry((*order.ids)[k], (*order.slots)[k], old, jobs, sources);
   } else {
     for (const auto& [id, slot] : m.jobs_by_id) take_entry(id, slot, old, jobs, sources);
@@ -74,6 +80,50 @@ void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
   sources_ = std::move(sources);
   job_set_seen_ = m.job_set_changes;
   rebuild_ = false;
+}
+
+bool plan_keeper::merge_in_place(const std::vector<int>& slots, const std::vector<job_id>& ids) {
+  // Each edit shifts the entries after it, so a few edits cost less than a new vector and more do not.
+  constexpr std::size_t max_edits = 8;
+  using kind = entry_edit::kind;
+  edits_.clear();
+  const std::size_t n = plan_.jobs.size();
+  std::size_t old = 0;
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    while (old < n && plan_.jobs[old].id < ids[k]) edits_.push_back({kind::erase, old++, 0});
+    if (old < n && plan_.jobs[old].id == ids[k]) {
+      // The same id in another slot is another job (resubmitted): its entry is built anew.
+      if (sources_[old].slot != slots[k]) edits_.push_back({kind::rebuild, old, k});
+      ++old;
+    } else {
+      edits_.push_back({kind::insert_before, old, k});
+    }
+    if (edits_.size() > max_edits) return false;
+  }
+  for (; old < n; ++old) edits_.push_back({kind::erase, old, 0});
+  if (edits_.size() > max_edits) return false;
+  // From the back, so that every edit's index still points where it did before the merge.
+  for (auto e = edits_.rbegin(); e != edits_.rend(); ++e) {
+    const auto at = static_cast<std::ptrdiff_t>(e->at);
+    switch (e->what) {
+      case kind::erase:
+        removed_.push_back(plan_.jobs[e->at].id);
+        plan_.jobs.erase(plan_.jobs.begin() + at);
+        sources_.erase(sources_.begin() + at);
+        break;
+      case kind::insert_before:
+        plan_.jobs.emplace(plan_.jobs.begin() + at)->id = ids[e->order_index];
+        sources_.insert(sources_.begin() + at, source{slots[e->order_index]});
+        break;
+      case kind::rebuild:
+        plan_.jobs[e->at] = job_plan{};
+        plan_.jobs[e->at].id = ids[e->order_index];
+        sources_[e->at] = source{slots[e->order_index]};
+        break;
+    }
+  }
+  std::reverse(removed_.begin(), removed_.end());  // gathered from the back: back in id order
+  return true;
 }
 
 void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs,

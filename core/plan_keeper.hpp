@@ -50,6 +50,8 @@ class plan_keeper {
   // before listed that this one does not.
   const std::vector<std::size_t>& changed_entries() const { return changed_; }
   const std::vector<job_id>& removed_jobs() const { return removed_; }
+  // How many merges of the entries were done in place (merge_in_place): tests see that the path is taken.
+  std::uint64_t merges_in_place() const { return merges_in_place_; }
 
  private:
   // Per plan entry: what it was built from, so that unchanged parts are recognised by an integer compare.
@@ -61,6 +63,10 @@ class plan_keeper {
   };
 
   void merge_jobs(const cluster_model& m, jobs_in_id_order order);
+  // merge_jobs when only a few jobs came or went (a delta's round): the entries edited where they lie rather
+  // than moved into a new vector (100,000 entries, some 20 MB, for one arrival). False, with nothing
+  // changed, when the edits are too many for that to pay.
+  bool merge_in_place(const std::vector<int>& slots, const std::vector<job_id>& ids);
   // Appends the entry of job `slot` (id `id`) to `jobs`/`sources`: the kept one when the old entries, read
   // from `old` on in id order, hold it; a new empty one otherwise.
   void take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs, std::vector<source>& sources);
@@ -76,6 +82,14 @@ class plan_keeper {
   bool rebuild_ = true;
   std::vector<std::size_t> changed_;
   std::vector<job_id> removed_;
+  // merge_in_place's scratch: one edit of the entries, at index `at` of the entries before the merge.
+  struct entry_edit {
+    enum class kind { insert_before, erase, rebuild } what;
+    std::size_t at = 0;
+    std::size_t order_index = 0;  // insert_before, rebuild: the job's place in the new id order
+  };
+  std::vector<entry_edit> edits_;
+  std::uint64_t merges_in_place_ = 0;
 };
 
 }  // namespace rmbus::core

@@ -208,8 +208,12 @@ int run_pair(const bench::workload_spec& spec, int rounds, compared_counts* coun
 // round edits one item of the last map (a completion, an item gone, a job moved to another user, a new job),
 // and now and then the orchestrator acts on the plan. Most fair-share classes keep every input then, and How
 // Much takes their splits as kept (how_much_cache), and in a class split again most users' splits. Returns
-// the class splits and the users' splits the kept scheduler reused.
-std::pair<std::uint64_t, std::uint64_t> run_pair_one_change(const bench::workload_spec& spec, int rounds) {
+// the class splits and the users' splits the kept scheduler reused, and its plan merges done in place. The
+// plans' reported changes replay as in run_pair.
+struct one_change_counts {
+  std::uint64_t classes_reused = 0, users_reused = 0, merges_in_place = 0;
+};
+one_change_counts run_pair_one_change(const bench::workload_spec& spec, int rounds) {
   auto w = bench::generate_workload(spec);
   pair_of_schedulers p(w.config);
   for (const auto& m : w.machines) p.both([&](nodepool_scheduler& s) { s.update_machine(m); });
@@ -217,6 +221,7 @@ std::pair<std::uint64_t, std::uint64_t> run_pair_one_change(const bench::workloa
   std::mt19937 rng(static_cast<std::uint32_t>(spec.seed * 104729 + 7));
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   work_map map;
+  std::map<job_id, job_plan> replay_kept, replay_scratch;
   int added = 0;
   for (int r = 0; r < rounds; ++r) {
     INFO("round " << r);
@@ -240,26 +245,31 @@ std::pair<std::uint64_t, std::uint64_t> run_pair_one_change(const bench::workloa
       }
     }
     const auto [plan_kept, plan_scratch] = round_of_both(p, map, orch.now_ms());
+    replay(replay_kept, p.kept, plan_kept);
+    replay(replay_scratch, p.scratch, plan_scratch);
     if (r < 3 || pick(0, 3) == 0) orch.observe(plan_kept);
   }
-  return {p.kept.how_much_splits_reused(), p.kept.how_much_users_reused()};
+  return {p.kept.how_much_splits_reused(), p.kept.how_much_users_reused(), p.kept.plan_merges_in_place()};
 }
 
 }  // namespace
 
 TEST_CASE("How Much's kept splits: one change a round decides exactly what computing every split decides") {
-  std::uint64_t classes_reused = 0, users_reused = 0;
+  std::uint64_t classes_reused = 0, users_reused = 0, merges_in_place = 0;
   for (std::uint32_t seed = 1; seed <= 60; ++seed) {
     auto spec = random_spec(seed, seed % 4 == 0);
     spec.users = std::max(spec.users, 3);
     INFO("seed " << seed << ": " << spec.nodes << " nodes, " << spec.jobs << " jobs");
-    const auto [classes, users] = run_pair_one_change(spec, 14);
-    classes_reused += classes;
-    users_reused += users;
+    const auto counts = run_pair_one_change(spec, 14);
+    classes_reused += counts.classes_reused;
+    users_reused += counts.users_reused;
+    merges_in_place += counts.merges_in_place;
   }
   // The kept splits were taken, often: otherwise the comparison would say nothing about them.
   CHECK(classes_reused > 300);
   CHECK(users_reused > 300);
+  // So were the plan's entries edited in place when one job came or went (plan_keeper::merge_in_place).
+  CHECK(merges_in_place > 200);
 }
 
 TEST_CASE("incremental bookkeeping decides exactly what a scheduler rebuilding every index each round decides") {
