@@ -107,6 +107,7 @@ std::string write_config(const options& o, const load_cluster& c, std::int64_t h
     rt.accounting.enabled = true;
     rt.accounting.file = o.work_dir + "/" + name + ".jobs.jsonl";
   }
+  if (o.sparing_preemption) cfg.scheduling.settings.preemption_policy = core::preemption_policy::sparing;
   rt.health.enabled = o.health;
   rt.ha.enabled = o.ha && name != "split";  // HA elects a head: a split of the head roles is refused
   if (name == "events") rt.schedule_changes_full_every = o.schedule_changes;

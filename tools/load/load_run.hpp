@@ -60,6 +60,8 @@ struct options {
   // --events-heartbeat-ms: how often each node's agent heartbeats in the events phase (and the RM is told
   // so). 1000 by default (50,000 a second at 50,000 nodes, on the same cores as the rounds).
   int events_heartbeat_ms = 1000;
+  // --preemption-policy: the RM's [scheduling] preemption_policy, "ducc" (its default) or "sparing".
+  bool sparing_preemption = false;
 };
 
 load_keys make_keys(const std::string& work_dir);

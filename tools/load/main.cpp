@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(100, 60000));
   app.add_flag("--latency-after-settle", o.latency_after_settle,
                "the latency phase times its maps after the RM's settle window (full rounds), not inside it");
+  std::string preemption_policy = "ducc";
+  app.add_option("--preemption-policy", preemption_policy,
+                 "the RM's fair-share preemption policy in every configuration (ducc, the default, or sparing)")
+      ->check(CLI::IsMember({"ducc", "sparing"}));
   app.add_option("--seed", o.seed, "workload seed");
   app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools, failover, events; or "
                                      "serve (alone: keep the cluster running for an outside observer)");
@@ -83,7 +87,16 @@ int main(int argc, char** argv) {
                  "client connects to all, so each message travels through each and receivers drop the copies")
       ->capture_default_str()
       ->check(CLI::Range(1, 4));
-  CLI11_PARSE(app, argc, argv);
+  // A bad argument is exit status 2, as in every rmbus tool (CLI11's own codes otherwise).
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+  o.sparing_preemption = preemption_policy == "sparing";
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured, also into a file
   o.phases.clear();
   std::stringstream ps(phases);

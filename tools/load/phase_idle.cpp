@@ -39,7 +39,7 @@ void run_idle(const options& o, zmq::context_t& ctx, const load_cluster& c, run_
   obs.wait([&] { return obs.state_for_map.count(first) > 0; }, 120s);
   if (obs.wait([&] { return obs.settling; }, 2s)) obs.wait([&] { return obs.settled; }, 120s);
   // Bounded: an RM whose schedule never settles is measured as it is, and the line below says so.
-  constexpr int max_follow_maps = 10;
+  constexpr int max_follow_maps = 20;
   int followed = 0;
   std::size_t last_changes = 0;
   for (; followed < max_follow_maps; ++followed) {

@@ -55,6 +55,9 @@ TEST_CASE("rmbus-load events with --schedule-changes times every change to the r
   // Followed by the snapshot-and-changes rule: every change answered, full messages every 5 rounds included.
   CHECK(r.output.find(" 0 unanswered;") != std::string::npos);
   CHECK(r.output.find("full maps the RM asked for: 0") != std::string::npos);
+  // And how large each answer was.
+  CHECK(r.output.find("events: jobs each rm.schedule.changes listed (changed, new or removed): median") !=
+        std::string::npos);
 }
 
 TEST_CASE("rmbus-load refuses a bad phase and a missing rmbus with exit status 2") {
@@ -64,6 +67,26 @@ TEST_CASE("rmbus-load refuses a bad phase and a missing rmbus with exit status 2
   auto missing = ts::run_to_end(RMBUS_LOAD_BIN, {"--rmbus", "/nonexistent/rmbus"}, 30s);
   CHECK(missing.status == 2);
   CHECK(missing.output.find("no rmbus executable") != std::string::npos);
+}
+
+TEST_CASE("rmbus-load --preemption-policy sets the RM's policy and refuses an unknown one") {
+  char tmpl[] = "/tmp/rmbus-load-policy-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl) != nullptr);
+  const std::string dir = tmpl;
+  const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
+                                {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--phases",
+                                 "startup", "--preemption-policy", "sparing", "--work-dir", dir},
+                                240s);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  std::ifstream config{dir + "/one.toml"};
+  std::stringstream text;
+  text << config.rdbuf();
+  CHECK(text.str().find("preemption_policy = \"sparing\"") != std::string::npos);
+  std::system(("rm -rf '" + dir + "'").c_str());
+  const auto bad = ts::run_to_end(RMBUS_LOAD_BIN, {"--rmbus", RMBUS_BIN, "--preemption-policy", "greedy"}, 30s);
+  CHECK(bad.status == 2);
+  CHECK(bad.output.find("--preemption-policy") != std::string::npos);
 }
 
 TEST_CASE("rmbus-load --curve drives a CURVE bus: its own keys, every RM process its own rm key") {
