@@ -155,6 +155,7 @@ class nodepool_scheduler {
   // an earlier round since the last drop_caches() (how_much_cache).
   std::uint64_t how_much_splits_reused() const { return how_much_cache_.splits_reused; }
   std::uint64_t how_much_users_reused() const { return how_much_cache_.users_reused; }
+  // How many times the plan's entries were merged in place after a few jobs came or went (plan_keeper).
   std::uint64_t plan_merges_in_place() const { return plan_.merges_in_place(); }
 
   // Stage durations are measured with this clock (microseconds, monotonic), which the caller supplies so

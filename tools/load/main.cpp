@@ -87,14 +87,11 @@ int main(int argc, char** argv) {
                  "client connects to all, so each message travels through each and receivers drop the copies")
       ->capture_default_str()
       ->check(CLI::Range(1, 4));
-  // A bad argument is exit status 2, as in every rmbus tool (CLI11's own codes otherwise).
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
+    // --help prints and exits 0; every bad argument exits 2, as the other rmbus tools do.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   o.sparing_preemption = preemption_policy == "sparing";
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured, also into a file
