@@ -64,6 +64,20 @@ bool publisher::wanted(std::string_view topic) {
   return false;
 }
 
+namespace {
+
+// A body this large (a schedule or a work map of megabytes) is handed to ZeroMQ as it is, without the copy
+// zmq::buffer makes: ZeroMQ frees it once sent or dropped. A small one is copied, which costs less than the
+// hand-over's own allocation and reference count.
+zmq::message_t body_frame(std::string body) {
+  if (body.size() < hand_over_bytes) return zmq::message_t(body.data(), body.size());
+  auto* held = new std::string(std::move(body));
+  return zmq::message_t(
+      held->data(), held->size(), [](void*, void* hint) { delete static_cast<std::string*>(hint); }, held);
+}
+
+}  // namespace
+
 messages::envelope publisher::publish_with(std::string_view topic, const encoder& encode) {
   auto it = impl_->seq.find(topic);
   if (it == impl_->seq.end()) it = impl_->seq.emplace(std::string{topic}, 0).first;
@@ -76,16 +90,18 @@ messages::envelope publisher::publish_with(std::string_view topic, const encoder
     ++impl_->stats.unwanted;
     return env;
   }
-  const std::string body = encode(env);  // if this throws, the seq is not consumed and nothing is sent
+  std::string body = encode(env);  // if this throws, the seq is not consumed and nothing is sent
   it->second = env.seq;
 
   // dontwait: a PUB socket drops rather than blocks past its HWM anyway; the flag makes sure no other state
   // (a socket being closed, a future option) can ever turn a publish into a wait.
   auto& s = impl_->socket;
+  const bool handed_over = body.size() >= hand_over_bytes;
   const bool sent = s.send(zmq::buffer(topic), zmq::send_flags::sndmore | zmq::send_flags::dontwait) &&
-                    s.send(zmq::buffer(body), zmq::send_flags::dontwait);
+                    s.send(body_frame(std::move(body)), zmq::send_flags::dontwait);
   if (sent) {
     ++impl_->stats.published;
+    if (handed_over) ++impl_->stats.handed_over;
   } else {
     ++impl_->stats.refused;
     spdlog::warn("bus publisher '{}': ZeroMQ refused {} seq {}", impl_->options.name, topic, env.seq);

@@ -25,6 +25,7 @@
 // actor system, the detached publisher actor of bus/bridge.hpp owns it).
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -58,8 +59,12 @@ struct publisher_stats {
   std::uint64_t published = 0;                    // messages handed to ZeroMQ
   std::uint64_t refused = 0;                      // sends ZeroMQ refused outright (should stay 0)
   std::uint64_t unwanted = 0;                     // not encoded: no subscriber's prefix matched the topic
+  std::uint64_t handed_over = 0;                  // of those published, bodies given to ZeroMQ without a copy
   std::map<std::string, std::uint64_t> last_seq;  // topic -> last seq stamped
 };
+
+// Bodies of at least this many bytes are handed to ZeroMQ without being copied (publisher_stats::handed_over).
+inline constexpr std::size_t hand_over_bytes = 64 * 1024;
 
 class publisher {
  public:

@@ -576,3 +576,48 @@ TEST_CASE("a batched topic without a batch handler is refused when the subscribe
   opts.batched_topic = "hb.x";
   CHECK_THROWS_WITH(subscriber(ctx, opts, in.handlers()), Catch::Contains("on_batch"));
 }
+
+TEST_CASE("a body of hand_over_bytes or more is handed to ZeroMQ without a copy and arrives whole as small ones do") {
+  zmq::context_t ctx;
+  publisher pub{ctx, pub_at("large-pub", "tcp://127.0.0.1:0", attach::bind)};
+  inbox in;
+  subscriber sub{ctx, sub_at(pub.endpoint(), attach::connect, {"large."}), in.handlers()};
+  sub.start();
+  REQUIRE(send_until_arrived([&] { pub.publish("large.warm", numbered("warm", 0)); },
+                             [&](auto t) { return in.wait_count("large.warm", 1, t); }));
+  const auto before = pub.stats();
+  CHECK(before.handed_over == 0);  // the warm-up messages are small
+
+  // Pads of distinct bytes around the threshold: each must arrive byte for byte, whichever path it took. A
+  // value may hold at most 64 KiB (decode_limits::max_string_bytes), so a pad goes out in parts of 48 KiB.
+  const std::size_t part = 48 * 1024;
+  std::vector<std::string> pads;
+  for (std::size_t size : {std::size_t{100}, hand_over_bytes - 1, hand_over_bytes, std::size_t{3} << 20}) {
+    std::string pad(size, '\0');
+    for (std::size_t i = 0; i < size; ++i) pad[i] = static_cast<char>('a' + (i * 7 + size) % 26);
+    pads.push_back(std::move(pad));
+  }
+  for (std::uint64_t n = 0; n < pads.size(); ++n) {
+    auto e = numbered("data", n);
+    for (std::size_t at = 0; at < pads[n].size(); at += part) e.detail["pad" + std::to_string(at / part)] = pads[n].substr(at, part);
+    pub.publish("large.data", e);
+  }
+  REQUIRE(in.wait_count("large.data", pads.size(), 20s));
+
+  const auto seen = in.on_topic("large.data");
+  REQUIRE(seen.size() == pads.size());
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    auto e = messages::decode_rm_event(seen[i].topic, seen[i].body);
+    REQUIRE(e.ok());
+    CHECK(e.value().detail.at("n") == std::to_string(i));
+    std::string pad;
+    for (std::size_t k = 0; k * part < pads[i].size(); ++k) pad += e.value().detail.at("pad" + std::to_string(k));
+    CHECK(pad == pads[i]);
+  }
+  const auto after = pub.stats();
+  CHECK(after.published - before.published == pads.size());
+  // The body holds its envelope and key names besides the pad: the last three bodies are at or above the
+  // threshold, the first (100 bytes of pad) far below.
+  CHECK(after.handed_over == 3);
+  CHECK(sub.stats().gaps == 0);
+}
