@@ -115,6 +115,9 @@ messages::rm_schedule_changes listing_changes(const plan_tables& tables, const s
   messages::rm_schedule_changes out;
   out.cycle = cycle;
   out.base_cycle = base_cycle;
+  // Sized once: on a first round every job is listed, and growing by doubling held up to 1.5 times the
+  // listing at once (33 MB at 100,000 jobs).
+  out.jobs.reserve(candidates.size());
   for (const auto& id : candidates) {
     const auto now = listed_now(tables, pools, refused_now, id);
     const auto then = listed_then(tables, before, id);
