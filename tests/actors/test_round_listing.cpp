@@ -4,6 +4,7 @@
 // guard, the changes equal those of comparing the whole listings (messages::make_schedule_changes), and the
 // listing follows the merge rule (a refusal over a pool's entry, the later pool over the earlier); the last
 // listing with the changes applied is the new one.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 #include <random>
@@ -201,4 +202,64 @@ TEST_CASE("rm.schedule.changes from what a round applied equals the comparison o
       base = cycle;
     }
   }
+}
+
+TEST_CASE("a few jobs coming and going are inserted and erased where they lie and the listing stays sorted with its encoded entries") {
+  std::mt19937 rng{7};
+  auto id_of = [](int k) {  // zero-padded, so that id order is number order
+    std::string s = std::to_string(k);
+    return "j" + std::string(4 - s.size(), '0') + s;
+  };
+  std::map<std::string, msg::job_schedule> expected;
+  for (int k = 0; k < 80; k += 2) expected[id_of(k)] = random_job(rng, id_of(k));
+  std::vector<msg::job_schedule> first;
+  for (const auto& [id, j] : expected) first.push_back(j);
+  auto state = state_of(1, first);
+
+  auto check = [&] {
+    std::vector<msg::job_schedule> want;
+    for (const auto& [id, j] : expected) want.push_back(j);
+    REQUIRE(state.jobs == want);
+    REQUIRE(state.encoded_jobs.size() == want.size());
+    for (std::size_t k = 0; k < want.size(); ++k) REQUIRE(state.encoded_jobs[k] == msg::encode_job_entry(want[k]));
+  };
+  // One round: `adds` new ids, `drops` ids gone (an unknown one among them is ignored), one entry changed.
+  auto round = [&](const std::vector<int>& adds, const std::vector<int>& drops) {
+    std::vector<msg::job_schedule> changed;
+    for (int k : adds) {
+      changed.push_back(random_job(rng, id_of(k)));
+      expected[id_of(k)] = changed.back();
+    }
+    std::vector<std::string> removed;
+    for (int k : drops) {
+      removed.push_back(id_of(k));
+      expected.erase(id_of(k));
+    }
+    // The first entry listed before this round changes too (named once: an id twice in one round is no delta).
+    for (const auto& [id, j] : expected) {
+      if (std::any_of(adds.begin(), adds.end(), [&](int k) { return id_of(k) == id; })) continue;
+      auto kept = j;
+      kept.memory_mb += 1024;
+      expected[id] = kept;
+      changed.push_back(kept);
+      break;
+    }
+    apply_listing_changes(state, changed, removed);
+    check();
+  };
+
+  round({1}, {0});            // the first entry goes, a new one takes its place
+  round({101}, {78});         // the last goes, one arrives after every other
+  round({41, 43}, {40, 999});  // two in the middle; an id never listed is ignored
+  // From here on the listing has room: a few edits move no entry to a new array.
+  const auto* entries = state.jobs.data();
+  const auto* texts = state.encoded_jobs.data();
+  round({3, 5, 7, 9}, {2, 4, 6, 8});
+  round({-1}, {});  // "j00-1" sorts before every other id
+  round({}, {1, 101});
+  CHECK(state.jobs.data() == entries);
+  CHECK(state.encoded_jobs.data() == texts);
+  // More than a few: rebuilt in one pass, the same listing.
+  round({11, 13, 15, 17, 19}, {10, 12, 14, 16, 18});
+  CHECK(state.jobs.size() == expected.size());
 }
