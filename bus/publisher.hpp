@@ -63,7 +63,8 @@ struct publisher_stats {
   std::map<std::string, std::uint64_t> last_seq;  // topic -> last seq stamped
 };
 
-// Bodies of at least this many bytes are handed to ZeroMQ without being copied (publisher_stats::handed_over).
+// Bodies of at least this many bytes are handed to ZeroMQ without being copied
+// (publisher_stats::handed_over).
 inline constexpr std::size_t hand_over_bytes = 64 * 1024;
 
 class publisher {

@@ -26,7 +26,8 @@ void nodepool_scheduler::arrive(const work_item& item) {
     ji = static_cast<int>(model_.jobs.size());
     // A record is 512 bytes: grown by a quarter rather than doubled, at most a fifth of the array stands
     // unused (doubling made room for 131,072 records, 67 MB, to hold 93,488 jobs).
-    if (model_.jobs.size() == model_.jobs.capacity()) model_.jobs.reserve(model_.jobs.size() + model_.jobs.size() / 4 + 16);
+    if (model_.jobs.size() == model_.jobs.capacity())
+      model_.jobs.reserve(model_.jobs.size() + model_.jobs.size() / 4 + 16);
     model_.jobs.emplace_back();
   }
   auto& j = model_.jobs[static_cast<std::size_t>(ji)];

@@ -221,7 +221,8 @@ TEST_CASE("a few jobs coming and going are inserted and erased where they lie an
     for (const auto& [id, j] : expected) want.push_back(j);
     REQUIRE(state.jobs == want);
     REQUIRE(state.encoded_jobs.size() == want.size());
-    for (std::size_t k = 0; k < want.size(); ++k) REQUIRE(state.encoded_jobs[k] == msg::encode_job_entry(want[k]));
+    for (std::size_t k = 0; k < want.size(); ++k)
+      REQUIRE(state.encoded_jobs[k] == msg::encode_job_entry(want[k]));
   };
   // One round: `adds` new ids, `drops` ids gone (an unknown one among them is ignored), one entry changed.
   auto round = [&](const std::vector<int>& adds, const std::vector<int>& drops) {
@@ -235,7 +236,8 @@ TEST_CASE("a few jobs coming and going are inserted and erased where they lie an
       removed.push_back(id_of(k));
       expected.erase(id_of(k));
     }
-    // The first entry listed before this round changes too (named once: an id twice in one round is no delta).
+    // The first entry listed before this round changes too (named once: an id twice in one round is no
+    // delta).
     for (const auto& [id, j] : expected) {
       if (std::any_of(adds.begin(), adds.end(), [&](int k) { return id_of(k) == id; })) continue;
       auto kept = j;

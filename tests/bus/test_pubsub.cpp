@@ -599,7 +599,8 @@ TEST_CASE("a body of hand_over_bytes or more is handed to ZeroMQ without a copy 
   }
   for (std::uint64_t n = 0; n < pads.size(); ++n) {
     auto e = numbered("data", n);
-    for (std::size_t at = 0; at < pads[n].size(); at += part) e.detail["pad" + std::to_string(at / part)] = pads[n].substr(at, part);
+    for (std::size_t at = 0; at < pads[n].size(); at += part)
+      e.detail["pad" + std::to_string(at / part)] = pads[n].substr(at, part);
     pub.publish("large.data", e);
   }
   REQUIRE(in.wait_count("large.data", pads.size(), 20s));
@@ -611,7 +612,8 @@ TEST_CASE("a body of hand_over_bytes or more is handed to ZeroMQ without a copy 
     REQUIRE(e.ok());
     CHECK(e.value().detail.at("n") == std::to_string(i));
     std::string pad;
-    for (std::size_t k = 0; k * part < pads[i].size(); ++k) pad += e.value().detail.at("pad" + std::to_string(k));
+    for (std::size_t k = 0; k * part < pads[i].size(); ++k)
+      pad += e.value().detail.at("pad" + std::to_string(k));
     CHECK(pad == pads[i]);
   }
   const auto after = pub.stats();
