@@ -258,9 +258,9 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   out.pool = st.pool;
   out.quantum_mb = plan.quantum_mb;
   out.total_us = static_cast<std::uint64_t>(total_us);
-  // DUCC computes job caps at the start of How Much, so rm.cycle's how_much_us covers both.
+  // How Much computes the job caps in its first sweep, as DUCC does at its start: how_much_us covers both.
   const auto& t = st.sched->last_stage_timings();
-  out.how_much_us = static_cast<std::uint64_t>(t.caps_us + t.how_much_us);
+  out.how_much_us = static_cast<std::uint64_t>(t.how_much_us);
   out.what_of_us = static_cast<std::uint64_t>(t.what_of_us);
   out.preempt_us = static_cast<std::uint64_t>(t.preempt_us);
   out.defrag_us = static_cast<std::uint64_t>(t.defrag_us);

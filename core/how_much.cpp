@@ -7,6 +7,7 @@
 
 #include "core/apportion.hpp"
 #include "core/free_blocks.hpp"
+#include "core/job_caps.hpp"
 #include "core/quanta.hpp"
 #include "core/reason_text.hpp"
 #include "core/share_tree.hpp"
@@ -62,6 +63,7 @@ struct class_job {
   int user_slot;      // the job's user, as the model numbers users
   int group;          // its share group (-1: none)
   int user;           // index into the split's users (written by the split)
+  int held;           // processes it holds (cluster_model::current), read before the split; not an input
   std::int64_t given;  // written by the split
 
   // Equal in all that the split reads of the job.
@@ -555,8 +557,9 @@ struct counter {
     return t;
   }
 
+  // `jobs_of_class`: each class's jobs that want something, in slot order; the group's are consumed.
   void count_fair_group(const std::vector<int>& group_classes,
-                        const std::vector<std::vector<int>>& jobs_of_class) {
+                        std::vector<std::vector<class_job>>& jobs_of_class) {
     for (int p : m.pools.empty() ? std::vector<int>{} : m.pool_postorder) {
       std::vector<int> here;
       for (int c : group_classes)
@@ -577,7 +580,7 @@ struct counter {
       for (std::size_t i = 0; i < here.size(); ++i) {
         ents[i].weight = std::max(1, m.classes[static_cast<std::size_t>(here[i])].def.weight);
         w_sum += ents[i].weight;
-        gathered[i] = gather(jobs_of_class[static_cast<std::size_t>(here[i])]);
+        gathered[i] = std::move(jobs_of_class[static_cast<std::size_t>(here[i])]);
         ents[i].wanted = wants_by_order(gathered[i].data(), gathered[i].data() + gathered[i].size());
       }
       std::vector<std::vector<std::pair<int, std::int64_t>>> class_wanted(here.size());
@@ -636,19 +639,6 @@ struct counter {
     for (std::size_t o = 0; o < cap_by_order.size(); ++o)
       if (cap_by_order[o] >= 0) wanted.emplace_back(static_cast<int>(o), cap_by_order[o]);
     return wanted;
-  }
-
-  // The class's jobs as split_class needs them; `jobs` in slot order, so the records are read front to back.
-  std::vector<class_job> gather(const std::vector<int>& jobs) const {
-    std::vector<class_job> cj;
-    cj.reserve(jobs.size());
-    for (int ji : jobs) {
-      const auto& j = m.jobs[static_cast<std::size_t>(ji)];
-      const auto user = static_cast<std::uint64_t>(m.user_rank[static_cast<std::size_t>(j.user_slot)]);
-      cj.push_back({user << 32 | static_cast<std::uint32_t>(m.job_rank[static_cast<std::size_t>(ji)]), ji, j.order,
-                    j.cap.cap, j.user_slot, j.group, 0, 0});
-    }
-    return cj;
   }
 
   // The group path of split_class: the class's award walked down its share tree (share_tree.hpp) instead
@@ -880,13 +870,15 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
   }
   for (const auto& [u, mb] : in.other_pools_nonpreemptable_mb) c.np_mb[u] += mb;
 
-  // One sweep over the jobs: each one's counts of the last round are reset (the reason text is left: it
-  // counts only with a reason, and its buffer serves the next one), non-preemptable holdings are summed
-  // per user, and the live, schedulable jobs of classes in this tree are grouped by class.
-  std::vector<std::vector<int>> jobs_of_class(m.classes.size());
+  // One sweep over the jobs: each one's cap is computed and its counts of the last round are reset (the
+  // reason text is left: it counts only with a reason, and its buffer serves the next one), non-preemptable
+  // holdings are summed per user, and the live, schedulable jobs of classes in this tree are grouped by
+  // class with all that the split reads of them, so that no later pass reads the job records again.
+  std::vector<std::vector<class_job>> jobs_of_class(m.classes.size());
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     auto& j = m.jobs[i];
     if (!j.live) continue;
+    refresh_job_cap(m, j);
     j.given = 0;
     j.pfs_qshares = 0;
     j.reason = reason_code::none;
@@ -900,7 +892,11 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
       }
     }
     if (j.refused || j.cls < 0 || m.classes[static_cast<std::size_t>(j.cls)].pool < 0) continue;
-    jobs_of_class[static_cast<std::size_t>(j.cls)].push_back(static_cast<int>(i));
+    const auto user =
+        j.user_slot < 0 ? 0 : static_cast<std::uint64_t>(m.user_rank[static_cast<std::size_t>(j.user_slot)]);
+    jobs_of_class[static_cast<std::size_t>(j.cls)].push_back(
+        {user << 32 | static_cast<std::uint32_t>(m.job_rank[i]), static_cast<int>(i), j.order, j.cap.cap,
+         j.user_slot, j.group, 0, m.current(j), 0});
   }
   std::map<int, std::vector<int>> groups;  // priority -> classes with jobs
   for (std::size_t c = 0; c < m.classes.size(); ++c)
@@ -909,26 +905,29 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
   for (const auto& [prio, classes] : groups) {
     const policy pol = m.classes[static_cast<std::size_t>(classes.front())].def.policy;
     if (pol == policy::fair_share) {
-      // Fair share: jobs with nothing to want take no part.
-      std::vector<std::vector<int>> wanting(m.classes.size());
+      // Fair share: jobs with nothing to want take no part (left out where they lie, order kept).
       for (int cl : classes) {
         const int pool = m.classes[static_cast<std::size_t>(cl)].pool;
-        for (int ji : jobs_of_class[static_cast<std::size_t>(cl)]) {
-          auto& j = m.jobs[static_cast<std::size_t>(ji)];
-          const int largest = c.max_subtree[static_cast<std::size_t>(pool)];
-          if (j.order > largest)
-            c.no_machine_reason(j, pool, largest);
-          else if (j.cap.cap > 0) wanting[static_cast<std::size_t>(cl)].push_back(ji);
-          else if (m.current(j) == 0) set_reason(j, reason_code::completed, "no work left to give processes to");
+        const int largest = c.max_subtree[static_cast<std::size_t>(pool)];
+        auto& cj = jobs_of_class[static_cast<std::size_t>(cl)];
+        std::size_t kept = 0;
+        for (const class_job& x : cj) {
+          if (x.order > largest)
+            c.no_machine_reason(m.jobs[static_cast<std::size_t>(x.slot)], pool, largest);
+          else if (x.cap > 0) cj[kept++] = x;
+          else if (x.held == 0)
+            set_reason(m.jobs[static_cast<std::size_t>(x.slot)], reason_code::completed,
+                       "no work left to give processes to");
         }
+        cj.resize(kept);
       }
-      c.count_fair_group(classes, wanting);
+      c.count_fair_group(classes, jobs_of_class);
       continue;
     }
     // Non-preemptable: oldest first, larger order first on equal time, then id.
     std::vector<int> js;
     for (int cl : classes)
-      for (int ji : jobs_of_class[static_cast<std::size_t>(cl)]) js.push_back(ji);
+      for (const class_job& x : jobs_of_class[static_cast<std::size_t>(cl)]) js.push_back(x.slot);
     std::sort(js.begin(), js.end(), [&](int a, int b) {
       const auto& x = m.jobs[static_cast<std::size_t>(a)];
       const auto& y = m.jobs[static_cast<std::size_t>(b)];
@@ -948,8 +947,8 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
       load.policy = d.policy;
       load.priority = d.priority;
       load.weight = d.weight;
-      for (int ji : jobs_of_class[static_cast<std::size_t>(cl)]) {
-        const auto& j = m.jobs[static_cast<std::size_t>(ji)];
+      for (const class_job& x : jobs_of_class[static_cast<std::size_t>(cl)]) {
+        const auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
         load.demand_by_order[j.order] += j.cap.cap;
         load.awarded_by_order[j.order] += j.given;
       }

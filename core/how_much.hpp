@@ -53,8 +53,8 @@ struct how_much_cache {
   std::uint64_t users_reused = 0;   // and users' splits among their jobs, in classes split again
 };
 
-// REQUIRES: compute_job_caps(m) ran this round. `cache`: null, or the same pool's cache of earlier rounds
-// (the model's classes never change under it).
+// Fills every live job's cap first (refresh_job_cap). `cache`: null, or the same pool's cache of earlier
+// rounds (the model's classes never change under it).
 how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache* cache = nullptr);
 
 // Machines of `pool` alone (not its children) whose order is within [lo, hi], any state.

@@ -1,6 +1,7 @@
 #pragma once
-// compute_job_caps: the first stage of a cycle. Fills every live job's cap (DUCC initJobCap, through
-// compute_job_cap in core/job_cap.hpp) from its work item, its class's rules and the shares it holds.
+// refresh_job_cap: a live job's cap (DUCC initJobCap, through compute_job_cap in core/job_cap.hpp) from its
+// work item, its class's rules and the shares it holds. How Much calls it for every live job in its first
+// sweep over the jobs, as DUCC computes the caps at the start of How Much.
 //
 // Services, managed reservations (APs) and reservations are one allocation per request: their cap is 1
 // (0 once refused or ended). "current" for the cap is the number of processes the orchestrator has
@@ -12,7 +13,7 @@
 
 namespace rmbus::core {
 
-void compute_job_caps(cluster_model& m);
+void refresh_job_cap(const cluster_model& m, job_rec& j);
 
 // The per-job process limit: the smaller non-zero of the work item's and the class's (0 = none).
 int effective_max_processes(const cluster_model& m, const job_rec& j);

@@ -6,7 +6,6 @@
 #include "core/defragment.hpp"
 #include "core/held_back.hpp"
 #include "core/how_much.hpp"
-#include "core/job_caps.hpp"
 #include "core/job_estimates.hpp"
 #include "core/preemption.hpp"
 #include "core/quanta.hpp"
@@ -327,8 +326,6 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   };
   last_round_settled_ = in.settling;
   if (in.settling) return settle_round(in);
-  compute_job_caps(model_);
-  lap(timings_.caps_us);
   {
     auto counted = how_much(model_, in, &how_much_cache_);
     last_loads_ = std::move(counted.classes);

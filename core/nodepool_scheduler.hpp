@@ -3,7 +3,7 @@
 //
 // Driven by plain calls (style.md section 1): machines arrive and change state, the orchestrator's work
 // for this pool arrives as a full snapshot (apply_work), and schedule(round_input) runs one cycle:
-//   compute_job_caps -> how_much -> what_of -> plan_preemptions -> defragment
+//   how_much (the job caps first, in its sweep over the jobs) -> what_of -> plan_preemptions -> defragment
 // and returns the full schedule_plan. It never reads a clock or a random source: the same calls give the
 // same plan. Top-level pools share no mutable state; what spans pools (the global allotment) comes in
 // through round_input.

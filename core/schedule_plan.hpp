@@ -120,8 +120,7 @@ struct schedule_plan {
 // How long each stage of the last round took, in microseconds of the clock given to
 // nodepool_scheduler::set_stage_clock (all 0 without one, and for a round skipped as unchanged).
 struct stage_timings {
-  std::int64_t caps_us = 0;
-  std::int64_t how_much_us = 0;
+  std::int64_t how_much_us = 0;  // the job caps included (How Much computes them in its first sweep)
   std::int64_t what_of_us = 0;
   std::int64_t preempt_us = 0;
   std::int64_t defrag_us = 0;

@@ -388,3 +388,24 @@ TEST_CASE("two jobs trading caps at an equal total are split again, not taken fr
   CHECK(h.plan("a1").given == 6);
   CHECK(h.plan("a2").given == 2);
 }
+
+TEST_CASE("a fair-share job with no work left takes no part: completed while it holds nothing") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 4, 1);  // 4 quanta
+  auto& idle = h.job("idle", "u1", "normal", 1, 4);
+  idle.items_done = 4;  // nothing left: its cap is 0
+  h.job("busy", "u2", "normal", 1);
+  h.job("ending", "u3", "normal", 1, 2);
+  h.round();
+  // Only the jobs with work take part: busy and ending split the 4 quanta, idle is counted nothing.
+  CHECK(h.count("idle") == 0);
+  CHECK(h.plan("idle").reason == reason_code::completed);
+  CHECK(h.count("ending") == 2);
+  CHECK(h.count("busy") == 2);
+  CHECK(h.plan("ending").reason == reason_code::none);
+  // ending's work runs out while it holds two processes: it is not "completed" while they run.
+  h.work[job_id("ending")].items_done = 2;
+  h.round();
+  CHECK(h.plan("ending").reason != reason_code::completed);
+  CHECK(h.plan("idle").reason == reason_code::completed);
+}
