@@ -23,15 +23,20 @@ const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t no
   changed_.clear();
   if (rebuild_ || m.job_set_changes != job_set_seen_ || sources_.size() != m.jobs_by_id.size()) merge_jobs(m, order);
   with_groups_ = !m.group_names.empty();
-  for (std::size_t k = 0; k < plan_.jobs.size(); ++k)
+  auto& c = plan_.counts;
+  c = schedule_counts{};
+  // The entries' counts in the same walk that fills them, while each entry is at hand.
+  for (std::size_t k = 0; k < plan_.jobs.size(); ++k) {
     if (fill(m, k)) changed_.push_back(k);
+    const job_plan& j = plan_.jobs[k];
+    if (j.status == job_status::refused) ++c.refused_jobs;
+    else if (j.reason != reason_code::none) ++c.pending_jobs;
+  }
 
   plan_.pool = m.top_pool;
   if (plan_.group_names.size() != m.group_names.size()) plan_.group_names = m.group_names;  // fixed per scheduler
   plan_.now_ms = now_ms;
   plan_.quantum_mb = m.quantum_mb;
-  auto& c = plan_.counts;
-  c = schedule_counts{};
   c.jobs = static_cast<int>(plan_.jobs.size());
   for (const auto& mc : m.machines) {
     c.nodes += mc.foreign ? 0 : 1;
@@ -40,10 +45,6 @@ const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t no
   c.given = m.round_given;
   c.preempted = m.round_preempted;
   c.evicted = m.round_evicted;
-  for (const auto& j : plan_.jobs) {
-    if (j.status == job_status::refused) ++c.refused_jobs;
-    else if (j.reason != reason_code::none) ++c.pending_jobs;
-  }
   return plan_;
 }
 
