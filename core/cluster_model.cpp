@@ -173,10 +173,18 @@ void cluster_model::refresh_ranks() {
     }
   }
   if (!ranks_stale && job_rank.size() == jobs.size()) return;
-  merge_age_changes();
-  job_rank.assign(jobs.size(), -1);
-  int r = 0;
-  for (const auto& [submitted, id, slot] : jobs_by_age) job_rank[static_cast<std::size_t>(slot)] = r++;
+  if (!job_rank.empty() && age_added.size() + age_removed.size() <= max_age_edits_in_place) {
+    // A round after one arrival or completion: the ranks before the first edit stand.
+    job_rank.resize(jobs.size(), -1);
+    const std::size_t from = edit_age_in_place();
+    for (std::size_t k = from; k < jobs_by_age.size(); ++k)
+      job_rank[static_cast<std::size_t>(std::get<2>(jobs_by_age[k]))] = static_cast<int>(k);
+  } else {
+    merge_age_changes();
+    job_rank.assign(jobs.size(), -1);
+    int r = 0;
+    for (const auto& [submitted, id, slot] : jobs_by_age) job_rank[static_cast<std::size_t>(slot)] = r++;
+  }
   std::vector<int> by_name(users.size());
   for (std::size_t i = 0; i < by_name.size(); ++i) by_name[i] = static_cast<int>(i);
   std::sort(by_name.begin(), by_name.end(),
@@ -216,6 +224,28 @@ void cluster_model::merge_age_changes() {
   next.clear();
   age_added.clear();
   age_removed.clear();
+}
+
+// A few arrivals and departures inserted and erased where they lie (merge_age_changes moves every key):
+// additions first, then each removal cancels one equal key, as the merge matches them. The removed jobs'
+// slots lose their rank. Returns the first position whose key moved; the keys before it did not.
+std::size_t cluster_model::edit_age_in_place() {
+  std::size_t from = jobs_by_age.size();
+  for (auto& key : age_added) {
+    const auto at = std::upper_bound(jobs_by_age.begin(), jobs_by_age.end(), key);
+    from = std::min(from, static_cast<std::size_t>(at - jobs_by_age.begin()));
+    jobs_by_age.insert(at, std::move(key));
+  }
+  for (const auto& key : age_removed) {
+    const auto at = std::lower_bound(jobs_by_age.begin(), jobs_by_age.end(), key);
+    if (at == jobs_by_age.end() || *at != key) continue;
+    from = std::min(from, static_cast<std::size_t>(at - jobs_by_age.begin()));
+    job_rank[static_cast<std::size_t>(std::get<2>(key))] = -1;
+    jobs_by_age.erase(at);
+  }
+  age_added.clear();
+  age_removed.clear();
+  return from;
 }
 
 void cluster_model::drop_indexes() {

@@ -202,6 +202,8 @@ struct cluster_model {
   void unindex_job(int slot);  // before departure, or before such a change
   void refresh_ranks();
   void merge_age_changes();  // age_added and age_removed into jobs_by_age (by refresh_ranks)
+  static constexpr std::size_t max_age_edits_in_place = 8;  // more: merge_age_changes
+  std::size_t edit_age_in_place();
   void drop_indexes();  // forget all of the above (refresh_ranks() then rebuilds them from the jobs)
 
   // Counters of the current round.

@@ -24,48 +24,77 @@ std::vector<cluster_model::age_key> sorted_live(const cluster_model& m) {
   return keys;
 }
 
+// Random batches of arrivals, departures and resubmissions on a model of 60 job slots.
+struct random_batches {
+  explicit random_batches(std::uint32_t seed) : rng(seed) { m.jobs.resize(slots); }
+
+  void arrive(int slot) {
+    auto& j = m.jobs[static_cast<std::size_t>(slot)];
+    j.live = true;
+    j.item.id = job_id("j" + std::to_string(slot) + "." + std::to_string(++generation));
+    j.item.user = user_id("u" + std::to_string(rng() % 5));
+    j.item.submitted_ms = static_cast<std::int64_t>(rng() % 8);  // few times: many ties, the id decides
+    m.index_job(slot);
+  }
+  void leave(int slot) {
+    m.unindex_job(slot);
+    m.jobs[static_cast<std::size_t>(slot)].live = false;
+  }
+  void batch(int changes) {
+    for (int c = 0; c < changes; ++c) {
+      const int slot = static_cast<int>(rng() % slots);
+      auto& j = m.jobs[static_cast<std::size_t>(slot)];
+      if (!j.live) {
+        arrive(slot);
+        if (rng() % 4 == 0) leave(slot);  // arrives and leaves within the batch
+      } else if (rng() % 2 == 0) {
+        leave(slot);
+      } else {
+        m.unindex_job(slot);  // resubmitted under a new time
+        j.item.submitted_ms = static_cast<std::int64_t>(rng() % 8);
+        m.index_job(slot);
+      }
+    }
+  }
+
+  static constexpr int slots = 60;
+  std::mt19937 rng;
+  cluster_model m;
+  int generation = 0;
+};
+
 }  // namespace
 
 TEST_CASE("the age order after merged batches equals a sort of the live jobs (seeded)") {
   for (std::uint32_t seed = 1; seed <= 20; ++seed) {
-    std::mt19937 rng(seed);
-    cluster_model m;
-    constexpr int slots = 60;
-    m.jobs.resize(slots);
-    int generation = 0;
-    const auto arrive = [&](int slot) {
-      auto& j = m.jobs[static_cast<std::size_t>(slot)];
-      j.live = true;
-      j.item.id = job_id("j" + std::to_string(slot) + "." + std::to_string(++generation));
-      j.item.user = user_id("u" + std::to_string(rng() % 5));
-      j.item.submitted_ms = static_cast<std::int64_t>(rng() % 8);  // few times: many ties, the id decides
-      m.index_job(slot);
-    };
-    const auto leave = [&](int slot) {
-      m.unindex_job(slot);
-      m.jobs[static_cast<std::size_t>(slot)].live = false;
-    };
+    random_batches b(seed);
     for (int batch = 0; batch < 30; ++batch) {
-      const int changes = 1 + static_cast<int>(rng() % 25);
-      for (int c = 0; c < changes; ++c) {
-        const int slot = static_cast<int>(rng() % slots);
-        auto& j = m.jobs[static_cast<std::size_t>(slot)];
-        if (!j.live) {
-          arrive(slot);
-          if (rng() % 4 == 0) leave(slot);  // arrives and leaves within the batch
-        } else if (rng() % 2 == 0) {
-          leave(slot);
-        } else {
-          m.unindex_job(slot);  // resubmitted under a new time
-          j.item.submitted_ms = static_cast<std::int64_t>(rng() % 8);
-          m.index_job(slot);
-        }
-      }
-      m.merge_age_changes();
+      b.batch(1 + static_cast<int>(b.rng() % 25));
+      b.m.merge_age_changes();
       INFO("seed " << seed << ", batch " << batch);
-      REQUIRE(m.jobs_by_age == sorted_live(m));
-      REQUIRE(m.age_added.empty());
-      REQUIRE(m.age_removed.empty());
+      REQUIRE(b.m.jobs_by_age == sorted_live(b.m));
+      REQUIRE(b.m.age_added.empty());
+      REQUIRE(b.m.age_removed.empty());
     }
+  }
+}
+
+TEST_CASE("ranks after a few changes edited in place equal ranks from a sort of the live jobs (seeded)") {
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    random_batches b(seed);
+    std::size_t in_place = 0;
+    for (int batch = 0; batch < 40; ++batch) {
+      // Mostly batches small enough to be edited in place (up to 8 keys), some merged.
+      b.batch(1 + static_cast<int>(b.rng() % 6));
+      in_place += b.m.age_added.size() + b.m.age_removed.size() <= cluster_model::max_age_edits_in_place ? 1 : 0;
+      b.m.refresh_ranks();
+      INFO("seed " << seed << ", batch " << batch);
+      const auto want = sorted_live(b.m);
+      REQUIRE(b.m.jobs_by_age == want);
+      std::vector<int> ranks(b.m.jobs.size(), -1);
+      for (std::size_t r = 0; r < want.size(); ++r) ranks[static_cast<std::size_t>(std::get<2>(want[r]))] = static_cast<int>(r);
+      REQUIRE(b.m.job_rank == ranks);
+    }
+    CHECK(in_place >= 20);
   }
 }
