@@ -74,6 +74,7 @@ struct run_result {
   int fair_episodes = 0;
   int fair_unreached = 0;
   int unchanged_preempted = 0;  // preemptions in the unchanged round: must be 0
+  std::vector<std::vector<double>> delta_ms;  // [delta round][phase] (--deltas)
 };
 
 // A fingerprint of a plan (every field of every job and share, reason texts included), so that two builds
@@ -155,8 +156,65 @@ const core::schedule_plan& measure_unchanged(core::nodepool_scheduler& sched,
   return again;
 }
 
+// The phases of one round, ms: `apply` as measured by the caller, the stages from the scheduler's clock.
+std::vector<double> round_phases(const core::nodepool_scheduler& sched, double apply_ms, double schedule_ms) {
+  std::vector<double> ms(n_phases, 0.0);
+  const auto& st = sched.last_stage_timings();
+  ms[p_apply] = apply_ms;
+  ms[p_schedule] = schedule_ms;
+  ms[p_how_much] = st.how_much_us / 1000.0;
+  ms[p_what_of] = st.what_of_us / 1000.0;
+  ms[p_preempt] = st.preempt_us / 1000.0;
+  ms[p_defrag] = st.defrag_us / 1000.0;
+  ms[p_plan] = ms[p_schedule] - ms[p_how_much] - ms[p_what_of] - ms[p_preempt] - ms[p_defrag];
+  ms[p_round] = ms[p_apply] + ms[p_schedule];
+  return ms;
+}
+
+// Rounds after one change each, as delta work maps bring them (rmbus-load's events phase, at the core):
+// in turn one job ends (its item leaves the map) and the same work is submitted again under a new id, then
+// apply_changes and schedule(). The jobs that end are spread over the map by a fixed stride. The
+// orchestrator does not answer in between: the one change is all that differs from the round before.
+void measure_deltas(core::nodepool_scheduler& sched, core::work_map map, std::int64_t now_ms, int deltas,
+                    plan_digest& digest, run_result& r) {
+  std::vector<core::job_id> ids;
+  for (const auto& [id, item] : map)
+    if (!item.processes.empty()) ids.push_back(id);  // running work
+  if (ids.empty()) return;
+  std::size_t pick = 0;
+  core::work_item ended;
+  for (int d = 0; d < deltas; ++d) {
+    core::job_id touched;
+    if (d % 2 == 0) {
+      pick = (pick + 7919) % ids.size();
+      touched = ids[pick];
+      auto it = map.find(touched);
+      if (it == map.end()) continue;  // ended already (the stride came round)
+      ended = it->second;
+      map.erase(it);
+    } else {
+      ended.id = core::job_id("delta-" + std::to_string(d));
+      ended.processes.clear();
+      ended.state = core::work_state::waiting;
+      ended.items_done = 0;
+      ended.submitted_ms = now_ms;
+      touched = ended.id;
+      map.emplace(ended.id, ended);
+    }
+    core::round_input in;
+    in.now_ms = now_ms += 1000;
+    auto t0 = clock_type::now();
+    sched.apply_changes(map, {touched});
+    const double apply_ms = since(t0);
+    t0 = clock_type::now();
+    const auto& plan = sched.schedule(in);
+    r.delta_ms.push_back(round_phases(sched, apply_ms, since(t0)));
+    digest.plan(plan);
+  }
+}
+
 run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, std::uint64_t seed,
-                    bool unchanged, core::preemption_policy preemption) {
+                    bool unchanged, int deltas, core::preemption_policy preemption) {
   bench::workload_spec spec;
   spec.nodes = sz.nodes;
   spec.jobs = sz.jobs;
@@ -193,18 +251,13 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
 
     t0 = clock_type::now();
     sched.apply_work(map);
-    ms[p_apply] = since(t0);
+    const double apply_ms = since(t0);
 
     t0 = clock_type::now();
     plan = &sched.schedule(in);
-    ms[p_schedule] = since(t0);
-    const auto& st = sched.last_stage_timings();
-    ms[p_how_much] = st.how_much_us / 1000.0;
-    ms[p_what_of] = st.what_of_us / 1000.0;
-    ms[p_preempt] = st.preempt_us / 1000.0;
-    ms[p_defrag] = st.defrag_us / 1000.0;
-    ms[p_plan] = ms[p_schedule] - ms[p_how_much] - ms[p_what_of] - ms[p_preempt] - ms[p_defrag];
-    ms[p_round] = ms[p_apply] + ms[p_schedule];
+    const double diff_ms = ms[p_diff];
+    ms = round_phases(sched, apply_ms, since(t0));
+    ms[p_diff] = diff_ms;
     digest.plan(*plan);
     fairness.observe(*plan, bench::capacity_quanta(sched));
     r.ms.push_back(ms);
@@ -223,15 +276,17 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
     plan = &measure_unchanged(sched, orch, last_map, *plan, digest, r);
     r.unchanged_preempted = plan->counts.preempted;
   }
+  // The end of the run as the rounds left it (the delta rounds below rewrite the plan in place).
+  for (const auto& j : plan->jobs) {
+    r.shares_at_end += static_cast<long>(j.shares.size());
+    r.pending_at_end += j.reason != core::reason_code::none ? 1 : 0;
+  }
+  if (deltas > 0) measure_deltas(sched, last_map, orch.now_ms(), deltas, digest, r);
   r.digest = digest.h;
   r.fairness_error = fairness.mean_error();
   r.time_to_fair_s = fairness.mean_time_to_fair_s();
   r.fair_episodes = fairness.episodes();
   r.fair_unreached = fairness.unreached();
-  for (const auto& j : plan->jobs) {
-    r.shares_at_end += static_cast<long>(j.shares.size());
-    r.pending_at_end += j.reason != core::reason_code::none ? 1 : 0;
-  }
   return r;
 }
 
@@ -268,6 +323,7 @@ int main(int argc, char** argv) {
   int repeat = 1;
   bool no_phases = false;
   bool no_unchanged = false;
+  int deltas = 0;
   std::vector<std::string> policies{"ducc"};
   app.add_option("--sizes", sizes_text, "NODES/JOBS[/USERS],... (users default 100)");
   app.add_option("--quantum", quanta, "quantum sizes in GB (comma-separated)")
@@ -281,6 +337,10 @@ int main(int argc, char** argv) {
   app.add_flag("--no-phases", no_phases, "print the round totals without the per-phase breakdown");
   app.add_flag("--no-unchanged", no_unchanged,
                "skip the unchanged round (its repeats of the last map), e.g. to count a run's instructions");
+  app.add_option("--deltas", deltas,
+                 "after the rounds, this many rounds of one change each (a job ends, then its work comes "
+                 "again under a new id), applied as a delta map brings them")
+      ->check(CLI::Range(0, 1000));
   app.add_option("--preemption-policy", policies,
                  "preemption policies to run, each on the same workload (ducc, sparing; comma-separated)")
       ->delimiter(',')
@@ -290,7 +350,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     sizes = parse_sizes(sizes_text);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return app.exit(e) == 0 ? 0 : 2;  // a bad argument exits 2, as in every tool of the project
   }
 
   std::printf("rmbus-bench: seed %llu, %d rounds, medians of rounds 5-%d, %d run(s) per size\n",
@@ -307,11 +367,12 @@ int main(int argc, char** argv) {
         std::vector<std::vector<double>> first(n_phases), med(n_phases);
         std::vector<double> per_given, errors, to_fair, preempted_runs, given_runs;
         std::vector<double> unchanged, unchanged_diff, unchanged_apply;
+        std::vector<std::vector<double>> delta_med(n_phases);  // per phase: each run's median
         run_result last;
         for (int k = 0; k < repeat; ++k) {
           std::fprintf(stderr, "run %d/%d: %d nodes, %d jobs, %d users, quantum %d GB\n", k + 1, repeat,
                        sz.nodes, sz.jobs, sz.users, q);
-          last = run_once(sz, static_cast<std::uint64_t>(q), rounds, seed, !no_unchanged, preemption);
+          last = run_once(sz, static_cast<std::uint64_t>(q), rounds, seed, !no_unchanged, deltas, preemption);
           per_given.push_back(
               last.given > 0 ? static_cast<double>(last.preempted) / static_cast<double>(last.given) : 0);
           errors.push_back(last.fairness_error);
@@ -329,6 +390,11 @@ int main(int argc, char** argv) {
           unchanged.push_back(last.unchanged_ms);
           unchanged_apply.push_back(last.unchanged_apply_ms);
           unchanged_diff.push_back(last.unchanged_diff_ms);
+          for (int ph = 0; ph < n_phases && !last.delta_ms.empty(); ++ph) {
+            std::vector<double> v;
+            for (const auto& round : last.delta_ms) v.push_back(round[static_cast<std::size_t>(ph)]);
+            delta_med[static_cast<std::size_t>(ph)].push_back(median(v));
+          }
         }
         std::printf(
             "\n== %d nodes / %d jobs / %d users, quantum %d GB (max order %d), preemption policy %s ==\n",
@@ -348,6 +414,12 @@ int main(int argc, char** argv) {
           std::printf(
               "%-18s %12s %14.2f  (diff of the unchanged map: what detecting \"nothing changed\" costs)\n",
               "  of which needed", "", median(unchanged_diff));
+        }
+        if (!delta_med[p_round].empty()) {
+          std::printf("delta round (ms, median of %zu rounds of one change):", last.delta_ms.size());
+          for (int ph : {p_round, p_apply, p_how_much, p_what_of, p_preempt, p_defrag, p_plan})
+            std::printf(" %s %.2f%s", phase_names[ph], median(delta_med[static_cast<std::size_t>(ph)]),
+                        ph == p_plan ? "\n" : (ph == p_round ? ";" : ","));
         }
         const double m = median(med[p_round]);
         const bool first_policy = &policy_name == &policies.front();  // size ratios compare one policy

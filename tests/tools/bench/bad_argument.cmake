@@ -1,0 +1,11 @@
+# Runs rmbus-bench with --deltas out of range: it must exit 2, name the option, and print no figures.
+execute_process(COMMAND ${TOOL} --deltas 5000 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "exit status ${rc}, not 2")
+endif()
+if(NOT err MATCHES "--deltas")
+  message(FATAL_ERROR "the error does not name --deltas: ${err}")
+endif()
+if(out MATCHES "round total")
+  message(FATAL_ERROR "figures were printed: ${out}")
+endif()
