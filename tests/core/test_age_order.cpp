@@ -86,13 +86,15 @@ TEST_CASE("ranks after a few changes edited in place equal ranks from a sort of 
     for (int batch = 0; batch < 40; ++batch) {
       // Mostly batches small enough to be edited in place (up to 8 keys), some merged.
       b.batch(1 + static_cast<int>(b.rng() % 6));
-      in_place += b.m.age_added.size() + b.m.age_removed.size() <= cluster_model::max_age_edits_in_place ? 1 : 0;
+      const std::size_t edits = b.m.age_added.size() + b.m.age_removed.size();
+      in_place += edits <= cluster_model::max_age_edits_in_place ? 1 : 0;
       b.m.refresh_ranks();
       INFO("seed " << seed << ", batch " << batch);
       const auto want = sorted_live(b.m);
       REQUIRE(b.m.jobs_by_age == want);
       std::vector<int> ranks(b.m.jobs.size(), -1);
-      for (std::size_t r = 0; r < want.size(); ++r) ranks[static_cast<std::size_t>(std::get<2>(want[r]))] = static_cast<int>(r);
+      for (std::size_t r = 0; r < want.size(); ++r)
+        ranks[static_cast<std::size_t>(std::get<2>(want[r]))] = static_cast<int>(r);
       REQUIRE(b.m.job_rank == ranks);
     }
     CHECK(in_place >= 20);
