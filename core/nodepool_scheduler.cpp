@@ -567,7 +567,8 @@ pool_view nodepool_scheduler::view() const {
 
 std::map<user_id, std::uint64_t> nodepool_scheduler::nonpreemptable_mb_by_user() const {
   std::map<user_id, std::uint64_t> out;
-  for (const auto& j : model_.jobs) {
+  for (int ji : nonpreemptable_slots_) {
+    const auto& j = model_.jobs[static_cast<std::size_t>(ji)];
     if (!j.live || j.refused || j.cls < 0 || model_.policy_of(j) == policy::fair_share) continue;
     std::uint64_t held = 0;
     int n = 0;

@@ -66,6 +66,12 @@ void nodepool_scheduler::arrive(const work_item& item) {
     return;
   }
   j.cls = cls;
+  if (model_.policy_of(j) != policy::fair_share) {
+    auto& listed = nonpreemptable_listed_;
+    if (listed.size() <= static_cast<std::size_t>(ji)) listed.resize(model_.jobs.size(), 0);
+    if (!listed[static_cast<std::size_t>(ji)]) nonpreemptable_slots_.push_back(ji);
+    listed[static_cast<std::size_t>(ji)] = 1;
+  }
   const auto& rc = model_.classes[static_cast<std::size_t>(cls)];
   if (const auto& tree = model_.tree_of(cls); !tree.empty()) j.group = tree.group_of(item.user.str());  // else -1
   if (rc.pool < 0) {

@@ -374,6 +374,32 @@ TEST_CASE("nonpreemptable memory per user is reported for the other pools") {
   CHECK(held.at(user_id("u1")) == 3 * 1024);
 }
 
+TEST_CASE("nonpreemptable memory follows work in reused job slots: counted once and not after it left") {
+  harness h(one_pool({fixed_class("fixed"), fair_class("normal")}));
+  h.machines("n", 4, 4);
+  h.job("s1", "u1", "fixed", 3).kind = work_kind::service;
+  h.round();
+  REQUIRE(h.s.nonpreemptable_mb_by_user().at(user_id("u1")) == 3 * 1024);
+  // s1 leaves; a fair-share job takes its slot and another service arrives: u1 holds nothing any more,
+  // the fair-share job counts nowhere.
+  h.work.erase(job_id("s1"));
+  h.job("f", "u2", "normal", 1);
+  h.job("s2", "u3", "fixed", 2).kind = work_kind::service;
+  h.round();
+  auto held = h.s.nonpreemptable_mb_by_user();
+  CHECK(held.count(user_id("u1")) == 0);
+  CHECK(held.count(user_id("u2")) == 0);
+  CHECK(held.at(user_id("u3")) == 2 * 1024);
+  // The fair-share job leaves and a service takes the slot once more: counted once, not twice.
+  h.work.erase(job_id("f"));
+  h.job("s3", "u4", "fixed", 1).kind = work_kind::service;
+  h.round();
+  held = h.s.nonpreemptable_mb_by_user();
+  CHECK(held.at(user_id("u4")) == 1 * 1024);
+  CHECK(held.at(user_id("u3")) == 2 * 1024);
+  CHECK(held.size() == 2);
+}
+
 TEST_CASE("find_nodepool: lists, patterns, unknown nodes to the first top-level pool") {
   scheduler_config cfg;
   nodepool_def a;
