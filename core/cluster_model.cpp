@@ -168,6 +168,7 @@ void cluster_model::refresh_ranks() {
       age_added.clear();
       age_removed.clear();
       jobs_by_id.clear();
+      job_rank.clear();  // ranked anew below, never edited in place from an order rebuilt from scratch
       for (std::size_t i = 0; i < jobs.size(); ++i)
         if (jobs[i].live) index_job(static_cast<int>(i));
     }

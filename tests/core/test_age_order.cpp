@@ -100,3 +100,21 @@ TEST_CASE("ranks after a few changes edited in place equal ranks from a sort of 
     CHECK(in_place >= 20);
   }
 }
+
+TEST_CASE("a model indexed again from scratch ranks its jobs anew: a job gone by hand has no rank") {
+  cluster_model m;
+  m.jobs.resize(3);
+  for (int slot = 0; slot < 3; ++slot) {
+    auto& j = m.jobs[static_cast<std::size_t>(slot)];
+    j.live = true;
+    j.item.id = job_id("j" + std::to_string(slot));
+    j.item.user = user_id("u");
+    j.item.submitted_ms = 10 - slot;  // the last slot is the oldest
+  }
+  m.refresh_ranks();  // indexed from scratch (a model built by hand has no index)
+  REQUIRE(m.job_rank == std::vector<int>{2, 1, 0});
+  m.jobs[2].live = false;  // gone without unindex_job: the index no longer matches and is rebuilt
+  m.refresh_ranks();
+  CHECK(m.job_rank == std::vector<int>{1, 0, -1});
+  CHECK(m.jobs_by_age == sorted_live(m));
+}
