@@ -807,8 +807,9 @@ struct counter {
       }
       apportion_qshares(jes.data(), n_jobs, user_blocks, apportion_ws);
       for (std::size_t k = 0; k < n_jobs; ++k) {
-        job_at(span.begin + k).given = jes[k].given_total();
-        if (keep_parts) split.job_given.push_back(jes[k].given_total());
+        const std::int64_t given = jes[k].given_total();
+        job_at(span.begin + k).given = given;
+        if (keep_parts) split.job_given.push_back(given);
       }
     }
     // Still in slot order, so that the records are written front to back.

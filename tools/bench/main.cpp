@@ -237,7 +237,6 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
   core::work_map last_map;
   const core::schedule_plan* plan = nullptr;  // the scheduler keeps it; valid until its next round
   for (int round = 0; round < rounds; ++round) {
-    std::vector<double> ms(n_phases, 0.0);
     const core::work_map& map = orch.begin_round(round);
     core::round_input in;
     in.now_ms = orch.now_ms();
@@ -246,7 +245,7 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
     // apply_work, which reconciles the whole snapshot. Not part of the round total.
     auto t0 = clock_type::now();
     const auto edit = core::diff(last_map, map);
-    ms[p_diff] = since(t0);
+    const double diff_ms = since(t0);
     if (edit.empty() && round > 0) std::fprintf(stderr, "  (map unchanged)\n");
 
     t0 = clock_type::now();
@@ -255,8 +254,7 @@ run_result run_once(const size_spec& sz, std::uint64_t quantum_gb, int rounds, s
 
     t0 = clock_type::now();
     plan = &sched.schedule(in);
-    const double diff_ms = ms[p_diff];
-    ms = round_phases(sched, apply_ms, since(t0));
+    auto ms = round_phases(sched, apply_ms, since(t0));
     ms[p_diff] = diff_ms;
     digest.plan(*plan);
     fairness.observe(*plan, bench::capacity_quanta(sched));
