@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/held_back.hpp"
+#include "core/vector_edits.hpp"
 
 namespace rmbus::core {
 
@@ -61,7 +62,8 @@ const schedule_plan& plan_keeper::unchanged(std::int64_t now_ms) {
 void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
   const bool ordered = order.slots != nullptr && order.ids != nullptr &&
                        order.slots->size() == m.jobs_by_id.size() && order.ids->size() == order.slots->size();
-  if (ordered && !rebuild_ && merge_in_place(*order.slots, *order.ids)) {
+  if (ordered && !rebuild_) {
+    merge_in_place(*order.slots, *order.ids);
     job_set_seen_ = m.job_set_changes;
     ++merges_in_place_;
     return;
@@ -83,48 +85,37 @@ void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
   rebuild_ = false;
 }
 
-bool plan_keeper::merge_in_place(const std::vector<int>& slots, const std::vector<job_id>& ids) {
-  // Each edit shifts the entries after it, so a few edits cost less than a new vector and more do not.
-  constexpr std::size_t max_edits = 8;
-  using kind = entry_edit::kind;
+void plan_keeper::merge_in_place(const std::vector<int>& slots, const std::vector<job_id>& ids) {
+  using kind = vector_edit_kind;
   edits_.clear();
+  edit_order_.clear();
   const std::size_t n = plan_.jobs.size();
   std::size_t old = 0;
+  auto erase = [&] {
+    removed_.push_back(plan_.jobs[old].id);
+    edits_.push_back({kind::erase, old++});
+    edit_order_.push_back(0);
+  };
   for (std::size_t k = 0; k < ids.size(); ++k) {
-    while (old < n && plan_.jobs[old].id < ids[k]) edits_.push_back({kind::erase, old++, 0});
+    while (old < n && plan_.jobs[old].id < ids[k]) erase();
     if (old < n && plan_.jobs[old].id == ids[k]) {
       // The same id in another slot is another job (resubmitted): its entry is built anew.
-      if (sources_[old].slot != slots[k]) edits_.push_back({kind::rebuild, old, k});
+      if (sources_[old].slot != slots[k]) {
+        edits_.push_back({kind::in_place, old});
+        edit_order_.push_back(k);
+      }
       ++old;
     } else {
-      edits_.push_back({kind::insert_before, old, k});
-    }
-    if (edits_.size() > max_edits) return false;
-  }
-  for (; old < n; ++old) edits_.push_back({kind::erase, old, 0});
-  if (edits_.size() > max_edits) return false;
-  // From the back, so that every edit's index still points where it did before the merge.
-  for (auto e = edits_.rbegin(); e != edits_.rend(); ++e) {
-    const auto at = static_cast<std::ptrdiff_t>(e->at);
-    switch (e->what) {
-      case kind::erase:
-        removed_.push_back(plan_.jobs[e->at].id);
-        plan_.jobs.erase(plan_.jobs.begin() + at);
-        sources_.erase(sources_.begin() + at);
-        break;
-      case kind::insert_before:
-        plan_.jobs.emplace(plan_.jobs.begin() + at)->id = ids[e->order_index];
-        sources_.insert(sources_.begin() + at, source{slots[e->order_index]});
-        break;
-      case kind::rebuild:
-        plan_.jobs[e->at] = job_plan{};
-        plan_.jobs[e->at].id = ids[e->order_index];
-        sources_[e->at] = source{slots[e->order_index]};
-        break;
+      edits_.push_back({kind::insert_before, old});
+      edit_order_.push_back(k);
     }
   }
-  std::reverse(removed_.begin(), removed_.end());  // gathered from the back: back in id order
-  return true;
+  while (old < n) erase();
+  apply_vector_edits(plan_.jobs, edits_, [&](std::size_t e, job_plan& entry) {
+    entry = job_plan{};
+    entry.id = ids[edit_order_[e]];
+  });
+  apply_vector_edits(sources_, edits_, [&](std::size_t e, source& src) { src = source{slots[edit_order_[e]]}; });
 }
 
 void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs,
@@ -192,9 +183,10 @@ bool plan_keeper::fill(const cluster_model& m, std::size_t k) {
       changed = true;
     }
     src.version = j.shares_version;
+    src.last_share_quanta = p.shares.empty() ? 0 : p.shares.back().quanta;
   }
   // A reservation's order is that of its machine.
-  set(p.order, p.shares.empty() ? j.order : p.shares.back().quanta);
+  set(p.order, p.shares.empty() ? j.order : src.last_share_quanta);
   set(p.memory_mb_per_process, static_cast<std::uint64_t>(p.order) * m.quantum_mb);
   if (j.refused) {
     set(p.status, job_status::refused);
