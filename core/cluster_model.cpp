@@ -135,7 +135,7 @@ void cluster_model::index_job(int slot) {
   age_added.emplace_back(j.item.submitted_ms, j.item.id, slot);
   jobs_by_id[j.item.id] = slot;
   ranks_stale = true;
-  ++job_set_changes;
+  log_job_set_change(j.item.id);
 }
 
 void cluster_model::unindex_job(int slot) {
@@ -143,6 +143,15 @@ void cluster_model::unindex_job(int slot) {
   age_removed.emplace_back(j.item.submitted_ms, j.item.id, slot);
   jobs_by_id.erase(j.item.id);
   ranks_stale = true;
+  log_job_set_change(j.item.id);
+}
+
+void cluster_model::log_job_set_change(const job_id& id) {
+  if (job_set_log.size() >= max_job_set_log) {
+    job_set_log.clear();
+    job_set_log_base = job_set_changes;
+  }
+  job_set_log.push_back(id);
   ++job_set_changes;
 }
 
@@ -171,6 +180,9 @@ void cluster_model::refresh_ranks() {
       job_rank.clear();  // ranked anew below, never edited in place from an order rebuilt from scratch
       for (std::size_t i = 0; i < jobs.size(); ++i)
         if (jobs[i].live) index_job(static_cast<int>(i));
+      // Ids left the index without unindex_job: the log does not name them, so no reader may rely on it.
+      job_set_log.clear();
+      job_set_log_base = ++job_set_changes;
     }
   }
   if (!ranks_stale && job_rank.size() == jobs.size()) return;

@@ -195,11 +195,19 @@ struct cluster_model {
   std::map<job_id, int> jobs_by_id;  // live jobs, the plan's order
   bool ranks_stale = true;
   std::uint64_t job_set_changes = 0;  // counts index_job / unindex_job: the plan re-merges its entries then
+  // The ids of the last index_job / unindex_job calls, oldest first: changes job_set_log_base + 1 to
+  // job_set_changes. A reader that saw change job_set_log_base or later finds here every id that came or
+  // went since (plan_keeper: a delta's merge without a walk over every entry); one further behind, or
+  // after the index was rebuilt from scratch, walks the whole id order. Bounded by max_job_set_log.
+  std::vector<job_id> job_set_log;
+  std::uint64_t job_set_log_base = 0;
+  static constexpr std::size_t max_job_set_log = 256;
   std::uint64_t share_changes = 0;  // source of job_rec::shares_version
   void shares_changed(int job) { jobs[static_cast<std::size_t>(job)].shares_version = ++share_changes; }
 
   void index_job(int slot);    // after arrival, or after a change of its submission time or user
   void unindex_job(int slot);  // before departure, or before such a change
+  void log_job_set_change(const job_id& id);  // index_job / unindex_job's count and log
   void refresh_ranks();
   void merge_age_changes();  // age_added and age_removed into jobs_by_age (by refresh_ranks)
   static constexpr std::size_t max_age_edits_in_place = 8;  // more: merge_age_changes

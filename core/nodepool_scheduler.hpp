@@ -157,6 +157,7 @@ class nodepool_scheduler {
   std::uint64_t how_much_users_reused() const { return how_much_cache_.users_reused; }
   // How many times the plan's entries were merged in place after a few jobs came or went (plan_keeper).
   std::uint64_t plan_merges_in_place() const { return plan_.merges_in_place(); }
+  std::uint64_t plan_merges_logged() const { return plan_.merges_logged(); }
 
   // Stage durations are measured with this clock (microseconds, monotonic), which the caller supplies so
   // that the core reads no clock of its own; the readings never influence a decision.

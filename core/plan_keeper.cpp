@@ -62,10 +62,18 @@ const schedule_plan& plan_keeper::unchanged(std::int64_t now_ms) {
 void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
   const bool ordered = order.slots != nullptr && order.ids != nullptr &&
                        order.slots->size() == m.jobs_by_id.size() && order.ids->size() == order.slots->size();
+  if (!rebuild_ && merge_logged(m)) {
+    job_set_seen_ = m.job_set_changes;
+    ++merges_in_place_;
+    ++merges_logged_;
+    return;
+  }
   if (ordered && !rebuild_) {
     merge_in_place(*order.slots, *order.ids);
     job_set_seen_ = m.job_set_changes;
     ++merges_in_place_;
+    // After a logged merge that missed a change, both merges' removals are listed: in id order again.
+    if (!std::is_sorted(removed_.begin(), removed_.end())) std::sort(removed_.begin(), removed_.end());
     return;
   }
   std::vector<job_plan> jobs;
@@ -79,22 +87,59 @@ void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
     for (const auto& [id, slot] : m.jobs_by_id) take_entry(id, slot, old, jobs, sources);
   }
   for (; old < plan_.jobs.size(); ++old) removed_.push_back(plan_.jobs[old].id);
+  if (!std::is_sorted(removed_.begin(), removed_.end())) std::sort(removed_.begin(), removed_.end());
   plan_.jobs = std::move(jobs);
   sources_ = std::move(sources);
   job_set_seen_ = m.job_set_changes;
   rebuild_ = false;
 }
 
+bool plan_keeper::merge_logged(const cluster_model& m) {
+  if (job_set_seen_ < m.job_set_log_base || m.job_set_changes - m.job_set_log_base != m.job_set_log.size()) return false;
+  logged_ids_.assign(m.job_set_log.begin() + static_cast<std::ptrdiff_t>(job_set_seen_ - m.job_set_log_base),
+                     m.job_set_log.end());
+  std::sort(logged_ids_.begin(), logged_ids_.end());
+  logged_ids_.erase(std::unique(logged_ids_.begin(), logged_ids_.end()), logged_ids_.end());
+  using kind = vector_edit_kind;
+  edits_.clear();
+  edit_sources_.clear();
+  const auto by_id = [](const job_plan& p, const job_id& id) { return p.id < id; };
+  // Ids in order, so the entries' places come in order too (two new ids before one entry: smaller first).
+  for (const auto& id : logged_ids_) {
+    const auto at = static_cast<std::size_t>(
+        std::lower_bound(plan_.jobs.begin(), plan_.jobs.end(), id, by_id) - plan_.jobs.begin());
+    const bool listed = at < plan_.jobs.size() && plan_.jobs[at].id == id;
+    const auto now = m.jobs_by_id.find(id);
+    if (now == m.jobs_by_id.end()) {
+      if (!listed) continue;  // came and went since the last merge
+      removed_.push_back(id);
+      edits_.push_back({kind::erase, at});
+      edit_sources_.push_back({});
+    } else if (!listed) {
+      edits_.push_back({kind::insert_before, at});
+      edit_sources_.push_back({&id, now->second});
+    } else if (sources_[at].slot != now->second) {
+      // The same id in another slot is another job (resubmitted): its entry is built anew.
+      edits_.push_back({kind::in_place, at});
+      edit_sources_.push_back({&id, now->second});
+    }
+  }
+  apply_edits();
+  // Every id that came or went is in the log; a plan not of the model's size means the log missed one
+  // (a model edited by hand): the caller walks the whole id order.
+  return plan_.jobs.size() == m.jobs_by_id.size();
+}
+
 void plan_keeper::merge_in_place(const std::vector<int>& slots, const std::vector<job_id>& ids) {
   using kind = vector_edit_kind;
   edits_.clear();
-  edit_order_.clear();
+  edit_sources_.clear();
   const std::size_t n = plan_.jobs.size();
   std::size_t old = 0;
   auto erase = [&] {
     removed_.push_back(plan_.jobs[old].id);
     edits_.push_back({kind::erase, old++});
-    edit_order_.push_back(0);
+    edit_sources_.push_back({});
   };
   for (std::size_t k = 0; k < ids.size(); ++k) {
     while (old < n && plan_.jobs[old].id < ids[k]) erase();
@@ -102,20 +147,24 @@ void plan_keeper::merge_in_place(const std::vector<int>& slots, const std::vecto
       // The same id in another slot is another job (resubmitted): its entry is built anew.
       if (sources_[old].slot != slots[k]) {
         edits_.push_back({kind::in_place, old});
-        edit_order_.push_back(k);
+        edit_sources_.push_back({&ids[k], slots[k]});
       }
       ++old;
     } else {
       edits_.push_back({kind::insert_before, old});
-      edit_order_.push_back(k);
+      edit_sources_.push_back({&ids[k], slots[k]});
     }
   }
   while (old < n) erase();
+  apply_edits();
+}
+
+void plan_keeper::apply_edits() {
   apply_vector_edits(plan_.jobs, edits_, [&](std::size_t e, job_plan& entry) {
     entry = job_plan{};
-    entry.id = ids[edit_order_[e]];
+    entry.id = *edit_sources_[e].id;
   });
-  apply_vector_edits(sources_, edits_, [&](std::size_t e, source& src) { src = source{slots[edit_order_[e]]}; });
+  apply_vector_edits(sources_, edits_, [&](std::size_t e, source& src) { src = source{edit_sources_[e].slot}; });
 }
 
 void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs,

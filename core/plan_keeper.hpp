@@ -53,6 +53,8 @@ class plan_keeper {
   const std::vector<job_id>& removed_jobs() const { return removed_; }
   // How many merges of the entries were done in place (merge_in_place): tests see that the path is taken.
   std::uint64_t merges_in_place() const { return merges_in_place_; }
+  // Of those, the merges found from the model's log of ids (merge_logged), without a walk over the entries.
+  std::uint64_t merges_logged() const { return merges_logged_; }
 
  private:
   // Per plan entry: what it was built from, so that unchanged parts are recognised by an integer compare.
@@ -67,9 +69,17 @@ class plan_keeper {
   };
 
   void merge_jobs(const cluster_model& m, jobs_in_id_order order);
+  // merge_jobs from the model's log of the ids that came or went since the last merge
+  // (cluster_model::job_set_log): each found by a binary search, no walk over the entries. False when the
+  // log does not reach back to the last merge, or did not name every change (the plan's size then differs
+  // from the model's); the entries are then merged by a walk.
+  bool merge_logged(const cluster_model& m);
   // merge_jobs when the model's id order is at hand: the entries edited where they lie (vector_edits.hpp)
   // rather than moved into a new vector (100,000 entries, some 20 MB, for one arrival).
   void merge_in_place(const std::vector<int>& slots, const std::vector<job_id>& ids);
+  // Applies edits_ to the entries and their sources: a new or rebuilt entry of edit k is job
+  // *edit_sources_[k].id in slot edit_sources_[k].slot.
+  void apply_edits();
   // Appends the entry of job `slot` (id `id`) to `jobs`/`sources`: the kept one when the old entries, read
   // from `old` on in id order, hold it; a new empty one otherwise.
   void take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs, std::vector<source>& sources);
@@ -85,10 +95,16 @@ class plan_keeper {
   bool rebuild_ = true;
   std::vector<std::size_t> changed_;
   std::vector<job_id> removed_;
-  // merge_in_place's scratch: the edits of the entries, and for each the job's place in the new id order.
+  // The merges' scratch: the edits of the entries, and for each the job it makes or rebuilds.
+  struct edit_source {
+    const job_id* id = nullptr;
+    int slot = -1;
+  };
   std::vector<vector_edit> edits_;
-  std::vector<std::size_t> edit_order_;
+  std::vector<edit_source> edit_sources_;
+  std::vector<job_id> logged_ids_;
   std::uint64_t merges_in_place_ = 0;
+  std::uint64_t merges_logged_ = 0;
 };
 
 }  // namespace rmbus::core

@@ -211,7 +211,7 @@ int run_pair(const bench::workload_spec& spec, int rounds, compared_counts* coun
 // the class splits and the users' splits the kept scheduler reused, and its plan merges done in place. The
 // plans' reported changes replay as in run_pair.
 struct one_change_counts {
-  std::uint64_t classes_reused = 0, users_reused = 0, merges_in_place = 0;
+  std::uint64_t classes_reused = 0, users_reused = 0, merges_in_place = 0, merges_logged = 0;
 };
 one_change_counts run_pair_one_change(const bench::workload_spec& spec, int rounds) {
   auto w = bench::generate_workload(spec);
@@ -249,13 +249,14 @@ one_change_counts run_pair_one_change(const bench::workload_spec& spec, int roun
     replay(replay_scratch, p.scratch, plan_scratch);
     if (r < 3 || pick(0, 3) == 0) orch.observe(plan_kept);
   }
-  return {p.kept.how_much_splits_reused(), p.kept.how_much_users_reused(), p.kept.plan_merges_in_place()};
+  return {p.kept.how_much_splits_reused(), p.kept.how_much_users_reused(), p.kept.plan_merges_in_place(),
+          p.kept.plan_merges_logged()};
 }
 
 }  // namespace
 
 TEST_CASE("How Much's kept splits: one change a round decides exactly what computing every split decides") {
-  std::uint64_t classes_reused = 0, users_reused = 0, merges_in_place = 0;
+  std::uint64_t classes_reused = 0, users_reused = 0, merges_in_place = 0, merges_logged = 0;
   for (std::uint32_t seed = 1; seed <= 60; ++seed) {
     auto spec = random_spec(seed, seed % 4 == 0);
     spec.users = std::max(spec.users, 3);
@@ -264,12 +265,64 @@ TEST_CASE("How Much's kept splits: one change a round decides exactly what compu
     classes_reused += counts.classes_reused;
     users_reused += counts.users_reused;
     merges_in_place += counts.merges_in_place;
+    merges_logged += counts.merges_logged;
   }
   // The kept splits were taken, often: otherwise the comparison would say nothing about them.
   CHECK(classes_reused > 300);
   CHECK(users_reused > 300);
-  // So were the plan's entries edited in place when one job came or went (plan_keeper::merge_in_place).
+  // So were the plan's entries edited in place when one job came or went (plan_keeper::merge_in_place),
+  // most often found from the model's log of ids (merge_logged).
   CHECK(merges_in_place > 200);
+  CHECK(merges_logged > 200);
+}
+
+TEST_CASE("a job gone and back under its id in another slot between two rounds gets its entry built anew") {
+  // Two maps applied between rounds: A leaves and C takes A's slot, then A comes back into a new slot. The
+  // plan's entry for A must be A's, as a scheduler rebuilding its plan from scratch lists it.
+  scheduler_config cfg;
+  cfg.settings.quantum_mb = 1024;
+  cfg.nodepools.push_back(nodepool_def{});
+  cfg.nodepools.back().name = "default";
+  resource_class fair;
+  fair.name = "normal";
+  fair.policy = policy::fair_share;
+  fair.nodepool = "default";
+  fair.is_default = true;
+  cfg.classes.push_back(fair);
+  pair_of_schedulers p(cfg);
+  for (int i = 0; i < 4; ++i)
+    p.both([&](nodepool_scheduler& s) { s.update_machine({machine_id("m" + std::to_string(i)), "", 8 * 1024, false}); });
+  auto item = [](const std::string& id, const std::string& user, std::int64_t submitted, std::uint64_t gb) {
+    work_item w;
+    w.id = job_id(id);
+    w.user = user_id(user);
+    w.memory_mb = gb * 1024;
+    w.items_total = 100;
+    w.submitted_ms = submitted;
+    return w;
+  };
+  work_map first{{job_id("A"), item("A", "ann", 1, 2)}, {job_id("B"), item("B", "bob", 2, 1)}};
+  work_map between{{job_id("B"), item("B", "bob", 2, 1)}, {job_id("C"), item("C", "cat", 3, 4)}};
+  work_map back = between;
+  back[job_id("A")] = item("A", "ann", 4, 3);
+  std::int64_t now = 1000;
+  p.both([&](nodepool_scheduler& s) { s.apply_work(first); });
+  const schedule_plan kept_first = p.kept.schedule({now, {}});
+  p.scratch.schedule({now, {}});
+  const auto logged_before = p.kept.plan_merges_logged();
+  p.both([&](nodepool_scheduler& s) { s.apply_work(between); });
+  p.both([&](nodepool_scheduler& s) { s.apply_work(back); });
+  now += 10000;
+  const schedule_plan kept = p.kept.schedule({now, {}});
+  p.scratch.drop_caches();
+  const schedule_plan& scratch = p.scratch.schedule({now, {}});
+  CHECK(p.kept.plan_merges_logged() == logged_before + 1);
+  require_same(p.kept, p.scratch, kept, scratch);
+  const auto* a = kept.find(job_id("A"));
+  REQUIRE(a != nullptr);
+  CHECK(a->user == user_id("ann"));
+  CHECK(a->order == 3);
+  CHECK(kept_first.find(job_id("A"))->order == 2);
 }
 
 TEST_CASE("incremental bookkeeping decides exactly what a scheduler rebuilding every index each round decides") {
