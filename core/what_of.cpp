@@ -187,24 +187,20 @@ void what_of(cluster_model& m) {
   std::vector<int> walk_pos(m.pools.size(), 0);
   for (std::size_t k = 0; k < m.pool_postorder.size(); ++k)
     walk_pos[static_cast<std::size_t>(m.pool_postorder[k])] = static_cast<int>(k);
-  // The sort keys, gathered once per job (the comparator runs n log n times): fair-share work by pool in
-  // the children-first walk, larger order first, then age; other work by age.
-  struct place_key {
-    bool fair = false;
-    int walk = 0;
-    int order = 0;
-    int age = 0;
-    int job = -1;
-    bool is_short = false;  // holds fewer shares than its count
-  };
-
   // One sweep over the jobs, in slot order, gathers everything the placement needs: the machines earmarked
   // for one job (a reservation's; the one cleared for a needy job unless a reservation has it), the needy
-  // list, and the jobs of each priority with their keys. Placing only ever adds shares, so a job that is
-  // not short of its count now will not be short later in this round: placing it would do nothing.
+  // list, and the jobs of each priority that are short of their count. Placing only ever adds shares, so
+  // a job that is not short now will not be short later in this round: placing it would do nothing (a
+  // change's round has some 100,000 jobs and a few short ones).
+  //
+  // A priority's jobs are placed in the order of one integer key: fair-share work by pool in the
+  // children-first walk, larger order first, then age; other work by age (age is unique). Every class of
+  // a priority has one policy (the configuration refuses a mix); in a model built by hand with both, the
+  // other work comes first.
   std::vector<int> earmark(m.machines.size(), -1);
   std::vector<int> needy, short_jobs;
-  std::map<int, std::vector<place_key>> groups;  // priority -> jobs
+  std::map<int, std::vector<std::pair<std::uint64_t, int>>> groups;  // priority -> (key, job) of short jobs
+  std::vector<std::vector<std::pair<std::uint64_t, int>>*> group_of_class(m.classes.size(), nullptr);
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     const auto& j = m.jobs[i];
     if (!j.live) continue;
@@ -213,13 +209,18 @@ void what_of(cluster_model& m) {
     if (j.needy && j.needy_machine >= 0 && earmark[static_cast<std::size_t>(j.needy_machine)] < 0)
       earmark[static_cast<std::size_t>(j.needy_machine)] = ji;
     if (j.refused || j.cls < 0) continue;
-    const bool is_short = m.current(j) < j.given;
-    if (is_short) short_jobs.push_back(ji);
+    if (m.current(j) >= j.given) continue;
+    short_jobs.push_back(ji);
     const int pool = m.class_pool(j);
     if (pool < 0) continue;
-    if ((j.needy || j.claim_q > 0) && is_short) needy.push_back(ji);  // claim_q: sparing preemption's R4
-    groups[m.priority_of(j)].push_back({m.policy_of(j) == policy::fair_share, walk_pos[static_cast<std::size_t>(pool)],
-                                        j.order, m.job_rank[i], ji, is_short});
+    if (j.needy || j.claim_q > 0) needy.push_back(ji);  // claim_q: sparing preemption's R4
+    auto*& group = group_of_class[static_cast<std::size_t>(j.cls)];
+    if (group == nullptr) group = &groups[m.priority_of(j)];
+    std::uint64_t key = static_cast<std::uint32_t>(m.job_rank[i]);
+    if (m.policy_of(j) == policy::fair_share)
+      key |= static_cast<std::uint64_t>(walk_pos[static_cast<std::size_t>(pool)] + 1) << 48 |
+             static_cast<std::uint64_t>(0x1FFFF - j.order) << 31;
+    group->emplace_back(key, ji);
   }
   placer p(m, std::move(earmark));
   // Needy jobs first: best priority, then submission time and id.
@@ -231,37 +232,9 @@ void what_of(cluster_model& m) {
   });
   for (int ji : needy) p.place(ji);
 
-  for (auto& [prio, keys] : groups) {
-    bool all_fair = true, none_fair = true;
-    for (const auto& k : keys) {
-      all_fair = all_fair && k.fair;
-      none_fair = none_fair && !k.fair;
-    }
-    if (all_fair || none_fair) {
-      // One policy in the group (the usual case): the order is a total order on a unique key (age is
-      // unique), packed into one integer so that the sort compares integers; the jobs that are not short
-      // are left out (their place in a total order does not matter).
-      std::vector<std::pair<std::uint64_t, int>> packed;
-      packed.reserve(keys.size());
-      for (const auto& k : keys) {
-        if (!k.is_short) continue;
-        std::uint64_t key = static_cast<std::uint32_t>(k.age);
-        if (all_fair)
-          key |= static_cast<std::uint64_t>(k.walk) << 48 | static_cast<std::uint64_t>(0x1FFFF - k.order) << 31;
-        packed.emplace_back(key, k.job);
-      }
-      std::sort(packed.begin(), packed.end());
-      for (const auto& [key, ji] : packed) p.place(ji);
-    } else {
-      std::sort(keys.begin(), keys.end(), [](const place_key& x, const place_key& y) {
-        if (x.fair) {
-          if (x.walk != y.walk) return x.walk < y.walk;
-          if (x.order != y.order) return x.order > y.order;
-        }
-        return x.age < y.age;
-      });
-      for (const auto& k : keys) p.place(k.job);
-    }
+  for (auto& [prio, keyed] : groups) {
+    std::sort(keyed.begin(), keyed.end());
+    for (const auto& [key, ji] : keyed) p.place(ji);
   }
 
   // Jobs still short: the space is being freed (defragmentation may refine the reason).
