@@ -25,6 +25,7 @@ int running_by(const share_rec& s) { return s.status == share_status::running &&
 
 // Adds (sign 1) or takes away (sign -1) share s's part of its job's counts.
 void tally(job_rec& j, const share_rec& s, int sign) {
+  j.cap_current = false;  // the cap reads these counts
   j.held += sign * held_by(s);
   j.running += sign * running_by(s);
   if (s.initialized) {
@@ -51,6 +52,7 @@ void cluster_model::recount_jobs() {
   for (auto& j : jobs) {
     j.held = j.running = j.initialized = j.timed_init = j.reclaiming = 0;
     j.init_ms_sum = 0;
+    j.cap_current = false;
     for (int s : j.shares) {
       tally(j, shares[static_cast<std::size_t>(s)], 1);
       j.reclaiming += shares[static_cast<std::size_t>(s)].reclaim_at_ms > 0 ? 1 : 0;

@@ -131,6 +131,10 @@ struct alignas(64) job_rec {
   int given = 0;
   int needy_machine = -1;  // machine being cleared for it by defragmentation
   reason_code reason = reason_code::none;
+  // `cap` and `demand` were computed from what the job is now (How Much then keeps them): cleared by every
+  // change of an input of the cap (job_caps.hpp), that is of its work item's fields, its class, its
+  // refusal or end, and its shares' counts, and by drop_indexes.
+  bool cap_current = false;
   std::int64_t demand = 0;
   std::int64_t pfs_qshares = 0;
   job_cap_result cap;
@@ -148,6 +152,13 @@ struct alignas(64) job_rec {
 
   work_item item;  // its scalar fields first: caps and apply_work read them every round
 };
+
+// A service's, managed reservation's or reservation's single allocation ended: it is never allocated again
+// (its cap falls to 0).
+inline void end_allocation(job_rec& j) {
+  j.done = true;
+  j.cap_current = false;
+}
 
 struct cluster_model {
   std::string top_pool;

@@ -895,7 +895,11 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     auto& j = m.jobs[i];
     if (!j.live) continue;
-    refresh_job_cap(m, j);
+    // DUCC computes every cap at the start of How Much; a cap whose inputs did not change since is kept.
+    if (!j.cap_current) {
+      refresh_job_cap(m, j);
+      j.cap_current = true;
+    }
     j.given = 0;
     j.pfs_qshares = 0;
     j.reason = reason_code::none;

@@ -1,7 +1,8 @@
 #pragma once
 // refresh_job_cap: a live job's cap (DUCC initJobCap, through compute_job_cap in core/job_cap.hpp) from its
-// work item, its class's rules and the shares it holds. How Much calls it for every live job in its first
-// sweep over the jobs, as DUCC computes the caps at the start of How Much.
+// work item, its class's rules and the shares it holds. How Much calls it in its first sweep over the
+// jobs, as DUCC computes the caps at the start of How Much, for every live job whose inputs changed since
+// (job_rec::cap_current): the result is a pure function of them.
 //
 // Services, managed reservations (APs) and reservations are one allocation per request: their cap is 1
 // (0 once refused or ended). "current" for the cap is the number of processes the orchestrator has

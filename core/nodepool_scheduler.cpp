@@ -147,7 +147,7 @@ void nodepool_scheduler::evict_where(int mi, bool (*evictable)(const cluster_mod
 void nodepool_scheduler::evict_share(int s) {
   model_.mark_removing(s, share_status::evict);
   auto& j = model_.jobs[static_cast<std::size_t>(model_.shares[static_cast<std::size_t>(s)].job)];
-  if (j.item.kind != work_kind::job) j.done = true;  // services/APs are resubmitted, not re-placed
+  if (j.item.kind != work_kind::job) end_allocation(j);  // services/APs are resubmitted, not re-placed
 }
 
 // A machine that came back smaller than what its shares hold: the youngest shares (least invested) are

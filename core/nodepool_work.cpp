@@ -13,6 +13,7 @@ namespace rmbus::core {
 void nodepool_scheduler::refuse(job_rec& j, reason_code code, std::string text) {
   dirty_ = true;
   j.refused = true;
+  j.cap_current = false;
   j.refusal = code;
   j.refusal_text = std::move(text);
 }
@@ -146,7 +147,7 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
       if (it != model_.share_index.end() && model_.shares[static_cast<std::size_t>(it->second)].job == ji) {
         model_.remove_share(it->second);
         dirty_ = true;
-        if (j.item.kind != work_kind::job) j.done = true;
+        if (j.item.kind != work_kind::job) end_allocation(j);
       }
       continue;
     }
@@ -187,7 +188,7 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
         // another top-level pool's): fair-share work and services are evicted (they are re-placed or
         // restarted); other non-preemptable work stays.
         model_.mark_removing(slot, share_status::evict);
-        if (!fair) j.done = true;
+        if (!fair) end_allocation(j);
       }
       if (j.refused) {
         // Work the configuration no longer allows: account its space, evict what can be evicted.
@@ -224,7 +225,7 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
       dirty_ = true;
       model_.remove_share(s);
       auto& j = model_.jobs[static_cast<std::size_t>(ji)];
-      if (j.item.kind != work_kind::job && sh.seen) j.done = true;
+      if (j.item.kind != work_kind::job && sh.seen) end_allocation(j);
     }
   }
   return all_own;
@@ -376,6 +377,7 @@ int nodepool_scheduler::apply_one(const work_item& item, int ji) {
         cur.items_total != item.items_total || cur.items_done != item.items_done || cur.item_ms != item.item_ms ||
         cur.service_id != item.service_id || cur.hosts != item.hosts) {
       dirty_ = true;
+      model_.jobs[static_cast<std::size_t>(ji)].cap_current = false;
       const bool reindex = cur.submitted_ms != item.submitted_ms || cur.user != item.user;
       if (reindex) model_.unindex_job(ji);
       assign_fields(cur, item);

@@ -303,3 +303,31 @@ TEST_CASE("probe_first: a job with no work left stays at 0") {
   // by work 0, base 0: the probe never raises a cap
   CHECK(compute_job_cap(in).cap == 0);
 }
+
+// How Much keeps a cap whose inputs did not change (job_rec::cap_current); each change of an input must
+// be seen. Here the job's refusal, decided after its cap was computed: a process the map lists on a node
+// nobody knows cannot be restored.
+TEST_CASE("a cap kept between rounds follows the job: more work, then a refusal after it ran") {
+  using namespace rmbus::test;
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("m", 4, 8);
+  h.job("a", "alice", "normal", 1, 2);  // two work items: two processes
+  h.round();
+  CHECK(h.s.explain(job_id("a")).cap.cap == 2);
+  CHECK(h.s.explain(job_id("a")).demand == 2);
+  h.work[job_id("a")].items_total = 5;  // a changed work item: the cap is computed again
+  h.round();
+  CHECK(h.s.explain(job_id("a")).cap.cap == 5);
+  h.round();  // every process started and confirmed: nothing about the job's shares changes after this
+  REQUIRE(h.round().counts.given == 0);
+  process_report ghost;
+  ghost.id = share_id("elsewhere.1");
+  ghost.node = machine_id("ghost");
+  ghost.state = process_state::running;
+  h.work[job_id("a")].processes.push_back(ghost);
+  h.round();
+  const auto e = h.s.explain(job_id("a"));
+  CHECK(std::string(e.cap.decided_by) == "refused");
+  CHECK(e.cap.cap == 0);
+  CHECK(e.demand == 0);
+}
