@@ -214,7 +214,17 @@ struct cluster_model {
   std::uint64_t job_set_log_base = 0;
   static constexpr std::size_t max_job_set_log = 256;
   std::uint64_t share_changes = 0;  // source of job_rec::shares_version
-  void shares_changed(int job) { jobs[static_cast<std::size_t>(job)].shares_version = ++share_changes; }
+  void shares_changed(int job) {
+    jobs[static_cast<std::size_t>(job)].shares_version = ++share_changes;
+    if (shares_changed_log.size() < max_shares_changed_log) shares_changed_log.push_back(job);
+    else shares_changed_log_full = true;
+  }
+  // The jobs shares_changed named (with repeats) since the scheduler last took them: the only jobs whose
+  // last reconcile a new version can have undone (nodepool_scheduler::apply_changes). Past
+  // max_shares_changed_log entries the log stops and says so, and the scheduler looks at every job.
+  std::vector<int> shares_changed_log;
+  bool shares_changed_log_full = false;
+  static constexpr std::size_t max_shares_changed_log = std::size_t{1} << 17;
 
   void index_job(int slot);    // after arrival, or after a change of its submission time or user
   void unindex_job(int slot);  // before departure, or before such a change

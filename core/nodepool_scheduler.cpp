@@ -393,6 +393,8 @@ void nodepool_scheduler::drop_caches() {
   how_much_cache_ = {};
   listed_.clear();
   reconciled_.clear();
+  unsettled_.clear();
+  unsettled_listed_.clear();
   id_order_.clear();
   id_order_ids_.clear();
 }

@@ -225,6 +225,13 @@ class nodepool_scheduler {
     std::vector<process_report> processes;
   };
   std::vector<reconciled> reconciled_;  // per job slot: what its last reconcile saw
+  // The jobs whose last reconcile did not find all of its own (reconciled::all_own false), listed once
+  // each by reconcile_processes: apply_changes applies them again. Emptied by every apply, which
+  // reconciles each of them and so lists again those still not settled.
+  std::vector<int> unsettled_;
+  std::vector<char> unsettled_listed_;  // per job slot
+  // The edits of id_order_ after `dropped` (their ids and slots) left and `arrived` came (slots).
+  void edit_id_order(const std::vector<std::pair<job_id, int>>& dropped, const std::vector<int>& arrived);
   // The removal of a share the map never showed is acknowledged (set_acted_cycle) and it may go.
   bool removal_acknowledged(const share_rec& sh) const;
   std::optional<std::uint64_t> acted_cycle_;  // set_acted_cycle's, while it is below newest_cycle_

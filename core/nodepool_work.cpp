@@ -7,6 +7,7 @@
 
 #include "core/nodepool_scheduler.hpp"
 #include "core/quanta.hpp"
+#include "core/vector_edits.hpp"
 
 namespace rmbus::core {
 
@@ -124,7 +125,13 @@ void nodepool_scheduler::reconcile_processes(int ji, const work_item& item) {
   // likely differ next time too, and copying it would only cost.
   last.version = model_.jobs[static_cast<std::size_t>(ji)].shares_version;
   last.all_own = all_own && !changed;
-  if (last.all_own) last.processes = item.processes;
+  if (last.all_own) {
+    last.processes = item.processes;
+  } else {
+    if (unsettled_listed_.size() < model_.jobs.size()) unsettled_listed_.resize(model_.jobs.size(), 0);
+    if (unsettled_listed_[static_cast<std::size_t>(ji)] != 1) unsettled_.push_back(ji);
+    unsettled_listed_[static_cast<std::size_t>(ji)] = 1;
+  }
 }
 
 // Returns true when every process listed was matched to a live share of this job.
@@ -405,6 +412,11 @@ void nodepool_scheduler::apply_work(const work_map& snapshot) {
   // its job record; an id not found that way is looked up in job_index.
   const std::uint64_t epoch = ++apply_epoch_;
   if (listed_.size() < model_.jobs.size()) listed_.resize(model_.jobs.size(), 0);
+  // Every job of the map is reconciled here: the jobs to apply again start afresh (see apply_changes).
+  model_.shares_changed_log.clear();
+  model_.shares_changed_log_full = false;
+  for (int ji : unsettled_) unsettled_listed_[static_cast<std::size_t>(ji)] = 0;
+  unsettled_.clear();
   // id_order_ lists every live job when nothing but apply_work added or dropped one since (whatif's
   // apply_one works on a copy; drop_caches empties it).
   const bool order_complete = id_order_.size() == model_.job_index.size();
@@ -465,7 +477,7 @@ void nodepool_scheduler::apply_changes(const work_map& snapshot, const std::vect
   // As apply_work: first every job gone or completed is dropped, then the items are applied in id order.
   std::vector<const work_map::value_type*> present;  // touched and listed, not completed: in id order
   present.reserve(ids.size());
-  std::vector<int> dropped;
+  std::vector<std::pair<job_id, int>> dropped;
   for (const auto& id : ids) {
     auto it = snapshot.find(id);
     if (it != snapshot.end() && it->second.state != work_state::completed) {
@@ -474,56 +486,112 @@ void nodepool_scheduler::apply_changes(const work_map& snapshot, const std::vect
     }
     auto ji = model_.job_index.find(id);
     if (ji == model_.job_index.end()) continue;
-    dropped.push_back(ji->second);
+    dropped.emplace_back(id, ji->second);
   }
-  if (!dropped.empty()) {
-    std::sort(dropped.begin(), dropped.end());
-    for (int ji : dropped) drop_job(ji);
-    std::size_t keep = 0;
-    for (std::size_t k = 0; k < id_order_.size(); ++k) {
-      if (std::binary_search(dropped.begin(), dropped.end(), id_order_[k])) continue;
-      if (keep != k) {
-        id_order_[keep] = id_order_[k];
-        id_order_ids_[keep] = std::move(id_order_ids_[k]);
-      }
-      ++keep;
-    }
-    id_order_.resize(keep);
-    id_order_ids_.resize(keep);
-  }
+  for (const auto& [id, ji] : dropped) drop_job(ji);
   if (reconciled_.size() < model_.jobs.size()) reconciled_.resize(model_.jobs.size());
-  // One walk over the jobs held (id order) and the touched items: a touched item is applied; a job not
-  // touched is applied again only when its last reconcile may not hold (apply_one would otherwise do nothing).
-  std::vector<std::pair<std::size_t, int>> arrivals;  // (position in id_order_, slot) of new jobs
-  std::size_t t = 0;
-  for (std::size_t k = 0; k <= id_order_.size(); ++k) {
-    const job_id* held = k < id_order_.size() ? &id_order_ids_[k] : nullptr;
-    while (t < present.size() && (held == nullptr || present[t]->first < *held)) {
-      // Not among the jobs held (they are all in id_order_): a new job.
-      arrivals.emplace_back(k, apply_one(present[t]->second, -1));
-      ++t;
-    }
-    if (held == nullptr) break;
-    const int ji = id_order_[k];
-    if (t < present.size() && present[t]->first == *held) {
-      apply_one(present[t]->second, ji);
-      ++t;
-      continue;
-    }
-    if (reconciled_.size() < model_.jobs.size()) reconciled_.resize(model_.jobs.size());  // arrivals grow it
+
+  // The jobs held and not touched that are applied again: those whose last reconcile may not hold (it
+  // changed something, recovered or refused a process, or the job's shares changed since); apply_one
+  // would do nothing for the others. Found from the unsettled list and the model's log of share changes,
+  // or, when the log ran over, by a walk over every job held.
+  const auto may_not_hold = [&](int ji) {
     const auto& last = reconciled_[static_cast<std::size_t>(ji)];
-    if (last.all_own && last.version == model_.jobs[static_cast<std::size_t>(ji)].shares_version) continue;
-    auto it = snapshot.find(*held);
-    if (it != snapshot.end()) apply_one(it->second, ji);
+    return !last.all_own || last.version != model_.jobs[static_cast<std::size_t>(ji)].shares_version;
+  };
+  std::vector<std::pair<job_id, int>> again;
+  auto& log = model_.shares_changed_log;
+  std::size_t consumed = 0;
+  if (model_.shares_changed_log_full) {
+    log.clear();
+    model_.shares_changed_log_full = false;
+    for (std::size_t k = 0; k < id_order_.size(); ++k) {
+      const int ji = id_order_[k];
+      if (model_.jobs[static_cast<std::size_t>(ji)].live && may_not_hold(ji)) again.emplace_back(id_order_ids_[k], ji);
+    }
+  } else {
+    consumed = log.size();
+    if (unsettled_listed_.size() < model_.jobs.size()) unsettled_listed_.resize(model_.jobs.size(), 0);
+    auto consider = [&](int ji) {
+      auto& seen = unsettled_listed_[static_cast<std::size_t>(ji)];
+      if (seen == 2) return;  // considered already
+      seen = 2;
+      const auto& j = model_.jobs[static_cast<std::size_t>(ji)];
+      if (j.live && may_not_hold(ji)) again.emplace_back(j.item.id, ji);
+    };
+    for (int ji : unsettled_) consider(ji);
+    for (std::size_t k = 0; k < consumed; ++k) consider(log[k]);
+    std::sort(again.begin(), again.end());
   }
-  // The new jobs join id_order_ at their places (from the back, so the positions stay right).
-  for (auto a = arrivals.rbegin(); a != arrivals.rend(); ++a) {
-    id_order_.insert(id_order_.begin() + static_cast<std::ptrdiff_t>(a->first), a->second);
-    id_order_ids_.insert(id_order_ids_.begin() + static_cast<std::ptrdiff_t>(a->first),
-                         model_.jobs[static_cast<std::size_t>(a->second)].item.id);
+  // Every unsettled job is applied again below, which lists it again while it stays unsettled.
+  for (int ji : unsettled_) unsettled_listed_[static_cast<std::size_t>(ji)] = 0;
+  for (std::size_t k = 0; k < consumed; ++k) unsettled_listed_[static_cast<std::size_t>(log[k])] = 0;
+  unsettled_.clear();
+
+  // The touched items and the jobs applied again, together in id order.
+  std::vector<int> arrived;
+  std::size_t a = 0;
+  for (const auto* item : present) {
+    for (; a < again.size() && again[a].first < item->first; ++a) {
+      auto it = snapshot.find(again[a].first);
+      if (it != snapshot.end()) apply_one(it->second, again[a].second);
+    }
+    if (a < again.size() && again[a].first == item->first) ++a;  // touched: applied with its item below
+    auto held = model_.job_index.find(item->first);
+    if (held != model_.job_index.end()) {
+      apply_one(item->second, held->second);
+    } else {
+      arrived.push_back(apply_one(item->second, -1));
+    }
   }
+  for (; a < again.size(); ++a) {
+    auto it = snapshot.find(again[a].first);
+    if (it != snapshot.end()) apply_one(it->second, again[a].second);
+  }
+  // What was logged while these applied stays for the next call.
+  log.erase(log.begin(), log.begin() + static_cast<std::ptrdiff_t>(consumed));
+  edit_id_order(dropped, arrived);
   adopted_.clear();
   adopted_quanta_.clear();
+}
+
+void nodepool_scheduler::edit_id_order(const std::vector<std::pair<job_id, int>>& dropped,
+                                       const std::vector<int>& arrived) {
+  if (dropped.empty() && arrived.empty()) return;
+  const auto position = [&](const job_id& id) {
+    return static_cast<std::size_t>(std::lower_bound(id_order_ids_.begin(), id_order_ids_.end(), id) -
+                                    id_order_ids_.begin());
+  };
+  std::vector<vector_edit> edits;
+  std::vector<int> slots;  // per edit: the arrival's slot (-1: an erasure)
+  for (const auto& [id, ji] : dropped) {
+    const auto at = position(id);
+    if (at < id_order_ids_.size() && id_order_ids_[at] == id) {
+      edits.push_back({vector_edit_kind::erase, at});
+      slots.push_back(-1);
+    }
+  }
+  for (int ji : arrived) {
+    edits.push_back({vector_edit_kind::insert_before, position(model_.jobs[static_cast<std::size_t>(ji)].item.id)});
+    slots.push_back(ji);
+  }
+  // By position, an arrival before the erasure at its position; arrivals at one position stay in id order.
+  std::vector<std::size_t> by_place(edits.size());
+  for (std::size_t k = 0; k < by_place.size(); ++k) by_place[k] = k;
+  std::stable_sort(by_place.begin(), by_place.end(), [&](std::size_t x, std::size_t y) {
+    if (edits[x].at != edits[y].at) return edits[x].at < edits[y].at;
+    return edits[x].what == vector_edit_kind::insert_before && edits[y].what == vector_edit_kind::erase;
+  });
+  std::vector<vector_edit> ordered;
+  std::vector<int> ordered_slots;
+  for (auto k : by_place) {
+    ordered.push_back(edits[k]);
+    ordered_slots.push_back(slots[k]);
+  }
+  apply_vector_edits(id_order_, ordered, [&](std::size_t k, int& slot) { slot = ordered_slots[k]; });
+  apply_vector_edits(id_order_ids_, ordered, [&](std::size_t k, job_id& id) {
+    id = model_.jobs[static_cast<std::size_t>(ordered_slots[k])].item.id;
+  });
 }
 
 }  // namespace rmbus::core
