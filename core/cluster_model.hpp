@@ -216,8 +216,10 @@ struct cluster_model {
   std::uint64_t share_changes = 0;  // source of job_rec::shares_version
   void shares_changed(int job) {
     jobs[static_cast<std::size_t>(job)].shares_version = ++share_changes;
-    if (shares_changed_log.size() < max_shares_changed_log) shares_changed_log.push_back(job);
-    else shares_changed_log_full = true;
+    if (shares_changed_log.size() < max_shares_changed_log)
+      shares_changed_log.push_back(job);
+    else
+      shares_changed_log_full = true;
   }
   // The jobs shares_changed named (with repeats) since the scheduler last took them: the only jobs whose
   // last reconcile a new version can have undone (nodepool_scheduler::apply_changes). Past

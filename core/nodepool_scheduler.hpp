@@ -131,7 +131,8 @@ class nodepool_scheduler {
   // The same as apply_work(snapshot) when `snapshot` differs from the map of the previous apply_work /
   // apply_changes only in the items named by `touched` (added, changed or removed there): only those items
   // are applied, plus the jobs whose last reconcile may not hold again (it changed something, recovered or
-  // refused a process, or the job's shares changed since), found by integer compares. Falls back to
+  // refused a process, or the job's shares changed since), found from the jobs reconcile left unsettled and
+  // the model's log of share changes, not by visiting every job. Falls back to
   // apply_work when that cannot be told (the first call, shares adopted and not yet taken, jobs added by
   // anything but these two calls).
   void apply_changes(const work_map& snapshot, const std::vector<job_id>& touched);
@@ -229,7 +230,7 @@ class nodepool_scheduler {
   // each by reconcile_processes: apply_changes applies them again. Emptied by every apply, which
   // reconciles each of them and so lists again those still not settled.
   std::vector<int> unsettled_;
-  std::vector<char> unsettled_listed_;  // per job slot
+  std::vector<char> unsettled_listed_;  // per job slot: 1 while in unsettled_ (2 while apply_changes gathers)
   // The edits of id_order_ after `dropped` (their ids and slots) left and `arrived` came (slots).
   void edit_id_order(const std::vector<std::pair<job_id, int>>& dropped, const std::vector<int>& arrived);
   // The removal of a share the map never showed is acknowledged (set_acted_cycle) and it may go.

@@ -507,7 +507,8 @@ void nodepool_scheduler::apply_changes(const work_map& snapshot, const std::vect
     model_.shares_changed_log_full = false;
     for (std::size_t k = 0; k < id_order_.size(); ++k) {
       const int ji = id_order_[k];
-      if (model_.jobs[static_cast<std::size_t>(ji)].live && may_not_hold(ji)) again.emplace_back(id_order_ids_[k], ji);
+      if (model_.jobs[static_cast<std::size_t>(ji)].live && may_not_hold(ji))
+        again.emplace_back(id_order_ids_[k], ji);
     }
   } else {
     consumed = log.size();
@@ -572,7 +573,8 @@ void nodepool_scheduler::edit_id_order(const std::vector<std::pair<job_id, int>>
     }
   }
   for (int ji : arrived) {
-    edits.push_back({vector_edit_kind::insert_before, position(model_.jobs[static_cast<std::size_t>(ji)].item.id)});
+    edits.push_back(
+        {vector_edit_kind::insert_before, position(model_.jobs[static_cast<std::size_t>(ji)].item.id)});
     slots.push_back(ji);
   }
   // By position, an arrival before the erasure at its position; arrivals at one position stay in id order.

@@ -95,7 +95,8 @@ void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
 }
 
 bool plan_keeper::merge_logged(const cluster_model& m) {
-  if (job_set_seen_ < m.job_set_log_base || m.job_set_changes - m.job_set_log_base != m.job_set_log.size()) return false;
+  if (job_set_seen_ < m.job_set_log_base || m.job_set_changes - m.job_set_log_base != m.job_set_log.size())
+    return false;
   logged_ids_.assign(m.job_set_log.begin() + static_cast<std::ptrdiff_t>(job_set_seen_ - m.job_set_log_base),
                      m.job_set_log.end());
   std::sort(logged_ids_.begin(), logged_ids_.end());
@@ -164,7 +165,8 @@ void plan_keeper::apply_edits() {
     entry = job_plan{};
     entry.id = *edit_sources_[e].id;
   });
-  apply_vector_edits(sources_, edits_, [&](std::size_t e, source& src) { src = source{edit_sources_[e].slot}; });
+  apply_vector_edits(sources_, edits_,
+                     [&](std::size_t e, source& src) { src = source{edit_sources_[e].slot}; });
 }
 
 void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs,

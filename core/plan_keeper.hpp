@@ -64,7 +64,7 @@ class plan_keeper {
     int user_slot = -1;         // its user (cluster_model::users) when the user name was copied
     int cls = -2;               // its class when the class name was copied (-1: none)
     // The quanta of the last share of the list built (0: none), taken when the list is built: reading the
-    // list's own memory for it on every round missed the cache for every job, half of fill()'s time.
+    // list's own memory for it on every round missed the cache for every job.
     int last_share_quanta = 0;
   };
 

@@ -67,7 +67,8 @@ void apply_vector_edits(std::vector<T>& v, const std::vector<vector_edit>& edits
   // never overlaps the source of a run not moved yet in that order (the runs keep their order).
   for (const auto& r : runs)
     if (r.shift < 0)
-      std::move(v.begin() + static_cast<std::ptrdiff_t>(r.from), v.begin() + static_cast<std::ptrdiff_t>(r.to),
+      std::move(v.begin() + static_cast<std::ptrdiff_t>(r.from),
+                v.begin() + static_cast<std::ptrdiff_t>(r.to),
                 v.begin() + static_cast<std::ptrdiff_t>(r.from) + r.shift);
   for (auto r = runs.rbegin(); r != runs.rend(); ++r)
     if (r->shift > 0)

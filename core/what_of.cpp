@@ -190,8 +190,7 @@ void what_of(cluster_model& m) {
   // One sweep over the jobs, in slot order, gathers everything the placement needs: the machines earmarked
   // for one job (a reservation's; the one cleared for a needy job unless a reservation has it), the needy
   // list, and the jobs of each priority that are short of their count. Placing only ever adds shares, so
-  // a job that is not short now will not be short later in this round: placing it would do nothing (a
-  // change's round has some 100,000 jobs and a few short ones).
+  // a job that is not short now will not be short later in this round: placing it would do nothing.
   //
   // A priority's jobs are placed in the order of one integer key: fair-share work by pool in the
   // children-first walk, larger order first, then age; other work by age (age is unique). Every class of

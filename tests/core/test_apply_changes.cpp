@@ -124,7 +124,8 @@ TEST_CASE(
   CHECK(t.a.counts.jobs >= 4);
 }
 
-TEST_CASE("an untouched job whose shares changed outside a map is reconciled again: an eviction acknowledged") {
+TEST_CASE(
+    "an untouched job whose shares changed outside a map is reconciled again: an eviction acknowledged") {
   // j1's shares are granted and never started; its node goes down, the eviction is published, and only
   // when the orchestrator says it acted on that round may the shares go. No map names j1 after the first:
   // apply_changes finds it from the model's log of share changes.

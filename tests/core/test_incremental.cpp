@@ -291,7 +291,9 @@ TEST_CASE("a job gone and back under its id in another slot between two rounds g
   cfg.classes.push_back(fair);
   pair_of_schedulers p(cfg);
   for (int i = 0; i < 4; ++i)
-    p.both([&](nodepool_scheduler& s) { s.update_machine({machine_id("m" + std::to_string(i)), "", 8 * 1024, false}); });
+    p.both([&](nodepool_scheduler& s) {
+      s.update_machine({machine_id("m" + std::to_string(i)), "", 8 * 1024, false});
+    });
   auto item = [](const std::string& id, const std::string& user, std::int64_t submitted, std::uint64_t gb) {
     work_item w;
     w.id = job_id(id);

@@ -2,9 +2,8 @@
 // give exactly the vector that erasing and inserting one element at a time gives, with every element where
 // a merge of two sorted lists puts it. Checked on seeded random merges of sorted lists of strings (a type
 // that owns memory, so that an element moved twice or overwritten before it moved shows).
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <random>
 #include <set>
 #include <string>
@@ -73,26 +72,25 @@ TEST_CASE("one insertion and one erasure in one pass: the vector of an erase the
     s = "new";
   });
   CHECK(visited == std::vector<std::size_t>{1});
-  const std::vector<std::string> expected{name_of(0), name_of(2), name_of(6), name_of(8), name_of(10),
-                                          name_of(12), "new", name_of(14), name_of(16), name_of(18)};
+  const std::vector<std::string> expected{name_of(0),  name_of(2), name_of(6),  name_of(8),  name_of(10),
+                                          name_of(12), "new",      name_of(14), name_of(16), name_of(18)};
   CHECK(v == expected);
 }
 
 TEST_CASE("edits at the ends and at one index: inserted before the erased element and the vector resized") {
   std::vector<std::string> v{"b", "d", "f"};
   // Insert before 0, insert before 1 and erase 1, append at the end twice.
-  const std::vector<vector_edit> edits{{vector_edit_kind::insert_before, 0},
-                                       {vector_edit_kind::insert_before, 1},
-                                       {vector_edit_kind::erase, 1},
-                                       {vector_edit_kind::in_place, 2},
-                                       {vector_edit_kind::insert_before, 3},
-                                       {vector_edit_kind::insert_before, 3}};
+  const std::vector<vector_edit> edits{
+      {vector_edit_kind::insert_before, 0}, {vector_edit_kind::insert_before, 1},
+      {vector_edit_kind::erase, 1},         {vector_edit_kind::in_place, 2},
+      {vector_edit_kind::insert_before, 3}, {vector_edit_kind::insert_before, 3}};
   const std::vector<std::string> made{"a", "c", "", "F", "g", "h"};
   apply_vector_edits(v, edits, [&](std::size_t k, std::string& s) { s = made[k]; });
   CHECK(v == std::vector<std::string>{"a", "b", "c", "F", "g", "h"});
 
   std::vector<std::string> w{"a", "b", "c", "d"};
-  apply_vector_edits(w, {{vector_edit_kind::erase, 0}, {vector_edit_kind::erase, 3}}, [](std::size_t, std::string&) {});
+  apply_vector_edits(w, {{vector_edit_kind::erase, 0}, {vector_edit_kind::erase, 3}},
+                     [](std::size_t, std::string&) {});
   CHECK(w == std::vector<std::string>{"b", "c"});
 }
 
@@ -111,14 +109,16 @@ TEST_CASE("seeded random merges: one pass gives the merged list with every visit
     apply_vector_edits(v, e.edits, [&](std::size_t k, std::string& s) {
       REQUIRE(e.edits[k].what != vector_edit_kind::erase);
       if (e.edits[k].what == vector_edit_kind::insert_before) REQUIRE(s.empty());  // made fresh
-      if (e.edits[k].what == vector_edit_kind::in_place) REQUIRE(s + " (visited)" == e.made[k]);  // still its own
+      if (e.edits[k].what == vector_edit_kind::in_place)
+        REQUIRE(s + " (visited)" == e.made[k]);  // still its own
       s = e.made[k];
     });
 
     std::vector<std::string> expected;
-    for (const auto& x : after) expected.push_back(visit_also.count(x) != 0 && std::binary_search(before.begin(), before.end(), x)
-                                                       ? x + " (visited)"
-                                                       : x);
+    for (const auto& x : after)
+      expected.push_back(visit_also.count(x) != 0 && std::binary_search(before.begin(), before.end(), x)
+                             ? x + " (visited)"
+                             : x);
     INFO("seed " << seed << ", " << before.size() << " before, " << after.size() << " after");
     CHECK(v == expected);
   }
