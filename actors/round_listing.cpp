@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/vector_edits.hpp"
+
 namespace rmbus::actors {
 
 namespace {
@@ -129,25 +131,42 @@ messages::rm_schedule_changes listing_changes(const plan_tables& tables, const s
 
 namespace {
 
-// A delta's round lists a job or two come or gone. Each is erased or inserted where it lies, moving the
-// entries after it: 2.5 ms at 100,000 jobs for one of each, where rebuilding the whole listing (a new
-// array, every entry moved, the old freed) took 6 ms; four of each cost 3.2 ms against 5.6.
-constexpr std::size_t edits_in_place = 8;
-
+// The listing's entries (and their encoded bytes) after `added` came and `removed` went, edited where they
+// lie in one pass (core/vector_edits.hpp): each kept entry moves at most once, and only those between an
+// arrival and a departure that do not balance. Rebuilding the whole listing (a new array, every entry
+// moved, the old freed) took 6 ms at 100,000 jobs for any delta.
 void edit_in_place(messages::rm_state& state, std::vector<messages::job_schedule>& added,
                    const std::vector<std::string>& removed, bool keeps_encoded) {
   auto& jobs = state.jobs;
   auto& encoded = state.encoded_jobs;
   auto position = [&](const std::string& id) {
-    return std::lower_bound(jobs.begin(), jobs.end(), id,
-                            [](const messages::job_schedule& j, const std::string& x) { return j.id < x; });
+    return static_cast<std::size_t>(
+        std::lower_bound(jobs.begin(), jobs.end(), id,
+                         [](const messages::job_schedule& j, const std::string& x) { return j.id < x; }) -
+        jobs.begin());
   };
-  for (const auto& id : removed) {
+  std::vector<std::string> gone = removed;
+  std::sort(gone.begin(), gone.end());
+  gone.erase(std::unique(gone.begin(), gone.end()), gone.end());
+  // Both in id order, merged: at one position the arrival comes before the departure.
+  std::vector<core::vector_edit> edits;
+  std::vector<std::size_t> arrival;  // per edit: its index in `added` (insertions only)
+  std::size_t a = 0;
+  auto insert = [&] {
+    edits.push_back({core::vector_edit_kind::insert_before, position(added[a].id)});
+    arrival.push_back(a++);
+  };
+  for (const auto& id : gone) {
     const auto at = position(id);
-    if (at == jobs.end() || at->id != id) continue;
-    if (keeps_encoded) encoded.erase(encoded.begin() + (at - jobs.begin()));
-    jobs.erase(at);
+    if (at == jobs.size() || jobs[at].id != id) continue;  // not listed
+    while (a < added.size() && added[a].id < id) insert();
+    edits.push_back({core::vector_edit_kind::erase, at});
+    arrival.push_back(0);
   }
+  while (a < added.size()) insert();
+  std::vector<std::string> added_encoded;
+  if (keeps_encoded)
+    for (const auto& j : added) added_encoded.push_back(messages::encode_job_entry(j));
   // Room for a little more than this round's arrivals, so that the next rounds insert without moving
   // every entry to a larger array (a copied listing has no room to spare).
   if (jobs.capacity() < jobs.size() + added.size()) {
@@ -155,11 +174,11 @@ void edit_in_place(messages::rm_state& state, std::vector<messages::job_schedule
     jobs.reserve(room);
     if (keeps_encoded) encoded.reserve(room);
   }
-  for (auto& j : added) {
-    const auto at = position(j.id);
-    if (keeps_encoded) encoded.insert(encoded.begin() + (at - jobs.begin()), messages::encode_job_entry(j));
-    jobs.insert(at, std::move(j));
-  }
+  core::apply_vector_edits(jobs, edits,
+                           [&](std::size_t k, messages::job_schedule& j) { j = std::move(added[arrival[k]]); });
+  if (keeps_encoded)
+    core::apply_vector_edits(encoded, edits,
+                             [&](std::size_t k, std::string& e) { e = std::move(added_encoded[arrival[k]]); });
 }
 
 }  // namespace
@@ -183,29 +202,7 @@ void apply_listing_changes(messages::rm_state& state, std::vector<messages::job_
   }
   if (!keeps_encoded) encoded.clear();
   if (added.empty() && removed.empty()) return;
-  if (added.size() + removed.size() <= edits_in_place) {
-    edit_in_place(state, added, removed, keeps_encoded);
-    return;
-  }
-  const std::set<std::string> gone{removed.begin(), removed.end()};
-  std::vector<messages::job_schedule> merged;
-  std::vector<std::string> merged_encoded;
-  merged.reserve(jobs.size() + added.size());
-  if (keeps_encoded) merged_encoded.reserve(jobs.size() + added.size());
-  auto take_added = [&](messages::job_schedule& j) {
-    if (keeps_encoded) merged_encoded.push_back(messages::encode_job_entry(j));
-    merged.push_back(std::move(j));
-  };
-  auto next = added.begin();
-  for (std::size_t k = 0; k < jobs.size(); ++k) {
-    for (; next != added.end() && next->id < jobs[k].id; ++next) take_added(*next);
-    if (gone.count(jobs[k].id)) continue;
-    if (keeps_encoded) merged_encoded.push_back(std::move(encoded[k]));
-    merged.push_back(std::move(jobs[k]));
-  }
-  for (; next != added.end(); ++next) take_added(*next);
-  jobs = std::move(merged);
-  encoded = std::move(merged_encoded);
+  edit_in_place(state, added, removed, keeps_encoded);
 }
 
 }  // namespace rmbus::actors
