@@ -832,9 +832,11 @@ struct counter {
         by_user.empty() ? 0 : split.class_pfs / static_cast<std::int64_t>(by_user.size());
     const std::string& cname = m.classes[static_cast<std::size_t>(c)].def.name;
     const int pool = m.classes[static_cast<std::size_t>(c)].pool;
-    const std::int64_t class_qshares = cls.given_qshares();
-    // The text for a job that got nothing is the same for all of a user's jobs but for the order: each
-    // user's part is written once.
+    const bool class_got_nothing = cls.given_qshares() == 0;
+    // The text for a job that got nothing names no award: awards move with every arrival or departure in
+    // the class, and a text that carried them would change the plan entry of every waiting job of the class
+    // each time (`rmbus-admin explain` gives the awards of the moment). It names the cause, which changes
+    // only with the job's own situation. Each user's part is written once.
     std::vector<std::string> nothing_for(by_user.size());
     for (const auto& x : split.jobs) {
       auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
@@ -848,17 +850,21 @@ struct counter {
         continue;
       }
       auto& text = nothing_for[static_cast<std::size_t>(x.user)];
-      if (text.empty() && grouped && x.group >= 0)
-        write_text(text, "fair share counted nothing: class ", cname, " got ", class_qshares, " quanta, group ",
-                   tree.groups[static_cast<std::size_t>(x.group)].name, " ",
-                   split.group_qshares[static_cast<std::size_t>(x.group)], " quanta, user ",
-                   m.users[static_cast<std::size_t>(u.user_slot)].str(), " ",
-                   split.user_qshares[static_cast<std::size_t>(x.user)], " quanta, a process needs ");
+      const std::string& uname = m.users[static_cast<std::size_t>(u.user_slot)].str();
+      if (text.empty() && class_got_nothing)
+        write_text(text, "fair share counted nothing: class ", cname, " got nothing");
+      else if (text.empty() && grouped && x.group >= 0)
+        write_text(text, "fair share counted nothing: user ", uname, "'s share of group ",
+                   tree.groups[static_cast<std::size_t>(x.group)].name, " in class ", cname);
       else if (text.empty())
-        write_text(text, "fair share counted nothing: class ", cname, " got ", class_qshares, " quanta, user ",
-                   m.users[static_cast<std::size_t>(u.user_slot)].str(), " ",
-                   split.user_qshares[static_cast<std::size_t>(x.user)], " quanta, a process needs ");
-      set_reason(j, reason_code::no_share_counted, text, x.order, " (", size_of(x.order), ")");
+        write_text(text, "fair share counted nothing: user ", uname, "'s share of class ", cname);
+      const char* cause = ", ";
+      if (!class_got_nothing && split.user_qshares[static_cast<std::size_t>(x.user)] < x.order)
+        cause = " is smaller than one process: ";
+      else if (!class_got_nothing && u.end - u.begin > 1)
+        cause = " went to its other jobs: ";
+      set_reason(j, reason_code::no_share_counted, text, cause, "a process needs ", x.order, " (",
+                 size_of(x.order), ")");
     }
   }
 };

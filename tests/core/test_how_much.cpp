@@ -1,5 +1,6 @@
 // How Much through the whole scheduler: quantum rounding, weights, priorities, allotment, reservations
 // and nested pools (shared/ducc-rm.md sections 1.6, 1.7, 5.1).
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include "core/quanta.hpp"
@@ -41,6 +42,62 @@ TEST_CASE("equal users split a class equally: a user's jobs split the user's sha
   CHECK(h.count("b1") == 6);
   CHECK(h.count("a1") == 3);
   CHECK(h.count("a2") == 3);
+}
+
+TEST_CASE("A job counted nothing while its user's share went to the user's other jobs says so") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machine("n000", 1);  // one quantum: the user's whole share, one process
+  h.job("u1", "u", "normal", 1);
+  h.job("u2", "u", "normal", 1);
+  h.round();
+  REQUIRE(h.count("u1") + h.count("u2") == 1);
+  const std::string waiting = h.count("u1") == 0 ? "u1" : "u2";
+  CHECK(h.plan(waiting).reason == reason_code::no_share_counted);
+  CHECK(
+      h.plan(waiting).reason_text ==
+      "fair share counted nothing: user u's share of class normal went to its other jobs: a process needs 1 "
+      "(1 GB)");
+}
+
+TEST_CASE("A job of a class that better priorities left nothing says that its class got nothing") {
+  harness h(one_pool({fair_class("urgent", 100, 5), fair_class("normal", 100, 10)}));
+  h.machines("n", 2, 1);
+  h.job("u", "u1", "urgent", 1);  // wants far more than the 2 quanta
+  h.job("n", "u2", "normal", 1);
+  h.round();
+  REQUIRE(h.count("u") == 2);
+  CHECK(h.plan("n").reason == reason_code::no_share_counted);
+  CHECK(h.plan("n").reason_text ==
+        "fair share counted nothing: class normal got nothing, a process needs 1 (1 GB)");
+}
+
+// The awards of a class move with every arrival and departure in it or beside it. A waiting job's text names
+// its cause, not the awards, so that its plan entry (and its entry in rm.schedule.changes) stays as it was
+// while its own situation does not change.
+TEST_CASE("A waiting job's plan entry does not change when the awards around it move") {
+  harness h(one_pool({fair_class("normal"), fair_class("other")}));
+  h.machines("n", 2, 3);  // two machines of order 3: 6 quanta
+  h.job("a1", "a", "normal", 1);
+  h.job("b1", "b", "normal", 1);
+  h.job("d1", "d", "normal", 1);
+  h.job("c1", "c", "normal", 3);  // one process needs 3 quanta: more than c's share of 1 or 2
+  h.round();
+  REQUIRE(h.plan("c1").reason == reason_code::no_share_counted);
+  const std::string text = h.plan("c1").reason_text;
+  CHECK(text ==
+        "fair share counted nothing: user c's share of class normal is smaller than one process: a "
+        "process needs 3 (3 GB)");
+  const int a_given = h.plan("a1").given;
+
+  h.job("o1", "o", "other", 1);  // class normal's award falls from 6 quanta to 3
+  h.round();
+  CHECK(h.plan("a1").given < a_given);  // the awards moved
+  CHECK(h.plan("c1").reason_text == text);
+  const auto& changed = h.s.plan_changed_entries();
+  const bool c1_changed = std::any_of(changed.begin(), changed.end(),
+                                      [&](std::size_t k) { return h.last.jobs[k].id == job_id("c1"); });
+  CHECK_FALSE(c1_changed);
+  CHECK_FALSE(changed.empty());  // a1, b1 and the new o1 did change
 }
 
 TEST_CASE("weighted classes at one priority: 200:100 over 30 quanta gives 20 / 10") {
@@ -105,8 +162,9 @@ TEST_CASE("A job counted nothing says why with its size in people's units") {
     if (jp.reason == reason_code::no_share_counted) pending.push_back(jp.id.str());
   REQUIRE(pending.size() == 1);
   const std::string user = pending.front().substr(1);
-  CHECK(h.plan(pending.front()).reason_text == "fair share counted nothing: class normal got 2 quanta, user " + user +
-                                                   " 0 quanta, a process needs 1 (1536 MB)");
+  CHECK(h.plan(pending.front()).reason_text == "fair share counted nothing: user " + user +
+                                                   "'s share of class normal is smaller than one process: a "
+                                                   "process needs 1 (1536 MB)");
   // Written in place: a shorter text leaves nothing of the longer one before it.
   std::string text = "a much longer text than the one written next";
   write_text(text, "needs ", memory_size{48 * 1024}, ", not ", memory_size{0}, " or ", memory_size{1025});
