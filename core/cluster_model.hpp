@@ -148,6 +148,11 @@ struct alignas(64) job_rec {
   std::int64_t shed_at_ms = no_time;
   std::int64_t claimed_at_ms = no_time;
   std::string reason_text;  // counts only while reason != none (How Much resets the code, not the text)
+  // Moves whenever reason_text changes (set_reason, core/reason_text.hpp), so that the plan keeper tells an
+  // unchanged text by an integer compare, not by reading both texts of every waiting job every round. Its
+  // high half is unique per arrival (cluster_model::arrivals): a record that takes over a slot never carries
+  // the version of the one before. 0 in the high half: a record built by hand, whose text is compared.
+  std::uint64_t reason_version = 0;
   std::string refusal_text;
 
   work_item item;  // its scalar fields first: caps and apply_work read them every round
@@ -214,6 +219,7 @@ struct cluster_model {
   std::uint64_t job_set_log_base = 0;
   static constexpr std::size_t max_job_set_log = 256;
   std::uint64_t share_changes = 0;  // source of job_rec::shares_version
+  std::uint64_t arrivals = 0;       // source of job_rec::reason_version's high half
   void shares_changed(int job) {
     jobs[static_cast<std::size_t>(job)].shares_version = ++share_changes;
     if (shares_changed_log.size() < max_shares_changed_log)

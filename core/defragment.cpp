@@ -5,6 +5,7 @@
 
 #include "core/free_blocks.hpp"
 #include "core/preemption.hpp"
+#include "core/reason_text.hpp"
 
 namespace rmbus::core {
 
@@ -200,8 +201,7 @@ void defragment(cluster_model& m) {
     if (actual <= 0) continue;
     const int left = m.policy_of(j) == policy::fair_share ? taker.take(ji, actual) : actual;
     (void)left;
-    j.reason = reason_code::waiting_for_defragmentation;
-    j.reason_text = "Waiting for defragmentation.";
+    set_reason(j, reason_code::waiting_for_defragmentation, "Waiting for defragmentation.");
   }
 }
 

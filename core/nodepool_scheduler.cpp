@@ -9,6 +9,7 @@
 #include "core/job_estimates.hpp"
 #include "core/preemption.hpp"
 #include "core/quanta.hpp"
+#include "core/reason_text.hpp"
 #include "core/what_of.hpp"
 
 namespace rmbus::core {
@@ -373,8 +374,8 @@ const schedule_plan& nodepool_scheduler::settle_round(const round_input& in) {
     if (j.given > 0 || j.done) {
       j.reason = reason_code::none;
     } else {
-      j.reason = reason_code::settling;
-      j.reason_text = "settling after a restart: nothing new until the RM has heard its agents and a work map";
+      set_reason(j, reason_code::settling,
+                 "settling after a restart: nothing new until the RM has heard its agents and a work map");
     }
   }
   model_.refresh_ranks();

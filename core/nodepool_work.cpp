@@ -41,6 +41,7 @@ void nodepool_scheduler::arrive(const work_item& item) {
   model_.job_index[item.id] = ji;
   model_.index_job(ji);
   model_.shares_changed(ji);  // a fresh version: nothing cached for a former job of this slot applies
+  j.reason_version = ++model_.arrivals << 32;
   dirty_ = true;
   const std::uint64_t mem = item.memory_mb > 0 ? item.memory_mb : model_.settings.default_memory_mb;
   // Rounded up, bounded like machine orders (a job larger than every machine is simply never placed);

@@ -244,6 +244,7 @@ bool plan_keeper::fill(const cluster_model& m, std::size_t k) {
     set(p.reason, j.refusal);
     set(p.capped_by, std::string_view{});
     changed |= assign_if_changed(p.reason_text, j.refusal_text);
+    src.reason_version = 0;
     return changed;
   }
   set(p.status, m.current(j) > 0 ? job_status::scheduled : job_status::pending);
@@ -254,8 +255,11 @@ bool plan_keeper::fill(const cluster_model& m, std::size_t k) {
       p.reason_text.clear();
       changed = true;
     }
-  } else {
+    src.reason_version = 0;
+  } else if (src.reason_version != j.reason_version || (j.reason_version >> 32) == 0) {
+    // A version with no arrival in its high half is a record built by hand: its text is compared.
     changed |= assign_if_changed(p.reason_text, j.reason_text);
+    src.reason_version = j.reason_version;
   }
   return changed;
 }

@@ -66,6 +66,9 @@ class plan_keeper {
     // The quanta of the last share of the list built (0: none), taken when the list is built: reading the
     // list's own memory for it on every round missed the cache for every job.
     int last_share_quanta = 0;
+    // The job's reason_version the entry's reason text was copied at (0: not copied, or since replaced by
+    // a refusal's text or cleared): the text is read only when the version moved.
+    std::uint64_t reason_version = 0;
   };
 
   void merge_jobs(const cluster_model& m, jobs_in_id_order order);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/preemption_policy.hpp"
+#include "core/reason_text.hpp"
 
 namespace rmbus::core {
 
@@ -55,8 +56,7 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
         else m.mark_removing(s, share_status::preempt);
       }
       if (m.current(j) < j.given && j.reason == reason_code::none) {
-        j.reason = reason_code::waiting_for_preemptions;
-        j.reason_text = "Waiting for preemptions.";
+        set_reason(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
       }
     }
   }
@@ -85,8 +85,7 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
         else m.mark_removing(s, share_status::preempt);
       }
       if (j.reason == reason_code::none) {
-        j.reason = reason_code::waiting_for_preemptions;
-        j.reason_text = "Waiting for preemptions.";
+        set_reason(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
       }
     }
   }

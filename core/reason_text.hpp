@@ -49,11 +49,21 @@ void write_text(std::string& out, const Parts&... parts) {
   (detail::append_part(out, parts), ...);
 }
 
-// j.reason = code, and j.reason_text = the parts.
+// j.reason = code, and j.reason_text = the parts; j.reason_version moves only when the text changed. The new
+// text is written after the old one in the same buffer and compared there: most rounds write most texts
+// again unchanged, and the buffer is at hand.
 template <class... Parts>
 void set_reason(job_rec& j, reason_code code, const Parts&... parts) {
   j.reason = code;
-  write_text(j.reason_text, parts...);
+  auto& text = j.reason_text;
+  const std::size_t before = text.size();
+  (detail::append_part(text, parts), ...);
+  if (std::string_view(text).substr(before) == std::string_view(text).substr(0, before)) {
+    text.resize(before);
+    return;
+  }
+  text.erase(0, before);
+  ++j.reason_version;
 }
 
 }  // namespace rmbus::core

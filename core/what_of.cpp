@@ -7,6 +7,8 @@
 #include <memory_resource>
 #include <set>
 
+#include "core/reason_text.hpp"
+
 namespace rmbus::core {
 
 bool host_allowed(const job_rec& j, const machine_rec& mc) {
@@ -244,8 +246,10 @@ void what_of(cluster_model& m) {
       if (!any_host)
         for (const auto& mc : m.machines)
           if (!mc.foreign && m.in_subtree(mc.pool, m.class_pool(j)) && host_allowed(j, mc)) any_host = true;
-      j.reason = any_host ? reason_code::waiting_for_preemptions : reason_code::no_machine_matches_hosts;
-      j.reason_text = any_host ? "Waiting for preemptions." : "No machines match user specified list.";
+      if (any_host)
+        set_reason(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
+      else
+        set_reason(j, reason_code::no_machine_matches_hosts, "No machines match user specified list.");
     }
   }
 }

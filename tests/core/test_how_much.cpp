@@ -44,6 +44,28 @@ TEST_CASE("equal users split a class equally: a user's jobs split the user's sha
   CHECK(h.count("a2") == 3);
 }
 
+TEST_CASE("set_reason moves a job's reason version only when its text changes") {
+  job_rec j;
+  const std::uint64_t arrival = std::uint64_t{7} << 32;
+  j.reason_version = arrival;
+  set_reason(j, reason_code::no_share_counted, "needs ", 3, " (", memory_size{45 * 1024}, ")");
+  CHECK(j.reason_text == "needs 3 (45 GB)");
+  CHECK(j.reason_version == arrival + 1);
+  set_reason(j, reason_code::no_share_counted, "needs ", 3, " (", memory_size{45 * 1024}, ")");
+  CHECK(j.reason_text == "needs 3 (45 GB)");  // written again, the same: no change to report
+  CHECK(j.reason_version == arrival + 1);
+  set_reason(j, reason_code::no_share_counted, "needs ", 3, " (", memory_size{45 * 1024}, ") now");
+  CHECK(j.reason_text == "needs 3 (45 GB) now");  // the old text a prefix of the new
+  CHECK(j.reason_version == arrival + 2);
+  set_reason(j, reason_code::waiting_for_preemptions, "needs");
+  CHECK(j.reason_text == "needs");  // the new a prefix of the old
+  CHECK(j.reason_version == arrival + 3);
+  CHECK(j.reason == reason_code::waiting_for_preemptions);
+  set_reason(j, reason_code::no_share_counted, "needs");  // the code alone moved: the text is the same
+  CHECK(j.reason == reason_code::no_share_counted);
+  CHECK(j.reason_version == arrival + 3);
+}
+
 TEST_CASE("A job counted nothing while its user's share went to the user's other jobs says so") {
   harness h(one_pool({fair_class("normal")}));
   h.machine("n000", 1);  // one quantum: the user's whole share, one process
