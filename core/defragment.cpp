@@ -201,7 +201,7 @@ void defragment(cluster_model& m) {
     if (actual <= 0) continue;
     const int left = m.policy_of(j) == policy::fair_share ? taker.take(ji, actual) : actual;
     (void)left;
-    set_reason(j, reason_code::waiting_for_defragmentation, "Waiting for defragmentation.");
+    set_reason_text(j, reason_code::waiting_for_defragmentation, "Waiting for defragmentation.");
   }
 }
 

@@ -374,8 +374,9 @@ const schedule_plan& nodepool_scheduler::settle_round(const round_input& in) {
     if (j.given > 0 || j.done) {
       j.reason = reason_code::none;
     } else {
-      set_reason(j, reason_code::settling,
-                 "settling after a restart: nothing new until the RM has heard its agents and a work map");
+      set_reason_text(
+          j, reason_code::settling,
+          "settling after a restart: nothing new until the RM has heard its agents and a work map");
     }
   }
   model_.refresh_ranks();

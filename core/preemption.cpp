@@ -56,7 +56,7 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
         else m.mark_removing(s, share_status::preempt);
       }
       if (m.current(j) < j.given && j.reason == reason_code::none) {
-        set_reason(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
+        set_reason_text(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
       }
     }
   }
@@ -85,7 +85,7 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
         else m.mark_removing(s, share_status::preempt);
       }
       if (j.reason == reason_code::none) {
-        set_reason(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
+        set_reason_text(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
       }
     }
   }

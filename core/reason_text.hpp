@@ -66,4 +66,13 @@ void set_reason(job_rec& j, reason_code code, const Parts&... parts) {
   ++j.reason_version;
 }
 
+// The same for a text that is one piece (the fixed texts of What Of, preemption and defragmentation):
+// compared before it is written, so that an unchanged text is not written at all.
+inline void set_reason_text(job_rec& j, reason_code code, std::string_view text) {
+  j.reason = code;
+  if (j.reason_text == text) return;
+  j.reason_text.assign(text);
+  ++j.reason_version;
+}
+
 }  // namespace rmbus::core

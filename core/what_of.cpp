@@ -247,9 +247,9 @@ void what_of(cluster_model& m) {
         for (const auto& mc : m.machines)
           if (!mc.foreign && m.in_subtree(mc.pool, m.class_pool(j)) && host_allowed(j, mc)) any_host = true;
       if (any_host)
-        set_reason(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
+        set_reason_text(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
       else
-        set_reason(j, reason_code::no_machine_matches_hosts, "No machines match user specified list.");
+        set_reason_text(j, reason_code::no_machine_matches_hosts, "No machines match user specified list.");
     }
   }
 }

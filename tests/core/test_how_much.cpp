@@ -44,7 +44,7 @@ TEST_CASE("equal users split a class equally: a user's jobs split the user's sha
   CHECK(h.count("a2") == 3);
 }
 
-TEST_CASE("set_reason moves a job's reason version only when its text changes") {
+TEST_CASE("set_reason and set_reason_text move a job's reason version only when its text changes") {
   job_rec j;
   const std::uint64_t arrival = std::uint64_t{7} << 32;
   j.reason_version = arrival;
@@ -64,6 +64,16 @@ TEST_CASE("set_reason moves a job's reason version only when its text changes") 
   set_reason(j, reason_code::no_share_counted, "needs");  // the code alone moved: the text is the same
   CHECK(j.reason == reason_code::no_share_counted);
   CHECK(j.reason_version == arrival + 3);
+  // A text of one piece, compared before it is written.
+  set_reason_text(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
+  CHECK(j.reason_text == "Waiting for preemptions.");
+  CHECK(j.reason_version == arrival + 4);
+  set_reason_text(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
+  CHECK(j.reason_version == arrival + 4);
+  set_reason_text(j, reason_code::waiting_for_defragmentation, "Waiting for defragmentation.");
+  CHECK(j.reason_text == "Waiting for defragmentation.");
+  CHECK(j.reason == reason_code::waiting_for_defragmentation);
+  CHECK(j.reason_version == arrival + 5);
 }
 
 TEST_CASE("A job counted nothing while its user's share went to the user's other jobs says so") {
