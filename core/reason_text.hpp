@@ -24,14 +24,19 @@ struct memory_size {
 };
 
 namespace detail {
-inline void append_part(std::string& out, std::string_view text) { out.append(text); }
-template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
-void append_part(std::string& out, Int n) {
+// `Out` is a std::string or a rewrite (below): anything with append(std::string_view).
+template <class Out>
+void append_part(Out& out, std::string_view text) {
+  out.append(text);
+}
+template <class Out, class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+void append_part(Out& out, Int n) {
   char digits[24];
   const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
-  out.append(digits, end);
+  out.append(std::string_view(digits, static_cast<std::size_t>(end - digits)));
 }
-inline void append_part(std::string& out, memory_size size) {
+template <class Out>
+void append_part(Out& out, memory_size size) {
   if (size.mb % 1024 == 0) {
     append_part(out, size.mb / 1024);
     out.append(" GB");
@@ -40,6 +45,36 @@ inline void append_part(std::string& out, memory_size size) {
     out.append(" MB");
   }
 }
+
+// Writes a text over the one in `text` piece by piece, comparing while the two agree and writing only from
+// the first piece that differs: a text written again unchanged is read, never written.
+class rewrite {
+ public:
+  explicit rewrite(std::string& text) : text_(text) {}
+  void append(std::string_view piece) {
+    if (!diverged_) {
+      if (text_.compare(at_, piece.size(), piece) == 0) {  // at_ never passes the end: no throw
+        at_ += piece.size();
+        return;
+      }
+      text_.resize(at_);
+      diverged_ = true;
+    }
+    text_.append(piece);
+  }
+  // Ends the text; whether it changed.
+  bool finish() {
+    if (diverged_) return true;
+    if (at_ == text_.size()) return false;
+    text_.resize(at_);  // the new text is a beginning of the old one
+    return true;
+  }
+
+ private:
+  std::string& text_;
+  std::size_t at_ = 0;
+  bool diverged_ = false;
+};
 }  // namespace detail
 
 // out = the parts (texts and integers) one after the other, in out's own buffer.
@@ -49,25 +84,18 @@ void write_text(std::string& out, const Parts&... parts) {
   (detail::append_part(out, parts), ...);
 }
 
-// j.reason = code, and j.reason_text = the parts; j.reason_version moves only when the text changed. The new
-// text is written after the old one in the same buffer and compared there: most rounds write most texts
-// again unchanged, and the buffer is at hand.
+// j.reason = code, and j.reason_text = the parts; j.reason_version moves only when the text changed. Most
+// rounds give most waiting jobs the text they had: it is compared as it is built, and written only from
+// where it differs.
 template <class... Parts>
 void set_reason(job_rec& j, reason_code code, const Parts&... parts) {
   j.reason = code;
-  auto& text = j.reason_text;
-  const std::size_t before = text.size();
+  detail::rewrite text(j.reason_text);
   (detail::append_part(text, parts), ...);
-  if (std::string_view(text).substr(before) == std::string_view(text).substr(0, before)) {
-    text.resize(before);
-    return;
-  }
-  text.erase(0, before);
-  ++j.reason_version;
+  if (text.finish()) ++j.reason_version;
 }
 
-// The same for a text that is one piece (the fixed texts of What Of, preemption and defragmentation):
-// compared before it is written, so that an unchanged text is not written at all.
+// The same for a text of one piece (the fixed texts of What Of, preemption and defragmentation).
 inline void set_reason_text(job_rec& j, reason_code code, std::string_view text) {
   j.reason = code;
   if (j.reason_text == text) return;

@@ -55,25 +55,31 @@ TEST_CASE("set_reason and set_reason_text move a job's reason version only when 
   CHECK(j.reason_text == "needs 3 (45 GB)");  // written again, the same: no change to report
   CHECK(j.reason_version == arrival + 1);
   set_reason(j, reason_code::no_share_counted, "needs ", 3, " (", memory_size{45 * 1024}, ") now");
-  CHECK(j.reason_text == "needs 3 (45 GB) now");  // the old text a prefix of the new
+  CHECK(j.reason_text == "needs 3 (45 GB) now");  // the old text a beginning of the new
   CHECK(j.reason_version == arrival + 2);
-  set_reason(j, reason_code::waiting_for_preemptions, "needs");
-  CHECK(j.reason_text == "needs");  // the new a prefix of the old
+  set_reason(j, reason_code::no_share_counted, "needs ", 30, " (", memory_size{45 * 1024}, ") now");
+  CHECK(j.reason_text == "needs 30 (45 GB) now");  // differs inside: written from there on
   CHECK(j.reason_version == arrival + 3);
+  set_reason(j, reason_code::no_share_counted, "needs ", 3, " (", memory_size{45 * 1024}, ") now");
+  CHECK(j.reason_text == "needs 3 (45 GB) now");
+  CHECK(j.reason_version == arrival + 4);
+  set_reason(j, reason_code::waiting_for_preemptions, "needs");
+  CHECK(j.reason_text == "needs");  // the new a beginning of the old
+  CHECK(j.reason_version == arrival + 5);
   CHECK(j.reason == reason_code::waiting_for_preemptions);
   set_reason(j, reason_code::no_share_counted, "needs");  // the code alone moved: the text is the same
   CHECK(j.reason == reason_code::no_share_counted);
-  CHECK(j.reason_version == arrival + 3);
+  CHECK(j.reason_version == arrival + 5);
   // A text of one piece, compared before it is written.
   set_reason_text(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
   CHECK(j.reason_text == "Waiting for preemptions.");
-  CHECK(j.reason_version == arrival + 4);
+  CHECK(j.reason_version == arrival + 6);
   set_reason_text(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
-  CHECK(j.reason_version == arrival + 4);
+  CHECK(j.reason_version == arrival + 6);
   set_reason_text(j, reason_code::waiting_for_defragmentation, "Waiting for defragmentation.");
   CHECK(j.reason_text == "Waiting for defragmentation.");
   CHECK(j.reason == reason_code::waiting_for_defragmentation);
-  CHECK(j.reason_version == arrival + 5);
+  CHECK(j.reason_version == arrival + 7);
 }
 
 TEST_CASE("A job counted nothing while its user's share went to the user's other jobs says so") {
