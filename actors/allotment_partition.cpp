@@ -17,6 +17,12 @@ std::optional<std::uint64_t> limit_of(const core::scheduler_config& cfg, const s
 
 }  // namespace
 
+bool any_allotment_limit(const core::scheduler_config& cfg) {
+  if (cfg.settings.global_allotment_mb) return true;
+  return std::any_of(cfg.users.begin(), cfg.users.end(),
+                     [](const auto& u) { return u.max_allotment_mb.has_value(); });
+}
+
 std::map<std::string, std::map<core::user_id, std::uint64_t>> partition_allotments(
     const core::scheduler_config& cfg, const std::vector<std::string>& pools,
     const std::map<std::string, std::map<std::string, std::uint64_t>>& held_by_pool,

@@ -36,6 +36,10 @@ struct waiting_np_work {
   std::string job;
 };
 
+// Whether any user has a non-preemptable allotment (a global one or a user's own). Without one,
+// partition_allotments returns nothing whatever the work, so its caller need not gather the waiting work.
+bool any_allotment_limit(const core::scheduler_config& cfg);
+
 // pool -> user -> MB to pass as round_input::other_pools_nonpreemptable_mb. Users without a limit (no
 // global allotment and no override) are absent: nothing to partition.
 std::map<std::string, std::map<core::user_id, std::uint64_t>> partition_allotments(

@@ -162,8 +162,13 @@ work_slicer::round_cut work_slicer::cut(const item_map& items, const node_pool_f
     for (const auto& [pool, node] : list) ++out.slices[pool].foreign_processes[node];
   out.refused.reserve(refused_.size());
   for (const auto& [id, r] : refused_) out.refused.push_back(r);
-  out.np_work.reserve(np_.size());
-  for (const auto& [id, n] : np_) out.np_work.push_back(n);
+  return out;
+}
+
+std::vector<waiting_np_work> work_slicer::non_preemptable_work() const {
+  std::vector<waiting_np_work> out;
+  out.reserve(np_.size());
+  for (const auto& [id, n] : np_) out.push_back(n);
   return out;
 }
 

@@ -58,9 +58,13 @@ class work_slicer {
     // cycle, now_ms, settling and other_np_mb.
     std::map<std::string, messages::work_slice> slices;
     std::vector<messages::refused_work> refused;  // by id
-    std::vector<waiting_np_work> np_work;         // non-preemptable work not completed, by id
   };
   round_cut cut(const item_map& items, const node_pool_fn& node_pool);
+
+  // The non-preemptable work not completed as of the last cut, by id: what the allotment partition reads.
+  // Listed on demand, since most configurations have no allotment to partition and the list holds every
+  // FIXED_SHARE and RESERVE item.
+  std::vector<waiting_np_work> non_preemptable_work() const;
 
   // A full slice of `pool` now, from `items` as they are (a scheduler asked in the middle of a round),
   // numbered after the pool's last; the items touched since the last cut are routed by the next cut, which

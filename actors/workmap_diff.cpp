@@ -169,12 +169,17 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
   });
   round.refused = std::move(cut.refused);
   forget_departed_jobs(st.wants_more, items);
-  std::vector<waiting_np_work> waiting;
-  for (auto& n : cut.np_work) {
-    auto it = st.wants_more.find(n.job);
-    if (it == st.wants_more.end() || it->second) waiting.push_back(std::move(n));
+  // The waiting non-preemptable work is gathered only when an allotment is there to partition: it lists
+  // every FIXED_SHARE and RESERVE item, a lookup each, on the path of every change.
+  std::map<std::string, std::map<core::user_id, std::uint64_t>> budgets;
+  if (any_allotment_limit(cfg)) {
+    std::vector<waiting_np_work> waiting;
+    for (auto& n : st.slicer.non_preemptable_work()) {
+      auto it = st.wants_more.find(n.job);
+      if (it == st.wants_more.end() || it->second) waiting.push_back(std::move(n));
+    }
+    budgets = partition_allotments(cfg, st.pools, st.held, waiting);
   }
-  auto budgets = partition_allotments(cfg, st.pools, st.held, waiting);
   const auto now = static_cast<std::uint64_t>(wall_clock_ms());
   const bool settling = static_cast<std::int64_t>(now) < st.settle_until_ms;
   st.round_header.clear();

@@ -55,3 +55,23 @@ TEST_CASE("a user already above the limit after a reconfiguration gets no room a
   CHECK(out.at("alpha").at(user_id{"alice"}) == 0);
   CHECK(out.at("beta").at(user_id{"alice"}) == 2048);
 }
+
+// Differencing skips gathering the waiting work when no allotment exists: that is sound only if the partition
+// of any work is then empty, and if any limit at all, global or a user's own, is seen.
+TEST_CASE("without any allotment the partition is empty whatever the work, and any_allotment_limit says so") {
+  rmbus::core::scheduler_config cfg;
+  CHECK_FALSE(rmbus::actors::any_allotment_limit(cfg));
+  const auto out =
+      partition_allotments(cfg, {"alpha", "beta"}, {{"alpha", {{"alice", 2048}}}, {"beta", {{"bob", 4096}}}},
+                           {{"alice", "alpha", 9, "j2"}, {"bob", "beta", 5, "j1"}});
+  CHECK(out.empty());
+
+  rmbus::core::user_limit own;
+  own.user = "alice";
+  own.max_allotment_mb = 2048;
+  cfg.users.push_back(own);
+  CHECK(rmbus::actors::any_allotment_limit(cfg));
+  cfg.users.front().max_allotment_mb.reset();  // a user entry without a limit of its own
+  CHECK_FALSE(rmbus::actors::any_allotment_limit(cfg));
+  CHECK(rmbus::actors::any_allotment_limit(with_allotment(4096)));
+}
