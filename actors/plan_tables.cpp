@@ -49,10 +49,10 @@ void plan_tables::count(const messages::job_schedule& j, int sign) {
 
 void plan_tables::remember(const std::string& pool, const std::string& id, const job_table& table) {
   auto it = table.find(id);
-  remember(pool, id, it == table.end() ? std::nullopt : std::optional<messages::job_schedule>{it->second});
+  remember(pool, id, it == table.end() ? nullptr : std::make_unique<messages::job_schedule>(it->second));
 }
 
-void plan_tables::remember(const std::string& pool, const std::string& id, std::optional<messages::job_schedule> old) {
+void plan_tables::remember(const std::string& pool, const std::string& id, version_before old) {
   // Changed twice since the commit: the first version before counts.
   before_[pool].try_emplace(id, std::move(old));
 }
@@ -60,10 +60,13 @@ void plan_tables::remember(const std::string& pool, const std::string& id, std::
 void plan_tables::apply(const messages::pool_plan& p) {
   auto& table = tables_[p.pool];
   if (p.full()) {
-    // Every job before is gone or replaced; the plan lists every job now.
-    for (const auto& [id, j] : table) remember(p.pool, id, table);
-    for (const auto& j : p.jobs) remember(p.pool, j.id, table);
-    for (const auto& [id, j] : table) count(j, -1);
+    // Every job before is gone or replaced (its version before moved, not copied); the plan lists every job
+    // now, the new ones remembered as new.
+    for (auto& [id, j] : table) {
+      count(j, -1);
+      remember(p.pool, id, std::make_unique<messages::job_schedule>(std::move(j)));
+    }
+    for (const auto& j : p.jobs) remember(p.pool, j.id, nullptr);
     table.clear();
     for (const auto& j : p.jobs) {
       count(j, +1);
@@ -82,10 +85,11 @@ void plan_tables::apply(const messages::pool_plan& p) {
     auto it = table.find(j.id);
     if (it != table.end()) {
       count(it->second, -1);
-      remember(p.pool, j.id, std::move(it->second));  // replaced next: its version before is moved, not copied
+      // replaced next: its version before is moved, not copied
+      remember(p.pool, j.id, std::make_unique<messages::job_schedule>(std::move(it->second)));
       it->second = j;
     } else {
-      remember(p.pool, j.id, std::nullopt);
+      remember(p.pool, j.id, nullptr);
       table.emplace(j.id, j);
     }
     count(j, +1);

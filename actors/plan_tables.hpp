@@ -19,7 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <optional>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -38,6 +38,9 @@ struct plan_verdict {
 class plan_tables {
  public:
   using job_table = std::map<std::string, messages::job_schedule>;  // job id -> its schedule
+  // A job's version before the plans applied since the last commit; null when the job is new. Held by
+  // pointer: a first plan remembers every job as new, and an empty optional would be a whole entry's size.
+  using version_before = std::unique_ptr<messages::job_schedule>;
 
   // ---- the chains ----------------------------------------------------------------------------------
   // Whether `p` follows the last plan received of its pool. When it does the chain moves on to it; when it
@@ -60,9 +63,9 @@ class plan_tables {
   // Forgets everything (HA step-down).
   void clear();
 
-  // The jobs applied since the last commit, pool -> job id -> its version before (nothing: the job is new).
+  // The jobs applied since the last commit, pool -> job id -> its version before (null: the job is new).
   // The job's version now is in table(pool) (absent: gone).
-  const std::map<std::string, std::map<std::string, std::optional<messages::job_schedule>>>& applied() const {
+  const std::map<std::string, std::map<std::string, version_before>>& applied() const {
     return before_;
   }
   const job_table* table(const std::string& pool) const;
@@ -93,11 +96,11 @@ class plan_tables {
   void count(const messages::job_schedule& j, int sign);
   // Records the version before of job `id` of `pool` (once per commit) and notes its nodes.
   void remember(const std::string& pool, const std::string& id, const job_table& table);
-  void remember(const std::string& pool, const std::string& id, std::optional<messages::job_schedule> old);
+  void remember(const std::string& pool, const std::string& id, version_before old);
 
   std::map<std::string, chain> chains_;
   std::map<std::string, job_table> tables_;
-  std::map<std::string, std::map<std::string, std::optional<messages::job_schedule>>> before_;
+  std::map<std::string, std::map<std::string, version_before>> before_;
   std::unordered_map<std::string, holding> holdings_;
 };
 

@@ -258,6 +258,33 @@ TEST_CASE("a refused round is taken back exactly, and the guard looks only at th
   CHECK_FALSE(v.follows);
   CHECK(v.reason.find("generation 2") != std::string::npos);
 
+  // A full plan replaces the table: every job before is remembered as it was (the versions moved out of the
+  // table), the plan's new jobs as new, and a rollback gives the table back exactly.
+  msg::pool_plan replacing;
+  replacing.pool = "alpha";
+  replacing.generation = 1;
+  replacing.plan_seq = 6;
+  replacing.jobs = {job("a", {share("a.1", "n1", 3, msg::share_status::running)}),
+                    job("e", {share("e.1", "n2", 1, msg::share_status::new_)})};
+  REQUIRE(t.receive(replacing).follows);
+  const auto before_full = *t.table("alpha");
+  t.apply(replacing);
+  CHECK(*t.table("alpha") == plan_tables::job_table{{"a", replacing.jobs[0]}, {"e", replacing.jobs[1]}});
+  CHECK(t.held("n1") == 3);
+  CHECK(t.held("n3") == 0);
+  const auto& remembered = t.applied().at("alpha");
+  CHECK(remembered.size() == 4);  // a, b and c before, e new
+  REQUIRE(remembered.at("a") != nullptr);
+  CHECK(*remembered.at("a") == before_full.at("a"));
+  REQUIRE(remembered.at("c") != nullptr);
+  CHECK(*remembered.at("c") == before_full.at("c"));
+  CHECK(remembered.at("e") == nullptr);
+  t.rollback("alpha");
+  CHECK(*t.table("alpha") == before_full);
+  CHECK(t.held("n1") == 2);
+  CHECK(t.held("n3") == 6);
+  CHECK(t.applied().empty());
+
   // A pool dropped by reconfiguration takes its holdings along.
   t.drop("alpha");
   CHECK(t.table("alpha") == nullptr);
