@@ -250,10 +250,13 @@ bool guard_against_overbooking(publication_actor* self) {
   return false;
 }
 
-// rm.state of this round: the last one with the round's changes applied, or the whole listing of the tables
-// when the last one is not theirs. Made before the tables are committed.
-void update_state(publication_state& st, const messages::rm_schedule_changes& round) {
-  if (!st.state_in_step || !st.last_state) {
+// Whether rm.state of this round is the last one with the round's changes applied (else the tables' listing).
+bool state_follows(const publication_state& st) { return st.state_in_step && st.last_state != nullptr; }
+
+// rm.state of this round: the last one with the round's changes applied (`round`: given when it follows), or
+// the whole listing of the tables when the last one is not theirs. Made before the tables are committed.
+void update_state(publication_state& st, const messages::rm_schedule_changes* round) {
+  if (!state_follows(st)) {
     st.last_state = std::make_shared<messages::payload>(messages::rm_state{});
     auto& fresh = std::get<messages::rm_state>(*st.last_state);
     fresh.jobs = list_round(st.tables, st.expected, st.refused);
@@ -263,7 +266,7 @@ void update_state(publication_state& st, const messages::rm_schedule_changes& ro
     st.state_in_step = true;
   } else {
     if (st.last_state.use_count() > 1) st.last_state = std::make_shared<messages::payload>(*st.last_state);
-    apply_listing_changes(std::get<messages::rm_state>(*st.last_state), round.jobs, round.removed);
+    apply_listing_changes(std::get<messages::rm_state>(*st.last_state), round->jobs, round->removed);
   }
   auto& state = std::get<messages::rm_state>(*st.last_state);
   state.cycle = st.cycle;
@@ -271,27 +274,36 @@ void update_state(publication_state& st, const messages::rm_schedule_changes& ro
   state.workmap_src = st.workmap_src;
 }
 
-// rm.schedule.changes (docs/protocol.md 4.3.1): this round's changes (`round`), or the whole schedule every
+std::uint64_t ha_epoch(const publication_state& st) { return st.env.ha ? st.env.ha->epoch() : 0; }
+
+// Whether this round's rm.schedule.changes, when it is on, is the whole schedule: every
 // schedule_changes_full_every rounds, first, and under a new epoch (a new active: subscribers start again at a
-// full message). Published after rm.state.
+// full message).
+bool changes_due_full(const publication_state& st) {
+  return st.changes_cycle == 0 || ha_epoch(st) != st.changes_epoch ||
+         st.changes_since_full + 1 >= st.env.cfg->runtime.schedule_changes_full_every;
+}
+
+// rm.schedule.changes (docs/protocol.md 4.3.1): this round's changes (`round`: given when the message is not
+// full), or the whole schedule (changes_due_full). Published after rm.state.
 std::optional<messages::rm_schedule_changes> schedule_changes_of_round(publication_state& st,
-                                                                       messages::rm_schedule_changes round) {
+                                                                       messages::rm_schedule_changes* round) {
   const int every = st.env.cfg->runtime.schedule_changes_full_every;
   if (every <= 0) {
     st.changes_cycle = 0;  // should it be turned on again, its stream starts with a full message
     return std::nullopt;
   }
-  const std::uint64_t epoch = st.env.ha ? st.env.ha->epoch() : 0;
-  const bool full = st.changes_cycle == 0 || epoch != st.changes_epoch || ++st.changes_since_full >= every;
+  const std::uint64_t epoch = ha_epoch(st);
   messages::rm_schedule_changes msg;
-  if (full) {
+  if (changes_due_full(st)) {
     msg.full = true;
     msg.cycle = st.cycle;
     msg.jobs = std::get<messages::rm_state>(*st.last_state).jobs;
     st.changes_since_full = 0;
   } else {
-    msg = std::move(round);
+    msg = std::move(*round);
     msg.base_cycle = st.changes_cycle;
+    ++st.changes_since_full;
   }
   msg.workmap_seq = st.workmap_seq;
   msg.workmap_src = st.workmap_src;
@@ -333,9 +345,14 @@ void publish_round(publication_actor* self) {
     else ++it;
   }
   auto events = changes_since_last_round(st);
-  auto round = listing_changes(st.tables, st.expected, st.refused, st.listed, st.cycle, st.changes_cycle);
-  update_state(st, round);
-  auto changes = schedule_changes_of_round(st, std::move(round));
+  // The round's changes to the listing, only where they are used: a first round (or one after HA replaced
+  // rm.state) lists every job anew, and a copy of every job is the largest thing publication would hold.
+  const bool changes_on = st.env.cfg->runtime.schedule_changes_full_every > 0;
+  std::optional<messages::rm_schedule_changes> round;
+  if (state_follows(st) || (changes_on && !changes_due_full(st)))
+    round = listing_changes(st.tables, st.expected, st.refused, st.listed, st.cycle, st.changes_cycle);
+  update_state(st, round ? &*round : nullptr);
+  auto changes = schedule_changes_of_round(st, round ? &*round : nullptr);
   st.tables.commit();
   st.order_fell.clear();
   st.listed.pools = st.expected;
