@@ -59,7 +59,9 @@ struct publication_state {
   std::uint64_t cycle = 0;
   bool published = true;
   std::set<std::string> expected;
-  std::map<std::string, plan_ptr> answers;    // this round
+  // This round's answers: each pool's figures (rm.cycle). Not the plans themselves, which are freed once
+  // applied: a first round's plan holds every job of its pool.
+  std::map<std::string, messages::rm_cycle> answers;
   // Each pool's jobs as the last rm.state carried them, and the holdings of the nodes (the guard's).
   plan_tables tables;
   // Plans received and following, not yet applied (in chain order): this round's answers and late ones.
@@ -181,25 +183,26 @@ std::vector<messages::rm_event> changes_since_last_round(publication_state& st) 
   return events;
 }
 
+// A pool's figures of the round its plan answers.
+messages::rm_cycle cycle_of(const messages::pool_plan& plan) {
+  messages::rm_cycle c;
+  c.pool = plan.pool;
+  c.cycle = plan.cycle;
+  c.jobs = plan.jobs_count;
+  c.nodes = plan.nodes;
+  c.given = plan.given;
+  c.preempted = plan.preempted;
+  c.evicted = plan.evicted;
+  c.how_much_us = plan.how_much_us;
+  c.what_of_us = plan.what_of_us;
+  c.preempt_us = plan.preempt_us;
+  c.defrag_us = plan.defrag_us;
+  c.total_us = plan.total_us;  // apply_work + schedule, measured by the pool's actor
+  return c;
+}
+
 void publish_cycles(publication_actor* self) {
-  auto& st = self->state;
-  for (const auto& [pool, p] : st.answers) {
-    const auto& plan = plan_of(p);
-    messages::rm_cycle c;
-    c.pool = pool;
-    c.cycle = st.cycle;
-    c.jobs = plan.jobs_count;
-    c.nodes = plan.nodes;
-    c.given = plan.given;
-    c.preempted = plan.preempted;
-    c.evicted = plan.evicted;
-    c.how_much_us = plan.how_much_us;
-    c.what_of_us = plan.what_of_us;
-    c.preempt_us = plan.preempt_us;
-    c.defrag_us = plan.defrag_us;
-    c.total_us = plan.total_us;  // apply_work + schedule, measured by the pool's actor
-    publish(self, messages::topics::rm_cycle, std::move(c));
-  }
+  for (const auto& [pool, c] : self->state.answers) publish(self, messages::topics::rm_cycle, c);
 }
 
 // Asks the pool's scheduler for a full plan (rm.internal.plansync): its change plans do not follow the last
@@ -382,7 +385,7 @@ void on_round(publication_actor* self, const messages::round_start& r) {
   if (st.expected.empty()) publish_round(self);
 }
 
-void on_plan(publication_actor* self, const messages::routed_message& m) {
+void on_plan(publication_actor* self, messages::routed_message& m) {
   auto& st = self->state;
   const auto& plan = *m.as<messages::pool_plan>();
   auto& newest = st.generation[plan.pool];
@@ -408,12 +411,11 @@ void on_plan(publication_actor* self, const messages::routed_message& m) {
   }
   auto& queue = st.queued[plan.pool];
   if (plan.full()) queue.clear();  // it replaces whatever came before
-  queue.push_back(m.body);
-  if (plan.cycle == st.cycle && !st.published) {
-    st.answers[plan.pool] = m.body;
-    if (st.answers.size() >= st.expected.size()) publish_round(self);
-  }
-  // Otherwise a late answer: applied with the next round published.
+  const bool answers_round = plan.cycle == st.cycle && !st.published;  // else late: applied with the next round
+  if (answers_round) st.answers[plan.pool] = cycle_of(plan);
+  // Held by the queue alone, not by this message too, so that the plan is freed once applied.
+  queue.push_back(std::move(m.body));
+  if (answers_round && st.answers.size() >= st.expected.size()) publish_round(self);
 }
 
 // A fresh scheduler asks for the last published schedule: from now on, no plan of an older generation of its
@@ -444,7 +446,8 @@ caf::behavior publication(publication_actor* self, actor_env env) {
   self->state.stamper = envelope_stamper{env.src("publisher")};
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
-      [self](atoms::deliver, const messages::routed_message& m) {
+      // Mutable: a plan's body moves into the queue (on_plan).
+      [self](atoms::deliver, messages::routed_message& m) {
         auto& st = self->state;
         std::vector<liveness_change> changes;
         auto outcome = node_replica::outcome::applied;
