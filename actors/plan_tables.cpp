@@ -85,7 +85,7 @@ void plan_tables::apply(const messages::pool_plan& p) {
     auto it = table.find(j.id);
     if (it != table.end()) {
       count(it->second, -1);
-      // replaced next: its version before is moved, not copied
+      // Replaced next: its version before is moved, not copied.
       remember(p.pool, j.id, std::make_unique<messages::job_schedule>(std::move(it->second)));
       it->second = j;
     } else {

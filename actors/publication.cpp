@@ -287,8 +287,8 @@ bool changes_due_full(const publication_state& st) {
          st.changes_since_full + 1 >= st.env.cfg->runtime.schedule_changes_full_every;
 }
 
-// rm.schedule.changes (docs/protocol.md 4.3.1): this round's changes (`round`: given when the message is not
-// full), or the whole schedule (changes_due_full). Published after rm.state.
+// rm.schedule.changes (docs/protocol.md 4.3.1): this round's changes (`round`), or the whole schedule when
+// changes_due_full or the round's changes were not listed (`round` null). Published after rm.state.
 std::optional<messages::rm_schedule_changes> schedule_changes_of_round(publication_state& st,
                                                                        messages::rm_schedule_changes* round) {
   const int every = st.env.cfg->runtime.schedule_changes_full_every;
@@ -298,7 +298,7 @@ std::optional<messages::rm_schedule_changes> schedule_changes_of_round(publicati
   }
   const std::uint64_t epoch = ha_epoch(st);
   messages::rm_schedule_changes msg;
-  if (changes_due_full(st)) {
+  if (round == nullptr || changes_due_full(st)) {
     msg.full = true;
     msg.cycle = st.cycle;
     msg.jobs = std::get<messages::rm_state>(*st.last_state).jobs;
