@@ -30,6 +30,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/admin_values.hpp"
+#include "actors/allotment_partition.hpp"
 #include "actors/detail/spawn.hpp"
 #include "actors/slice_chain.hpp"
 #include "core/nodepool_scheduler.hpp"
@@ -201,7 +202,10 @@ void add_jobs(scheduler_state& st, const core::schedule_plan& plan, messages::po
   out.generation = st.generation;
   out.plan_seq = ++st.plan_seq;
   out.base_plan_seq = full ? 0 : st.plan_seq - 1;
-  out.np_mb = by_user_name(st.sched->nonpreemptable_mb_by_user());
+  // Read only by differencing's allotment partition, which runs only when an allotment is configured: a walk
+  // of every non-preemptable job and its shares, after every round, on the path of every change.
+  if (any_allotment_limit(st.env.cfg->scheduling))
+    out.np_mb = by_user_name(st.sched->nonpreemptable_mb_by_user());
   if (full) {
     out.jobs.reserve(plan.jobs.size());
     for (const auto& j : plan.jobs) out.jobs.push_back(to_schedule(j, plan.group_of(j)));

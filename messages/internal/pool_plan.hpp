@@ -8,7 +8,7 @@
 // sends a full plan first, and when publication asks (rm.internal.plansync, plan_sync_request.hpp). `machines` lists the machines whose state,
 // size or free quanta changed since this scheduler's previous plan (every machine when `machines_complete`:
 // its first plan, and the plan after a node_sync_request). `np_mb` is the non-preemptable memory each user
-// holds in this pool (for the cross-pool allotment).
+// holds in this pool (for the cross-pool allotment; empty when no allotment is configured: nothing reads it).
 
 #include <cstdint>
 #include <map>

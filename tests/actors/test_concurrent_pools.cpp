@@ -67,7 +67,19 @@ struct system_parts {
   bool publication = true;         // start_publication() later, e.g. to make it late
   bool intake = true;              // the test answers the schedulers' requests for machines itself
   bool alpha_replacement = false;  // alpha's scheduler replaces one that failed (restarted): it knows no machine
+  bool global_allotment = true;    // config_text as it is; false: without its global_allotment line
 };
+
+std::string config_of(const system_parts& with) {
+  std::string text = config_text;
+  if (!with.global_allotment) {
+    const std::string line = "global_allotment = \"6G\"\n";
+    const auto at = text.find(line);
+    REQUIRE(at != std::string::npos);
+    text.erase(at, line.size());
+  }
+  return text;
+}
 
 struct system_under_test {
   caf::actor_system_config cfg;
@@ -83,7 +95,7 @@ struct system_under_test {
     return c;
   }
   explicit system_under_test(system_parts with = {}) : sys(threads(cfg)) {
-    auto rm = std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(config_text, "test.toml"));
+    auto rm = std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(config_of(with), "test.toml"));
     router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
     env = actor_env{router, "rmbus.test", rm, {}};
     if (with.intake) actors.push_back(spawn_heartbeat_intake(sys, env));
@@ -205,6 +217,54 @@ TEST_CASE("concurrent pools never exceed a user's global allotment together") {
   CHECK(most <= 6144);
   // And the allotment is used, not left idle: 6 processes in all.
   CHECK(last == 6144);
+}
+
+TEST_CASE("a plan names each user's non-preemptable memory only when an allotment is configured") {
+  namespace internal = rmbus::messages::internal_topics;
+  // Differencing's allotment partition is their only reader, and it runs only with an allotment configured.
+  for (const bool with_allotment : {true, false}) {
+    INFO("global allotment: " << with_allotment);
+    system_parts parts;
+    parts.global_allotment = with_allotment;
+    system_under_test t{parts};
+    REQUIRE(t.env.cfg->scheduling.settings.global_allotment_mb.has_value() == with_allotment);
+    caf::scoped_actor self{t.sys};
+    for (auto topic : {std::string{msg::topics::rm_state}, std::string{internal::plan}})
+      caf::anon_send(t.router, atoms::subscribe::value, topic, caf::actor{self});
+    for (const char* n : {"a1", "a2", "b1", "b2"}) t.heartbeat(n, 8192);
+    std::map<std::string, msg::work_item> work{{"svc-a", fixed_job("svc-a", "fixed-a", 1)}};
+    std::uint64_t alice_mb = 0;  // the most any of alpha's plans named for alice
+    int plans = 0;
+    for (int round = 0; round < 4; ++round) {
+      msg::workmap wm;
+      for (const auto& [id, w] : work) wm.work.push_back(w);
+      t.workmap(t.encode(wm));
+      bool waiting = true;
+      for (int i = 0; i < 50 && waiting; ++i)
+        self->receive(
+            [&](atoms::deliver, const msg::routed_message& m) {
+              if (const auto* p = m.as<msg::pool_plan>(); p != nullptr && p->pool == "alpha") {
+                ++plans;
+                if (auto it = p->np_mb.find("alice"); it != p->np_mb.end()) alice_mb = std::max(alice_mb, it->second);
+                if (!with_allotment) CHECK(p->np_mb.empty());
+              }
+              if (const auto* s = m.as<msg::rm_state>(); s != nullptr && m.topic == msg::topics::rm_state) {
+                follow(work, *s);
+                waiting = false;
+              }
+            },
+            caf::after(std::chrono::seconds(20)) >> [&] { i = 50; });
+      REQUIRE_FALSE(waiting);
+    }
+    CHECK(plans >= 4);
+    // alice's FIXED_SHARE job in alpha grows by 1 GB processes up to her 6 GB allotment.
+    if (with_allotment) {
+      CHECK(alice_mb >= 1024);
+      CHECK(alice_mb <= 6144);
+    } else {
+      CHECK(alice_mb == 0);
+    }
+  }
 }
 
 TEST_CASE("a malformed work-map item keeps its last good state and is reported") {
