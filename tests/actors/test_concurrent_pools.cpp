@@ -2,6 +2,7 @@
 // encoded bus bodies (as the bus bridge hands them over), rm.state comes out (typed; the test encodes it). Checks the cross-pool allotment under concurrent pools and that a
 // malformed work-map item keeps its last good state.
 #include <map>
+#include <optional>
 #include <set>
 
 #include <caf/all.hpp>
@@ -95,7 +96,8 @@ struct system_under_test {
     return c;
   }
   explicit system_under_test(system_parts with = {}) : sys(threads(cfg)) {
-    auto rm = std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(config_of(with), "test.toml"));
+    auto rm =
+        std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(config_of(with), "test.toml"));
     router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
     env = actor_env{router, "rmbus.test", rm, {}};
     if (with.intake) actors.push_back(spawn_heartbeat_intake(sys, env));
@@ -170,6 +172,34 @@ msg::work_item bobs_job() {
   return w;
 }
 
+// Sends `work` as a map and hands each of pool alpha's plans to `on_alpha_plan` until the round's rm.state,
+// which the orchestrator's part then follows. Nothing when no rm.state came (20 s at most for each message).
+template <class OnPlan>
+std::optional<msg::rm_state> round_with_plans(system_under_test& t, caf::scoped_actor& self,
+                                              std::map<std::string, msg::work_item>& work,
+                                              OnPlan on_alpha_plan) {
+  msg::workmap wm;
+  for (const auto& [id, w] : work) wm.work.push_back(w);
+  t.workmap(t.encode(wm));
+  std::optional<msg::rm_state> state;
+  for (int i = 0; i < 50 && !state; ++i)
+    self->receive(
+        [&](atoms::deliver, const msg::routed_message& m) {
+          if (const auto* p = m.as<msg::pool_plan>(); p != nullptr && p->pool == "alpha") on_alpha_plan(*p);
+          if (const auto* s = m.as<msg::rm_state>(); s != nullptr && m.topic == msg::topics::rm_state) {
+            follow(work, *s);
+            state = *s;
+          }
+        },
+        caf::after(std::chrono::seconds(20)) >> [&] { i = 50; });
+  return state;
+}
+
+void subscribe_plans_and_state(system_under_test& t, caf::scoped_actor& self) {
+  for (auto topic : {std::string{msg::topics::rm_state}, std::string{rmbus::messages::internal_topics::plan}})
+    caf::anon_send(t.router, atoms::subscribe::value, topic, caf::actor{self});
+}
+
 std::uint64_t held_mb(const msg::rm_state& s) {
   std::uint64_t mb = 0;
   for (const auto& j : s.jobs)
@@ -220,7 +250,6 @@ TEST_CASE("concurrent pools never exceed a user's global allotment together") {
 }
 
 TEST_CASE("a plan names each user's non-preemptable memory only when an allotment is configured") {
-  namespace internal = rmbus::messages::internal_topics;
   // Differencing's allotment partition is their only reader, and it runs only with an allotment configured.
   for (const bool with_allotment : {true, false}) {
     INFO("global allotment: " << with_allotment);
@@ -229,33 +258,17 @@ TEST_CASE("a plan names each user's non-preemptable memory only when an allotmen
     system_under_test t{parts};
     REQUIRE(t.env.cfg->scheduling.settings.global_allotment_mb.has_value() == with_allotment);
     caf::scoped_actor self{t.sys};
-    for (auto topic : {std::string{msg::topics::rm_state}, std::string{internal::plan}})
-      caf::anon_send(t.router, atoms::subscribe::value, topic, caf::actor{self});
+    subscribe_plans_and_state(t, self);
     for (const char* n : {"a1", "a2", "b1", "b2"}) t.heartbeat(n, 8192);
     std::map<std::string, msg::work_item> work{{"svc-a", fixed_job("svc-a", "fixed-a", 1)}};
     std::uint64_t alice_mb = 0;  // the most any of alpha's plans named for alice
     int plans = 0;
-    for (int round = 0; round < 4; ++round) {
-      msg::workmap wm;
-      for (const auto& [id, w] : work) wm.work.push_back(w);
-      t.workmap(t.encode(wm));
-      bool waiting = true;
-      for (int i = 0; i < 50 && waiting; ++i)
-        self->receive(
-            [&](atoms::deliver, const msg::routed_message& m) {
-              if (const auto* p = m.as<msg::pool_plan>(); p != nullptr && p->pool == "alpha") {
-                ++plans;
-                if (auto it = p->np_mb.find("alice"); it != p->np_mb.end()) alice_mb = std::max(alice_mb, it->second);
-                if (!with_allotment) CHECK(p->np_mb.empty());
-              }
-              if (const auto* s = m.as<msg::rm_state>(); s != nullptr && m.topic == msg::topics::rm_state) {
-                follow(work, *s);
-                waiting = false;
-              }
-            },
-            caf::after(std::chrono::seconds(20)) >> [&] { i = 50; });
-      REQUIRE_FALSE(waiting);
-    }
+    for (int round = 0; round < 4; ++round)
+      REQUIRE(round_with_plans(t, self, work, [&](const msg::pool_plan& p) {
+        ++plans;
+        if (auto it = p.np_mb.find("alice"); it != p.np_mb.end()) alice_mb = std::max(alice_mb, it->second);
+        if (!with_allotment) CHECK(p.np_mb.empty());
+      }));
     CHECK(plans >= 4);
     // alice's FIXED_SHARE job in alpha grows by 1 GB processes up to her 6 GB allotment.
     if (with_allotment) {
@@ -514,11 +527,9 @@ TEST_CASE("a replaced scheduler grants nothing before the intake has announced i
 }
 
 TEST_CASE("a scheduler's first plan is full, its next ones carry only the changes, and a replacement starts full") {
-  namespace internal = rmbus::messages::internal_topics;
   system_under_test t;
   caf::scoped_actor self{t.sys};
-  for (auto topic : {std::string{msg::topics::rm_state}, std::string{internal::plan}})
-    caf::anon_send(t.router, atoms::subscribe::value, topic, caf::actor{self});
+  subscribe_plans_and_state(t, self);
   for (const char* n : {"a1", "a2", "b1", "b2"}) t.heartbeat(n, 8192);
 
   std::map<std::string, msg::work_item> work;
@@ -526,22 +537,8 @@ TEST_CASE("a scheduler's first plan is full, its next ones carry only the change
   std::optional<msg::rm_state> state;
   // Sends the map and collects plans until the round's rm.state.
   auto one_round = [&] {
-    msg::workmap wm;
-    for (const auto& [id, w] : work) wm.work.push_back(w);
-    t.workmap(t.encode(wm));
-    bool waiting = true;
-    for (int i = 0; i < 50 && waiting; ++i)
-      self->receive(
-          [&](atoms::deliver, const msg::routed_message& m) {
-            if (const auto* p = m.as<msg::pool_plan>(); p != nullptr && p->pool == "alpha") alpha.push_back(*p);
-            if (const auto* s = m.as<msg::rm_state>(); s != nullptr && m.topic == msg::topics::rm_state) {
-              state = *s;
-              follow(work, *s);
-              waiting = false;
-            }
-          },
-          caf::after(std::chrono::seconds(20)) >> [&] { i = 50; });
-    return !waiting;
+    state = round_with_plans(t, self, work, [&](const msg::pool_plan& p) { alpha.push_back(p); });
+    return state.has_value();
   };
   auto listed = [&](const msg::rm_state& s) {
     std::set<std::string> ids;
