@@ -31,8 +31,38 @@ bool plan_tables::in_step(const std::string& pool) const {
   return it != chains_.end() && it->second.in_step;
 }
 
-void plan_tables::count(const messages::job_schedule& j, int sign) {
-  for (const auto& s : j.shares) {
+namespace {
+
+// Whether counting share `a` out and share `b` in leaves every holding as it was: the same quanta on the same
+// node, both occupying or neither, both starting or neither.
+bool same_holding(const messages::share_schedule& a, const messages::share_schedule& b) {
+  return a.quanta == b.quanta && occupies(a.status) == occupies(b.status) &&
+         (a.status == messages::share_status::new_) == (b.status == messages::share_status::new_) && a.node == b.node;
+}
+
+}  // namespace
+
+void plan_tables::count(const messages::job_schedule& j, int sign) { count(j.shares, 0, j.shares.size(), sign); }
+
+void plan_tables::count_change(const messages::job_schedule& before, const messages::job_schedule& now) {
+  // A changed job of thousands of shares usually changed a few: one more at the end, one status. The shares
+  // that hold the same at the same place from either end are skipped; the middles are counted out and in.
+  const auto& a = before.shares;
+  const auto& b = now.shares;
+  std::size_t head = 0;
+  while (head < a.size() && head < b.size() && same_holding(a[head], b[head])) ++head;
+  std::size_t tail = 0;
+  while (tail < a.size() - head && tail < b.size() - head &&
+         same_holding(a[a.size() - 1 - tail], b[b.size() - 1 - tail]))
+    ++tail;
+  count(a, head, a.size() - tail, -1);
+  count(b, head, b.size() - tail, +1);
+}
+
+void plan_tables::count(const std::vector<messages::share_schedule>& shares, std::size_t from, std::size_t to,
+                        int sign) {
+  for (std::size_t k = from; k < to; ++k) {
+    const auto& s = shares[k];
     if (!occupies(s.status)) continue;
     auto& h = holdings_[s.node];
     const std::uint64_t starts = s.status == messages::share_status::new_ ? 1 : 0;
@@ -84,15 +114,15 @@ void plan_tables::apply(const messages::pool_plan& p) {
   for (const auto& j : p.jobs) {
     auto it = table.find(j.id);
     if (it != table.end()) {
-      count(it->second, -1);
+      count_change(it->second, j);
       // Replaced next: its version before is moved, not copied.
       remember(p.pool, j.id, std::make_unique<messages::job_schedule>(std::move(it->second)));
       it->second = j;
     } else {
       remember(p.pool, j.id, nullptr);
       table.emplace(j.id, j);
+      count(j, +1);
     }
-    count(j, +1);
   }
 }
 
@@ -139,6 +169,11 @@ const plan_tables::job_table* plan_tables::table(const std::string& pool) const 
 std::uint64_t plan_tables::held(const std::string& node) const {
   auto it = holdings_.find(node);
   return it == holdings_.end() ? 0 : it->second.quanta;
+}
+
+std::uint64_t plan_tables::starting(const std::string& node) const {
+  auto it = holdings_.find(node);
+  return it == holdings_.end() ? 0 : it->second.starts;
 }
 
 std::vector<overbooked_node> plan_tables::overbooked(const node_quanta_lookup& quanta_of,

@@ -79,8 +79,9 @@ class plan_tables {
                                           const std::set<std::string>& also = {}) const;
   // The pools whose jobs applied since the last commit have a share on one of `nodes`.
   std::vector<std::string> touching(const std::set<std::string>& nodes) const;
-  // The quanta a node holds over every table (0 when none).
+  // The quanta a node holds over every table (0 when none), and of its shares how many are `new`.
   std::uint64_t held(const std::string& node) const;
+  std::uint64_t starting(const std::string& node) const;
 
  private:
   struct chain {
@@ -92,8 +93,11 @@ class plan_tables {
     std::uint64_t quanta = 0;
     std::uint64_t starts = 0;  // `new` shares there
   };
-  // Counts (sign +1) or uncounts (-1) the shares of `j`.
+  // Counts (sign +1) or uncounts (-1) the shares of `j`, or shares [from, to) of a list.
   void count(const messages::job_schedule& j, int sign);
+  void count(const std::vector<messages::share_schedule>& shares, std::size_t from, std::size_t to, int sign);
+  // Uncounts `before` and counts `now`, a job's two versions, skipping the shares that hold the same.
+  void count_change(const messages::job_schedule& before, const messages::job_schedule& now);
   // Records the version before of job `id` of `pool` (once per commit) and notes its nodes.
   void remember(const std::string& pool, const std::string& id, const job_table& table);
   void remember(const std::string& pool, const std::string& id, version_before old);

@@ -116,6 +116,7 @@ TEST_CASE("change plans give publication the same tables and holdings as full pl
   pools.emplace_back(cfg, "beta");
   plan_tables by_changes, by_full;
   int next_id = 0, gaps = 0;
+  bool starts_seen = false;
   std::size_t sent_changes = 0, sent_full = 0;
   for (int round = 1; round <= 60; ++round) {
     INFO("round " << round);
@@ -172,7 +173,11 @@ TEST_CASE("change plans give publication the same tables and holdings as full pl
       // Both tables equal the scheduler's whole plan of the round.
       REQUIRE(by_changes.table(p.pool) != nullptr);
       REQUIRE(*by_changes.table(p.pool) == *by_full.table(p.pool));
-      for (const auto& n : nodes_of(p.pool)) CHECK(by_changes.held(n) == by_full.held(n));
+      for (const auto& n : nodes_of(p.pool)) {
+        CHECK(by_changes.held(n) == by_full.held(n));
+        CHECK(by_changes.starting(n) == by_full.starting(n));
+        starts_seen = starts_seen || by_full.starting(n) > 0;
+      }
     }
   }
   CHECK(gaps > 0);
@@ -182,6 +187,7 @@ TEST_CASE("change plans give publication the same tables and holdings as full pl
   for (const auto& p : pools)
     for (const auto& n : nodes_of(p.pool)) held += by_full.held(n);
   CHECK(held > 0);  // the schedules placed work
+  CHECK(starts_seen);  // and some of it was starting when compared
 }
 
 TEST_CASE("a refused round is taken back exactly, and the guard looks only at the nodes a change touched") {
