@@ -36,13 +36,17 @@ namespace {
 // Whether counting share `a` out and share `b` in leaves every holding as it was: the same quanta on the same
 // node, both occupying or neither, both starting or neither.
 bool same_holding(const messages::share_schedule& a, const messages::share_schedule& b) {
-  return a.quanta == b.quanta && occupies(a.status) == occupies(b.status) &&
-         (a.status == messages::share_status::new_) == (b.status == messages::share_status::new_) && a.node == b.node;
+  const bool a_starts = a.status == messages::share_status::new_;
+  const bool b_starts = b.status == messages::share_status::new_;
+  return a.quanta == b.quanta && occupies(a.status) == occupies(b.status) && a_starts == b_starts &&
+         a.node == b.node;
 }
 
 }  // namespace
 
-void plan_tables::count(const messages::job_schedule& j, int sign) { count(j.shares, 0, j.shares.size(), sign); }
+void plan_tables::count(const messages::job_schedule& j, int sign) {
+  count(j.shares, 0, j.shares.size(), sign);
+}
 
 void plan_tables::count_change(const messages::job_schedule& before, const messages::job_schedule& now) {
   // A changed job of thousands of shares usually changed a few: one more at the end, one status. The shares
