@@ -273,7 +273,10 @@ void cluster_model::drop_indexes() {
   age_added.clear();
   age_removed.clear();
   jobs_by_id.clear();
-  for (auto& j : jobs) j.user_slot = -1;
+  for (auto& j : jobs) {
+    j.user_slot = -1;
+    j.reason_key = 0;  // it names a user slot
+  }
   ranks_stale = true;
   recount_jobs();
 }

@@ -122,7 +122,9 @@ struct alignas(64) job_rec {
   int timed_init = 0;           // of which the initialization time is known (init_ms > 0)
   std::int64_t init_ms_sum = 0; // their initialization times
   int reclaiming = 0;           // live shares carrying a reclaim deadline (cluster_model::set_reclaim)
-  reason_code refusal = reason_code::none;
+  // Sparing preemption (preemption_policy.hpp): quanta it claims as a starved claimant (What Of serves it
+  // first); the round times of its last sparing preemptions follow the vectors below.
+  int claim_q = 0;
   // Changes whenever a share of this job is added, removed, handed over or changes status (a value of
   // cluster_model::share_changes, never reused): the plan rebuilds the job's share list only then.
   std::uint64_t shares_version = 0;
@@ -131,20 +133,24 @@ struct alignas(64) job_rec {
   int given = 0;
   int needy_machine = -1;  // machine being cleared for it by defragmentation
   reason_code reason = reason_code::none;
+  reason_code refusal = reason_code::none;
   // `cap` and `demand` were computed from what the job is now (How Much then keeps them): cleared by every
   // change of an input of the cap (job_caps.hpp), that is of its work item's fields, its class, its
   // refusal or end, and its shares' counts, and by drop_indexes.
   bool cap_current = false;
+  int group = -1;  // its user's innermost share group in its class's tree (set on arrival); -1: none
   std::int64_t demand = 0;
   std::int64_t pfs_qshares = 0;
+  // What How Much last wrote a "counted nothing" text from (its inputs packed; 0: not such a text), cleared
+  // by every other write of the text (core/reason_text.hpp) and by drop_indexes (user slots change): an
+  // equal key means the text standing is the one these inputs give. Some 40,000 jobs wait a round at 50,000
+  // nodes; their texts are not read again.
+  std::uint64_t reason_key = 0;
   job_cap_result cap;
   std::vector<int> shares;            // live share slots
   std::vector<int> reserve_machines;  // RESERVE: machines earmarked for it this round
   std::vector<int> fixed_machines;    // FIXED_SHARE: the machine of each process counted but not placed
-  int group = -1;  // its user's innermost share group in its class's tree (set on arrival); -1: none
-  // Sparing preemption (preemption_policy.hpp): quanta it claims as a starved claimant (What Of serves it
-  // first), and the round times it last lost a process to, or claimed one by, a sparing preemption.
-  int claim_q = 0;
+  // Sparing preemption: the round times it last lost a process to, or claimed one by, a sparing preemption.
   std::int64_t shed_at_ms = no_time;
   std::int64_t claimed_at_ms = no_time;
   std::string reason_text;  // counts only while reason != none (How Much resets the code, not the text)
@@ -157,6 +163,8 @@ struct alignas(64) job_rec {
 
   work_item item;  // its scalar fields first: caps and apply_work read them every round
 };
+// 100,000 records are swept every round: a field added past 512 bytes adds a cache line to each.
+static_assert(sizeof(job_rec) <= 512, "job_rec grew past eight cache lines");
 
 // A service's, managed reservation's or reservation's single allocation ended: it is never allocated again
 // (its cap falls to 0).

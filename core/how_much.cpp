@@ -53,6 +53,31 @@ void radix_sort(std::vector<T>& v, std::vector<T>& tmp, Key key) {
   }
 }
 
+// Why a job of a class that got something was counted nothing, as its text says it.
+enum class nothing_cause : std::uint64_t { none, smaller_than_a_process, went_to_other_jobs };
+const char* cause_text(nothing_cause c) {
+  switch (c) {
+    case nothing_cause::smaller_than_a_process: return " is smaller than one process: ";
+    case nothing_cause::went_to_other_jobs: return " went to its other jobs: ";
+    case nothing_cause::none: break;
+  }
+  return ", ";
+}
+
+// All that a "counted nothing" text is written from, packed (job_rec::reason_key): the class (its name), the
+// user's slot (its name), its share group, the job's order (its size: the quantum is the model's), the
+// cause, and whether the class got nothing. 0 when a field does not fit its bits: that text is compared.
+std::uint64_t nothing_counted_key(int cls, int user_slot, int group, int order, nothing_cause cause,
+                                  bool class_got_nothing) {
+  const bool fits = cls >= 0 && cls < (1 << 12) && user_slot >= 0 && user_slot < (1 << 22) && group >= -1 &&
+                    group < (1 << 10) - 1 && order >= 0 && order < (1 << 16);
+  if (!fits) return 0;
+  using u64 = std::uint64_t;
+  return u64{1} << 63 | u64{class_got_nothing} << 62 | static_cast<u64>(cause) << 60 |
+         static_cast<u64>(cls) << 48 | static_cast<u64>(user_slot) << 26 | static_cast<u64>(group + 1) << 16 |
+         static_cast<u64>(order);
+}
+
 // What the fair-share split needs of one job, gathered once from the job records, in slot order (the
 // records are read front to back), instead of read again at each level in the order of users.
 struct class_job {
@@ -849,6 +874,17 @@ struct counter {
         no_machine_reason(j, pool, split.largest);
         continue;
       }
+      nothing_cause cause = nothing_cause::none;
+      if (!class_got_nothing && split.user_qshares[static_cast<std::size_t>(x.user)] < x.order)
+        cause = nothing_cause::smaller_than_a_process;
+      else if (!class_got_nothing && u.end - u.begin > 1)
+        cause = nothing_cause::went_to_other_jobs;
+      const std::uint64_t key =
+          nothing_counted_key(c, u.user_slot, grouped ? x.group : -1, x.order, cause, class_got_nothing);
+      if (key != 0 && key == j.reason_key) {  // the text standing is this one
+        j.reason = reason_code::no_share_counted;
+        continue;
+      }
       auto& text = nothing_for[static_cast<std::size_t>(x.user)];
       const std::string& uname = m.users[static_cast<std::size_t>(u.user_slot)].str();
       if (text.empty() && class_got_nothing)
@@ -858,13 +894,9 @@ struct counter {
                    tree.groups[static_cast<std::size_t>(x.group)].name, " in class ", cname);
       else if (text.empty())
         write_text(text, "fair share counted nothing: user ", uname, "'s share of class ", cname);
-      const char* cause = ", ";
-      if (!class_got_nothing && split.user_qshares[static_cast<std::size_t>(x.user)] < x.order)
-        cause = " is smaller than one process: ";
-      else if (!class_got_nothing && u.end - u.begin > 1)
-        cause = " went to its other jobs: ";
-      set_reason(j, reason_code::no_share_counted, text, cause, "a process needs ", x.order, " (",
+      set_reason(j, reason_code::no_share_counted, text, cause_text(cause), "a process needs ", x.order, " (",
                  size_of(x.order), ")");
+      j.reason_key = key;
     }
   }
 };

@@ -90,6 +90,7 @@ void write_text(std::string& out, const Parts&... parts) {
 template <class... Parts>
 void set_reason(job_rec& j, reason_code code, const Parts&... parts) {
   j.reason = code;
+  j.reason_key = 0;
   detail::rewrite text(j.reason_text);
   (detail::append_part(text, parts), ...);
   if (text.finish()) ++j.reason_version;
@@ -98,6 +99,7 @@ void set_reason(job_rec& j, reason_code code, const Parts&... parts) {
 // The same for a text of one piece (the fixed texts of What Of, preemption and defragmentation).
 inline void set_reason_text(job_rec& j, reason_code code, std::string_view text) {
   j.reason = code;
+  j.reason_key = 0;
   if (j.reason_text == text) return;
   j.reason_text.assign(text);
   ++j.reason_version;

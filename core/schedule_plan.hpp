@@ -30,7 +30,7 @@ const char* to_string(share_status s);  // "running", "new", "preempt", "evict"
 enum class job_status { scheduled, pending, refused };
 const char* to_string(job_status s);  // "scheduled", "pending", "refused"
 
-enum class reason_code {
+enum class reason_code : std::uint8_t {  // one byte: two of them share a job record's hot line
   none,
   // Refusals: the work can never run as submitted.
   unknown_class,              // no such class (or no default class for its kind)

@@ -138,6 +138,32 @@ TEST_CASE("A waiting job's plan entry does not change when the awards around it 
   CHECK_FALSE(changed.empty());  // a1, b1 and the new o1 did change
 }
 
+// How Much does not write a waiting job's "counted nothing" text again while its inputs are those it was
+// written from (job_rec::reason_key). Any other text written in between must be replaced all the same.
+TEST_CASE("A counted-nothing text comes back after another text stood between two equal rounds") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 3);  // 6 quanta
+  h.job("a1", "a", "normal", 1);
+  h.job("b1", "b", "normal", 1);
+  h.job("d1", "d", "normal", 1);
+  h.job("c1", "c", "normal", 3);
+  h.round();
+  REQUIRE(h.plan("c1").reason == reason_code::no_share_counted);
+  const std::string text = h.plan("c1").reason_text;
+  REQUIRE(text.rfind("fair share counted nothing: user c's share", 0) == 0);
+
+  auto& c1 = h.work[job_id("c1")];
+  c1.items_done = c1.items_total;  // no work left: its cap falls to 0, and How Much says so
+  h.round();
+  REQUIRE(h.plan("c1").reason == reason_code::completed);
+  CHECK(h.plan("c1").reason_text == "no work left to give processes to");
+
+  c1.items_total += 1000;  // work again: the same class, user, size and cause as in the first round
+  h.round();
+  CHECK(h.plan("c1").reason == reason_code::no_share_counted);
+  CHECK(h.plan("c1").reason_text == text);
+}
+
 TEST_CASE("weighted classes at one priority: 200:100 over 30 quanta gives 20 / 10") {
   harness h(one_pool({fair_class("high", 200), fair_class("low", 100)}));
   h.machines("n", 30, 1);
