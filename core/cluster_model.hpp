@@ -102,8 +102,9 @@ struct share_rec {
 
 inline constexpr std::int64_t no_time = INT64_MIN / 4;  // a time long before any round
 
-// The fields every stage reads or writes every round come first, packed, so that a sweep over 20,000 jobs
-// touches two or three cache lines of each record instead of seven; the work item and the texts follow.
+// The fields every stage reads or writes every round come first, packed, so that a sweep over every job
+// touches the first two cache lines of a fair-share job's record (the plan keeper three) instead of seven;
+// the work item and the texts follow.
 struct alignas(64) job_rec {
   bool live = false;
   bool refused = false;
@@ -138,6 +139,9 @@ struct alignas(64) job_rec {
   // change of an input of the cap (job_caps.hpp), that is of its work item's fields, its class, its
   // refusal or end, and its shares' counts, and by drop_indexes.
   bool cap_current = false;
+  // reserve_machines or fixed_machines may hold machines (false: both are empty), so that the sweeps of
+  // every round over all jobs (How Much, What Of, preemption, defragmentation) read this line, not theirs.
+  bool earmarks = false;
   int group = -1;  // its user's innermost share group in its class's tree (set on arrival); -1: none
   std::int64_t demand = 0;
   std::int64_t pfs_qshares = 0;
@@ -147,18 +151,18 @@ struct alignas(64) job_rec {
   // nodes; their texts are not read again.
   std::uint64_t reason_key = 0;
   job_cap_result cap;
-  std::vector<int> shares;            // live share slots
-  std::vector<int> reserve_machines;  // RESERVE: machines earmarked for it this round
-  std::vector<int> fixed_machines;    // FIXED_SHARE: the machine of each process counted but not placed
-  // Sparing preemption: the round times it last lost a process to, or claimed one by, a sparing preemption.
-  std::int64_t shed_at_ms = no_time;
-  std::int64_t claimed_at_ms = no_time;
-  std::string reason_text;  // counts only while reason != none (How Much resets the code, not the text)
   // Moves whenever reason_text changes (set_reason, core/reason_text.hpp), so that the plan keeper tells an
   // unchanged text by an integer compare, not by reading both texts of every waiting job every round. Its
   // high half is unique per arrival (cluster_model::arrivals): a record that takes over a slot never carries
   // the version of the one before. 0 in the high half: a record built by hand, whose text is compared.
   std::uint64_t reason_version = 0;
+  std::vector<int> shares;            // live share slots
+  std::vector<int> reserve_machines;  // RESERVE: machines earmarked for it this round (set `earmarks`)
+  std::vector<int> fixed_machines;    // FIXED_SHARE: the machine of each process counted but not placed (too)
+  // Sparing preemption: the round times it last lost a process to, or claimed one by, a sparing preemption.
+  std::int64_t shed_at_ms = no_time;
+  std::int64_t claimed_at_ms = no_time;
+  std::string reason_text;  // counts only while reason != none (How Much resets the code, not the text)
   std::string refusal_text;
 
   work_item item;  // its scalar fields first: caps and apply_work read them every round

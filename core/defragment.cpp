@@ -133,7 +133,8 @@ void defragment(cluster_model& m) {
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     auto& j = m.jobs[i];
     if (!j.live) continue;
-    for (int mc : j.reserve_machines) earmark[static_cast<std::size_t>(mc)] = static_cast<int>(i);
+    if (j.earmarks)
+      for (int mc : j.reserve_machines) earmark[static_cast<std::size_t>(mc)] = static_cast<int>(i);
     const int cur = m.current(j);
     const int needed = j.given - cur;
     bool potentially = !j.refused && j.cls >= 0 && m.class_pool(j) >= 0 && needed > 0 &&

@@ -392,6 +392,7 @@ struct counter {
     npf -= j.order;
     counted_q[static_cast<std::size_t>(mi)] += j.order;
     j.fixed_machines.push_back(mi);
+    j.earmarks = true;
     fixed_index_machine(mi);
   }
 
@@ -543,6 +544,7 @@ struct counter {
           np_free[static_cast<std::size_t>(c)] = 0;
           np_mb[j.item.user] += mb;
           j.reserve_machines.push_back(c);
+          j.earmarks = true;
           ++given;
         }
       }
@@ -941,8 +943,11 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
     j.given = 0;
     j.pfs_qshares = 0;
     j.reason = reason_code::none;
-    if (!j.reserve_machines.empty()) j.reserve_machines.clear();
-    if (!j.fixed_machines.empty()) j.fixed_machines.clear();
+    if (j.earmarks) {
+      j.reserve_machines.clear();
+      j.fixed_machines.clear();
+      j.earmarks = false;
+    }
     if (j.cls >= 0 && m.policy_of(j) != policy::fair_share) {
       for (int s : j.shares) {
         const auto& sh = m.shares[static_cast<std::size_t>(s)];

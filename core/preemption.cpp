@@ -36,8 +36,8 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     const auto& j = m.jobs[i];
     if (!j.live) continue;
-    if (!j.reserve_machines.empty()) reserving.push_back(static_cast<int>(i));
-    if (!j.fixed_machines.empty()) fixed.push_back(static_cast<int>(i));
+    if (j.earmarks && !j.reserve_machines.empty()) reserving.push_back(static_cast<int>(i));
+    if (j.earmarks && !j.fixed_machines.empty()) fixed.push_back(static_cast<int>(i));
     if (m.current(j) > j.given && m.policy_of(j) == policy::fair_share) surplus.push_back(static_cast<int>(i));
     else if (j.reclaiming > 0) drop_deadlines.push_back(static_cast<int>(i));  // the need disappeared
   }

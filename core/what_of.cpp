@@ -206,7 +206,8 @@ void what_of(cluster_model& m) {
     const auto& j = m.jobs[i];
     if (!j.live) continue;
     const int ji = static_cast<int>(i);
-    for (int mc : j.reserve_machines) earmark[static_cast<std::size_t>(mc)] = ji;
+    if (j.earmarks)
+      for (int mc : j.reserve_machines) earmark[static_cast<std::size_t>(mc)] = ji;
     if (j.needy && j.needy_machine >= 0 && earmark[static_cast<std::size_t>(j.needy_machine)] < 0)
       earmark[static_cast<std::size_t>(j.needy_machine)] = ji;
     if (j.refused || j.cls < 0) continue;

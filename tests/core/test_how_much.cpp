@@ -384,9 +384,12 @@ TEST_CASE("a reservation clears fair-share work off its machine by preemption") 
   h.round();
   // n000 is earmarked: its 4 fair-share processes are preempted, the reservation waits
   CHECK(h.with_status("f", share_status::preempt) == 4);
+  for (const auto& sh : h.plan("f").shares)
+    CHECK((sh.status == share_status::preempt) == (sh.node.str() == "n000"));
   CHECK(h.plan("r").reason == reason_code::waiting_for_preemptions);
   h.round();
   CHECK(h.count("r") == 1);
+  CHECK(h.on_machine("r", "n000") == 1);
   CHECK(h.count("f") == 4);
   CHECK(h.no_machine_overbooked());
 }
