@@ -109,13 +109,14 @@ struct user_jobs {
 // One class's split among its users and jobs: what it was computed from, and what the write into the job
 // records reads.
 struct how_much_cache::class_split {
-  std::vector<class_job> gathered;  // the inputs: the class's jobs in slot order (only when kept)
   std::vector<std::int64_t> class_given;
   std::vector<std::pair<int, std::int64_t>> orders;
   std::int64_t class_pfs = 0;
   int largest = 0;  // the largest machine order of the class's pool tree
 
-  std::vector<class_job> jobs;  // in slot order, each with its user and what it was given
+  // In slot order, each with its user and what it was given. Also the inputs it was computed from: the
+  // split writes only `user` and `given` (same_input compares the rest).
+  std::vector<class_job> jobs;
   std::vector<user_jobs> by_user;
   std::vector<std::int64_t> user_qshares;
   std::vector<std::int64_t> tree_user_pfs;  // group path: each user's pure fair share
@@ -138,10 +139,10 @@ struct how_much_cache::class_split {
 
   bool computed_from(const std::vector<class_job>& cj, const std::vector<std::int64_t>& given,
                      const std::vector<std::pair<int, std::int64_t>>& wanted, std::int64_t pfs, int big) const {
-    if (pfs != class_pfs || big != largest || given != class_given || wanted != orders || cj.size() != gathered.size())
+    if (pfs != class_pfs || big != largest || given != class_given || wanted != orders || cj.size() != jobs.size())
       return false;
     for (std::size_t k = 0; k < cj.size(); ++k)
-      if (!cj[k].same_input(gathered[k])) return false;
+      if (!cj[k].same_input(jobs[k])) return false;
     return true;
   }
 };
@@ -745,7 +746,6 @@ struct counter {
     split->class_pfs = class_pfs;
     split->largest = largest;
     if (cache != nullptr) {
-      split->gathered = cj;
       split->class_given = cls.given;
       split->orders = orders;
     }
