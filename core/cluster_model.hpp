@@ -103,8 +103,8 @@ struct share_rec {
 inline constexpr std::int64_t no_time = INT64_MIN / 4;  // a time long before any round
 
 // The fields every stage reads or writes every round come first, packed, so that a sweep over every job
-// touches the first two cache lines of a fair-share job's record (the plan keeper three) instead of seven;
-// the work item and the texts follow.
+// (How Much, What Of, preemption, defragmentation, the plan keeper) touches the first two cache lines of a
+// fair-share job's record instead of seven; the work item and the texts follow.
 struct alignas(64) job_rec {
   bool live = false;
   bool refused = false;
@@ -150,12 +150,12 @@ struct alignas(64) job_rec {
   // equal key means the text standing is the one these inputs give. Some 40,000 jobs wait a round at 50,000
   // nodes; their texts are not read again.
   std::uint64_t reason_key = 0;
-  job_cap_result cap;
   // Moves whenever reason_text changes (set_reason, core/reason_text.hpp), so that the plan keeper tells an
   // unchanged text by an integer compare, not by reading both texts of every waiting job every round. Its
   // high half is unique per arrival (cluster_model::arrivals): a record that takes over a slot never carries
   // the version of the one before. 0 in the high half: a record built by hand, whose text is compared.
   std::uint64_t reason_version = 0;
+  job_cap_result cap;  // its answer still in the second cache line
   std::vector<int> shares;            // live share slots
   std::vector<int> reserve_machines;  // RESERVE: machines earmarked for it this round (set `earmarks`)
   std::vector<int> fixed_machines;    // FIXED_SHARE: the machine of each process counted but not placed (too)
