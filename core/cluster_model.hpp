@@ -124,7 +124,7 @@ struct alignas(64) job_rec {
   std::int64_t init_ms_sum = 0; // their initialization times
   int reclaiming = 0;           // live shares carrying a reclaim deadline (cluster_model::set_reclaim)
   // Sparing preemption (preemption_policy.hpp): quanta it claims as a starved claimant (What Of serves it
-  // first); the round times of its last sparing preemptions follow the vectors below.
+  // first).
   int claim_q = 0;
   // Changes whenever a share of this job is added, removed, handed over or changes status (a value of
   // cluster_model::share_changes, never reused): the plan rebuilds the job's share list only then.
@@ -157,8 +157,10 @@ struct alignas(64) job_rec {
   std::uint64_t reason_version = 0;
   job_cap_result cap;  // its answer still in the second cache line
   std::vector<int> shares;            // live share slots
-  std::vector<int> reserve_machines;  // RESERVE: machines earmarked for it this round (set `earmarks`)
-  std::vector<int> fixed_machines;    // FIXED_SHARE: the machine of each process counted but not placed (too)
+  // Filled by How Much (which sets `earmarks`). RESERVE: machines earmarked for it this round; FIXED_SHARE:
+  // the machine of each process counted but not placed.
+  std::vector<int> reserve_machines;
+  std::vector<int> fixed_machines;
   // Sparing preemption: the round times it last lost a process to, or claimed one by, a sparing preemption.
   std::int64_t shed_at_ms = no_time;
   std::int64_t claimed_at_ms = no_time;
