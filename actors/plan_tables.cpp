@@ -1,7 +1,6 @@
 #include "actors/plan_tables.hpp"
 
 #include <algorithm>
-#include <unordered_set>
 
 namespace rmbus::actors {
 
@@ -68,15 +67,23 @@ void plan_tables::count(const std::vector<messages::share_schedule>& shares, std
   for (std::size_t k = from; k < to; ++k) {
     const auto& s = shares[k];
     if (!occupies(s.status)) continue;
-    auto& h = holdings_[s.node];
     const std::uint64_t starts = s.status == messages::share_status::new_ ? 1 : 0;
     if (sign > 0) {
+      auto& entry = *holdings_.try_emplace(s.node).first;
+      auto& h = entry.second;
       h.quanta += s.quanta;
       h.starts += starts;
+      if (!h.raised) {
+        h.raised = true;
+        raised_.push_back(&entry);
+      }
     } else {
+      auto it = holdings_.find(s.node);
+      if (it == holdings_.end()) continue;
+      auto& h = it->second;
       h.quanta -= std::min(h.quanta, s.quanta);
       h.starts -= std::min(h.starts, starts);
-      if (h.quanta == 0 && h.starts == 0) holdings_.erase(s.node);
+      if (h.quanta == 0 && h.starts == 0 && !h.raised) holdings_.erase(it);
     }
   }
 }
@@ -147,7 +154,14 @@ void plan_tables::rollback(const std::string& pool) {
   before_.erase(before);
 }
 
-void plan_tables::commit() { before_.clear(); }
+void plan_tables::commit() {
+  before_.clear();
+  for (auto* entry : raised_) {
+    entry->second.raised = false;
+    if (entry->second.quanta == 0 && entry->second.starts == 0) holdings_.erase(holdings_.find(entry->first));
+  }
+  raised_.clear();
+}
 
 void plan_tables::drop(const std::string& pool) {
   if (auto it = tables_.find(pool); it != tables_.end()) {
@@ -163,6 +177,7 @@ void plan_tables::clear() {
   tables_.clear();
   before_.clear();
   holdings_.clear();
+  raised_.clear();
 }
 
 const plan_tables::job_table* plan_tables::table(const std::string& pool) const {
@@ -182,27 +197,16 @@ std::uint64_t plan_tables::starting(const std::string& node) const {
 
 std::vector<overbooked_node> plan_tables::overbooked(const node_quanta_lookup& quanta_of,
                                                      const std::set<std::string>& also) const {
-  // The nodes to look at: those of every share of the applied jobs, before and now, and `also`. Views into
-  // the tables and `also`, which outlive the call: thousands of jobs change in a busy round.
-  std::unordered_set<std::string_view> nodes{also.begin(), also.end()};
-  for (const auto& [pool, jobs] : before_) {
-    const auto* table = this->table(pool);
-    for (const auto& [id, old] : jobs) {
-      if (old)
-        for (const auto& s : old->shares) nodes.insert(s.node);
-      if (table == nullptr) continue;
-      if (auto it = table->find(id); it != table->end())
-        for (const auto& s : it->second.shares) nodes.insert(s.node);
-    }
-  }
   std::vector<overbooked_node> out;
-  for (const auto& node : nodes) {
-    auto h = holdings_.find(std::string{node});
-    if (h == holdings_.end() || h->second.starts == 0) continue;
+  const auto check = [&](const std::string& node, const holding& h) {
+    if (h.starts == 0) return;
     const auto order = quanta_of(node);
-    if (!order || h->second.quanta <= *order) continue;
-    out.push_back({std::string{node}, *order, h->second.quanta, {}, {}});
-  }
+    if (!order || h.quanta <= *order) return;
+    out.push_back({node, *order, h.quanta, {}, {}});
+  };
+  for (const auto* entry : raised_) check(entry->first, entry->second);
+  for (const auto& node : also)
+    if (auto h = holdings_.find(node); h != holdings_.end() && !h->second.raised) check(node, h->second);
   if (out.empty()) return out;
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.node < b.node; });  // for a person
   // Only for the few nodes found: the share ids, for the operator's log line (a walk of every table).

@@ -12,7 +12,9 @@
 // a job remembered (its version before), so that the round can be taken back pool by pool when the guard
 // refuses it (rollback) or kept (commit). The holdings follow the tables: a node's holding is the quanta of
 // its `new`, `running` and `preempt` shares over every table (actors/overbooking.hpp's rule); `overbooked`
-// checks the nodes the applied jobs' shares are on, plus any the caller names (a node whose order fell).
+// checks the nodes whose holding was counted up since the last commit, plus any the caller names (a node
+// whose order fell). A node counted only down cannot have gone above its order, and every node was checked
+// when it was last counted up.
 //
 // Without CAF, so that it can be tested alone. Not thread-safe; one owner.
 
@@ -72,9 +74,8 @@ class plan_tables {
   const std::map<std::string, job_table>& tables() const { return tables_; }
 
   // ---- the guard -----------------------------------------------------------------------------------
-  // The nodes above their order with a `new` share there (actors/overbooking.hpp), among those the jobs
-  // applied since the last commit have shares on (before or after) and `also`, by node name, each with the
-  // shares counted there.
+  // The nodes above their order with a `new` share there (actors/overbooking.hpp), among those whose holding
+  // was counted up since the last commit and `also`, by node name, each with the shares counted there.
   std::vector<overbooked_node> overbooked(const node_quanta_lookup& quanta_of,
                                           const std::set<std::string>& also = {}) const;
   // The pools whose jobs applied since the last commit have a share on one of `nodes`.
@@ -92,7 +93,9 @@ class plan_tables {
   struct holding {
     std::uint64_t quanta = 0;
     std::uint64_t starts = 0;  // `new` shares there
+    bool raised = false;       // counted up since the last commit (listed in raised_)
   };
+  using holding_entry = std::pair<const std::string, holding>;
   // Counts (sign +1) or uncounts (-1) the shares of `j`, or shares [from, to) of a list.
   void count(const messages::job_schedule& j, int sign);
   void count(const std::vector<messages::share_schedule>& shares, std::size_t from, std::size_t to, int sign);
@@ -106,6 +109,9 @@ class plan_tables {
   std::map<std::string, job_table> tables_;
   std::map<std::string, std::map<std::string, version_before>> before_;
   std::unordered_map<std::string, holding> holdings_;
+  // The holdings counted up since the last commit: the guard's nodes. Kept while listed, even at zero, so
+  // that the pointers hold (an unordered_map's elements do not move when it grows).
+  std::vector<holding_entry*> raised_;
 };
 
 }  // namespace rmbus::actors

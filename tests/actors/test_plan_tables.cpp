@@ -296,3 +296,91 @@ TEST_CASE("a refused round is taken back exactly, and the guard looks only at th
   CHECK(t.table("alpha") == nullptr);
   CHECK(t.held("n3") == 0);
 }
+
+TEST_CASE("the guard looks at the nodes counted up since the last commit and those named, not those counted down") {
+  auto share = [](std::string id, std::string node, std::uint64_t q, msg::share_status s) {
+    return msg::share_schedule{std::move(id), std::move(node), q, s, std::nullopt};
+  };
+  auto job = [](std::string id, std::vector<msg::share_schedule> shares) {
+    msg::job_schedule j;
+    j.id = std::move(id);
+    j.status = msg::job_status::scheduled;
+    j.shares = std::move(shares);
+    return j;
+  };
+  plan_tables t;
+  msg::pool_plan first;
+  first.pool = "alpha";
+  first.generation = 1;
+  first.plan_seq = 1;
+  // Job a starts 3 quanta on n1 and 3 on n2.
+  first.jobs = {job("a", {share("a.1", "n1", 3, msg::share_status::new_), share("a.2", "n2", 3, msg::share_status::new_)})};
+  REQUIRE(t.receive(first).follows);
+  t.apply(first);
+  CHECK(t.overbooked(four).empty());
+  t.commit();
+
+  // n1's order falls to 2 (its owner says so with the next round), and job a gives up its share on n2:
+  // n2 was counted down only, and n1 not at all, so neither is looked at unless named.
+  const auto n1_fell = [](std::string_view n) -> std::optional<std::uint64_t> { return n == "n1" ? 2 : 4; };
+  msg::pool_plan change;
+  change.pool = "alpha";
+  change.generation = 1;
+  change.plan_seq = 2;
+  change.base_plan_seq = 1;
+  change.jobs = {job("a", {share("a.1", "n1", 3, msg::share_status::new_)})};
+  REQUIRE(t.receive(change).follows);
+  t.apply(change);
+  CHECK(t.held("n2") == 0);
+  CHECK(t.overbooked(n1_fell).empty());
+  const auto named = t.overbooked(n1_fell, {"n1", "n2"});
+  REQUIRE(named.size() == 1);
+  CHECK(named[0].node == "n1");
+  CHECK(named[0].held == 3);
+  CHECK(named[0].shares == std::vector<std::string>{"a.1"});
+  t.commit();
+
+  // A node counted up and then down again within one round is looked at with its holding at the end.
+  msg::pool_plan up_down;
+  up_down.pool = "alpha";
+  up_down.generation = 1;
+  up_down.plan_seq = 3;
+  up_down.base_plan_seq = 2;
+  up_down.jobs = {job("b", {share("b.1", "n2", 5, msg::share_status::new_)})};
+  msg::pool_plan down = up_down;
+  down.plan_seq = 4;
+  down.base_plan_seq = 3;
+  down.jobs = {job("b", {share("b.1", "n2", 1, msg::share_status::new_)})};
+  REQUIRE(t.receive(up_down).follows);
+  t.apply(up_down);
+  REQUIRE(t.overbooked(four).size() == 1);  // n2 at 5 of 4
+  REQUIRE(t.receive(down).follows);
+  t.apply(down);
+  CHECK(t.overbooked(four).empty());
+  t.commit();
+  CHECK(t.held("n2") == 1);
+
+  // Counted up to nothing and committed, a node holds nothing, and counts up again from there.
+  msg::pool_plan gone;
+  gone.pool = "alpha";
+  gone.generation = 1;
+  gone.plan_seq = 5;
+  gone.base_plan_seq = 4;
+  gone.removed_jobs = {"b"};
+  REQUIRE(t.receive(gone).follows);
+  t.apply(gone);
+  t.commit();
+  CHECK(t.held("n2") == 0);
+  CHECK(t.starting("n2") == 0);
+  msg::pool_plan again = gone;
+  again.plan_seq = 6;
+  again.base_plan_seq = 5;
+  again.removed_jobs.clear();
+  again.jobs = {job("c", {share("c.1", "n2", 6, msg::share_status::new_)})};
+  REQUIRE(t.receive(again).follows);
+  t.apply(again);
+  const auto found = t.overbooked(four);
+  REQUIRE(found.size() == 1);
+  CHECK(found[0].node == "n2");
+  CHECK(found[0].held == 6);
+}
