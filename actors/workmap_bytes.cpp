@@ -25,22 +25,23 @@ std::optional<std::vector<workmap_bytes::entry>> split_items(std::string_view wo
 
 }  // namespace
 
-void workmap_bytes::remember(std::string_view work) {
+void workmap_bytes::remember(map_bytes map) {
   forget();
-  auto kept = std::make_unique<const std::string>(work);
-  auto entries = split_items(*kept);
+  auto entries = split_items(map.work);
   if (!entries) return;
   std::unordered_set<std::string_view> ids;
   ids.reserve(entries->size());
   for (const auto& e : *entries)
     // An id twice in one map: a full decode settles which occurrence counts (and whether one is damaged).
     if (!ids.insert(e.id).second) return;
-  work_ = std::move(kept);
+  owner_ = std::move(map.owner);
+  work_ = map.work;
   entries_ = std::move(*entries);
 }
 
 void workmap_bytes::forget() {
-  work_.reset();
+  owner_.reset();
+  work_ = {};
   entries_.clear();
   index_.reset();
 }
@@ -56,13 +57,14 @@ std::optional<std::size_t> workmap_bytes::position_of(std::string_view id) {
   return it->second;
 }
 
-std::optional<workmap_bytes::compared> workmap_bytes::compare(std::string_view topic, std::string_view work,
+std::optional<workmap_bytes::compared> workmap_bytes::compare(std::string_view topic, map_bytes map,
                                                               const item_map& last,
                                                               const messages::decode_limits& limits) {
-  if (!work_) return std::nullopt;
+  if (!owner_) return std::nullopt;
   compared c;
-  c.work = std::make_unique<const std::string>(work);
-  const auto array = messages::peek_workmap_array(*c.work);
+  c.owner = std::move(map.owner);
+  c.work = map.work;
+  const auto array = messages::peek_workmap_array(c.work);
   if (!array || array->items > limits.max_array_len) return std::nullopt;
   c.items = array->items;
   c.entries.reserve(array->items);
@@ -117,7 +119,8 @@ std::optional<workmap_bytes::compared> workmap_bytes::compare(std::string_view t
 }
 
 void workmap_bytes::adopt(compared&& c) {
-  work_ = std::move(c.work);
+  owner_ = std::move(c.owner);
+  work_ = c.work;
   entries_ = std::move(c.entries);
   index_.reset();
 }

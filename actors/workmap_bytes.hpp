@@ -30,6 +30,17 @@ namespace rmbus::actors {
 class workmap_bytes {
  public:
   using item_map = std::map<std::string, messages::work_item>;
+  // A map's encoded `work` and what holds its bytes: the map's whole body as it came off the bus, kept as it
+  // is rather than copied out (16 MB at 50,000 nodes).
+  struct map_bytes {
+    std::shared_ptr<const std::string> owner;
+    std::string_view work;  // within *owner
+    map_bytes(std::shared_ptr<const std::string> body, std::string_view work_in_body)
+        : owner(std::move(body)), work(work_in_body) {}
+    // The `work` alone, copied.
+    map_bytes(std::string work_alone)  // NOLINT(google-explicit-constructor): tests' maps are their work
+        : owner(std::make_shared<const std::string>(std::move(work_alone))), work(*owner) {}
+  };
   // An item of a map's `work`: its id and bytes, views into the kept bytes.
   struct entry {
     std::string_view id;
@@ -45,22 +56,23 @@ class workmap_bytes {
     std::size_t items = 0;                     // items in the map
    private:
     friend class workmap_bytes;
-    std::unique_ptr<const std::string> work;
+    std::shared_ptr<const std::string> owner;
+    std::string_view work;
     std::vector<entry> entries;
   };
 
-  // Keeps `work` (the encoded `work` of a map that decoded whole, no damaged item) as the last map's bytes.
+  // Keeps `map` (the encoded `work` of a map that decoded whole, no damaged item) as the last map's bytes.
   // Forgets them instead when they cannot be split into items, or name an id twice.
-  void remember(std::string_view work);
+  void remember(map_bytes map);
   void forget();
-  bool holds() const { return work_ != nullptr; }
+  bool holds() const { return owner_ != nullptr; }
   // The last map's `work` bytes (empty when nothing is held).
-  std::string_view bytes() const { return work_ ? std::string_view{*work_} : std::string_view{}; }
+  std::string_view bytes() const { return work_; }
 
-  // `work`, the encoded `work` of a map whose head decoded (messages::decode_workmap_head), against the last
+  // `map`, the encoded `work` of a map whose head decoded (messages::decode_workmap_head), against the last
   // map's bytes and `last`, the items that map holds: the change, or nullopt when the map must be decoded
   // whole (see above; always when nothing is held). Not const: it may index the last map's ids.
-  std::optional<compared> compare(std::string_view topic, std::string_view work, const item_map& last,
+  std::optional<compared> compare(std::string_view topic, map_bytes map, const item_map& last,
                                   const messages::decode_limits& limits);
   // The compared map was taken: its bytes are the last map's now.
   void adopt(compared&& c);
@@ -72,7 +84,8 @@ class workmap_bytes {
   // items keep their order and ids never needs one.
   std::optional<std::size_t> position_of(std::string_view id);
 
-  std::unique_ptr<const std::string> work_;
+  std::shared_ptr<const std::string> owner_;
+  std::string_view work_;       // within *owner_
   std::vector<entry> entries_;  // the last map's items, in wire order
   std::optional<std::unordered_map<std::string_view, std::size_t>> index_;
 };

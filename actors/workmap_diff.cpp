@@ -293,9 +293,10 @@ void take_as_last(diff_actor* self, messages::envelope&& env, const messages::wo
 // was not the first since start or reconfiguration, only this map's head and the items whose bytes differ
 // are decoded (actors/workmap_bytes.hpp), and the change is applied to the last map's items. True when the
 // map was handled so (taken or not); false: decode it whole.
-bool change_of_last(diff_actor* self, const std::string& topic, const std::string& body) {
+bool change_of_last(diff_actor* self, const std::string& topic, const std::shared_ptr<const std::string>& map) {
   auto& st = self->state;
   if (!st.last_bytes.holds() || st.first_map) return false;
+  const auto& body = *map;
   const auto work = messages::peek_workmap_work(body);
   if (!work) return false;
   messages::envelope env;
@@ -308,7 +309,7 @@ bool change_of_last(diff_actor* self, const std::string& topic, const std::strin
     next_round(self);
     return true;
   }
-  auto change = st.last_bytes.compare(topic, *work, *st.last, st.limits);
+  auto change = st.last_bytes.compare(topic, {map, *work}, *st.last, st.limits);
   if (!change) return false;
   if (!take_map(self, env)) return true;
   workmap_bytes::apply(*change, *st.last);
@@ -386,16 +387,18 @@ void on_delta(diff_actor* self, const std::string& topic, const std::string& bod
   }
 }
 
-void on_workmap(diff_actor* self, const std::string& topic, const std::string& body) {
+// `body` is taken: the map's bytes are kept as they came, not copied (workmap_bytes).
+void on_workmap(diff_actor* self, const std::string& topic, std::string& body) {
   auto& st = self->state;
   if (messages::is_workmap_delta(body)) {
     on_delta(self, topic, body);
     return;
   }
-  if (change_of_last(self, topic, body)) return;
+  const auto map = std::make_shared<const std::string>(std::move(body));
+  if (change_of_last(self, topic, map)) return;
   st.last_bytes.forget();
   messages::envelope env;
-  auto wm = messages::decode_workmap(topic, body, st.limits, &env);
+  auto wm = messages::decode_workmap(topic, *map, st.limits, &env);
   if (!wm) {
     publish_event(self, messages::make_bad_message_event(wm.error()));
     return;
@@ -426,7 +429,7 @@ void on_workmap(diff_actor* self, const std::string& topic, const std::string& b
   st.slicer.compare(*st.last, items);
   st.last = fresh;
   if (wm.value().bad_items.empty())
-    if (const auto work = messages::peek_workmap_work(body)) st.last_bytes.remember(*work);
+    if (const auto work = messages::peek_workmap_work(*map)) st.last_bytes.remember({map, *work});
   if (st.first_map) {
     st.first_map = false;
     std::map<std::string, std::uint64_t> nodes;
@@ -473,7 +476,9 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
                      atoms::ready::value);
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
-      [self](atoms::deliver, const std::string& topic, const std::string& body) { on_workmap(self, topic, body); },
+      // The body by reference: the router sends each consumer a message of its own, so CAF hands its bytes over
+      // without a copy (actors/router.cpp).
+      [self](atoms::deliver, const std::string& topic, std::string& body) { on_workmap(self, topic, body); },
       [self](atoms::deliver, const messages::routed_message& m) {
         auto& st = self->state;
         if (const auto* p = m.as<messages::pool_plan>()) {
