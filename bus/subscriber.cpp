@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 #include <optional>
@@ -21,6 +22,8 @@ namespace rmbus::bus {
 namespace {
 // Upper bound on messages taken in one drain before the stop flag is looked at again.
 constexpr int max_drain_batch = 1024;
+// A held batch (subscriber_options::batch_hold) goes on at this size whatever its age.
+constexpr std::size_t max_batch_messages = 1024;
 // Keys remembered for the in-flight bound's known-key admission: 16 bytes each, 1 MiB in all, whatever
 // the number of names heard.
 constexpr std::size_t known_key_slots = 65536;
@@ -39,6 +42,7 @@ struct subscriber::impl {
   sequence_tracker tracker;
   known_keys recent{known_key_slots};  // the thread's alone
   bus_batch batch;                     // the drain's messages of options.batched_topic, the thread's alone
+  std::chrono::steady_clock::time_point batch_since;  // when the batch's first message came
 
   impl(zmq::context_t& ctx, subscriber_options opts, subscriber_handlers h)
       : options(std::move(opts)),
@@ -66,24 +70,30 @@ struct subscriber::impl {
   void accept(std::string topic, std::string body, std::uint32_t frames);
   void reject(messages::decode_error error, std::uint32_t frames);
   void hand_on_batch();
+  // Hands the batch on when it is due (see batch_hold), else leaves it; how long until it is due (ms).
+  std::chrono::milliseconds hand_on_batch_when_due();
 };
 
 void subscriber::impl::run() {
   zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
   try {
+    auto wait = options.poll_interval;
     while (!stop_requested.load(std::memory_order_relaxed)) {
       try {
-        zmq::poll(items, 1, options.poll_interval);
+        zmq::poll(items, 1, wait);
       } catch (const zmq::error_t& e) {
         if (e.num() == EINTR) continue;
         throw;
       }
-      if ((items[0].revents & ZMQ_POLLIN) == 0) continue;
       int drained = 0;
-      while (drained < max_drain_batch && !stop_requested.load(std::memory_order_relaxed) && receive_one()) ++drained;
-      hand_on_batch();
-      if (drained < max_drain_batch && options.coalesce.count() > 0) std::this_thread::sleep_for(options.coalesce);
+      if ((items[0].revents & ZMQ_POLLIN) != 0)
+        while (drained < max_drain_batch && !stop_requested.load(std::memory_order_relaxed) && receive_one())
+          ++drained;
+      wait = std::min(options.poll_interval, hand_on_batch_when_due());
+      if (drained > 0 && drained < max_drain_batch && options.coalesce.count() > 0)
+        std::this_thread::sleep_for(options.coalesce);
     }
+    hand_on_batch();  // what was held when stop came
   } catch (const zmq::error_t& e) {
     // ETERM: the context is being shut down under us (an ordering mistake by the owner); leave quietly-ish.
     spdlog::error("bus subscriber '{}' stopped by ZeroMQ: {}", options.name, e.what());
@@ -210,6 +220,7 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
   }
   bus_message msg{std::move(topic), std::move(body), std::move(env).value()};
   if (!options.batched_topic.empty() && msg.topic == options.batched_topic) {
+    if (batch.messages.empty()) batch_since = std::chrono::steady_clock::now();
     batch.messages.push_back(std::move(msg));
     return;
   }
@@ -219,6 +230,18 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
     // The bus must keep running for the other topics; the handler's failure is its owner's bug to fix.
     spdlog::error("bus subscriber '{}': message handler threw: {}", options.name, e.what());
   }
+}
+
+std::chrono::milliseconds subscriber::impl::hand_on_batch_when_due() {
+  using namespace std::chrono;
+  if (batch.messages.empty()) return options.poll_interval;
+  const auto held = steady_clock::now() - batch_since;
+  if (options.batch_hold.count() == 0 || held >= options.batch_hold || batch.messages.size() >= max_batch_messages) {
+    hand_on_batch();
+    return options.poll_interval;
+  }
+  // Rounded up: a poll that wakes a little early would only find the batch not yet due.
+  return duration_cast<milliseconds>(options.batch_hold - held) + milliseconds(1);
 }
 
 void subscriber::impl::hand_on_batch() {
