@@ -41,7 +41,7 @@ struct subscriber::impl {
   subscriber_stats stats;
   sequence_tracker tracker;
   known_keys recent{known_key_slots};  // the thread's alone
-  bus_batch batch;                     // the drain's messages of options.batched_topic, the thread's alone
+  bus_batch batch;  // messages of options.batched_topic not yet handed on (batch_hold), the thread's alone
   std::chrono::steady_clock::time_point batch_since;  // when the batch's first message came
 
   impl(zmq::context_t& ctx, subscriber_options opts, subscriber_handlers h)
@@ -236,7 +236,9 @@ std::chrono::milliseconds subscriber::impl::hand_on_batch_when_due() {
   using namespace std::chrono;
   if (batch.messages.empty()) return options.poll_interval;
   const auto held = steady_clock::now() - batch_since;
-  if (options.batch_hold.count() == 0 || held >= options.batch_hold || batch.messages.size() >= max_batch_messages) {
+  const bool due = options.batch_hold.count() == 0 || held >= options.batch_hold ||
+                   batch.messages.size() >= max_batch_messages;
+  if (due) {
     hand_on_batch();
     return options.poll_interval;
   }

@@ -105,6 +105,31 @@ void follow(core::work_map& work, const msg::pool_plan& plan) {
 
 std::optional<std::uint64_t> four(std::string_view) { return 4; }
 
+msg::share_schedule share(std::string id, std::string node, std::uint64_t q, msg::share_status s) {
+  return msg::share_schedule{std::move(id), std::move(node), q, s, std::nullopt};
+}
+
+msg::job_schedule job(std::string id, std::vector<msg::share_schedule> shares) {
+  msg::job_schedule j;
+  j.id = std::move(id);
+  j.status = msg::job_status::scheduled;
+  j.shares = std::move(shares);
+  return j;
+}
+
+// Pool alpha's plan `seq` of generation 1: full for seq 1, else a change on plan seq - 1.
+msg::pool_plan alpha_plan(std::uint64_t seq, std::vector<msg::job_schedule> jobs,
+                          std::vector<std::string> removed = {}) {
+  msg::pool_plan p;
+  p.pool = "alpha";
+  p.generation = 1;
+  p.plan_seq = seq;
+  p.base_plan_seq = seq - 1;
+  p.jobs = std::move(jobs);
+  p.removed_jobs = std::move(removed);
+  return p;
+}
+
 }  // namespace
 
 TEST_CASE("change plans give publication the same tables and holdings as full plans, and a lost one is recovered") {
@@ -191,16 +216,6 @@ TEST_CASE("change plans give publication the same tables and holdings as full pl
 }
 
 TEST_CASE("a refused round is taken back exactly, and the guard looks only at the nodes a change touched") {
-  auto share = [](std::string id, std::string node, std::uint64_t q, msg::share_status s) {
-    return msg::share_schedule{std::move(id), std::move(node), q, s, std::nullopt};
-  };
-  auto job = [](std::string id, std::vector<msg::share_schedule> shares) {
-    msg::job_schedule j;
-    j.id = std::move(id);
-    j.status = msg::job_status::scheduled;
-    j.shares = std::move(shares);
-    return j;
-  };
   plan_tables t;
   msg::pool_plan first;
   first.pool = "alpha";
@@ -298,23 +313,10 @@ TEST_CASE("a refused round is taken back exactly, and the guard looks only at th
 }
 
 TEST_CASE("the guard looks at the nodes counted up since the last commit and those named, not those counted down") {
-  auto share = [](std::string id, std::string node, std::uint64_t q, msg::share_status s) {
-    return msg::share_schedule{std::move(id), std::move(node), q, s, std::nullopt};
-  };
-  auto job = [](std::string id, std::vector<msg::share_schedule> shares) {
-    msg::job_schedule j;
-    j.id = std::move(id);
-    j.status = msg::job_status::scheduled;
-    j.shares = std::move(shares);
-    return j;
-  };
   plan_tables t;
-  msg::pool_plan first;
-  first.pool = "alpha";
-  first.generation = 1;
-  first.plan_seq = 1;
   // Job a starts 3 quanta on n1 and 3 on n2.
-  first.jobs = {job("a", {share("a.1", "n1", 3, msg::share_status::new_), share("a.2", "n2", 3, msg::share_status::new_)})};
+  const auto first = alpha_plan(1, {job("a", {share("a.1", "n1", 3, msg::share_status::new_),
+                                              share("a.2", "n2", 3, msg::share_status::new_)})});
   REQUIRE(t.receive(first).follows);
   t.apply(first);
   CHECK(t.overbooked(four).empty());
@@ -323,12 +325,7 @@ TEST_CASE("the guard looks at the nodes counted up since the last commit and tho
   // n1's order falls to 2 (its owner says so with the next round), and job a gives up its share on n2:
   // n2 was counted down only, and n1 not at all, so neither is looked at unless named.
   const auto n1_fell = [](std::string_view n) -> std::optional<std::uint64_t> { return n == "n1" ? 2 : 4; };
-  msg::pool_plan change;
-  change.pool = "alpha";
-  change.generation = 1;
-  change.plan_seq = 2;
-  change.base_plan_seq = 1;
-  change.jobs = {job("a", {share("a.1", "n1", 3, msg::share_status::new_)})};
+  const auto change = alpha_plan(2, {job("a", {share("a.1", "n1", 3, msg::share_status::new_)})});
   REQUIRE(t.receive(change).follows);
   t.apply(change);
   CHECK(t.held("n2") == 0);
@@ -341,18 +338,10 @@ TEST_CASE("the guard looks at the nodes counted up since the last commit and tho
   t.commit();
 
   // A node counted up and then down again within one round is looked at with its holding at the end.
-  msg::pool_plan up_down;
-  up_down.pool = "alpha";
-  up_down.generation = 1;
-  up_down.plan_seq = 3;
-  up_down.base_plan_seq = 2;
-  up_down.jobs = {job("b", {share("b.1", "n2", 5, msg::share_status::new_)})};
-  msg::pool_plan down = up_down;
-  down.plan_seq = 4;
-  down.base_plan_seq = 3;
-  down.jobs = {job("b", {share("b.1", "n2", 1, msg::share_status::new_)})};
-  REQUIRE(t.receive(up_down).follows);
-  t.apply(up_down);
+  const auto up = alpha_plan(3, {job("b", {share("b.1", "n2", 5, msg::share_status::new_)})});
+  const auto down = alpha_plan(4, {job("b", {share("b.1", "n2", 1, msg::share_status::new_)})});
+  REQUIRE(t.receive(up).follows);
+  t.apply(up);
   REQUIRE(t.overbooked(four).size() == 1);  // n2 at 5 of 4
   REQUIRE(t.receive(down).follows);
   t.apply(down);
@@ -360,23 +349,14 @@ TEST_CASE("the guard looks at the nodes counted up since the last commit and tho
   t.commit();
   CHECK(t.held("n2") == 1);
 
-  // Counted up to nothing and committed, a node holds nothing, and counts up again from there.
-  msg::pool_plan gone;
-  gone.pool = "alpha";
-  gone.generation = 1;
-  gone.plan_seq = 5;
-  gone.base_plan_seq = 4;
-  gone.removed_jobs = {"b"};
+  // Counted down to nothing and committed, a node holds nothing, and counts up again from there.
+  const auto gone = alpha_plan(5, {}, {"b"});
   REQUIRE(t.receive(gone).follows);
   t.apply(gone);
   t.commit();
   CHECK(t.held("n2") == 0);
   CHECK(t.starting("n2") == 0);
-  msg::pool_plan again = gone;
-  again.plan_seq = 6;
-  again.base_plan_seq = 5;
-  again.removed_jobs.clear();
-  again.jobs = {job("c", {share("c.1", "n2", 6, msg::share_status::new_)})};
+  const auto again = alpha_plan(6, {job("c", {share("c.1", "n2", 6, msg::share_status::new_)})});
   REQUIRE(t.receive(again).follows);
   t.apply(again);
   const auto found = t.overbooked(four);
