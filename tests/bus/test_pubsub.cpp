@@ -9,7 +9,6 @@
 #include <msgpack.hpp>
 #include <mutex>
 #include <functional>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <zmq.hpp>
@@ -18,6 +17,7 @@
 #include "bus/subscriber.hpp"
 #include "messages/envelope.hpp"
 #include "messages/rm_event.hpp"
+#include "tests/bus/raw_frames.hpp"
 #include "tests/bus/support.hpp"
 
 using namespace rmbus;
@@ -38,37 +38,12 @@ std::uint64_t n_of(const bus_message& m) {
   return std::stoull(e.value().detail.at("n"));
 }
 
-subscriber_options sub_at(std::string endpoint, attach mode, std::vector<std::string> topics) {
-  subscriber_options o;
-  o.endpoint = std::move(endpoint);
-  o.mode = mode;
-  o.topics = std::move(topics);
-  o.poll_interval = std::chrono::milliseconds{20};
-  return o;
-}
-
 publisher_options pub_at(std::string name, std::string endpoint, attach mode) {
   publisher_options o;
   o.name = std::move(name);
   o.endpoint = std::move(endpoint);
   o.mode = mode;
   return o;
-}
-
-// Sends a multipart message frame by frame, bypassing the publisher's stamping.
-void send_raw(zmq::socket_t& s, const std::vector<std::string>& frames) {
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    const auto flags = i + 1 < frames.size() ? zmq::send_flags::sndmore : zmq::send_flags::none;
-    REQUIRE(s.send(zmq::buffer(frames[i]), flags));
-  }
-}
-
-std::string envelope_body(std::uint64_t seq, const std::string& src) {
-  messages::envelope env;
-  env.seq = seq;
-  env.ts_ms = 1;
-  env.src = src;
-  return messages::encode(env);
 }
 
 }  // namespace
@@ -509,149 +484,6 @@ TEST_CASE("without a key function or with a zero window every bounded message co
   REQUIRE(in.wait_count("other", 1, 20s));
   CHECK(in.on_topic("hb.x").size() == 1);
   CHECK(sub.stats().shed == 3);
-}
-
-TEST_CASE("messages of the batched topic are handed on in batches, whole and in order, other topics one at a time") {
-  zmq::context_t ctx;
-  inbox in;  // the other topics
-  std::mutex mutex;
-  std::vector<bus_batch> batches;
-  auto handlers = in.handlers();
-  handlers.on_batch = [&](bus_batch&& b) {
-    std::lock_guard lock{mutex};
-    batches.push_back(std::move(b));
-  };
-  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
-  opts.batched_topic = "hb.x";
-  opts.coalesce = std::chrono::milliseconds(20);  // drains 20 ms apart: messages sent back to back share one
-  subscriber sub{ctx, opts, handlers};
-  sub.start();
-  zmq::socket_t raw{ctx, zmq::socket_type::pub};
-  raw.set(zmq::sockopt::linger, 1000);
-  raw.connect(sub.endpoint());
-  std::uint64_t warm_seq = 0;
-  REQUIRE(send_until_arrived([&] { send_raw(raw, {"warm", envelope_body(++warm_seq, "raw")}); },
-                             [&](auto t) { return in.wait_count("warm", 1, t); }));
-  // 60 on the batched topic with other topics between them, and a marker last (one socket: in order).
-  for (std::uint64_t i = 1; i <= 60; ++i) {
-    send_raw(raw, {"hb.x", envelope_body(i, "agent")});
-    if (i % 20 == 0) send_raw(raw, {"hb.xy", envelope_body(i / 20, "agent")});  // a longer topic: not batched
-  }
-  send_raw(raw, {"other", envelope_body(1, "raw")});
-  REQUIRE(in.wait_count("other", 1, 20s));
-  // A drain's batch is handed on when the drain ends, after the marker it may contain: wait for the last.
-  const auto until = steady::now() + 20s;
-  std::vector<std::uint64_t> seqs;
-  std::size_t largest = 0;
-  while (steady::now() < until) {
-    {
-      std::lock_guard lock{mutex};
-      seqs.clear();
-      largest = 0;
-      for (const auto& b : batches) {
-        CHECK(b.topic == "hb.x");
-        largest = std::max(largest, b.messages.size());
-        for (const auto& m : b.messages) {
-          CHECK(m.topic == "hb.x");
-          seqs.push_back(m.env.seq);
-        }
-      }
-    }
-    if (seqs.size() >= 60) break;
-    std::this_thread::sleep_for(10ms);
-  }
-  std::vector<std::uint64_t> expected(60);
-  std::iota(expected.begin(), expected.end(), 1);
-  CHECK(seqs == expected);                   // every one, once, in the order sent
-  CHECK(in.on_topic("hb.x").empty());        // none handed on alone
-  CHECK(in.on_topic("hb.xy").size() == 3);   // the other topics as before
-  CHECK(largest > 1);                        // the point: one hand-over for several
-  CHECK(sub.stats().by_topic.at("hb.x") == 60);  // counted as received like any message
-}
-
-namespace {
-
-// A subscriber with a batched topic "hb.x" whose batches are held (batch_hold), and a raw publisher to it.
-struct held_batch_rig {
-  zmq::context_t ctx;
-  inbox in;  // the other topics
-  std::mutex mutex;
-  std::vector<bus_batch> batches;
-  std::optional<subscriber> sub;
-  std::optional<zmq::socket_t> raw;
-
-  held_batch_rig(std::chrono::milliseconds hold, std::chrono::milliseconds poll_interval) {
-    auto handlers = in.handlers();
-    handlers.on_batch = [this](bus_batch&& b) {
-      std::lock_guard lock{mutex};
-      batches.push_back(std::move(b));
-    };
-    auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
-    opts.batched_topic = "hb.x";
-    opts.batch_hold = hold;
-    opts.poll_interval = poll_interval;
-    opts.coalesce = std::chrono::milliseconds(1);
-    sub.emplace(ctx, opts, handlers);
-    sub->start();
-    raw.emplace(ctx, zmq::socket_type::pub);
-    raw->set(zmq::sockopt::linger, 1000);
-    raw->connect(sub->endpoint());
-    std::uint64_t warm_seq = 0;
-    REQUIRE(send_until_arrived([&] { send_raw(*raw, {"warm", envelope_body(++warm_seq, "raw")}); },
-                               [&](auto t) { return in.wait_count("warm", 1, t); }));
-  }
-  std::size_t batch_count() {
-    std::lock_guard lock{mutex};
-    return batches.size();
-  }
-  // The seqs of every batched message handed on, in hand-over order.
-  std::vector<std::uint64_t> seqs() {
-    std::lock_guard lock{mutex};
-    std::vector<std::uint64_t> out;
-    for (const auto& b : batches)
-      for (const auto& m : b.messages) out.push_back(m.env.seq);
-    return out;
-  }
-};
-
-}  // namespace
-
-TEST_CASE("a held batch waits while other topics pass, and goes on by itself when due") {
-  // Polls 3 s apart: a batch handed on well before that was handed on at its own deadline.
-  held_batch_rig rig{std::chrono::milliseconds(300), std::chrono::milliseconds(3000)};
-  send_raw(*rig.raw, {"hb.x", envelope_body(1, "agent")});
-  send_raw(*rig.raw, {"other", envelope_body(1, "raw")});
-  REQUIRE(rig.in.wait_count("other", 1, 20s));
-  CHECK(rig.batch_count() == 0);  // sent before the other, still held
-  const auto until = steady::now() + 2500ms;
-  while (steady::now() < until && rig.batch_count() == 0) std::this_thread::sleep_for(5ms);
-  CHECK(rig.seqs() == std::vector<std::uint64_t>{1});
-}
-
-TEST_CASE("a trickle on the batched topic is handed on about once per batch_hold, whole and in order") {
-  held_batch_rig rig{std::chrono::milliseconds(100), std::chrono::milliseconds(50)};
-  const auto start = steady::now();
-  for (std::uint64_t i = 1; i <= 30; ++i) {
-    send_raw(*rig.raw, {"hb.x", envelope_body(i, "agent")});
-    std::this_thread::sleep_for(10ms);
-  }
-  const auto until = steady::now() + 20s;
-  while (steady::now() < until && rig.seqs().size() < 30) std::this_thread::sleep_for(10ms);
-  const auto elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - start).count();
-  std::vector<std::uint64_t> expected(30);
-  std::iota(expected.begin(), expected.end(), 1);
-  CHECK(rig.seqs() == expected);
-  // Drains 1 ms apart would hand on some 30 batches; held, one per 100 ms of the trickle (and its tail).
-  CHECK(rig.batch_count() <= static_cast<std::size_t>(elapsed_ms / 100 + 2));
-  CHECK(rig.in.on_topic("hb.x").empty());
-}
-
-TEST_CASE("a batched topic without a batch handler is refused when the subscriber is made") {
-  zmq::context_t ctx;
-  inbox in;
-  auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
-  opts.batched_topic = "hb.x";
-  CHECK_THROWS_WITH(subscriber(ctx, opts, in.handlers()), Catch::Contains("on_batch"));
 }
 
 TEST_CASE("a body of hand_over_bytes or more is handed to ZeroMQ without a copy and arrives whole as small ones do") {
