@@ -27,12 +27,27 @@ constexpr std::size_t max_batch_messages = 1024;
 // Keys remembered for the in-flight bound's known-key admission: 16 bytes each, 1 MiB in all, whatever
 // the number of names heard.
 constexpr std::size_t known_key_slots = 65536;
+
+// The batched topic gets a socket of its own when the other subscriptions can leave it out: ZeroMQ has no
+// negative subscription, so none of them may be a prefix of it ("" included) or start with it. Only when
+// connecting: two sockets cannot bind one endpoint.
+bool own_batch_socket(const subscriber_options& o) {
+  if (o.batched_topic.empty() || o.batch_hold.count() == 0 || o.mode != attach::connect) return false;
+  if (std::find(o.topics.begin(), o.topics.end(), o.batched_topic) == o.topics.end()) return false;
+  return std::none_of(o.topics.begin(), o.topics.end(), [&](const std::string& t) {
+    if (t == o.batched_topic) return false;
+    return o.batched_topic.rfind(t, 0) == 0 || t.rfind(o.batched_topic, 0) == 0;
+  });
+}
 }  // namespace
 
 struct subscriber::impl {
   subscriber_options options;
   subscriber_handlers handlers;
   zmq::socket_t socket;
+  // The batched topic's own socket, when it can have one (own_batch_socket): read only when its batch is due,
+  // so a steady trickle of heartbeats wakes this thread once per batch_hold, not once per arrival.
+  zmq::socket_t batch_socket;
   std::string endpoint;
   std::atomic<bool> stop_requested{false};
   std::thread thread;
@@ -54,19 +69,33 @@ struct subscriber::impl {
     if (!options.batched_topic.empty() && !handlers.on_batch)
       throw std::invalid_argument("subscriber: batched_topic needs an on_batch handler");
     batch.topic = options.batched_topic;
-    socket.set(zmq::sockopt::rcvhwm, options.rcvhwm);
-    socket.set(zmq::sockopt::linger, 0);  // a SUB socket never has anything of ours queued to send
-    for (const auto& t : options.topics) socket.set(zmq::sockopt::subscribe, t);
-    if (options.curve) apply_curve_client(socket, *options.curve);
+    const bool split = own_batch_socket(options);
+    std::vector<std::string> topics;
+    for (const auto& t : options.topics)
+      if (!split || t != options.batched_topic) topics.push_back(t);
+    set_up(socket, topics);
+    if (split) {
+      batch_socket = zmq::socket_t(ctx, zmq::socket_type::sub);
+      set_up(batch_socket, {options.batched_topic});
+    }
     // A list connects (or binds) to every forwarder it names; the copies that arrive are dropped in accept().
     endpoint = join_endpoints(options.mode == attach::bind ? bind_all(socket, options.endpoint)
                                                            : connect_all(socket, options.endpoint));
+    if (split) connect_all(batch_socket, options.endpoint);
     spdlog::debug("bus subscriber '{}' {} {}", options.name,
                   options.mode == attach::bind ? "bound" : "connected", endpoint);
   }
 
+  void set_up(zmq::socket_t& s, const std::vector<std::string>& topics) const {
+    s.set(zmq::sockopt::rcvhwm, options.rcvhwm);
+    s.set(zmq::sockopt::linger, 0);  // a SUB socket never has anything of ours queued to send
+    for (const auto& t : topics) s.set(zmq::sockopt::subscribe, t);
+    if (options.curve) apply_curve_client(s, *options.curve);
+  }
   void run();
-  bool receive_one();  // false when nothing was waiting
+  // Drains `from` (at most `limit` messages, and never past the stop flag); how many were taken.
+  int drain(zmq::socket_t& from, int limit);
+  bool receive_one(zmq::socket_t& from);  // false when nothing was waiting
   void accept(std::string topic, std::string body, std::uint32_t frames);
   void reject(messages::decode_error error, std::uint32_t frames);
   void hand_on_batch();
@@ -75,21 +104,43 @@ struct subscriber::impl {
 };
 
 void subscriber::impl::run() {
-  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+  using std::chrono::steady_clock;
+  zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {batch_socket.handle(), 0, ZMQ_POLLIN, 0}};
+  const bool split = batch_socket.handle() != nullptr;
+  // With a batch socket: when it is read next; `unscheduled` while the poll watches it for a first arrival.
+  constexpr auto unscheduled = steady_clock::time_point::max();
+  auto batch_read_at = unscheduled;
   try {
     auto wait = options.poll_interval;
     while (!stop_requested.load(std::memory_order_relaxed)) {
       try {
-        zmq::poll(items, 1, wait);
+        zmq::poll(items, split && batch_read_at == unscheduled ? 2 : 1, wait);
       } catch (const zmq::error_t& e) {
         if (e.num() == EINTR) continue;
         throw;
       }
-      int drained = 0;
-      if ((items[0].revents & ZMQ_POLLIN) != 0)
-        while (drained < max_drain_batch && !stop_requested.load(std::memory_order_relaxed) && receive_one())
-          ++drained;
-      wait = std::min(options.poll_interval, hand_on_batch_when_due());
+      const int drained = (items[0].revents & ZMQ_POLLIN) != 0 ? drain(socket, max_drain_batch) : 0;
+      if (!split) {
+        wait = std::min(options.poll_interval, hand_on_batch_when_due());
+      } else {
+        const auto now = steady_clock::now();
+        if (batch_read_at == unscheduled && (items[1].revents & ZMQ_POLLIN) != 0) {
+          batch_read_at = now + options.batch_hold;  // its first arrival waits batch_hold, as a held batch does
+        } else if (now >= batch_read_at) {
+          const int taken = drain(batch_socket, static_cast<int>(max_batch_messages));
+          hand_on_batch();
+          // A steady stream keeps the cadence, a full batch is read again at once, and after an empty read
+          // the poll waits for the next arrival.
+          batch_read_at = taken >= static_cast<int>(max_batch_messages) ? now
+                          : taken > 0                                   ? now + options.batch_hold
+                                                                        : unscheduled;
+        }
+        items[1].revents = 0;
+        wait = options.poll_interval;
+        if (batch_read_at != unscheduled)
+          wait = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(batch_read_at - steady_clock::now()),
+                            std::chrono::milliseconds(0), wait);
+      }
       if (drained > 0 && drained < max_drain_batch && options.coalesce.count() > 0)
         std::this_thread::sleep_for(options.coalesce);
     }
@@ -98,12 +149,19 @@ void subscriber::impl::run() {
     // ETERM: the context is being shut down under us (an ordering mistake by the owner); leave quietly-ish.
     spdlog::error("bus subscriber '{}' stopped by ZeroMQ: {}", options.name, e.what());
   }
-  socket.close();  // the owner thread closes the socket it used
+  socket.close();  // the owner thread closes the sockets it used
+  if (split) batch_socket.close();
 }
 
-bool subscriber::impl::receive_one() {
+int subscriber::impl::drain(zmq::socket_t& from, int limit) {
+  int drained = 0;
+  while (drained < limit && !stop_requested.load(std::memory_order_relaxed) && receive_one(from)) ++drained;
+  return drained;
+}
+
+bool subscriber::impl::receive_one(zmq::socket_t& from) {
   zmq::message_t frame;
-  if (!socket.recv(frame, zmq::recv_flags::dontwait)) return false;
+  if (!from.recv(frame, zmq::recv_flags::dontwait)) return false;
   // Keep the first three frames (enough to report a wrong count with its topic), count and discard the rest.
   // The remaining frames of a multipart message are already here: ZeroMQ delivers a message whole.
   // A body beyond max_body_bytes is refused on its size alone and never copied: a 100 MB frame costs ZeroMQ's
@@ -119,7 +177,7 @@ bool subscriber::impl::receive_one() {
     }
     if (frames < UINT32_MAX) ++frames;
     if (!frame.more()) break;
-    if (!socket.recv(frame, zmq::recv_flags::dontwait)) break;  // cannot happen for a whole message
+    if (!from.recv(frame, zmq::recv_flags::dontwait)) break;  // cannot happen for a whole message
   }
   if (frames != 2) {
     reject({printable_topic(kept[0], options.max_topic_bytes), "",
@@ -288,7 +346,8 @@ void subscriber::stop() {
   if (impl_->thread.joinable()) {
     impl_->thread.join();
   } else if (impl_->socket) {
-    impl_->socket.close();  // never started: the socket is still ours
+    impl_->socket.close();  // never started: the sockets are still ours
+    if (impl_->batch_socket) impl_->batch_socket.close();
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// The receiving end of the bus: one ZeroMQ SUB socket owned by one thread, which checks each message's
-// frames and envelope, accounts its sequence number, and hands it to a callback.
+// The receiving end of the bus: a ZeroMQ SUB socket (two with a held batched topic, see batch_hold) owned by
+// one thread, which checks each message's frames and envelope, accounts its sequence number, and hands it to a
+// callback.
 //
 // The owner thread polls with a timeout (poll_interval) so it sees the stop flag, and drains what is queued
 // with non-blocking receives. A multipart message is accepted when it has exactly two frames [topic, body],
@@ -74,6 +75,9 @@ struct subscriber_options {
   // max_batch_messages), so that a steady trickle (an idle cluster's heartbeats, 5,000 a second at 50,000
   // nodes) wakes the receiving threads a few dozen times a second, not at every drain. The other topics are
   // not held. 0: each drain's batch is handed on at its end.
+  // When connecting, with the batched topic among `topics` and no other topic a prefix of it or starting with
+  // it, the batched topic has a SUB socket of its own that is read only when its batch is due: its arrivals
+  // then wake this thread once per hold, not at each one, and the other topics' drains are not spent on it.
   std::chrono::milliseconds batch_hold{0};
   // Messages of exactly this topic whose body ends with the value of `unread_tail_key` have their envelope
   // read from the entries before that value (messages::decode_envelope_before); the value is left to the

@@ -42,7 +42,8 @@ class inbox {
               std::lock_guard lock{mutex_};
               bad_.push_back(b);
               changed_.notify_all();
-            }};
+            },
+            {}};
   }
 
   // Waits until pred(messages, bad) holds or `timeout` passes; returns whether it holds.
