@@ -93,6 +93,11 @@ struct subscriber::impl {
     if (options.curve) apply_curve_client(s, *options.curve);
   }
   void run();
+  // The batch socket's next read while the poll watches it for a first arrival (split mode).
+  static constexpr auto unscheduled = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point batch_read_last{};  // when it was last read, or its first arrival seen
+  // Reads the batch socket at `now`, hands the batch on when it is due; when to read it next.
+  std::chrono::steady_clock::time_point read_batch_socket(std::chrono::steady_clock::time_point now);
   // Drains `from` (at most `limit` messages, and never past the stop flag); how many were taken.
   int drain(zmq::socket_t& from, int limit);
   bool receive_one(zmq::socket_t& from);  // false when nothing was waiting
@@ -108,7 +113,6 @@ void subscriber::impl::run() {
   zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {batch_socket.handle(), 0, ZMQ_POLLIN, 0}};
   const bool split = batch_socket.handle() != nullptr;
   // With a batch socket: when it is read next; `unscheduled` while the poll watches it for a first arrival.
-  constexpr auto unscheduled = steady_clock::time_point::max();
   auto batch_read_at = unscheduled;
   try {
     auto wait = options.poll_interval;
@@ -126,14 +130,9 @@ void subscriber::impl::run() {
         const auto now = steady_clock::now();
         if (batch_read_at == unscheduled && (items[1].revents & ZMQ_POLLIN) != 0) {
           batch_read_at = now + options.batch_hold;  // its first arrival waits batch_hold, as a held batch does
+          batch_read_last = now;
         } else if (now >= batch_read_at) {
-          const int taken = drain(batch_socket, static_cast<int>(max_batch_messages));
-          hand_on_batch();
-          // A steady stream keeps the cadence, a full batch is read again at once, and after an empty read
-          // the poll waits for the next arrival.
-          batch_read_at = taken >= static_cast<int>(max_batch_messages) ? now
-                          : taken > 0                                   ? now + options.batch_hold
-                                                                        : unscheduled;
+          batch_read_at = read_batch_socket(now);
         }
         items[1].revents = 0;
         wait = options.poll_interval;
@@ -151,6 +150,31 @@ void subscriber::impl::run() {
   }
   socket.close();  // the owner thread closes the sockets it used
   if (split) batch_socket.close();
+}
+
+std::chrono::steady_clock::time_point subscriber::impl::read_batch_socket(
+    std::chrono::steady_clock::time_point now) {
+  using std::chrono::microseconds;
+  if (batch.messages.size() >= max_batch_messages) hand_on_batch();
+  const auto room = static_cast<int>(max_batch_messages - batch.messages.size());
+  const int taken = drain(batch_socket, room);
+  const auto since_last = std::chrono::duration_cast<microseconds>(now - batch_read_last).count();
+  batch_read_last = now;
+  // A stream of more than a quarter batch per hold is busy (a cluster starting, an intake under load): it is
+  // read every millisecond or two and its batch held until full or due, as with one socket, so that no hold
+  // lets the queue grow into a burst. A slower stream is read once per hold and its batch handed on at once.
+  const auto hold = std::chrono::duration_cast<microseconds>(options.batch_hold).count();
+  const bool busy = taken == room ||
+                    std::int64_t{taken} * 4 * hold >= static_cast<std::int64_t>(max_batch_messages) * since_last;
+  if (busy && taken > 0) {
+    hand_on_batch_when_due();
+  } else {
+    hand_on_batch();
+  }
+  if (taken == 0) return unscheduled;
+  if (taken == room) return now;
+  if (busy) return now + std::max<microseconds>(options.coalesce, std::chrono::milliseconds(1));
+  return now + options.batch_hold;
 }
 
 int subscriber::impl::drain(zmq::socket_t& from, int limit) {
@@ -280,6 +304,7 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
   if (!options.batched_topic.empty() && msg.topic == options.batched_topic) {
     if (batch.messages.empty()) batch_since = std::chrono::steady_clock::now();
     batch.messages.push_back(std::move(msg));
+    if (batch.messages.size() >= max_batch_messages) hand_on_batch();  // full, even within a drain
     return;
   }
   try {

@@ -78,6 +78,8 @@ struct subscriber_options {
   // When connecting, with the batched topic among `topics` and no other topic a prefix of it or starting with
   // it, the batched topic has a SUB socket of its own that is read only when its batch is due: its arrivals
   // then wake this thread once per hold, not at each one, and the other topics' drains are not spent on it.
+  // A stream of more than a quarter batch per hold is read every millisecond or two instead (its batch still
+  // held until full or due), so that a busy stream never waits in ZeroMQ's queue for a whole hold.
   std::chrono::milliseconds batch_hold{0};
   // Messages of exactly this topic whose body ends with the value of `unread_tail_key` have their envelope
   // read from the entries before that value (messages::decode_envelope_before); the value is left to the

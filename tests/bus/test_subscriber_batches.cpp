@@ -105,6 +105,7 @@ struct held_batch_rig {
     };
     raw.emplace(ctx, zmq::socket_type::pub);
     raw->set(zmq::sockopt::linger, 1000);
+    raw->set(zmq::sockopt::sndhwm, 0);  // a burst is queued whole, never dropped by the sender
     auto opts = sub_at("tcp://127.0.0.1:0", attach::bind, {""});
     if (own_socket) {
       raw->bind("tcp://127.0.0.1:*");
@@ -143,6 +144,13 @@ struct held_batch_rig {
     return static_cast<std::size_t>(std::count_if(batches.begin(), batches.end(), [](const bus_batch& b) {
       return std::any_of(b.messages.begin(), b.messages.end(), [](const auto& m) { return m.env.src == "agent"; });
     }));
+  }
+  // The size of the largest batch handed on.
+  std::size_t largest_batch() {
+    std::lock_guard lock{mutex};
+    std::size_t largest = 0;
+    for (const auto& b : batches) largest = std::max(largest, b.messages.size());
+    return largest;
   }
   // The seqs of the test's own batched messages handed on, in hand-over order.
   std::vector<std::uint64_t> seqs() {
@@ -204,6 +212,22 @@ TEST_CASE("a trickle on the batched topic is handed on about once per batch_hold
   // Drains 1 ms apart would hand on some 30 batches; held, one per 100 ms of the trickle (and its tail).
   CHECK(rig.batch_count() <= static_cast<std::size_t>(elapsed_ms / 100 + 2));
   CHECK(rig.in.on_topic("hb.x").empty());
+}
+
+TEST_CASE("a burst of several batches on the batched topic goes on whole and in order in batches of at most 1024") {
+  const bool own_socket = GENERATE(false, true);
+  CAPTURE(own_socket);
+  held_batch_rig rig{std::chrono::milliseconds(50), std::chrono::milliseconds(50), own_socket};
+  constexpr std::uint64_t burst = 5000;
+  for (std::uint64_t i = 1; i <= burst; ++i) send_raw(*rig.raw, {"hb.x", envelope_body(i, "agent")});
+  const auto until = steady::now() + 20s;
+  while (steady::now() < until && rig.seqs().size() < burst) std::this_thread::sleep_for(10ms);
+  std::vector<std::uint64_t> expected(burst);
+  std::iota(expected.begin(), expected.end(), 1);
+  CHECK(rig.seqs() == expected);
+  CHECK(rig.largest_batch() <= 1024);
+  CHECK(rig.batch_count() >= burst / 1024);
+  CHECK(rig.sub->stats().gaps == 0);
 }
 
 TEST_CASE("a batched topic that another subscription overlaps shares its socket and is received once") {
