@@ -79,8 +79,10 @@ void run_one(const options& o, zmq::context_t& ctx, const load_cluster& c, run_f
       const double span = std::chrono::duration<double>(obs.last_extra - t0).count();
       f.raw_ceiling = span > 0 ? obs.extra_received / span : 0;
     }
-    // The RM: raise the rate until heartbeats are late (not all counted within 250 ms of the step's end).
-    for (double rate : {25'000.0, 50'000.0, 100'000.0, 150'000.0, 200'000.0, 300'000.0, 400'000.0, 600'000.0}) {
+    // The RM: raise the rate until heartbeats are late (not all counted within 250 ms of the step's end). Steps
+    // of 50,000 a second above 200,000, where the raw ceiling lies, so the ratio is not read off a coarse step.
+    for (double rate : {25'000.0, 50'000.0, 100'000.0, 150'000.0, 200'000.0, 250'000.0, 300'000.0, 350'000.0,
+                        400'000.0, 500'000.0, 600'000.0}) {
       const auto before = scrape(l.metrics, "rmbus_heartbeats_received_total").value_or(0);
       const auto step = 1.0;  // seconds of sending
       const auto n = static_cast<std::size_t>(rate * step);
