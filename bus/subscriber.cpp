@@ -155,8 +155,7 @@ void subscriber::impl::run() {
 std::chrono::steady_clock::time_point subscriber::impl::read_batch_socket(
     std::chrono::steady_clock::time_point now) {
   using std::chrono::microseconds;
-  if (batch.messages.size() >= max_batch_messages) hand_on_batch();
-  const auto room = static_cast<int>(max_batch_messages - batch.messages.size());
+  const auto room = static_cast<int>(max_batch_messages - batch.messages.size());  // at least 1: see accept
   const int taken = drain(batch_socket, room);
   const auto since_last = std::chrono::duration_cast<microseconds>(now - batch_read_last).count();
   batch_read_last = now;
