@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -12,10 +13,36 @@
 namespace ts = rmbus::test_support;
 using namespace std::chrono_literals;
 
+namespace {
+
+// rmbus-load's --work-dir (its configurations and the RMs' logs), removed with the test: left to itself,
+// rmbus-load keeps a fresh folder under /tmp for whoever ran it to read.
+class work_folder {
+ public:
+  work_folder() {
+    char tmpl[] = "/tmp/rmbus-load-test-XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) FAIL("mkdtemp failed");
+    path_ = tmpl;
+  }
+  ~work_folder() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  work_folder(const work_folder&) = delete;
+  work_folder& operator=(const work_folder&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
 TEST_CASE("rmbus-load runs every phase against a real rmbus and prints every figure") {
+  const work_folder dir;
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--maps", "3",
-                                 "--phases", "startup,intake,latency,split,pools"},
+                                 "--phases", "startup,intake,latency,split,pools", "--work-dir", dir.path()},
                                 240s);
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -29,9 +56,10 @@ TEST_CASE("rmbus-load runs every phase against a real rmbus and prints every fig
 }
 
 TEST_CASE("rmbus-load events publishes each change as a delta and times every one to its rm.state") {
+  const work_folder dir;
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--phases",
-                                 "events", "--events", "30"},
+                                 "events", "--events", "30", "--work-dir", dir.path()},
                                 240s);
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -44,9 +72,10 @@ TEST_CASE("rmbus-load events publishes each change as a delta and times every on
 }
 
 TEST_CASE("rmbus-load events with --schedule-changes times every change to the rm.schedule.changes answering it") {
+  const work_folder dir;
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--phases",
-                                 "events", "--events", "30", "--schedule-changes", "5"},
+                                 "events", "--events", "30", "--schedule-changes", "5", "--work-dir", dir.path()},
                                 240s);
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -70,9 +99,8 @@ TEST_CASE("rmbus-load refuses a bad phase and a missing rmbus with exit status 2
 }
 
 TEST_CASE("rmbus-load --preemption-policy sets the RM's policy and refuses an unknown one") {
-  char tmpl[] = "/tmp/rmbus-load-policy-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl;
+  const work_folder folder;
+  const auto& dir = folder.path();
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--phases",
                                  "startup", "--preemption-policy", "sparing", "--work-dir", dir},
@@ -83,16 +111,14 @@ TEST_CASE("rmbus-load --preemption-policy sets the RM's policy and refuses an un
   std::stringstream text;
   text << config.rdbuf();
   CHECK(text.str().find("preemption_policy = \"sparing\"") != std::string::npos);
-  std::system(("rm -rf '" + dir + "'").c_str());
   const auto bad = ts::run_to_end(RMBUS_LOAD_BIN, {"--rmbus", RMBUS_BIN, "--preemption-policy", "greedy"}, 30s);
   CHECK(bad.status == 2);
   CHECK(bad.output.find("--preemption-policy") != std::string::npos);
 }
 
 TEST_CASE("rmbus-load --curve drives a CURVE bus: its own keys, every RM process its own rm key") {
-  char tmpl[] = "/tmp/rmbus-load-curve-XXXXXX";
-  REQUIRE(::mkdtemp(tmpl) != nullptr);
-  const std::string dir = tmpl;
+  const work_folder folder;
+  const auto& dir = folder.path();
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--maps", "3",
                                  "--phases", "intake,latency,split", "--curve", "--work-dir", dir},
@@ -115,5 +141,4 @@ TEST_CASE("rmbus-load --curve drives a CURVE bus: its own keys, every RM process
   listed << keys.rdbuf();
   for (const char* line : {"rm rmbus ", "rm rmbus-2 ", "rm rmbus-3 ", "agent,orchestrator,rm load "})
     CHECK(listed.str().find(line) != std::string::npos);
-  std::system(("rm -rf '" + dir + "'").c_str());
 }
