@@ -112,8 +112,7 @@ void subscriber::impl::run() {
   using std::chrono::steady_clock;
   zmq::pollitem_t items[] = {{socket.handle(), 0, ZMQ_POLLIN, 0}, {batch_socket.handle(), 0, ZMQ_POLLIN, 0}};
   const bool split = batch_socket.handle() != nullptr;
-  // With a batch socket: when it is read next; `unscheduled` while the poll watches it for a first arrival.
-  auto batch_read_at = unscheduled;
+  auto batch_read_at = unscheduled;  // when the batch socket is read next (split)
   try {
     auto wait = options.poll_interval;
     while (!stop_requested.load(std::memory_order_relaxed)) {
