@@ -3,15 +3,14 @@
 // writes itself, and a matcher-like check that a config_error holds an issue at a given file and line whose
 // message contains a given phrase.
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include "config/config_error.hpp"
+#include "tests/support/scratch_folder.hpp"
 
 namespace rmbus::config::test {
 
@@ -20,27 +19,15 @@ inline std::filesystem::path data_dir() { return std::filesystem::path(RMBUS_CON
 // A fresh directory under the system temp dir, removed with its contents when the object dies.
 class scratch_dir {
  public:
-  scratch_dir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "rmbus-config-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) FAIL("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~scratch_dir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  scratch_dir(const scratch_dir&) = delete;
-  scratch_dir& operator=(const scratch_dir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
+  const std::filesystem::path& path() const { return folder_.path(); }
   std::filesystem::path write(const std::string& name, const std::string& text) const {
-    auto p = path_ / name;
+    auto p = path() / name;
     std::ofstream(p) << text;
     return p;
   }
 
  private:
-  std::filesystem::path path_;
+  rmbus::test_support::scratch_folder folder_{"rmbus-config"};
 };
 
 // True when `e` holds an issue in a file whose name ends with `file`, at `line`, whose message contains

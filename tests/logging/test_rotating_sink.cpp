@@ -20,6 +20,7 @@
 #include <spdlog/logger.h>
 
 #include "logging/rotating_sink.hpp"
+#include "tests/support/scratch_folder.hpp"
 
 namespace fs = std::filesystem;
 using rmbus::logging::rotating_sink;
@@ -27,16 +28,10 @@ using rmbus::logging::rotation_settings;
 
 namespace {
 
+// A scratch folder for the log files; `dir` names it.
 struct scratch {
-  fs::path dir;
-  scratch() {
-    char tmpl[] = "/tmp/rmbus-log-XXXXXX";
-    dir = ::mkdtemp(tmpl);
-  }
-  ~scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
+  rmbus::test_support::scratch_folder folder{"rmbus-log"};
+  const fs::path& dir = folder.path();
 };
 
 std::string read_plain(const fs::path& p) {

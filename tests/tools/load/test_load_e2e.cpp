@@ -1,48 +1,24 @@
 // rmbus-load against the real rmbus: a tiny cluster through every phase prints every figure, and a bad
 // argument is exit status 2 naming it; with --curve, the same through a CURVE bus. Loopback only, bounded in time.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "tests/support/child_process.hpp"
+#include "tests/support/scratch_folder.hpp"
 
 namespace ts = rmbus::test_support;
 using namespace std::chrono_literals;
 
-namespace {
-
-// rmbus-load's --work-dir (its configurations and the RMs' logs), removed with the test: left to itself,
-// rmbus-load keeps a fresh folder under /tmp for whoever ran it to read.
-class work_folder {
- public:
-  work_folder() {
-    char tmpl[] = "/tmp/rmbus-load-test-XXXXXX";
-    if (::mkdtemp(tmpl) == nullptr) FAIL("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~work_folder() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  work_folder(const work_folder&) = delete;
-  work_folder& operator=(const work_folder&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
-}  // namespace
+// rmbus-load's --work-dir (its configurations and the RMs' logs) is the test's scratch folder, removed with the
+// test: left to itself, rmbus-load keeps a fresh folder under /tmp for whoever ran it to read.
+using work_folder = ts::scratch_folder;
 
 TEST_CASE("rmbus-load runs every phase against a real rmbus and prints every figure") {
-  const work_folder dir;
+  const work_folder dir{"rmbus-load-test"};
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--maps", "3",
-                                 "--phases", "startup,intake,latency,split,pools", "--work-dir", dir.path()},
+                                 "--phases", "startup,intake,latency,split,pools", "--work-dir", dir.path().string()},
                                 240s);
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -56,10 +32,10 @@ TEST_CASE("rmbus-load runs every phase against a real rmbus and prints every fig
 }
 
 TEST_CASE("rmbus-load events publishes each change as a delta and times every one to its rm.state") {
-  const work_folder dir;
+  const work_folder dir{"rmbus-load-test"};
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--phases",
-                                 "events", "--events", "30", "--work-dir", dir.path()},
+                                 "events", "--events", "30", "--work-dir", dir.path().string()},
                                 240s);
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -72,10 +48,10 @@ TEST_CASE("rmbus-load events publishes each change as a delta and times every on
 }
 
 TEST_CASE("rmbus-load events with --schedule-changes times every change to the rm.schedule.changes answering it") {
-  const work_folder dir;
+  const work_folder dir{"rmbus-load-test"};
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--phases",
-                                 "events", "--events", "30", "--schedule-changes", "5", "--work-dir", dir.path()},
+                                 "events", "--events", "30", "--schedule-changes", "5", "--work-dir", dir.path().string()},
                                 240s);
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -99,8 +75,8 @@ TEST_CASE("rmbus-load refuses a bad phase and a missing rmbus with exit status 2
 }
 
 TEST_CASE("rmbus-load --preemption-policy sets the RM's policy and refuses an unknown one") {
-  const work_folder folder;
-  const auto& dir = folder.path();
+  const work_folder folder{"rmbus-load-test"};
+  const auto dir = folder.path().string();
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--phases",
                                  "startup", "--preemption-policy", "sparing", "--work-dir", dir},
@@ -117,8 +93,8 @@ TEST_CASE("rmbus-load --preemption-policy sets the RM's policy and refuses an un
 }
 
 TEST_CASE("rmbus-load --curve drives a CURVE bus: its own keys, every RM process its own rm key") {
-  const work_folder folder;
-  const auto& dir = folder.path();
+  const work_folder folder{"rmbus-load-test"};
+  const auto dir = folder.path().string();
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--maps", "3",
                                  "--phases", "intake,latency,split", "--curve", "--work-dir", dir},
