@@ -26,13 +26,11 @@ std::uint64_t fingerprint(std::string_view src, std::string_view topic, std::uin
 seq_verdict sequence_tracker::observe(std::string_view src, std::string_view topic, std::uint64_t seq,
                                       std::uint64_t ts_ms, std::uint64_t& missing) {
   missing = 0;
-  const std::pair<std::string_view, std::string_view> wanted{src, topic};
-  auto it = streams_.lower_bound(wanted);
-  const bool found = it != streams_.end() && it->first.first == src && it->first.second == topic;
-  if (!found) {
+  auto it = streams_.find(view{src, topic});
+  if (it == streams_.end()) {
     if (streams_.size() >= max_streams_)
       return several_ ? observe_untracked(src, topic, seq, ts_ms) : seq_verdict::untracked;
-    streams_.emplace_hint(it, key{std::string{src}, std::string{topic}}, stream{seq, ts_ms, 0, 1});
+    streams_.emplace(key{std::string{src}, std::string{topic}}, stream{seq, ts_ms, 0, 1});
     return seq_verdict::first;
   }
   stream& s = it->second;

@@ -34,11 +34,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include "bus/keyed_hash.hpp"
 
 namespace rmbus::bus {
 
@@ -83,13 +85,22 @@ class sequence_tracker {
     std::uint64_t seen = 0;        // bit i: seq last - i was seen
   };
   using key = std::pair<std::string, std::string>;  // (src, topic)
-  // Orders stored keys and (src, topic) string_view pairs alike, so a lookup allocates nothing.
-  struct key_less {
+  // Stored keys and (src, topic) string_view pairs hash and compare alike, so a lookup allocates nothing. The
+  // hash is keyed (bus/keyed_hash.hpp): senders choose src, and must not be able to fill one bucket.
+  using view = std::pair<std::string_view, std::string_view>;
+  struct key_hash {
+    using is_transparent = void;
+    keyed_hash bytes;
+    template <class K>
+    std::size_t operator()(const K& k) const {
+      return bytes(k.first) ^ (bytes(k.second) * 0x9e3779b97f4a7c15ull);
+    }
+  };
+  struct key_equal {
     using is_transparent = void;
     template <class A, class B>
     bool operator()(const A& a, const B& b) const {
-      return std::pair<std::string_view, std::string_view>{a.first, a.second} <
-             std::pair<std::string_view, std::string_view>{b.first, b.second};
+      return view{a.first, a.second} == view{b.first, b.second};
     }
   };
   seq_verdict observe_untracked(std::string_view src, std::string_view topic, std::uint64_t seq,
@@ -97,7 +108,7 @@ class sequence_tracker {
 
   std::size_t max_streams_;
   bool several_;
-  std::map<key, stream, key_less> streams_;
+  std::unordered_map<key, stream, key_hash, key_equal> streams_;
   std::vector<std::uint64_t> fingerprints_;  // empty until the first untracked message
 };
 
