@@ -115,9 +115,6 @@ class rm_metrics {
   // A batch of the intake's node changes (rm.internal.nodestate) published by this process.
   void on_node_changes(const messages::node_changes& batch);
 
-  // A job's order: memory_mb / quantum of its class's pool, else its first share's quanta, else 0.
-  std::uint64_t order_of(const messages::job_schedule& job) const;
-
  private:
   void on_health(const messages::rm_event& event);
   void on_job_done(const messages::rm_event& event);

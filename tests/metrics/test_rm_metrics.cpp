@@ -101,31 +101,30 @@ TEST_CASE("rm.state: jobs and processes by class and status, quanta awarded and 
   s.jobs.push_back(job("a2", "normal", msg::job_status::pending, 1024, 0, 4));
   // bulk (4 GB quanta): b1 asks 8192 MB = order 2, given 1, demand 1, one share being preempted.
   s.jobs.push_back(job("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1, {share("s4", 2, msg::share_status::preempt)}));
+  // normal again after bulk (jobs come in id order, classes interleaved): a3 is order 1, given 1, demand 1.
+  s.jobs.push_back(job("a3", "normal", msg::job_status::scheduled, 1024, 1, 1, {share("s7", 1, msg::share_status::running)}));
   // A class this configuration does not know: the order comes from its share (3 quanta); given 2.
   s.jobs.push_back(job("c1", "gone", msg::job_status::scheduled, 0, 2, 2, {share("s5", 3, msg::share_status::evict)}));
   // Refused before reaching a pool: no class.
   s.jobs.push_back(job("r1", "", msg::job_status::refused, 0, 0, 0));
   f.m.on_state(s, 42);
 
-  CHECK(f.m.order_of(s.jobs[0]) == 2);
-  CHECK(f.m.order_of(s.jobs[2]) == 2);
-  CHECK(f.m.order_of(s.jobs[3]) == 3);
-  CHECK(f.m.order_of(s.jobs[4]) == 0);
-  CHECK(f.has("rmbus_jobs{class=\"normal\",status=\"scheduled\"} 1"));
+  CHECK(f.has("rmbus_jobs{class=\"normal\",status=\"scheduled\"} 2"));
   CHECK(f.has("rmbus_jobs{class=\"normal\",status=\"pending\"} 1"));
   CHECK(f.has("rmbus_jobs{class=\"normal\",status=\"refused\"} 0"));
   CHECK(f.has("rmbus_jobs{class=\"\",status=\"refused\"} 1"));
-  CHECK(f.has("rmbus_processes{class=\"normal\",status=\"running\"} 2"));
+  CHECK(f.has("rmbus_processes{class=\"normal\",status=\"running\"} 3"));
   CHECK(f.has("rmbus_processes{class=\"normal\",status=\"new\"} 1"));
   CHECK(f.has("rmbus_processes{class=\"bulk\",status=\"preempt\"} 1"));
   CHECK(f.has("rmbus_processes{class=\"gone\",status=\"evict\"} 1"));
-  // normal: 3 x 2 + 0 x 1 = 6 awarded; 10 x 2 + 4 x 1 = 24 demanded.
-  CHECK(f.has("rmbus_quanta_awarded{class=\"normal\"} 6"));
-  CHECK(f.has("rmbus_quanta_demanded{class=\"normal\"} 24"));
+  // normal: 3 x 2 + 0 x 1 + 1 x 1 = 7 awarded; 10 x 2 + 4 x 1 + 1 x 1 = 25 demanded.
+  CHECK(f.has("rmbus_quanta_awarded{class=\"normal\"} 7"));
+  CHECK(f.has("rmbus_quanta_demanded{class=\"normal\"} 25"));
   // bulk: 1 x 2 = 2 both ways; gone: 2 x 3 = 6.
   CHECK(f.has("rmbus_quanta_awarded{class=\"bulk\"} 2"));
   CHECK(f.has("rmbus_quanta_demanded{class=\"bulk\"} 2"));
   CHECK(f.has("rmbus_quanta_awarded{class=\"gone\"} 6"));
+  CHECK(f.has("rmbus_quanta_awarded{class=\"\"} 0"));  // r1: no class, no share, order 0
   CHECK(f.has("rmbus_state_last_seq 42"));
   CHECK(f.has("rmbus_rounds_total 1"));
 
