@@ -110,8 +110,11 @@ std::string make_instance() {
 // before they wait on a condition variable (relaxed). A cluster's heartbeats arrive every millisecond or so, so
 // with those defaults the workers never reached the wait and an idle RM burned a third of a core polling.
 // A short spin (and one sleeping poll) keeps a busy RM fast and lets an idle one sleep; a relaxed worker wakes at
-// once for work handed to it, and looks for work to steal every 10 ms (CAF's default: waking more often cost an
-// idle RM a few percent of a core and gained nothing measurable).
+// once for work handed to it from outside (the bus bridge, timers), and looks for work to steal every 50 ms.
+// CAF's default, 10 ms, woke each idle worker 100 times a second: some 12% of an idle RM's CPU at
+// 50,000 nodes (docs/performance.md). Waking more often cost a few percent of a core and gained nothing
+// measurable. A busy worker's own queue is stolen from by a worker still spinning after its last job; only
+// work queued behind a long job while the other worker sleeps waits for the steal.
 // CURVE (docs/bus.md "Security"): this process's key pair, the client keys its bridge uses, and the ZAP handler
 // for its server sockets (embedded forwarder, admin endpoint), read from the files [security] names.
 struct curve_setup {
@@ -223,6 +226,7 @@ caf::actor_system_config& with_threads(caf::actor_system_config& cfg, int thread
   cfg.set("scheduler.max-threads", threads);
   cfg.set("work-stealing.aggressive-poll-attempts", 20);
   cfg.set("work-stealing.moderate-poll-attempts", 1);
+  cfg.set("work-stealing.relaxed-sleep-duration", caf::timespan{std::chrono::milliseconds(50)});
   return cfg;
 }
 
