@@ -107,6 +107,7 @@ void configure(intake_actor* self, config_ptr cfg) {
   core::liveness_config lc;
   lc.heartbeat_interval_ms = st.env.cfg->runtime.heartbeat_interval_ms;
   lc.node_stability = st.env.cfg->runtime.node_stability;
+  lc.name_hash = [hash = bus::keyed_hash{}](std::string_view name) { return hash(name); };
   if (!st.liveness) st.liveness.emplace(lc);
 }
 

@@ -17,7 +17,7 @@ const char* to_string(node_status s) {
   return "unknown";
 }
 
-node_liveness::node_liveness(liveness_config cfg) : cfg_(cfg) {
+node_liveness::node_liveness(liveness_config cfg) : cfg_(cfg), index_(0, name_hasher{cfg_.name_hash}) {
   if (cfg_.heartbeat_interval_ms <= 0) {
     throw std::invalid_argument("node_liveness: heartbeat interval must be > 0 ms, got " +
                                 std::to_string(cfg_.heartbeat_interval_ms));

@@ -23,7 +23,9 @@
 // Not thread-safe; one owner (the heartbeat intake actor).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +44,9 @@ constexpr bool heartbeat_late(std::int64_t gap_ms, std::int64_t interval_ms) { r
 struct liveness_config {
   std::int64_t heartbeat_interval_ms = 30000;  // ducc.agent.node.metrics.publish.rate: the tick period
   int node_stability = 6;                      // ducc.rm.node.stability: ticks without heartbeat -> down
+  // How the index hashes names (empty: std::hash). The RM passes a keyed hash: names come off the bus, and a
+  // sender must not be able to choose names that share a bucket.
+  std::function<std::uint64_t(std::string_view)> name_hash;
 };
 
 struct liveness_transition {
@@ -117,7 +122,13 @@ class node_liveness {
   // hashed index. What comes out as a list (tick, down_since, nodes_with) is sorted by name.
   std::vector<node_rec> recs_;
   std::vector<slot> free_;
-  std::unordered_map<machine_id, slot> index_;
+  struct name_hasher {
+    std::function<std::uint64_t(std::string_view)> hash;
+    std::size_t operator()(const machine_id& id) const {
+      return hash ? hash(id.str()) : std::hash<std::string_view>{}(id.str());
+    }
+  };
+  std::unordered_map<machine_id, slot, name_hasher> index_;
 };
 
 }  // namespace rmbus::core

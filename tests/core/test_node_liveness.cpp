@@ -306,3 +306,25 @@ TEST_CASE("a node's slot reaches its record without its name until the node is f
   CHECK(w.status_at(sc) == node_status::up);
   CHECK(w.nodes_with(node_status::up) == std::vector<machine_id>{b, machine_id("c")});
 }
+
+TEST_CASE("the index hashes names with the hash it is given, and stays right when every name collides") {
+  int calls = 0;
+  liveness_config cfg{1000, 3};
+  cfg.name_hash = [&calls](std::string_view) -> std::uint64_t {
+    ++calls;
+    return 42;  // one bucket for all: what crafted names would do to an unkeyed hash
+  };
+  node_liveness w(cfg);
+  for (int i = 0; i < 200; ++i) w.heartbeat(machine_id{"n" + std::to_string(i)}, 0);
+  CHECK(calls >= 200);
+  for (int i = 0; i < 200; ++i) CHECK(w.known(machine_id{"n" + std::to_string(i)}));
+  CHECK_FALSE(w.known(machine_id{"n200"}));
+  // Only n7 speaks again, just before the third tick: after it, n7 alone is up, the others down.
+  w.tick(1000);
+  w.tick(2000);
+  w.heartbeat(machine_id{"n7"}, 2500);
+  w.tick(3000);
+  CHECK(w.status(machine_id{"n7"}) == node_status::up);
+  CHECK(w.status(machine_id{"n8"}) == node_status::down);
+  CHECK(w.nodes_with(node_status::up) == std::vector<machine_id>{machine_id{"n7"}});
+}
