@@ -88,7 +88,7 @@ class sequence_tracker {
   // Stored keys and (src, topic) string_view pairs hash and compare alike, so a lookup allocates nothing. The
   // hash is keyed (bus/keyed_hash.hpp): senders choose src, and must not be able to fill one bucket.
   using view = std::pair<std::string_view, std::string_view>;
-  struct key_hash {
+  struct stream_hash {
     using is_transparent = void;
     keyed_hash bytes;
     template <class K>
@@ -96,7 +96,7 @@ class sequence_tracker {
       return bytes(k.first) ^ (bytes(k.second) * 0x9e3779b97f4a7c15ull);
     }
   };
-  struct key_equal {
+  struct stream_equal {
     using is_transparent = void;
     template <class A, class B>
     bool operator()(const A& a, const B& b) const {
@@ -108,7 +108,7 @@ class sequence_tracker {
 
   std::size_t max_streams_;
   bool several_;
-  std::unordered_map<key, stream, key_hash, key_equal> streams_;
+  std::unordered_map<key, stream, stream_hash, stream_equal> streams_;
   std::vector<std::uint64_t> fingerprints_;  // empty until the first untracked message
 };
 
