@@ -68,18 +68,12 @@ struct node_info {
   std::int64_t forget_asked_ms = 0;  // when its scheduler was last asked to forget it (0: not since it spoke)
 };
 
-// Node names come off the bus: the table's hash is keyed, so a storm of crafted names cannot share a bucket.
-struct node_name_hash {
-  using is_transparent = void;
-  bus::keyed_hash bytes;
-  std::size_t operator()(std::string_view name) const { return bytes(name); }
-};
-
 struct intake_state {
   actor_env env;
   std::optional<config::node_placement> placement;
   std::optional<core::node_liveness> liveness;
-  std::unordered_map<std::string, node_info, node_name_hash, std::equal_to<>> nodes;
+  // Names come off the bus: hashed under a key, so a storm of crafted names cannot share a bucket.
+  std::unordered_map<std::string, node_info, bus::keyed_hash, std::equal_to<>> nodes;
   std::vector<std::string> dirty;                        // names whose entry changed since the last batch
   std::map<std::string, messages::node_ops> pending_ops;  // top-level pool -> operations not yet sent
   std::uint64_t batch_seq = 0;

@@ -12,6 +12,8 @@ namespace rmbus::bus {
 
 class keyed_hash {
  public:
+  using is_transparent = void;  // a table of std::string keys looks names up by std::string_view
+
   keyed_hash();  // a fresh random key; throws std::runtime_error if libsodium cannot start
 
   std::uint64_t operator()(std::string_view bytes) const;
