@@ -22,6 +22,7 @@
 #include "bus/curve.hpp"
 #include "bus/endpoint_list.hpp"
 #include "bus/forwarder.hpp"
+#include "bus/thread_name.hpp"
 #include "bus/zap_handler.hpp"
 #include "messages/admin.hpp"
 #include "messages/heartbeat.hpp"
@@ -499,7 +500,10 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     caf::anon_send(m.admin, atoms::handover::value, m.ha);
   }
   if (m.opt.run.admin) {
-    m.rep_thread = std::thread([&m] { m.serve_admin(); });
+    m.rep_thread = std::thread([&m] {
+      bus::name_this_thread("rmbus-admin");
+      m.serve_admin();
+    });
   }
   if (m.http) m.http->start();
   spdlog::info("rmbus {} started: bus pub {} sub {}{}{}; metrics {}", m.instance, rt.bus_pub, rt.bus_sub,

@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "bus/repeat_filter.hpp"
+#include "bus/thread_name.hpp"
 
 namespace rmbus::bus {
 
@@ -248,6 +249,7 @@ void forwarder::start() {
                                          std::to_string(impl_->options.shed->min_gap.count()) + " ms, are shed"
                                    : std::string{});
   impl_->thread = std::thread([i = impl_.get()] {
+    name_this_thread("rmbus-fwd");
     try {
       i->run();
     } catch (const zmq::error_t& e) {

@@ -16,6 +16,7 @@
 #include "bus/known_keys.hpp"
 #include "bus/repeat_filter.hpp"
 #include "bus/sequence_tracker.hpp"
+#include "bus/thread_name.hpp"
 
 namespace rmbus::bus {
 
@@ -361,7 +362,10 @@ subscriber::~subscriber() { stop(); }
 void subscriber::start() {
   if (impl_->thread.joinable()) throw std::logic_error("subscriber: started twice");
   // Thread creation is a full memory barrier, which is what ZeroMQ asks for when a socket changes owner.
-  impl_->thread = std::thread([this] { impl_->run(); });
+  impl_->thread = std::thread([this] {
+    name_this_thread("rmbus-sub");
+    impl_->run();
+  });
 }
 
 void subscriber::stop() {

@@ -14,6 +14,8 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
+#include "bus/thread_name.hpp"
+
 namespace rmbus::bus {
 
 namespace {
@@ -140,7 +142,10 @@ zap_handler::~zap_handler() { stop(); }
 
 void zap_handler::start() {
   if (impl_->thread.joinable()) throw std::logic_error("zap_handler: started twice");
-  impl_->thread = std::thread([i = impl_.get()] { i->run(); });
+  impl_->thread = std::thread([i = impl_.get()] {
+    name_this_thread("rmbus-zap");
+    i->run();
+  });
 }
 
 void zap_handler::stop() {
