@@ -100,10 +100,17 @@ std::string describe(const rmbus::config::config_error& e) {
 
 int main(int argc, char** argv) {
   // Every round decodes and frees work maps of megabytes. glibc would hand such blocks back to the kernel
-  // (mmap / trim) and fault them in again on the next map; keeping them costs a bounded amount of memory
-  // and saves those page faults on the round's path.
+  // and fault them in again on the next map (a fresh page costs microseconds in a virtual machine; a work map
+  // of 50,000 nodes is thousands of pages). It does so three ways, each turned off here: a block above the
+  // mmap threshold is unmapped when freed; the top of an arena is trimmed; and a thread's arena deletes a
+  // heap (64 MB) that a free leaves empty, unless the heap before it is short of `top_pad` bytes. The last
+  // one unmapped the bus subscriber's copy of every work map, whose heap held nothing else: with the default
+  // pad each map faulted its pages in anew (docs/performance.md, "Heaps that glibc gave back"). Keeping them
+  // costs a bounded amount of memory: freed blocks are reused by the next map, and a pad that is never
+  // touched is address space, not resident memory.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_TOP_PAD, 64 << 20);
   std::string native, ducc, roles_list = "all";
   cli_overrides o;
   bool no_forwarder = false, check_config = false;
