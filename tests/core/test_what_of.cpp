@@ -49,3 +49,26 @@ TEST_CASE("What Of: a machine partly used moves to the bucket of what is left of
   CHECK(h.on_machine("second", "y0") == 1);
   CHECK(h.on_machine("first", "y0") == 1);
 }
+
+TEST_CASE("What Of: a job whose own pool is full is placed in a nested pool with room") {
+  // What Of passes over a waiting job when no machine of its pool's subtree has room for a process of it:
+  // the subpool's machines count as room for the parent's class.
+  scheduler_config cfg = one_pool({fair_class("normal")});
+  nodepool_def sub;
+  sub.name = "sub";
+  sub.parent = "default";
+  sub.nodes = {"s000", "s001", "s002"};
+  cfg.nodepools.push_back(sub);
+  harness h(cfg);
+  h.machines("p", 2, 1);
+  h.machines("s", 3, 1);
+  h.job("a", "u1", "normal", 1, 2);  // its own pool's machines first: p000 and p001
+  h.round();
+  REQUIRE(h.on_machine("a", "p000") == 1);
+  REQUIRE(h.on_machine("a", "p001") == 1);
+  h.job("b", "u2", "normal", 1, 1);  // the parent's machines are full now; the subpool has room
+  h.round();
+  REQUIRE(h.plan("b").given == 1);  // How Much counted it
+  CHECK(h.count("b") == 1);          // and What Of placed it
+  CHECK(h.on_machine("b", "s000") == 1);
+}
