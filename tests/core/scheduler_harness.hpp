@@ -47,6 +47,15 @@ inline scheduler_config one_pool(std::vector<resource_class> classes, std::uint6
   return cfg;
 }
 
+// Adds a nodepool nested in one_pool's "default", holding the named nodes.
+inline void add_subpool(scheduler_config& cfg, const std::string& name, std::vector<std::string> nodes) {
+  nodepool_def sub;
+  sub.name = name;
+  sub.parent = "default";
+  sub.nodes = std::move(nodes);
+  cfg.nodepools.push_back(std::move(sub));
+}
+
 
 // A running job of `gb` GB per process, as the orchestrator would list it (whatif's hypothetical work too).
 inline work_item job_item(const std::string& id, const std::string& user, const std::string& cls, std::uint64_t gb,

@@ -265,11 +265,7 @@ TEST_CASE("no class cap: at a 16 GB quantum one class uses all 200 machines (DUC
 
 TEST_CASE("nested pools: a subpool's class does not leave the parent's capacity idle") {
   scheduler_config cfg = one_pool({fair_class("parent_c"), fair_class("sub_c", 100, 10, "sub")});
-  nodepool_def sub;
-  sub.name = "sub";
-  sub.parent = "default";
-  sub.nodes = {"s000", "s001"};
-  cfg.nodepools.push_back(sub);
+  add_subpool(cfg, "sub", {"s000", "s001"});
   harness h(cfg);
   h.machines("p", 10, 1);
   h.machines("s", 2, 1);
@@ -285,11 +281,7 @@ TEST_CASE("nested pools: a subpool's class does not leave the parent's capacity 
 
 TEST_CASE("fair share squats in a nested pool when its own pool is full") {
   scheduler_config cfg = one_pool({fair_class("normal")});
-  nodepool_def sub;
-  sub.name = "sub";
-  sub.parent = "default";
-  sub.nodes = {"s000", "s001", "s002"};
-  cfg.nodepools.push_back(sub);
+  add_subpool(cfg, "sub", {"s000", "s001", "s002"});
   harness h(cfg);
   h.machines("p", 2, 1);
   h.machines("s", 3, 1);

@@ -147,11 +147,7 @@ TEST_CASE("preemption takes the least invested processes") {
 
 TEST_CASE("squatters are preempted before residents") {
   scheduler_config cfg = one_pool({fair_class("normal")});
-  nodepool_def sub;
-  sub.name = "sub";
-  sub.parent = "default";
-  sub.nodes = {"s000", "s001", "s002"};
-  cfg.nodepools.push_back(sub);
+  add_subpool(cfg, "sub", {"s000", "s001", "s002"});
   harness h(cfg);
   h.machines("p", 3, 1);
   h.machines("s", 3, 1);

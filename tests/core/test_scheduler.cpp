@@ -517,11 +517,7 @@ TEST_CASE("absurd sizes from the wire are bounded, never crash, and say why") {
 
 TEST_CASE("recovered fair-share work in a pool its class may not use is evicted and placed again") {
   scheduler_config cfg = one_pool({fair_class("sub_c", 100, 10, "sub")});
-  nodepool_def sub;
-  sub.name = "sub";
-  sub.parent = "default";
-  sub.nodes = {"s000"};
-  cfg.nodepools.push_back(sub);
+  add_subpool(cfg, "sub", {"s000"});
   harness h(cfg);
   h.machines("p", 1, 1);  // in the top pool: not usable by sub_c
   h.machines("s", 1, 1);

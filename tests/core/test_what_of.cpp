@@ -54,11 +54,7 @@ TEST_CASE("What Of: a job whose own pool is full is placed in a nested pool with
   // What Of passes over a waiting job when no machine of its pool's subtree has room for a process of it:
   // the subpool's machines count as room for the parent's class.
   scheduler_config cfg = one_pool({fair_class("normal")});
-  nodepool_def sub;
-  sub.name = "sub";
-  sub.parent = "default";
-  sub.nodes = {"s000", "s001", "s002"};
-  cfg.nodepools.push_back(sub);
+  add_subpool(cfg, "sub", {"s000", "s001", "s002"});
   harness h(cfg);
   h.machines("p", 2, 1);
   h.machines("s", 3, 1);
