@@ -92,7 +92,7 @@ class placer {
     }
   }
 
- // Whether some machine of `pool` or of a pool below it has room for a process of `order` outside the
+  // Whether some machine of `pool` or of a pool below it has room for a process of `order` outside the
   // earmarked ones: false means that find() for such a process fills nothing.
   bool has_room(int pool, int order) const {
     if (next_bucket(pool, order) <= m_.max_order) return true;
