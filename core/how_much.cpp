@@ -2,16 +2,14 @@
 
 #include <algorithm>
 #include <array>
-#include <optional>
-#include <tuple>
 
 #include "core/apportion.hpp"
+#include "core/count_tables.hpp"
 #include "core/free_blocks.hpp"
 #include "core/job_caps.hpp"
-#include "core/quanta.hpp"
+#include "core/nonpreemptable_count.hpp"
 #include "core/reason_text.hpp"
 #include "core/share_tree.hpp"
-#include "core/what_of.hpp"
 
 namespace rmbus::core {
 
@@ -149,416 +147,20 @@ struct how_much_cache::class_split {
 
 namespace {
 
-struct counter {
-  counter(cluster_model& model, const round_input& input) : m(model), in(input) {}
+struct fair_share_counter {
+  explicit fair_share_counter(count_tables& t) : tables(t), m(t.m) {}
 
+  count_tables& tables;
   cluster_model& m;
-  const round_input& in;
-  std::vector<free_blocks> local;        // per pool: free space not held by non-preemptable work
-  std::vector<char> earmarked;           // per machine: earmarked for a reservation this round
-  std::map<user_id, std::uint64_t> np_mb;  // per user: non-preemptable MB held or counted
   how_much_result out;
-  std::vector<int> max_local, max_subtree;  // per pool: largest machine order (any state)
-  std::vector<int> np_free;                 // per machine: quanta not held by non-preemptable work
-  std::vector<int> counted_q;               // per machine: quanta of fixed processes counted on it now
-  std::vector<std::vector<int>> pool_machines;  // per pool: its schedulable machines
-  std::vector<int> rank;                    // per machine: position by name
   std::vector<apportion_entity> job_entities;  // split_class's scratch
   apportion_workspace apportion_ws;            // reused by every apportion_qshares of the round
   how_much_cache* cache = nullptr;             // kept splits of earlier rounds (none: every split computed)
   std::vector<int> part_of_user;               // compute_split's scratch: a kept split's user part by user slot
 
-  void index_orders() {
-    max_local.assign(m.pools.size(), 0);
-    for (const auto& mc : m.machines)
-      if (!mc.foreign)
-        max_local[static_cast<std::size_t>(mc.pool)] = std::max(max_local[static_cast<std::size_t>(mc.pool)], mc.order);
-    max_subtree = max_local;
-    for (int p : m.pool_postorder) {  // children come first
-      const int parent = m.pools[static_cast<std::size_t>(p)].parent;
-      if (parent >= 0)
-        max_subtree[static_cast<std::size_t>(parent)] =
-            std::max(max_subtree[static_cast<std::size_t>(parent)], max_subtree[static_cast<std::size_t>(p)]);
-    }
-  }
-
-  std::optional<std::uint64_t> limit_mb(const user_id& u) const {
-    for (const auto& l : m.user_limits)
-      if (l.user == u.str() && l.max_allotment_mb) return l.max_allotment_mb;
-    return m.settings.global_allotment_mb;
-  }
-
-  const std::string& pool_name(int p) const { return m.pools[static_cast<std::size_t>(p)].name; }
-
-  void allotment_reason(job_rec& j, std::uint64_t limit) const {
-    const auto it = np_mb.find(j.item.user);
-    const std::uint64_t held = it == np_mb.end() ? 0 : it->second;
-    set_reason(j, reason_code::allotment_exceeded, "user ", j.item.user.str(), " at allotment ",
-               held / m.quantum_mb, " of ", limit / m.quantum_mb, " quanta (a process needs ", j.order, ", ",
-               size_of(j.order), ")");
-  }
-
-  // An order's memory as a part of a reason text ("48 GB"): orders read in people's units.
-  memory_size size_of(int order) const {
-    return {static_cast<std::uint64_t>(std::max(0, order)) * m.quantum_mb};
-  }
-
-  // Work larger than every machine of its pool says so, with the sizes: it can run only if a larger
-  // machine joins. `largest`: the pool's largest machine order (0: it has none).
-  void no_machine_reason(job_rec& j, int pool, int largest) const {
-    if (largest <= 0)
-      set_reason(j, reason_code::no_machine_of_order, "no machine of order ", j.order, " (", size_of(j.order),
-                 ") in pool ", pool_name(pool), ": the pool has no machines");
-    else
-      set_reason(j, reason_code::no_machine_of_order, "no machine of order ", j.order, " (", size_of(j.order),
-                 ") in pool ", pool_name(pool), ": larger than every machine there (the largest is order ",
-                 largest, ", ", size_of(largest), "); it runs only if a larger machine joins");
-  }
-
-  void no_space_reason(job_rec& j, int pool, bool subtree) const {
-    const auto& mx = subtree ? max_subtree : max_local;
-    if (mx[static_cast<std::size_t>(pool)] < j.order)
-      no_machine_reason(j, pool, mx[static_cast<std::size_t>(pool)]);
-    else
-      set_reason(j, reason_code::resources_exhausted, "no free space of order ", j.order, " in pool ", pool_name(pool),
-                 ": held by non-preemptable work");
-  }
-
-  // A non-preemptable process is counted on a definite machine: the one What Of will use. Counting it
-  // on the abstract tables instead (DUCC) makes the tables of the next round, when the process holds
-  // its machine, differ in shape from this round's, and the fair-share counts drift with an unchanged
-  // input. Choice: spread first (no share of the same service or job there), then a machine where it
-  // fits now without preemption, then the smallest non-preemptable free space (best fit), then name.
-  //
-  // Found without scanning every machine (that cost processes x machines x shares per round): the
-  // candidates of a pool are kept ordered by (non-preemptable free, name rank), once in all and once per
-  // amount of free space now; the few machines in conflict (this job's and its service's) are listed
-  // from the job's side and skipped. Machine keys only change in designate() and when a reservation
-  // earmarks a machine, which re-index it.
-  // Sorted vectors, not trees: a round builds the index of every machine for a few dozen picks, and moves
-  // fewer than a hundred keys (a tree cost some 20,000 node allocations a round; a key moved in a vector
-  // of 10,000 costs a memmove of a few tens of KB).
-  using key = std::pair<int, int>;
-  using key_list = std::vector<key>;  // ascending, no duplicates
-  struct fixed_index {
-    bool built = false;
-    key_list by_npf;                 // (np free, rank) of candidates
-    std::vector<key_list> by_free;   // [free now] -> (np free, rank)
-  };
-  std::vector<fixed_index> fixed_idx;  // per pool, built on the first pick of the round
-  static void erase_key(key_list& l, const key& k) {
-    const auto it = std::lower_bound(l.begin(), l.end(), k);
-    if (it != l.end() && *it == k) l.erase(it);
-  }
-  static void insert_key(key_list& l, const key& k) {
-    const auto it = std::lower_bound(l.begin(), l.end(), k);
-    if (it == l.end() || *it != k) l.insert(it, k);
-  }
-  std::vector<int> machine_of_rank;
-  std::map<std::uint64_t, std::vector<int>> service_jobs;  // service id -> live jobs (built with the index)
-  std::vector<int> conflict_scratch;                        // pick_fixed_machine's
-  bool service_jobs_built = false;
-
-  int free_now(int mi) const {
-    return std::min(m.machines[static_cast<std::size_t>(mi)].free() - counted_q[static_cast<std::size_t>(mi)], m.max_order);
-  }
-  bool fixed_candidate(int mi) const {
-    return np_free[static_cast<std::size_t>(mi)] > 0 && !earmarked[static_cast<std::size_t>(mi)];
-  }
-  // Call before and after changing a machine's np_free, counted_q or earmark.
-  void fixed_unindex(int mi) {
-    auto& ix = fixed_idx[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
-    if (!ix.built || !fixed_candidate(mi)) return;
-    const key k{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-    erase_key(ix.by_npf, k);
-    const int f = free_now(mi);
-    if (f > 0) erase_key(ix.by_free[static_cast<std::size_t>(f)], k);
-  }
-  void fixed_index_machine(int mi) {
-    auto& ix = fixed_idx[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
-    if (!ix.built || !fixed_candidate(mi)) return;
-    const key k{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-    insert_key(ix.by_npf, k);
-    const int f = free_now(mi);
-    if (f > 0) insert_key(ix.by_free[static_cast<std::size_t>(f)], k);
-  }
-  void build_fixed_index(int pool) {
-    auto& ix = fixed_idx[static_cast<std::size_t>(pool)];
-    ix.built = true;
-    ix.by_free.assign(static_cast<std::size_t>(m.max_order) + 1, {});
-    if (machine_of_rank.empty()) {
-      machine_of_rank.assign(m.machines.size(), -1);
-      for (std::size_t mi = 0; mi < m.machines.size(); ++mi) machine_of_rank[static_cast<std::size_t>(rank[mi])] = static_cast<int>(mi);
-    }
-    // The candidates by (np free, rank) without a comparison sort: taken in rank order, then placed by np
-    // free (a counting sort, stable). Candidates are the pool's schedulable machines (pool_machines).
-    std::vector<int> by_rank;
-    int top = 0;
-    for (int mi : machine_of_rank) {
-      if (mi < 0) continue;
-      const auto& mc = m.machines[static_cast<std::size_t>(mi)];
-      if (mc.pool != pool || !mc.schedulable() || !fixed_candidate(mi)) continue;
-      by_rank.push_back(mi);
-      top = std::max(top, np_free[static_cast<std::size_t>(mi)]);
-    }
-    std::vector<std::size_t> start(static_cast<std::size_t>(top) + 2, 0);
-    for (int mi : by_rank) ++start[static_cast<std::size_t>(np_free[static_cast<std::size_t>(mi)]) + 1];
-    for (std::size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
-    std::vector<int> sorted(by_rank.size());
-    for (int mi : by_rank) {
-      auto& at = start[static_cast<std::size_t>(np_free[static_cast<std::size_t>(mi)])];
-      sorted[at++] = mi;
-    }
-    ix.by_npf.clear();
-    ix.by_npf.reserve(sorted.size());
-    for (int mi : sorted) {
-      const key k{np_free[static_cast<std::size_t>(mi)], rank[static_cast<std::size_t>(mi)]};
-      ix.by_npf.push_back(k);
-      const int f = free_now(mi);
-      if (f > 0) ix.by_free[static_cast<std::size_t>(f)].push_back(k);
-    }
-    if (!service_jobs_built) {
-      service_jobs_built = true;
-      for (std::size_t ji = 0; ji < m.jobs.size(); ++ji)
-        if (m.jobs[ji].live && m.jobs[ji].item.service_id != 0)
-          service_jobs[m.jobs[ji].item.service_id].push_back(static_cast<int>(ji));
-    }
-  }
-
-  int pick_fixed_machine(const job_rec& j, int pool) {
-    if (!fixed_idx[static_cast<std::size_t>(pool)].built) build_fixed_index(pool);
-    const auto& ix = fixed_idx[static_cast<std::size_t>(pool)];
-    // Machines in conflict: holding a share of this job or of its service, or counted for it already.
-    auto& conflicts = conflict_scratch;
-    conflicts.assign(j.fixed_machines.begin(), j.fixed_machines.end());
-    for (int s : j.shares) conflicts.push_back(m.shares[static_cast<std::size_t>(s)].machine);
-    if (j.item.service_id != 0) {
-      auto it = service_jobs.find(j.item.service_id);
-      if (it != service_jobs.end())
-        for (int other : it->second)
-          for (int s : m.jobs[static_cast<std::size_t>(other)].shares) conflicts.push_back(m.shares[static_cast<std::size_t>(s)].machine);
-    }
-    std::sort(conflicts.begin(), conflicts.end());
-    conflicts.erase(std::unique(conflicts.begin(), conflicts.end()), conflicts.end());
-    const auto usable = [&](int mi) {
-      return !std::binary_search(conflicts.begin(), conflicts.end(), mi) &&
-             host_allowed(j, m.machines[static_cast<std::size_t>(mi)]);
-    };
-    const std::pair<int, int> from{j.order, -1};
-    // 1. No conflict and fits now: the smallest (np free, rank) over every amount of free space >= order.
-    std::pair<int, int> best{-1, -1};
-    for (int f = j.order; f <= m.max_order; ++f) {
-      const auto& bucket = ix.by_free[static_cast<std::size_t>(f)];
-      for (auto it = std::lower_bound(bucket.begin(), bucket.end(), from); it != bucket.end(); ++it) {
-        if (best.first >= 0 && *it >= best) break;
-        if (usable(machine_of_rank[static_cast<std::size_t>(it->second)])) {
-          best = *it;
-          break;
-        }
-      }
-    }
-    if (best.first >= 0) return machine_of_rank[static_cast<std::size_t>(best.second)];
-    // 2. No conflict, does not fit now: the smallest (np free, rank).
-    for (auto it = std::lower_bound(ix.by_npf.begin(), ix.by_npf.end(), from); it != ix.by_npf.end(); ++it)
-      if (usable(machine_of_rank[static_cast<std::size_t>(it->second)])) return machine_of_rank[static_cast<std::size_t>(it->second)];
-    // 3. Only machines in conflict are left: the best of those by (does not fit now, np free, rank).
-    int pick = -1;
-    std::tuple<bool, int, int> pick_key{};
-    for (int mi : conflicts) {
-      const auto& mc = m.machines[static_cast<std::size_t>(mi)];
-      if (mc.pool != pool || !mc.schedulable()) continue;
-      const int npf = np_free[static_cast<std::size_t>(mi)];
-      if (npf < j.order || earmarked[static_cast<std::size_t>(mi)] || !host_allowed(j, mc)) continue;
-      const bool fits_now = mc.free() - counted_q[static_cast<std::size_t>(mi)] >= j.order;
-      const std::tuple<bool, int, int> key{!fits_now, npf, rank[static_cast<std::size_t>(mi)]};
-      if (pick < 0 || key < pick_key) {
-        pick = mi;
-        pick_key = key;
-      }
-    }
-    return pick;
-  }
-
-  void designate(job_rec& j, int ji, int mi) {
-    (void)ji;
-    fixed_unindex(mi);
-    auto& tab = local[static_cast<std::size_t>(m.machines[static_cast<std::size_t>(mi)].pool)];
-    int& npf = np_free[static_cast<std::size_t>(mi)];
-    if (tab.blocks(npf) > 0) {
-      tab.remove(npf, 1);
-      if (npf - j.order > 0) tab.add(npf - j.order, 1);
-    } else if (tab.nshares(j.order) > 0) {
-      tab.take_shares(j.order, 1);  // a better fair-share group reshaped the table: count it abstractly
-    }
-    npf -= j.order;
-    counted_q[static_cast<std::size_t>(mi)] += j.order;
-    j.fixed_machines.push_back(mi);
-    j.earmarks = true;
-    fixed_index_machine(mi);
-  }
-
-  void count_fixed(job_rec& j, int ji) {
-    const int pool = m.class_pool(j);
-    const int cur = m.current(j);
-    const std::uint64_t proc_mb = static_cast<std::uint64_t>(j.order) * m.quantum_mb;
-    const auto limit = limit_mb(j.item.user);
-    std::int64_t target = j.item.kind == work_kind::job ? j.cap.cap : (j.cap.cap > 0 ? 1 : 0);
-    if (cur >= target) {
-      j.given = cur;  // non-preemptable work is never shrunk by its count
-      if (cur == 0) set_reason(j, reason_code::completed, "its allocation ended; nothing more is given");
-      return;
-    }
-    bool allot_limited = false;
-    if (limit) {
-      const std::int64_t allot_q = static_cast<std::int64_t>(*limit / m.quantum_mb);
-      const std::int64_t occ_q = static_cast<std::int64_t>(np_mb[j.item.user] / m.quantum_mb);
-      const std::int64_t procs = std::max<std::int64_t>(0, allot_q - occ_q) / j.order;
-      if (cur + procs < target) {
-        target = cur + procs;
-        allot_limited = true;
-      }
-    }
-    int given = cur;
-    while (given < target) {
-      const int mi = pick_fixed_machine(j, pool);
-      if (mi < 0) break;
-      designate(j, ji, mi);
-      np_mb[j.item.user] += proc_mb;
-      ++given;
-    }
-    j.given = given;
-    const std::int64_t wanted = j.item.kind == work_kind::job ? j.cap.cap : 1;
-    if (given < wanted) {
-      if (allot_limited && given == target)
-        allotment_reason(j, *limit);
-      else
-        no_space_reason(j, pool, false);
-    }
-  }
-
-  // Machines a reservation may take, per pool and order, in three lists by state (0: empty, 1: holding
-  // only shares on their way out, 2: holding live fair-share work), each by live use then name: the order
-  // in which reservations take them. Built once per round (O(M log M)) instead of a scan and sort of
-  // every machine per reservation; a cursor per list skips machines taken meanwhile.
-  struct reserve_list {
-    std::vector<int> machines;
-    std::size_t skip = 0;  // the machines before it are no longer candidates this round
-  };
-  std::vector<std::vector<std::array<reserve_list, 3>>> reserve_lists;  // [pool][order][state]
-  std::vector<std::vector<int>> machines_by_order;                    // [pool][order]: any state
-
-  bool reserve_candidate(int mi) const {
-    // No non-preemptable work on it, and not earmarked (both only ever become false within a round).
-    return !earmarked[static_cast<std::size_t>(mi)] &&
-           np_free[static_cast<std::size_t>(mi)] == m.machines[static_cast<std::size_t>(mi)].order;
-  }
-
-  void build_reserve_lists() {
-    const auto orders = static_cast<std::size_t>(m.max_order) + 1;
-    reserve_lists.assign(m.pools.size(), std::vector<std::array<reserve_list, 3>>(orders));
-    std::vector<std::int64_t> sort_key(m.machines.size(), 0);
-    for (std::size_t i = 0; i < m.machines.size(); ++i) {
-      const auto& mc = m.machines[i];
-      if (!mc.schedulable() || !reserve_candidate(static_cast<int>(i))) continue;
-      const int live_used = mc.used - mc.removing;
-      const int state = mc.used == 0 ? 0 : live_used == 0 ? 1 : 2;
-      sort_key[i] = static_cast<std::int64_t>(live_used) * static_cast<std::int64_t>(m.machines.size()) + rank[i];
-      reserve_lists[static_cast<std::size_t>(mc.pool)][static_cast<std::size_t>(mc.order)][static_cast<std::size_t>(state)]
-          .machines.push_back(static_cast<int>(i));
-    }
-    for (auto& by_order : reserve_lists)
-      for (auto& states : by_order)
-        for (auto& l : states)
-          std::sort(l.machines.begin(), l.machines.end(), [&](int a, int b) {
-            return sort_key[static_cast<std::size_t>(a)] < sort_key[static_cast<std::size_t>(b)];
-          });
-  }
-
-  // Machines of `pool` alone whose order is within [lo, hi], any state (count_machines_of_order).
-  int machines_of_order(int pool, int lo, int hi) {
-    if (machines_by_order.empty()) {
-      machines_by_order.assign(m.pools.size(), std::vector<int>(static_cast<std::size_t>(m.max_order) + 1, 0));
-      for (const auto& mc : m.machines)
-        if (!mc.foreign) ++machines_by_order[static_cast<std::size_t>(mc.pool)][static_cast<std::size_t>(mc.order)];
-    }
-    int n = 0;
-    for (int o = std::max(lo, 0); o <= std::min(hi, m.max_order); ++o) n += machines_by_order[static_cast<std::size_t>(pool)][static_cast<std::size_t>(o)];
-    return n;
-  }
-
-  void count_reserve(job_rec& j) {
-    const int pool = m.class_pool(j);
-    const int cur = m.current(j);
-    const bool single = j.item.kind != work_kind::job;
-    const std::int64_t want = single ? (j.cap.cap > 0 ? 1 : 0) : j.cap.cap;
-    if (cur >= want) {
-      j.given = cur;
-      if (want == 0 && cur == 0) set_reason(j, reason_code::completed, "nothing more is given");
-      return;
-    }
-    int lo = j.order, hi = j.order;
-    bool fixed_size = false;
-    for (int s : j.shares) {
-      lo = hi = m.shares[static_cast<std::size_t>(s)].order;  // the first machine fixed the size
-      fixed_size = true;
-    }
-    if (!fixed_size && j.item.kind == work_kind::reservation && m.settings.reserve_overage_mb > 0)
-      hi = order_for_request(j.item.memory_mb + m.settings.reserve_overage_mb, m.quantum_mb);
-    if (machines_of_order(pool, lo, hi) == 0) {
-      const std::string_view never = " (reservations are never promoted to a larger machine)";
-      if (hi > lo)
-        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " to ", hi, " (",
-                   size_of(lo), " to ", size_of(hi), ") in pool ", pool_name(pool), never);
-      else
-        set_reason(j, reason_code::no_machine_of_order, "no machine of order ", lo, " (", size_of(lo),
-                   ") in pool ", pool_name(pool), never);
-      j.given = cur;
-      return;
-    }
-    const auto limit = limit_mb(j.item.user);
-    if (reserve_lists.empty()) build_reserve_lists();
-    auto& lists = reserve_lists[static_cast<std::size_t>(pool)];
-    int given = cur;
-    bool stop = false;
-    // Free machines first, then machines already being cleared, then the rest; each by order, then
-    // less live use, then name (the lists hold that order; see build_reserve_lists).
-    for (int state = 0; state < 3 && !stop && given < want; ++state) {
-      for (int o = lo; o <= std::min(hi, m.max_order) && !stop && given < want; ++o) {
-        auto& list = lists[static_cast<std::size_t>(o)][static_cast<std::size_t>(state)];
-        // Machines earmarked or given non-preemptable work since stay out for the rest of the round.
-        while (list.skip < list.machines.size() && !reserve_candidate(list.machines[list.skip])) ++list.skip;
-        for (std::size_t k = list.skip; k < list.machines.size(); ++k) {
-          if (given >= want) break;
-          const int c = list.machines[k];
-          if (!reserve_candidate(c) || !host_allowed(j, m.machines[static_cast<std::size_t>(c)])) continue;
-          auto& mc = m.machines[static_cast<std::size_t>(c)];
-          const std::uint64_t mb = static_cast<std::uint64_t>(mc.order) * m.quantum_mb;
-          if (limit && np_mb[j.item.user] + mb > *limit) {
-            allotment_reason(j, *limit);
-            stop = true;
-            break;
-          }
-          fixed_unindex(c);
-          earmarked[static_cast<std::size_t>(c)] = 1;
-          auto& tab = local[static_cast<std::size_t>(pool)];
-          if (tab.blocks(mc.order) > 0) tab.remove(mc.order, 1);
-          np_free[static_cast<std::size_t>(c)] = 0;
-          np_mb[j.item.user] += mb;
-          j.reserve_machines.push_back(c);
-          j.earmarks = true;
-          ++given;
-        }
-      }
-    }
-    j.given = given;
-    if (given < want && j.reason == reason_code::none)
-      set_reason(j, reason_code::resources_exhausted, "every machine of order ", lo, " in pool ", pool_name(pool),
-                 " is reserved or holds non-preemptable work");
-  }
-
   // Take n order-o nshares out of pool p's tables: its own first, then its children's.
   void count_out(int p, int o, std::int64_t n) {
-    auto& tab = local[static_cast<std::size_t>(p)];
+    auto& tab = tables.local[static_cast<std::size_t>(p)];
     const std::int64_t k = std::min(n, tab.nshares(o));
     if (k > 0) tab.take_shares(o, k);
     n -= k;
@@ -574,13 +176,13 @@ struct counter {
   }
 
   std::int64_t subtree_nshares(int p, int o) const {
-    std::int64_t n = local[static_cast<std::size_t>(p)].nshares(o);
+    std::int64_t n = tables.local[static_cast<std::size_t>(p)].nshares(o);
     for (int c : m.pools[static_cast<std::size_t>(p)].children) n += subtree_nshares(c, o);
     return n;
   }
 
   free_blocks subtree_table(int p) const {
-    free_blocks t = local[static_cast<std::size_t>(p)];
+    free_blocks t = tables.local[static_cast<std::size_t>(p)];
     for (int c : m.pools[static_cast<std::size_t>(p)].children) t += subtree_table(c);
     return t;
   }
@@ -731,7 +333,7 @@ struct counter {
   void split_class(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
                    std::int64_t class_pfs, std::vector<class_job>& cj) {
     const auto cs = static_cast<std::size_t>(c);
-    const int largest = max_subtree[static_cast<std::size_t>(m.classes[cs].pool)];
+    const int largest = tables.max_subtree[static_cast<std::size_t>(m.classes[cs].pool)];
     if (cache != nullptr) {
       if (cache->by_class.size() < m.classes.size()) cache->by_class.resize(m.classes.size());
       const auto& kept = cache->by_class[cs];
@@ -873,7 +475,7 @@ struct counter {
       j.pfs_qshares = pfs_of_user / static_cast<std::int64_t>(u.end - u.begin);
       if (x.given != 0 || x.cap <= 0) continue;
       if (split.largest < x.order) {
-        no_machine_reason(j, pool, split.largest);
+        tables.no_machine_reason(j, pool, split.largest);
         continue;
       }
       nothing_cause cause = nothing_cause::none;
@@ -897,7 +499,7 @@ struct counter {
       else if (text.empty())
         write_text(text, "fair share counted nothing: user ", uname, "'s share of class ", cname);
       set_reason(j, reason_code::no_share_counted, text, cause_text(cause), "a process needs ", x.order, " (",
-                 size_of(x.order), ")");
+                 tables.size_of(x.order), ")");
       j.reason_key = key;
     }
   }
@@ -906,26 +508,11 @@ struct counter {
 }  // namespace
 
 how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache* cache) {
-  counter c{m, in};
+  count_tables tables{m};
+  fair_share_counter c{tables};
   c.cache = cache;
-  c.local.assign(m.pools.size(), free_blocks(m.max_order));
-  c.earmarked.assign(m.machines.size(), 0);
-  c.index_orders();
-  c.np_free.assign(m.machines.size(), -1);
-  c.counted_q.assign(m.machines.size(), 0);
-  c.fixed_idx.assign(m.pools.size(), {});
-  c.pool_machines.assign(m.pools.size(), {});
-  m.refresh_ranks();
-  c.rank = m.machine_rank;
-  for (std::size_t i = 0; i < m.machines.size(); ++i) {
-    const auto& mc = m.machines[i];
-    if (!mc.schedulable()) continue;
-    const int size = mc.order - mc.nonpreemptable_used;
-    c.np_free[i] = std::max(0, size);
-    c.pool_machines[static_cast<std::size_t>(mc.pool)].push_back(static_cast<int>(i));
-    if (size > 0) c.local[static_cast<std::size_t>(mc.pool)].add(size);
-  }
-  for (const auto& [u, mb] : in.other_pools_nonpreemptable_mb) c.np_mb[u] += mb;
+  nonpreemptable_counter np{tables};
+  for (const auto& [u, mb] : in.other_pools_nonpreemptable_mb) tables.np_mb[u] += mb;
 
   // One sweep over the jobs: each one's cap is computed and its counts of the last round are reset (the
   // reason text is left: it counts only with a reason, and its buffer serves the next one), non-preemptable
@@ -952,7 +539,7 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
       for (int s : j.shares) {
         const auto& sh = m.shares[static_cast<std::size_t>(s)];
         if (!sh.removing() && !sh.blacklisted)
-          c.np_mb[j.item.user] += static_cast<std::uint64_t>(sh.order) * m.quantum_mb;
+          tables.np_mb[j.item.user] += static_cast<std::uint64_t>(sh.order) * m.quantum_mb;
       }
     }
     if (j.refused || j.cls < 0 || m.classes[static_cast<std::size_t>(j.cls)].pool < 0) continue;
@@ -972,12 +559,12 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
       // Fair share: jobs with nothing to want take no part (left out where they lie, order kept).
       for (int cl : classes) {
         const int pool = m.classes[static_cast<std::size_t>(cl)].pool;
-        const int largest = c.max_subtree[static_cast<std::size_t>(pool)];
+        const int largest = tables.max_subtree[static_cast<std::size_t>(pool)];
         auto& cj = jobs_of_class[static_cast<std::size_t>(cl)];
         std::size_t kept = 0;
         for (const class_job& x : cj) {
           if (x.order > largest)
-            c.no_machine_reason(m.jobs[static_cast<std::size_t>(x.slot)], pool, largest);
+            tables.no_machine_reason(m.jobs[static_cast<std::size_t>(x.slot)], pool, largest);
           else if (x.cap > 0) cj[kept++] = x;
           else if (x.held == 0)
             set_reason(m.jobs[static_cast<std::size_t>(x.slot)], reason_code::completed,
@@ -1001,8 +588,8 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
     });
     for (int ji : js) {
       auto& j = m.jobs[static_cast<std::size_t>(ji)];
-      if (pol == policy::fixed_share) c.count_fixed(j, ji);
-      else c.count_reserve(j);
+      if (pol == policy::fixed_share) np.count_fixed(j);
+      else np.count_reserve(j);
     }
     for (int cl : classes) {
       class_load load;

@@ -2,7 +2,9 @@
 set(RMBUS_CORE_SCHEDULER_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/apportion.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/cluster_model.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/count_tables.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/defragment.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/fixed_share_count.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/held_back.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/how_much.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/job_caps.cpp
@@ -13,6 +15,7 @@ set(RMBUS_CORE_SCHEDULER_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/plan_keeper.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/preemption.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/preemption_policy.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/reserve_count.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/schedule_plan.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/share_tree.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/what_of.cpp
