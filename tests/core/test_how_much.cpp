@@ -387,6 +387,36 @@ TEST_CASE("a reservation clears fair-share work off its machine by preemption") 
   CHECK(h.no_machine_overbooked());
 }
 
+TEST_CASE("reservations take a free machine first then the one with the least live use then by name") {
+  harness h(one_pool({reserve_class("reserve"), fair_class("normal")}, 1));
+  for (const char* name : {"a", "b", "c", "d", "e"}) h.machine(name, 4);  // order 4 each
+  // Fair-share work already running (recovered from the map): a 3, b 1, c 2, d 1; e is free.
+  auto& f = h.job("f", "u1", "normal", 1, 7);
+  int seq = 0;
+  for (const auto& [node, n] : std::vector<std::pair<std::string, int>>{{"a", 3}, {"b", 1}, {"c", 2}, {"d", 1}}) {
+    for (int k = 0; k < n; ++k) {
+      process_report p;
+      p.id = share_id("old." + std::to_string(++seq));
+      p.node = machine_id(node);
+      p.state = process_state::running;
+      f.processes.push_back(p);
+    }
+  }
+  h.job("r1", "u2", "reserve", 4).kind = work_kind::reservation;
+  h.job("r2", "u2", "reserve", 4).kind = work_kind::reservation;
+  h.round(false);
+  // r1 (older) takes the free machine at once.
+  CHECK(h.count("r1") == 1);
+  CHECK(h.on_machine("r1", "e") == 1);
+  // r2 earmarks b: live use 1 like d, and first by name; only b's process is preempted for it.
+  CHECK(h.plan("r2").reason == reason_code::waiting_for_preemptions);
+  std::vector<std::string> preempted_on;
+  for (const auto& sh : h.plan("f").shares)
+    if (sh.status == share_status::preempt) preempted_on.push_back(sh.node.str());
+  CHECK(preempted_on == std::vector<std::string>{"b"});
+  CHECK(h.no_machine_overbooked());
+}
+
 TEST_CASE("A, C and D through the scheduler") {
   {
     harness h(one_pool({fair_class("normal")}));
