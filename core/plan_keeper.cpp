@@ -19,23 +19,47 @@ bool assign_if_changed(T& dst, const T& src) {
 }
 }  // namespace
 
-const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t now_ms, jobs_in_id_order order) {
+const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t now_ms,
+                                         jobs_in_id_order order) {
   removed_.clear();
   changed_.clear();
-  if (rebuild_ || m.job_set_changes != job_set_seen_ || sources_.size() != m.jobs_by_id.size()) merge_jobs(m, order);
-  with_groups_ = !m.group_names.empty();
-  auto& c = plan_.counts;
-  c = schedule_counts{};
-  // The entries' counts in the same walk that fills them, while each entry is at hand.
-  for (std::size_t k = 0; k < plan_.jobs.size(); ++k) {
-    if (fill(m, k)) changed_.push_back(k);
-    const job_plan& j = plan_.jobs[k];
-    if (j.status == job_status::refused) ++c.refused_jobs;
-    else if (j.reason != reason_code::none) ++c.pending_jobs;
+  const bool rebuilt = rebuild_;
+  if (rebuild_ || m.job_set_changes != job_set_seen_ || sources_.size() != m.jobs_by_id.size())
+    merge_jobs(m, order);
+  const bool with_groups = !m.group_names.empty();
+  const bool same_settings = !rebuilt && with_groups == with_groups_ && quantum_mb_ == m.quantum_mb;
+  with_groups_ = with_groups;
+  quantum_mb_ = m.quantum_mb;
+  if (filled_from_.size() < m.jobs.size()) {
+    filled_from_.resize(m.jobs.size());
+    filled_.resize(m.jobs.size(), 0);
+  }
+  if (!same_settings || !fill_changed(m)) {
+    // Every entry, in id order. After a fill_changed that found the entries and the jobs apart, the
+    // entries it filled are filled again and change nothing: its changes stay listed.
+    auto& c = plan_.counts;
+    c = schedule_counts{};
+    for (std::size_t k = 0; k < plan_.jobs.size(); ++k) {
+      if (fill(m, k)) changed_.push_back(k);
+      const job_plan& j = plan_.jobs[k];
+      if (j.status == job_status::refused)
+        ++c.refused_jobs;
+      else if (j.reason != reason_code::none)
+        ++c.pending_jobs;
+      const auto slot = static_cast<std::size_t>(sources_[k].slot);
+      if (slot < filled_from_.size()) {
+        filled_from_[slot] = inputs_of(m.jobs[slot]);
+        filled_[slot] = 1;
+      }
+    }
+    std::sort(changed_.begin(), changed_.end());
+    changed_.erase(std::unique(changed_.begin(), changed_.end()), changed_.end());
   }
 
+  auto& c = plan_.counts;
   plan_.pool = m.top_pool;
-  if (plan_.group_names.size() != m.group_names.size()) plan_.group_names = m.group_names;  // fixed per scheduler
+  if (plan_.group_names.size() != m.group_names.size())
+    plan_.group_names = m.group_names;  // fixed per scheduler
   plan_.now_ms = now_ms;
   plan_.quantum_mb = m.quantum_mb;
   c.jobs = static_cast<int>(plan_.jobs.size());
@@ -49,6 +73,64 @@ const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t no
   return plan_;
 }
 
+plan_keeper::fill_inputs plan_keeper::inputs_of(const job_rec& j) {
+  fill_inputs in;
+  in.shares_version = j.shares_version;
+  in.reason_version = j.reason_version;
+  in.demand = j.demand;
+  in.pfs_qshares = j.pfs_qshares;
+  in.cap = j.cap.cap;
+  in.cap_decided_by = j.cap.decided_by;
+  in.given = j.given;
+  in.held = j.held;
+  in.order = j.order;
+  in.group = j.group;
+  in.user_slot = j.user_slot;
+  in.cls = j.cls;
+  in.reason = j.reason;
+  in.refusal = j.refusal;
+  in.refused = j.refused;
+  in.done = j.done;
+  return in;
+}
+
+void plan_keeper::map_slots_to_entries(const cluster_model& m) {
+  entry_of_slot_.assign(m.jobs.size(), -1);
+  for (std::size_t k = 0; k < sources_.size(); ++k) {
+    const auto slot = static_cast<std::size_t>(sources_[k].slot);
+    if (slot < entry_of_slot_.size()) entry_of_slot_[slot] = static_cast<int>(k);
+  }
+  entries_moved_ = false;
+}
+
+bool plan_keeper::fill_changed(const cluster_model& m) {
+  if (entries_moved_ || entry_of_slot_.size() != m.jobs.size()) map_slots_to_entries(m);
+  auto& c = plan_.counts;
+  c = schedule_counts{};
+  std::size_t visited = 0;
+  for (std::size_t slot = 0; slot < m.jobs.size(); ++slot) {
+    const auto& j = m.jobs[slot];
+    if (!j.live) continue;
+    const int k = entry_of_slot_[slot];
+    if (k < 0) return false;
+    ++visited;
+    const fill_inputs in = inputs_of(j);
+    if (!filled_[slot] || !(filled_from_[slot] == in) || (in.reason_version >> 32) == 0) {
+      if (fill(m, static_cast<std::size_t>(k))) changed_.push_back(static_cast<std::size_t>(k));
+      filled_from_[slot] = in;
+      filled_[slot] = 1;
+    }
+    // As the entry says it (fill: a refused job's status is refused, another's reason is its own).
+    if (in.refused)
+      ++c.refused_jobs;
+    else if (in.reason != reason_code::none)
+      ++c.pending_jobs;
+  }
+  if (visited != plan_.jobs.size()) return false;
+  std::sort(changed_.begin(), changed_.end());
+  return true;
+}
+
 const schedule_plan& plan_keeper::unchanged(std::int64_t now_ms) {
   plan_.now_ms = now_ms;
   plan_.counts.given = plan_.counts.preempted = plan_.counts.evicted = 0;
@@ -60,6 +142,7 @@ const schedule_plan& plan_keeper::unchanged(std::int64_t now_ms) {
 // The entries in the model's id order: kept entries are moved over (both lists are sorted by id, so one
 // walk pairs them), new jobs get an empty entry that fill() builds. Old entries the walk passes are gone.
 void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
+  entries_moved_ = true;
   const bool ordered = order.slots != nullptr && order.ids != nullptr &&
                        order.slots->size() == m.jobs_by_id.size() && order.ids->size() == order.slots->size();
   if (!rebuild_ && merge_logged(m)) {
@@ -82,7 +165,8 @@ void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
   sources.reserve(m.jobs_by_id.size());
   std::size_t old = 0;
   if (ordered) {
-    for (std::size_t k = 0; k < order.slots->size(); ++k) take_entry((*order.ids)[k], (*order.slots)[k], old, jobs, sources);
+    for (std::size_t k = 0; k < order.slots->size(); ++k)
+      take_entry((*order.ids)[k], (*order.slots)[k], old, jobs, sources);
   } else {
     for (const auto& [id, slot] : m.jobs_by_id) take_entry(id, slot, old, jobs, sources);
   }
@@ -167,6 +251,11 @@ void plan_keeper::apply_edits() {
   });
   apply_vector_edits(sources_, edits_,
                      [&](std::size_t e, source& src) { src = source{edit_sources_[e].slot}; });
+  // A new entry is filled whatever its job's inputs were when its slot's last entry was filled.
+  for (const auto& e : edit_sources_) {
+    const auto slot = static_cast<std::size_t>(e.slot);
+    if (e.slot >= 0 && slot < filled_.size()) filled_[slot] = 0;
+  }
 }
 
 void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs,
@@ -179,6 +268,8 @@ void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, std::
   } else {
     jobs.emplace_back().id = id;
     sources.push_back({slot});
+    if (slot >= 0 && static_cast<std::size_t>(slot) < filled_.size())
+      filled_[static_cast<std::size_t>(slot)] = 0;
   }
   if (same_id) ++old;
 }

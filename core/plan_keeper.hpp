@@ -5,11 +5,13 @@
 // copy of every job's id, user, class, reason and share list, tens of thousands of allocations at 10,000
 // nodes, also when almost nothing changed. Kept instead, a round rewrites only what differs: a job's share
 // list is rebuilt when its shares_version moved, its other fields are compared and assigned, and the
-// entries are re-merged by id only when the set of jobs changed (cluster_model::job_set_changes).
+// entries are re-merged by id only when the set of jobs changed (cluster_model::job_set_changes). An entry
+// is looked at only when what it is built from moved (fill_inputs): a round after one change reads the
+// job records front to back and touches a handful of entries.
 //
-// Each update also says what it rewrote (changed_entries, removed_jobs), so that the actor layer can send only
-// the jobs whose schedule changed (issue 19's change-only pool plans). An entry counts as changed when any of
-// its fields got a new value (a share list rebuilt is compared with the one before).
+// Each update also says what it rewrote (changed_entries, removed_jobs), so that the actor layer can send
+// only the jobs whose schedule changed (issue 19's change-only pool plans). An entry counts as changed when
+// any of its fields got a new value (a share list rebuilt is compared with the one before).
 //
 // The result is exactly the plan a fresh build gives: tests/core/test_incremental.cpp checks it against a
 // scheduler that calls forget() before every round.
@@ -85,16 +87,49 @@ class plan_keeper {
   void apply_edits();
   // Appends the entry of job `slot` (id `id`) to `jobs`/`sources`: the kept one when the old entries, read
   // from `old` on in id order, hold it; a new empty one otherwise.
-  void take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs, std::vector<source>& sources);
+  void take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs,
+                  std::vector<source>& sources);
   // Returns whether any field of the entry changed.
   bool fill(const cluster_model& m, std::size_t entry);
 
+  // All that fill() reads of a job's record (with the job's class, which never changes under a slot's
+  // record): equal inputs give the entry it already has. Kept per job slot and compared in slot order, so
+  // that a round reads the records front to back and goes to the entries (in id order, which is no order
+  // of the records: a cache miss each) only for the jobs whose inputs moved. Records made by
+  // nodepool_scheduler::arrive carry their arrival in reason_version's high half, so equal inputs are also
+  // the same record; records made by hand (high half 0) are always filled.
+  struct fill_inputs {
+    std::uint64_t shares_version = 0;
+    std::uint64_t reason_version = 0;
+    std::int64_t demand = 0;
+    std::int64_t pfs_qshares = 0;
+    std::int64_t cap = 0;
+    const char* cap_decided_by = nullptr;
+    int given = 0;
+    int held = 0;
+    int order = 0;
+    int group = 0;
+    int user_slot = 0;
+    int cls = 0;
+    reason_code reason = reason_code::none;
+    reason_code refusal = reason_code::none;
+    bool refused = false;
+    bool done = false;
+    bool operator==(const fill_inputs&) const = default;
+  };
+  static fill_inputs inputs_of(const job_rec& j);
+  // Fills the entries whose job's inputs moved since their last fill, walking the jobs in slot order;
+  // false when the entries do not map onto the live jobs one to one (the caller then fills every entry).
+  bool fill_changed(const cluster_model& m);
+  void map_slots_to_entries(const cluster_model& m);
+
   schedule_plan plan_;
   std::vector<source> sources_;
-  bool with_groups_ = false;  // the model has share groups (fill() then sets job_plan::group)
+  bool with_groups_ = false;      // the model has share groups (fill() then sets job_plan::group)
+  std::uint64_t quantum_mb_ = 0;  // the model's at the last update
   std::vector<const share_rec*> by_creation_;  // fill()'s scratch: a job's shares in plan order
-  std::vector<planned_share> shares_scratch_;   // fill()'s scratch: a job's share list, rebuilt
-  std::uint64_t job_set_seen_ = 0;  // cluster_model::job_set_changes at the last merge
+  std::vector<planned_share> shares_scratch_;  // fill()'s scratch: a job's share list, rebuilt
+  std::uint64_t job_set_seen_ = 0;             // cluster_model::job_set_changes at the last merge
   bool rebuild_ = true;
   std::vector<std::size_t> changed_;
   std::vector<job_id> removed_;
@@ -106,6 +141,10 @@ class plan_keeper {
   std::vector<vector_edit> edits_;
   std::vector<edit_source> edit_sources_;
   std::vector<job_id> logged_ids_;
+  std::vector<fill_inputs> filled_from_;  // per job slot: the inputs of its entry's last fill
+  std::vector<char> filled_;              // per job slot: 1 when filled_from_ describes its entry
+  std::vector<int> entry_of_slot_;        // per job slot: its entry (-1: none), as of the last merge
+  bool entries_moved_ = true;             // a merge changed the entries since entry_of_slot_ was made
   std::uint64_t merges_in_place_ = 0;
   std::uint64_t merges_logged_ = 0;
 };
