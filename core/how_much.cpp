@@ -519,6 +519,10 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
   // holdings are summed per user, and the live, schedulable jobs of classes in this tree are grouped by
   // class with all that the split reads of them, so that no later pass reads the job records again.
   std::vector<std::vector<class_job>> jobs_of_class(m.classes.size());
+  // Each class's list at the size it had last round: grown by doubling, the 63,000 jobs of a class at
+  // 50,000 nodes were copied some 16 times over.
+  if (cache != nullptr && cache->jobs_per_class.size() == jobs_of_class.size())
+    for (std::size_t c = 0; c < jobs_of_class.size(); ++c) jobs_of_class[c].reserve(cache->jobs_per_class[c]);
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     auto& j = m.jobs[i];
     if (!j.live) continue;
@@ -548,6 +552,10 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
     jobs_of_class[static_cast<std::size_t>(j.cls)].push_back(
         {user << 32 | static_cast<std::uint32_t>(m.job_rank[i]), static_cast<int>(i), j.order, j.cap.cap,
          j.user_slot, j.group, 0, m.current(j), 0});
+  }
+  if (cache != nullptr) {
+    cache->jobs_per_class.resize(jobs_of_class.size());
+    for (std::size_t c = 0; c < jobs_of_class.size(); ++c) cache->jobs_per_class[c] = jobs_of_class[c].size();
   }
   std::map<int, std::vector<int>> groups;  // priority -> classes with jobs
   for (std::size_t c = 0; c < m.classes.size(); ++c)

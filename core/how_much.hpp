@@ -51,6 +51,7 @@ struct how_much_cache {
   std::vector<std::shared_ptr<const class_split>> by_class;  // per class slot of the model
   std::uint64_t splits_reused = 0;  // over the cache's life: class splits taken as kept
   std::uint64_t users_reused = 0;   // and users' splits among their jobs, in classes split again
+  std::vector<std::size_t> jobs_per_class;  // last round's count of each class's jobs (a capacity, no input)
 };
 
 // Fills every live job's cap first (refresh_job_cap). `cache`: null, or the same pool's cache of earlier
