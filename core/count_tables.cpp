@@ -5,30 +5,36 @@
 namespace rmbus::core {
 
 count_tables::count_tables(cluster_model& model) : m(model) {
+  const auto orders = static_cast<std::size_t>(m.max_order) + 1;
   local.assign(m.pools.size(), free_blocks(m.max_order));
   earmarked.assign(m.machines.size(), 0);
   max_local.assign(m.pools.size(), 0);
-  for (const auto& mc : m.machines)
-    if (!mc.foreign)
-      max_local[static_cast<std::size_t>(mc.pool)] =
-          std::max(max_local[static_cast<std::size_t>(mc.pool)], mc.order);
+  machines_by_order.assign(m.pools.size(), std::vector<int>(orders, 0));
+  schedulable_by_order.assign(m.pools.size(), std::vector<std::vector<int>>(orders));
+  np_free.assign(m.machines.size(), -1);
+  counted_q.assign(m.machines.size(), 0);
+  m.refresh_ranks();
+  rank = m.machine_rank;
+  // One walk over the machines for all of it (at 50,000 machines a walk costs some 0.3 ms).
+  for (std::size_t i = 0; i < m.machines.size(); ++i) {
+    const auto& mc = m.machines[i];
+    if (mc.foreign) continue;  // another top-level pool's: nothing of it counts here
+    const auto pool = static_cast<std::size_t>(mc.pool);
+    const auto order = static_cast<std::size_t>(std::clamp(mc.order, 0, m.max_order));
+    max_local[pool] = std::max(max_local[pool], mc.order);
+    ++machines_by_order[pool][order];
+    if (!mc.schedulable()) continue;
+    schedulable_by_order[pool][order].push_back(static_cast<int>(i));
+    const int size = mc.order - mc.nonpreemptable_used;
+    np_free[i] = std::max(0, size);
+    if (size > 0) local[pool].add(size);
+  }
   max_subtree = max_local;
   for (int p : m.pool_postorder) {  // children come first
     const int parent = m.pools[static_cast<std::size_t>(p)].parent;
     if (parent >= 0)
       max_subtree[static_cast<std::size_t>(parent)] =
           std::max(max_subtree[static_cast<std::size_t>(parent)], max_subtree[static_cast<std::size_t>(p)]);
-  }
-  np_free.assign(m.machines.size(), -1);
-  counted_q.assign(m.machines.size(), 0);
-  m.refresh_ranks();
-  rank = m.machine_rank;
-  for (std::size_t i = 0; i < m.machines.size(); ++i) {
-    const auto& mc = m.machines[i];
-    if (!mc.schedulable()) continue;
-    const int size = mc.order - mc.nonpreemptable_used;
-    np_free[i] = std::max(0, size);
-    if (size > 0) local[static_cast<std::size_t>(mc.pool)].add(size);
   }
 }
 

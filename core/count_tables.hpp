@@ -21,10 +21,13 @@ struct count_tables {
   explicit count_tables(cluster_model& model);
 
   cluster_model& m;
-  std::vector<free_blocks> local;           // per pool: free space not held by non-preemptable work
-  std::vector<char> earmarked;              // per machine: earmarked for a reservation this round
-  std::map<user_id, std::uint64_t> np_mb;   // per user: non-preemptable MB held or counted
-  std::vector<int> max_local, max_subtree;  // per pool: largest machine order (any state)
+  std::vector<free_blocks> local;                   // per pool: free space not held by non-preemptable work
+  std::vector<char> earmarked;                      // per machine: earmarked for a reservation this round
+  std::map<user_id, std::uint64_t> np_mb;           // per user: non-preemptable MB held or counted
+  std::vector<int> max_local, max_subtree;          // per pool: largest machine order (any state)
+  std::vector<std::vector<int>> machines_by_order;  // [pool][order]: how many machines of the pool alone
+  // [pool][order]: the pool's schedulable machines of that order, by slot
+  std::vector<std::vector<std::vector<int>>> schedulable_by_order;
   std::vector<int> np_free;    // per machine: quanta not held by non-preemptable work (-1: not schedulable)
   std::vector<int> counted_q;  // per machine: quanta of fixed processes counted on it now
   std::vector<int> rank;       // per machine: position by name

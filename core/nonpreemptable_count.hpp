@@ -58,16 +58,22 @@ class nonpreemptable_counter {
   // --- RESERVE (reserve_count.cpp) ---
   // Machines a reservation may take, per pool and order, in three lists by state (0: empty, 1: holding
   // only shares on their way out, 2: holding live fair-share work), each by live use then name: the order
-  // in which reservations take them. Built once per round (O(M log M)) instead of a scan and sort of
-  // every machine per reservation; a cursor per list skips machines taken meanwhile.
+  // in which reservations take them. A pool's lists of an order are made when a reservation first asks for
+  // that order in the round, from the pool's schedulable machines of the order (count_tables); a cursor
+  // per list skips machines taken meanwhile.
   struct reserve_list {
-    std::vector<int> machines;
-    std::size_t skip = 0;  // the machines before it are no longer candidates this round
+    std::vector<std::pair<std::int64_t, int>> keyed;  // (live use, name rank) and the machine
+    std::size_t sorted = 0;  // keyed[0, sorted) are in walk order, the rest not yet (order_more)
+    std::size_t skip = 0;    // the machines before it are no longer candidates this round
+    bool built = false;
   };
   bool reserve_candidate(int mi) const;
-  void build_reserve_lists();
+  void build_reserve_lists(int pool, int order);
+  void order_more(reserve_list& list);
+  // The machine at walk position k of the list (-1: the list is shorter).
+  int machine_at(reserve_list& list, std::size_t k);
   // Machines of `pool` alone whose order is within [lo, hi], any state (count_machines_of_order).
-  int machines_of_order(int pool, int lo, int hi);
+  int machines_of_order(int pool, int lo, int hi) const;
 
   count_tables& t_;
   cluster_model& m_;
@@ -77,7 +83,6 @@ class nonpreemptable_counter {
   bool service_jobs_built_ = false;
   std::vector<int> conflict_scratch_;                                    // pick_fixed_machine's
   std::vector<std::vector<std::array<reserve_list, 3>>> reserve_lists_;  // [pool][order][state]
-  std::vector<std::vector<int>> machines_by_order_;                      // [pool][order]: any state
 };
 
 }  // namespace rmbus::core

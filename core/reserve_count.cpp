@@ -15,40 +15,46 @@ bool nonpreemptable_counter::reserve_candidate(int mi) const {
          t_.np_free[static_cast<std::size_t>(mi)] == m_.machines[static_cast<std::size_t>(mi)].order;
 }
 
-void nonpreemptable_counter::build_reserve_lists() {
-  const auto orders = static_cast<std::size_t>(m_.max_order) + 1;
-  reserve_lists_.assign(m_.pools.size(), std::vector<std::array<reserve_list, 3>>(orders));
-  std::vector<std::int64_t> sort_key(m_.machines.size(), 0);
-  for (std::size_t i = 0; i < m_.machines.size(); ++i) {
-    const auto& mc = m_.machines[i];
-    if (!mc.schedulable() || !reserve_candidate(static_cast<int>(i))) continue;
+void nonpreemptable_counter::build_reserve_lists(int pool, int order) {
+  if (reserve_lists_.empty())
+    reserve_lists_.assign(m_.pools.size(), std::vector<std::array<reserve_list, 3>>(
+                                               static_cast<std::size_t>(m_.max_order) + 1));
+  auto& lists = reserve_lists_[static_cast<std::size_t>(pool)][static_cast<std::size_t>(order)];
+  const auto& machines =
+      t_.schedulable_by_order[static_cast<std::size_t>(pool)][static_cast<std::size_t>(order)];
+  for (int mi : machines) {
+    if (!reserve_candidate(mi)) continue;
+    const auto& mc = m_.machines[static_cast<std::size_t>(mi)];
     const int live_used = mc.used - mc.removing;
     const int state = mc.used == 0 ? 0 : live_used == 0 ? 1 : 2;
-    sort_key[i] =
-        static_cast<std::int64_t>(live_used) * static_cast<std::int64_t>(m_.machines.size()) + t_.rank[i];
-    reserve_lists_[static_cast<std::size_t>(mc.pool)][static_cast<std::size_t>(mc.order)]
-                  [static_cast<std::size_t>(state)]
-                      .machines.push_back(static_cast<int>(i));
+    const auto key = static_cast<std::int64_t>(live_used) << 32 | static_cast<std::uint32_t>(t_.rank[mi]);
+    lists[static_cast<std::size_t>(state)].keyed.emplace_back(key, mi);
   }
-  for (auto& by_order : reserve_lists_)
-    for (auto& states : by_order)
-      for (auto& l : states)
-        std::sort(l.machines.begin(), l.machines.end(), [&](int a, int b) {
-          return sort_key[static_cast<std::size_t>(a)] < sort_key[static_cast<std::size_t>(b)];
-        });
+  for (auto& l : lists) l.built = true;
 }
 
-int nonpreemptable_counter::machines_of_order(int pool, int lo, int hi) {
-  if (machines_by_order_.empty()) {
-    machines_by_order_.assign(m_.pools.size(),
-                              std::vector<int>(static_cast<std::size_t>(m_.max_order) + 1, 0));
-    for (const auto& mc : m_.machines)
-      if (!mc.foreign)
-        ++machines_by_order_[static_cast<std::size_t>(mc.pool)][static_cast<std::size_t>(mc.order)];
-  }
+// Puts the list's next candidates in walk order: a reservation takes a machine or two, and a round's
+// reservations rarely reach far into a list of thousands, so the rest is left unsorted (nth_element).
+int nonpreemptable_counter::machine_at(reserve_list& list, std::size_t k) {
+  if (k >= list.sorted) order_more(list);
+  return k < list.keyed.size() ? list.keyed[k].second : -1;
+}
+
+void nonpreemptable_counter::order_more(reserve_list& list) {
+  auto& v = list.keyed;
+  if (list.sorted >= v.size()) return;
+  const std::size_t chunk = std::max<std::size_t>(32, list.sorted);
+  const auto from = v.begin() + static_cast<std::ptrdiff_t>(list.sorted);
+  const auto to = list.sorted + chunk >= v.size() ? v.end() : from + static_cast<std::ptrdiff_t>(chunk);
+  if (to != v.end()) std::nth_element(from, to, v.end());
+  std::sort(from, to);
+  list.sorted = static_cast<std::size_t>(to - v.begin());
+}
+
+int nonpreemptable_counter::machines_of_order(int pool, int lo, int hi) const {
   int n = 0;
   for (int o = std::max(lo, 0); o <= std::min(hi, m_.max_order); ++o)
-    n += machines_by_order_[static_cast<std::size_t>(pool)][static_cast<std::size_t>(o)];
+    n += t_.machines_by_order[static_cast<std::size_t>(pool)][static_cast<std::size_t>(o)];
   return n;
 }
 
@@ -82,20 +88,22 @@ void nonpreemptable_counter::count_reserve(job_rec& j) {
     return;
   }
   const auto limit = t_.limit_mb(j.item.user);
-  if (reserve_lists_.empty()) build_reserve_lists();
-  auto& lists = reserve_lists_[static_cast<std::size_t>(pool)];
   int given = cur;
   bool stop = false;
   // Free machines first, then machines already being cleared, then the rest; each by order, then
   // less live use, then name (the lists hold that order; see build_reserve_lists).
   for (int state = 0; state < 3 && !stop && given < want; ++state) {
     for (int o = lo; o <= std::min(hi, m_.max_order) && !stop && given < want; ++o) {
-      auto& list = lists[static_cast<std::size_t>(o)][static_cast<std::size_t>(state)];
-      // Machines t_.earmarked or given non-preemptable work since stay out for the rest of the round.
-      while (list.skip < list.machines.size() && !reserve_candidate(list.machines[list.skip])) ++list.skip;
-      for (std::size_t k = list.skip; k < list.machines.size(); ++k) {
-        if (given >= want) break;
-        const int c = list.machines[k];
+      if (reserve_lists_.empty() ||
+          !reserve_lists_[static_cast<std::size_t>(pool)][static_cast<std::size_t>(o)][0].built)
+        build_reserve_lists(pool, o);
+      auto& list = reserve_lists_[static_cast<std::size_t>(pool)][static_cast<std::size_t>(o)]
+                                 [static_cast<std::size_t>(state)];
+      // Machines earmarked or given non-preemptable work since stay out for the rest of the round.
+      while (machine_at(list, list.skip) >= 0 && !reserve_candidate(machine_at(list, list.skip))) ++list.skip;
+      for (std::size_t k = list.skip; given < want; ++k) {
+        const int c = machine_at(list, k);
+        if (c < 0) break;
         if (!reserve_candidate(c) || !host_allowed(j, m_.machines[static_cast<std::size_t>(c)])) continue;
         auto& mc = m_.machines[static_cast<std::size_t>(c)];
         const std::uint64_t mb = static_cast<std::uint64_t>(mc.order) * m_.quantum_mb;

@@ -2,6 +2,9 @@
 // and nested pools (shared/ducc-rm.md sections 1.6, 1.7, 5.1).
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdio>
+#include <set>
+#include <string>
 
 #include "core/quanta.hpp"
 #include "core/reason_text.hpp"
@@ -393,7 +396,8 @@ TEST_CASE("reservations take a free machine first then the one with the least li
   // Fair-share work already running (recovered from the map): a 3, b 1, c 2, d 1; e is free.
   auto& f = h.job("f", "u1", "normal", 1, 7);
   int seq = 0;
-  for (const auto& [node, n] : std::vector<std::pair<std::string, int>>{{"a", 3}, {"b", 1}, {"c", 2}, {"d", 1}}) {
+  for (const auto& [node, n] :
+       std::vector<std::pair<std::string, int>>{{"a", 3}, {"b", 1}, {"c", 2}, {"d", 1}}) {
     for (int k = 0; k < n; ++k) {
       process_report p;
       p.id = share_id("old." + std::to_string(++seq));
@@ -414,6 +418,35 @@ TEST_CASE("reservations take a free machine first then the one with the least li
   for (const auto& sh : h.plan("f").shares)
     if (sh.status == share_status::preempt) preempted_on.push_back(sh.node.str());
   CHECK(preempted_on == std::vector<std::string>{"b"});
+  CHECK(h.no_machine_overbooked());
+}
+
+TEST_CASE("forty reservations take the forty machines of least live use out of eighty") {
+  // More candidates than the lists put in order at once: the walk goes past the first ordered part.
+  harness h(one_pool({reserve_class("reserve"), fair_class("normal")}, 1));
+  h.machines("n", 80, 4);  // order 4 each, n000 to n079
+  auto& f = h.job("f", "u1", "normal", 1, 160);
+  int seq = 0;
+  for (int i = 0; i < 80; ++i) {
+    char node[8];
+    std::snprintf(node, sizeof node, "n%03d", i);
+    for (int k = 0; k < (i < 40 ? 3 : 1); ++k) {  // the names that sort first hold the most
+      process_report p;
+      p.id = share_id("old." + std::to_string(++seq));
+      p.node = machine_id(node);
+      p.state = process_state::running;
+      f.processes.push_back(p);
+    }
+  }
+  for (int r = 0; r < 40; ++r)
+    h.job("r" + std::to_string(100 + r), "u2", "reserve", 4).kind = work_kind::reservation;
+  h.round(false);
+  std::set<std::string> cleared;
+  for (const auto& sh : h.plan("f").shares)
+    if (sh.status == share_status::preempt) cleared.insert(sh.node.str());
+  CHECK(cleared.size() == 40);
+  CHECK(*cleared.begin() == "n040");
+  CHECK(*cleared.rbegin() == "n079");
   CHECK(h.no_machine_overbooked());
 }
 
