@@ -1,13 +1,13 @@
 #include "core/how_much.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "core/apportion.hpp"
 #include "core/count_tables.hpp"
 #include "core/free_blocks.hpp"
 #include "core/job_caps.hpp"
 #include "core/nonpreemptable_count.hpp"
+#include "core/radix_sort.hpp"
 #include "core/reason_text.hpp"
 #include "core/share_tree.hpp"
 
@@ -24,32 +24,6 @@ int count_machines_of_order(const cluster_model& m, int pool, int lo, int hi, bo
 }
 
 namespace {
-
-// Sorts v ascending by key(x), stable, by bytes from the least significant up (a byte all keys share is
-// skipped). The fair-share split sorted each class's jobs twice a round by comparison, some 7% of a round's
-// instructions; these keys (ranks and slots) have two or three bytes that differ.
-template <class T, class Key>
-void radix_sort(std::vector<T>& v, std::vector<T>& tmp, Key key) {
-  if (v.size() < 2) return;
-  std::array<std::array<std::size_t, 256>, 8> count{};
-  for (const T& x : v) {
-    const std::uint64_t k = key(x);
-    for (std::size_t b = 0; b < 8; ++b) ++count[b][(k >> (8 * b)) & 0xff];
-  }
-  tmp.resize(v.size());
-  for (std::size_t b = 0; b < 8; ++b) {
-    auto& c = count[b];
-    if (c[(key(v.front()) >> (8 * b)) & 0xff] == v.size()) continue;  // every key has this byte
-    std::size_t at = 0;
-    for (auto& n : c) {
-      const std::size_t here = n;
-      n = at;
-      at += here;
-    }
-    for (const T& x : v) tmp[c[(key(x) >> (8 * b)) & 0xff]++] = x;
-    v.swap(tmp);
-  }
-}
 
 // Why a job of a class that got something was counted nothing, as its text says it.
 enum class nothing_cause : std::uint64_t { none, smaller_than_a_process, went_to_other_jobs };

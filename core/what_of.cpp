@@ -7,6 +7,7 @@
 #include <memory_resource>
 #include <set>
 
+#include "core/radix_sort.hpp"
 #include "core/reason_text.hpp"
 
 namespace rmbus::core {
@@ -200,7 +201,6 @@ struct short_job {
   int slot;
   int pool;  // -1: placed whatever the room (not fair-share work)
   int order;
-  bool operator<(const short_job& o) const { return key < o.key; }
 };
 
 }  // namespace
@@ -257,8 +257,9 @@ void what_of(cluster_model& m) {
   });
   for (int ji : needy) p.place(ji);
 
+  std::vector<short_job> sort_scratch;
   for (auto& [prio, keyed] : groups) {
-    std::sort(keyed.begin(), keyed.end());
+    radix_sort(keyed, sort_scratch, [](const short_job& s) { return s.key; });  // the keys are unique
     for (const short_job& s : keyed)
       if (s.pool < 0 || p.has_room(s.pool, s.order)) p.place(s.slot);
   }
