@@ -33,13 +33,13 @@ void nonpreemptable_counter::build_reserve_lists(int pool, int order) {
   for (auto& l : lists) l.built = true;
 }
 
-// Puts the list's next candidates in walk order: a reservation takes a machine or two, and a round's
-// reservations rarely reach far into a list of thousands, so the rest is left unsorted (nth_element).
 int nonpreemptable_counter::machine_at(reserve_list& list, std::size_t k) {
   if (k >= list.sorted) order_more(list);
   return k < list.keyed.size() ? list.keyed[k].second : -1;
 }
 
+// Puts the list's next candidates in walk order: a reservation takes a machine or two, and a round's
+// reservations rarely reach far into a list of thousands, so the rest is left unsorted (nth_element).
 void nonpreemptable_counter::order_more(reserve_list& list) {
   auto& v = list.keyed;
   if (list.sorted >= v.size()) return;
