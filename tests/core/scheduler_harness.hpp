@@ -70,6 +70,16 @@ inline work_item job_item(const std::string& id, const std::string& user, const 
   return w;
 }
 
+// A process the orchestrator reports running (initialized) on `node`: work the scheduler did not place,
+// which it recovers as a share of the job that lists it.
+inline process_report running_process(const std::string& id, const std::string& node) {
+  process_report p;
+  p.id = share_id(id);
+  p.node = machine_id(node);
+  p.state = process_state::running;
+  return p;
+}
+
 struct harness {
   explicit harness(scheduler_config c, std::string pool = "default")
       : cfg(std::move(c)), s(pool, cfg, "b1") {}

@@ -398,13 +398,7 @@ TEST_CASE("reservations take a free machine first then the one with the least li
   int seq = 0;
   for (const auto& [node, n] :
        std::vector<std::pair<std::string, int>>{{"a", 3}, {"b", 1}, {"c", 2}, {"d", 1}}) {
-    for (int k = 0; k < n; ++k) {
-      process_report p;
-      p.id = share_id("old." + std::to_string(++seq));
-      p.node = machine_id(node);
-      p.state = process_state::running;
-      f.processes.push_back(p);
-    }
+    for (int k = 0; k < n; ++k) f.processes.push_back(running_process("old." + std::to_string(++seq), node));
   }
   h.job("r1", "u2", "reserve", 4).kind = work_kind::reservation;
   h.job("r2", "u2", "reserve", 4).kind = work_kind::reservation;
@@ -430,13 +424,8 @@ TEST_CASE("forty reservations take the forty machines of least live use out of e
   for (int i = 0; i < 80; ++i) {
     char node[8];
     std::snprintf(node, sizeof node, "n%03d", i);
-    for (int k = 0; k < (i < 40 ? 3 : 1); ++k) {  // the names that sort first hold the most
-      process_report p;
-      p.id = share_id("old." + std::to_string(++seq));
-      p.node = machine_id(node);
-      p.state = process_state::running;
-      f.processes.push_back(p);
-    }
+    for (int k = 0; k < (i < 40 ? 3 : 1); ++k)  // the names that sort first hold the most
+      f.processes.push_back(running_process("old." + std::to_string(++seq), node));
   }
   for (int r = 0; r < 40; ++r)
     h.job("r" + std::to_string(100 + r), "u2", "reserve", 4).kind = work_kind::reservation;
