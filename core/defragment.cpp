@@ -5,6 +5,7 @@
 
 #include "core/free_blocks.hpp"
 #include "core/preemption.hpp"
+#include "core/prefetch.hpp"
 #include "core/reason_text.hpp"
 
 namespace rmbus::core {
@@ -131,6 +132,7 @@ void defragment(cluster_model& m) {
   std::vector<int> earmark(m.machines.size(), -1);
   std::vector<int> cands;
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+    prefetch_ahead(m.jobs, i);
     auto& j = m.jobs[i];
     if (!j.live) continue;
     if (j.earmarks)

@@ -7,6 +7,7 @@
 #include "core/free_blocks.hpp"
 #include "core/job_caps.hpp"
 #include "core/nonpreemptable_count.hpp"
+#include "core/prefetch.hpp"
 #include "core/radix_sort.hpp"
 #include "core/reason_text.hpp"
 #include "core/share_tree.hpp"
@@ -441,7 +442,10 @@ struct fair_share_counter {
     // each time (`rmbus-admin explain` gives the awards of the moment). It names the cause, which changes
     // only with the job's own situation. Each user's part is written once.
     std::vector<std::string> nothing_for(by_user.size());
-    for (const auto& x : split.jobs) {
+    for (std::size_t k = 0; k < split.jobs.size(); ++k) {
+      if (k + records_ahead < split.jobs.size())  // the records are written in slot order, with gaps
+        prefetch_record(&m.jobs[static_cast<std::size_t>(split.jobs[k + records_ahead].slot)]);
+      const class_job& x = split.jobs[k];
       auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
       const auto& u = by_user[static_cast<std::size_t>(x.user)];
       j.given = static_cast<int>(x.given);
@@ -498,6 +502,7 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
   if (cache != nullptr && cache->jobs_per_class.size() == jobs_of_class.size())
     for (std::size_t c = 0; c < jobs_of_class.size(); ++c) jobs_of_class[c].reserve(cache->jobs_per_class[c]);
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+    prefetch_ahead(m.jobs, i);
     auto& j = m.jobs[i];
     if (!j.live) continue;
     // DUCC computes every cap at the start of How Much; a cap whose inputs did not change since is kept.

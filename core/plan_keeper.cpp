@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "core/held_back.hpp"
+#include "core/prefetch.hpp"
 #include "core/vector_edits.hpp"
 
 namespace rmbus::core {
@@ -109,6 +110,7 @@ bool plan_keeper::fill_changed(const cluster_model& m) {
   c = schedule_counts{};
   std::size_t visited = 0;
   for (std::size_t slot = 0; slot < m.jobs.size(); ++slot) {
+    prefetch_ahead(m.jobs, slot);
     const auto& j = m.jobs[slot];
     if (!j.live) continue;
     const int k = entry_of_slot_[slot];

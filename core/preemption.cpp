@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/preemption_policy.hpp"
+#include "core/prefetch.hpp"
 #include "core/reason_text.hpp"
 
 namespace rmbus::core {
@@ -34,6 +35,7 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
   // that holds no more than its count now cannot come to hold more: the steps only take shares away.
   std::vector<int> reserving, fixed, surplus, drop_deadlines;
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+    prefetch_ahead(m.jobs, i);
     const auto& j = m.jobs[i];
     if (!j.live) continue;
     if (j.earmarks && !j.reserve_machines.empty()) reserving.push_back(static_cast<int>(i));

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/preemption.hpp"
+#include "core/prefetch.hpp"
 #include "core/what_of.hpp"
 
 namespace rmbus::core {
@@ -51,6 +52,7 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
   std::vector<user_totals> users(m.classes.size() * n_users);
   std::vector<int> short_jobs, surplus_jobs;
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+    prefetch_ahead(m.jobs, i);
     auto& j = m.jobs[i];
     j.claim_q = 0;
     if (!is_fair_job(m, j) || j.user_slot < 0) continue;

@@ -7,6 +7,7 @@
 #include <memory_resource>
 #include <set>
 
+#include "core/prefetch.hpp"
 #include "core/radix_sort.hpp"
 #include "core/reason_text.hpp"
 
@@ -225,6 +226,7 @@ void what_of(cluster_model& m) {
   std::map<int, std::vector<short_job>> groups;  // priority -> its short jobs
   std::vector<std::vector<short_job>*> group_of_class(m.classes.size(), nullptr);
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+    prefetch_ahead(m.jobs, i);
     const auto& j = m.jobs[i];
     if (!j.live) continue;
     const int ji = static_cast<int>(i);
