@@ -38,15 +38,16 @@ struct job_cap_input {
 };
 
 struct job_cap_result {
-  // First: How Much's sweep reads it from every job's record each round, in the record's second cache line.
+  // First: How Much's sweep reads the answer, and the plan keeper's both, from every job's record each round,
+  // in the record's second cache line.
   std::int64_t cap = 0;            // step 6: the answer
+  const char* decided_by = "";     // the step that set `cap`, for explain(): "refused", "completing",
+                                   // "work", "max_processes", "prediction", "initialization_cap",
+                                   // "doubling", "ramp_restart", "probe_first"
   std::int64_t by_work = 0;        // step 2 before max with current: ceil(remaining / threads)
   std::int64_t base_cap = 0;       // step 3
   std::int64_t projected_cap = 0;  // step 4 (0 = no prediction possible yet)
   std::int64_t potential_cap = 0;  // step 5
-  const char* decided_by = "";     // the step that set `cap`, for explain(): "refused", "completing",
-                                   // "work", "max_processes", "prediction", "initialization_cap",
-                                   // "doubling", "ramp_restart", "probe_first"
 };
 
 job_cap_result compute_job_cap(const job_cap_input& in);
