@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/prefetch.hpp"
+
 namespace rmbus::core {
 
 count_tables::count_tables(cluster_model& model) : m(model) {
@@ -17,6 +19,7 @@ count_tables::count_tables(cluster_model& model) : m(model) {
   rank = m.machine_rank;
   // One walk over the machines for all of it (at 50,000 machines a walk costs some 0.3 ms).
   for (std::size_t i = 0; i < m.machines.size(); ++i) {
+    prefetch_ahead(m.machines, i);
     const auto& mc = m.machines[i];
     if (mc.foreign) continue;  // another top-level pool's: nothing of it counts here
     const auto pool = static_cast<std::size_t>(mc.pool);

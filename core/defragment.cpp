@@ -175,6 +175,7 @@ void defragment(cluster_model& m) {
   // Holes per pool, counted into the pool and every ancestor.
   std::vector<free_blocks> holes(m.pools.size(), free_blocks(m.max_order));
   for (std::size_t i = 0; i < m.machines.size(); ++i) {
+    prefetch_ahead(m.machines, i);
     const auto& mc = m.machines[i];
     if (!mc.schedulable()) continue;
     if (earmark[i] >= 0) continue;  // earmarked space is spoken for

@@ -2,7 +2,7 @@
 // The walks over every job record of a round (How Much, What Of, preemption, defragmentation, the plan
 // keeper) read the first two cache lines of each 512-byte record. The processor's stride prefetcher does not
 // carry a stride across a 4 KiB page, which holds eight records, so those walks ask for a record a few places
-// ahead themselves.
+// ahead themselves; so do the walks over every machine record that read its state.
 #include <cstddef>
 #include <vector>
 
