@@ -145,10 +145,10 @@ struct alignas(64) job_rec {
   int group = -1;  // its user's innermost share group in its class's tree (set on arrival); -1: none
   std::int64_t demand = 0;
   std::int64_t pfs_qshares = 0;
-  // What How Much last wrote a "counted nothing" text from (its inputs packed; 0: not such a text), cleared
-  // by every other write of the text (core/reason_text.hpp) and by drop_indexes (user slots change): an
-  // equal key means the text standing is the one these inputs give. Some 40,000 jobs wait a round at 50,000
-  // nodes; their texts are not read again.
+  // What How Much last wrote a "counted nothing" text from (its inputs packed, bit 63 set), or the fixed
+  // text last written (its literal's address); 0: neither. Cleared by every other write of the text
+  // (core/reason_text.hpp) and by drop_indexes (user slots change): an equal key means the text standing is
+  // the one these inputs give. Some 40,000 jobs wait a round at 50,000 nodes; their texts are not read again.
   std::uint64_t reason_key = 0;
   // Moves whenever reason_text changes (set_reason, core/reason_text.hpp), so that the plan keeper tells an
   // unchanged text by an integer compare, not by reading both texts of every waiting job every round. Its

@@ -83,6 +83,19 @@ TEST_CASE("set_reason and set_reason_text move a job's reason version only when 
   CHECK(j.reason_text == "Waiting for defragmentation.");
   CHECK(j.reason == reason_code::waiting_for_defragmentation);
   CHECK(j.reason_version == arrival + 7);
+  // A fixed text is known by its literal only until another text is written over it.
+  set_reason(j, reason_code::no_share_counted, "other");
+  CHECK(j.reason_version == arrival + 8);
+  set_reason_text(j, reason_code::waiting_for_defragmentation, "Waiting for defragmentation.");
+  CHECK(j.reason_text == "Waiting for defragmentation.");
+  CHECK(j.reason_version == arrival + 9);
+  // The same text written in parts, then as the literal: compared, and the version stays.
+  set_reason(j, reason_code::no_share_counted, "Waiting for ", "preemptions.");
+  CHECK(j.reason_version == arrival + 10);
+  set_reason_text(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
+  CHECK(j.reason_text == "Waiting for preemptions.");
+  CHECK(j.reason == reason_code::waiting_for_preemptions);
+  CHECK(j.reason_version == arrival + 10);
 }
 
 TEST_CASE("A job counted nothing while its user's share went to the user's other jobs says so") {
