@@ -12,6 +12,7 @@ packages=(
   zlib1g-dev                      # compressing rotated log files
   libtomlplusplus-dev             # native configuration (TOML)
   libcli11-dev                    # command lines
+  libabsl-dev                     # abseil's open hash table (the heartbeat intake's table of nodes)
   libcpp-httplib-dev              # Prometheus metrics endpoint
   libncurses-dev                  # rmbus-top's full-screen monitor
   tmux                            # rmbus-top's screen read as users see it (tests)
