@@ -42,8 +42,10 @@ class placer {
     nonempty_.assign(m.pools.size(), std::vector<std::uint64_t>(static_cast<std::size_t>(m.max_order) / 64 + 1, 0));
     std::vector<std::pair<int, int>> by_rank;  // (rank, machine)
     by_rank.reserve(m.machines.size());
-    for (std::size_t i = 0; i < m.machines.size(); ++i)
+    for (std::size_t i = 0; i < m.machines.size(); ++i) {
+      prefetch_ahead(m.machines, i);
       if (indexed(static_cast<int>(i))) by_rank.emplace_back(rank_[i], static_cast<int>(i));
+    }
     std::sort(by_rank.begin(), by_rank.end());
     for (const auto& [r, mc] : by_rank) {
       const auto& mach = m.machines[static_cast<std::size_t>(mc)];
@@ -267,8 +269,10 @@ void what_of(cluster_model& m) {
   }
 
   // Jobs still short: the space is being freed (defragmentation may refine the reason).
-  for (int ji : short_jobs) {
-    auto& j = m.jobs[static_cast<std::size_t>(ji)];
+  for (std::size_t k = 0; k < short_jobs.size(); ++k) {
+    if (k + records_ahead < short_jobs.size())
+      prefetch_record(&m.jobs[static_cast<std::size_t>(short_jobs[k + records_ahead])]);
+    auto& j = m.jobs[static_cast<std::size_t>(short_jobs[k])];
     if (m.current(j) < j.given && (j.reason == reason_code::none)) {
       bool any_host = j.item.hosts.empty();
       if (!any_host)
