@@ -1,6 +1,7 @@
 #include "core/plan_keeper.hpp"
 
 #include <algorithm>
+#include <cstddef>
 #include <utility>
 
 #include "core/held_back.hpp"
@@ -73,6 +74,12 @@ const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t no
   c.evicted = m.round_evicted;
   return plan_;
 }
+
+// inputs_of reads these of every record every round, in slot order, and the walk asks for two cache lines a
+// record (core/prefetch.hpp): a field past the second costs a miss per job (decided_by once sat in the third).
+static_assert(offsetof(job_rec, cap) + offsetof(job_cap_result, decided_by) + sizeof(const char*) <= 128 &&
+                  offsetof(job_rec, reason_version) + sizeof(std::uint64_t) <= 128,
+              "a field the plan keeper compares left the first two cache lines of job_rec");
 
 plan_keeper::fill_inputs plan_keeper::inputs_of(const job_rec& j) {
   fill_inputs in;
