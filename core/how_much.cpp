@@ -443,8 +443,8 @@ struct fair_share_counter {
     // only with the job's own situation. Each user's part is written once.
     std::vector<std::string> nothing_for(by_user.size());
     for (std::size_t k = 0; k < split.jobs.size(); ++k) {
-      if (k + records_ahead < split.jobs.size())  // the records are written in slot order, with gaps
-        prefetch_record(&m.jobs[static_cast<std::size_t>(split.jobs[k + records_ahead].slot)]);
+      // The records are written in slot order, with gaps.
+      prefetch_listed(m.jobs, split.jobs, k, [](const class_job& x) { return x.slot; });
       const class_job& x = split.jobs[k];
       auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
       const auto& u = by_user[static_cast<std::size_t>(x.user)];

@@ -26,4 +26,13 @@ template <class Record>
   if (i + records_ahead < records.size()) prefetch_record(&records[i + records_ahead]);
 }
 
+// The same for a walk over records in the order of a list: asks for the record that the entry records_ahead
+// places after entry k names (slot_of gives an entry's index into records).
+template <class Record, class List, class SlotOf>
+[[gnu::always_inline]] inline void prefetch_listed(const std::vector<Record>& records, const List& list,
+                                                   std::size_t k, SlotOf slot_of) {
+  if (k + records_ahead < list.size())
+    prefetch_record(&records[static_cast<std::size_t>(slot_of(list[k + records_ahead]))]);
+}
+
 }  // namespace rmbus::core

@@ -270,8 +270,7 @@ void what_of(cluster_model& m) {
 
   // Jobs still short: the space is being freed (defragmentation may refine the reason).
   for (std::size_t k = 0; k < short_jobs.size(); ++k) {
-    if (k + records_ahead < short_jobs.size())
-      prefetch_record(&m.jobs[static_cast<std::size_t>(short_jobs[k + records_ahead])]);
+    prefetch_listed(m.jobs, short_jobs, k, [](int slot) { return slot; });
     auto& j = m.jobs[static_cast<std::size_t>(short_jobs[k])];
     if (m.current(j) < j.given && (j.reason == reason_code::none)) {
       bool any_host = j.item.hosts.empty();
