@@ -1,6 +1,7 @@
 #include "messages/utf8.hpp"
 
 #include <cstdint>
+#include <cstring>
 
 namespace rmbus::messages {
 
@@ -32,6 +33,15 @@ std::size_t utf8_sequence_length(std::string_view s, std::size_t at) {
 
 bool valid_utf8(std::string_view s) {
   for (std::size_t i = 0; i < s.size();) {
+    // Runs of ASCII eight bytes at a time: nearly all text on the bus (names, ids, states) is ASCII.
+    std::uint64_t word = 0;
+    if (s.size() - i >= sizeof word) {
+      std::memcpy(&word, s.data() + i, sizeof word);
+      if ((word & 0x8080808080808080u) == 0) {
+        i += sizeof word;
+        continue;
+      }
+    }
     const auto n = utf8_sequence_length(s, i);
     if (n == 0) return false;
     i += n;

@@ -230,4 +230,40 @@ std::optional<keyed_map> peek_keyed_map(std::string_view bytes, std::string_view
   return keyed_map{*found, bytes.substr(0, c.at)};
 }
 
+std::optional<std::size_t> read_flat_map(std::string_view body, std::span<flat_entry> out,
+                                         std::size_t max_string_bytes) {
+  cursor c{body};
+  std::uint64_t entries = 0;
+  if (!map_header(c, entries) || entries > out.size()) return std::nullopt;
+  const auto string_at = [&](std::string_view& s) {
+    std::uint64_t len = 0;
+    if (!str_header(c, len) || len > max_string_bytes || len > c.left()) return false;
+    s = body.substr(c.at, len);
+    return c.take(len);
+  };
+  for (std::uint64_t i = 0; i < entries; ++i) {
+    auto& e = out[i];
+    if (!string_at(e.key) || c.left() == 0) return std::nullopt;
+    const auto tag = static_cast<unsigned char>(c.b[c.at]);
+    if (tag <= 0x7f) {
+      e.type = flat_entry::kind::uint;
+      e.uint = tag;
+      c.take(1);
+    } else if (tag >= 0xcc && tag <= 0xcf) {
+      e.type = flat_entry::kind::uint;
+      c.take(1);
+      if (!c.big_endian(std::size_t{1} << (tag - 0xcc), e.uint)) return std::nullopt;
+    } else if (tag == 0xc2 || tag == 0xc3) {
+      e.type = flat_entry::kind::boolean;
+      e.uint = tag == 0xc3 ? 1 : 0;
+      c.take(1);
+    } else {
+      e.type = flat_entry::kind::str;
+      if (!string_at(e.str)) return std::nullopt;
+    }
+  }
+  if (c.left() != 0) return std::nullopt;
+  return static_cast<std::size_t>(entries);
+}
+
 }  // namespace rmbus::messages::detail

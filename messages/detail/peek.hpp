@@ -10,8 +10,10 @@
 //
 // Thread-safety: a free function over its arguments.
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace rmbus::messages::detail {
@@ -50,5 +52,23 @@ struct keyed_map {
   std::string_view bytes;
 };
 std::optional<keyed_map> peek_keyed_map(std::string_view bytes, std::string_view key);
+
+// One entry of a flat map (read_flat_map), which writes the key, the type and that type's field. No member
+// initializers: an array of them is scratch for each heartbeat, and zeroing it cost a third of the decode.
+struct flat_entry {
+  enum class kind : std::uint8_t { uint, str, boolean };
+  std::string_view key;
+  kind type;
+  std::uint64_t uint;    // kind::uint; kind::boolean as 0 or 1
+  std::string_view str;  // kind::str, into the body
+};
+
+// The entries of `body`, in order, when the body is exactly one map (nothing after it) of at most out.size()
+// entries whose keys are strings and whose values are unsigned integers (positive fixint, uint 8 to 64),
+// strings or booleans, no string longer than max_string_bytes: their count. nullopt for anything else,
+// which is the caller's cue to decode the body fully (that decode says what is wrong, if anything). Checks
+// no UTF-8 and no key twice: the entries are what the bytes say.
+std::optional<std::size_t> read_flat_map(std::string_view body, std::span<flat_entry> out,
+                                         std::size_t max_string_bytes);
 
 }  // namespace rmbus::messages::detail

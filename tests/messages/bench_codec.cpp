@@ -1,9 +1,11 @@
-// Prints encode/decode figures for the two big messages (not a test: timings are never asserted on this
-// shared machine). Build in Release for meaningful numbers:
+// Prints encode/decode figures for the two big messages and for heartbeats (not a test: timings are never
+// asserted on this shared machine). Build in Release for meaningful numbers:
 //   cmake --build <build> --target bench_messages_codec && <build>/tests/messages/bench_messages_codec
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "messages/topics.hpp"
 #include "samples.hpp"
@@ -48,9 +50,29 @@ int main() {
   const double st_enc = median_ms([&] { sink += encode(env, s).size(); });
   const double st_dec = median_ms([&] { sink += decode_rm_state(topics::rm_state, st_body).value().jobs.size(); });
 
+  // 100,000 heartbeats of distinct nodes, as agents write them: decode_heartbeat (its one pass) against the
+  // full decode through the object tree, in the same run.
+  std::vector<std::string> hb_bodies;
+  for (int i = 0; i < 100'000; ++i) {
+    const auto n = std::to_string(i);
+    heartbeat hb{"node" + n, "10.0." + std::to_string(i / 256 % 256) + "." + std::to_string(i % 256), 65536, 98304,
+                 false, 32};
+    hb_bodies.push_back(encode(envelope{1, 1'000'000u + i, 1'700'000'000'000u, "agent.node" + n}, hb));
+  }
+  const double hb_one_pass = median_ms([&] {
+    for (const auto& b : hb_bodies) sink += decode_heartbeat(topics::heartbeat, b).value().memory_mb;
+  });
+  const double hb_tree = median_ms([&] {
+    for (const auto& b : hb_bodies)
+      sink += detail::decode_heartbeat_tree(topics::heartbeat, b, {}, nullptr).value().memory_mb;
+  });
+
   std::printf("workmap  10,000 items x 2 processes: %zu bytes, encode %.2f ms, decode %.2f ms (median of 5)\n",
               wm_body.size(), wm_enc, wm_dec);
   std::printf("rm.state 10,000 jobs x 4 shares:     %zu bytes, encode %.2f ms, decode %.2f ms (median of 5)\n",
               st_body.size(), st_enc, st_dec);
+  std::printf("heartbeat x 100,000 (%zu bytes each): decode_heartbeat %.1f ns each, the full decode %.1f ns each "
+              "(%.2f of it; median of 5)\n",
+              hb_bodies.front().size(), hb_one_pass * 1e6 / 100'000, hb_tree * 1e6 / 100'000, hb_one_pass / hb_tree);
   return sink == 0;  // keeps the work observable
 }

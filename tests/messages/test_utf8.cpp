@@ -2,6 +2,9 @@
 // JSON lines step through.
 #include <catch2/catch.hpp>
 
+#include <string>
+#include <string_view>
+
 #include "messages/utf8.hpp"
 
 using rmbus::messages::utf8_sequence_length;
@@ -29,4 +32,30 @@ TEST_CASE("valid_utf8 accepts whole valid strings only", "[messages][utf8]") {
   CHECK(valid_utf8("node-\xc3\xa9t\xc3\xa9"));
   CHECK_FALSE(valid_utf8("node-\xc3"));  // cut inside its last sequence
   CHECK_FALSE(valid_utf8("ok\xed\xa0\x80ok"));
+}
+
+TEST_CASE("valid_utf8 judges a sequence the same wherever it falls against the eight-byte ASCII runs",
+          "[messages][utf8]") {
+  // valid_utf8 skips ASCII eight bytes at a time: a sequence at any offset, cut at the end of the string or
+  // straddling a word, must still be seen (the reference steps sequence by sequence).
+  const auto by_sequence = [](std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+      const auto n = utf8_sequence_length(s, i);
+      if (n == 0) return false;
+      i += n;
+    }
+    return true;
+  };
+  for (const std::string seq : {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xa9", "\xff", "\xe2\x82",
+                                "\xc0\xaf", "\xed\xa0\x80", "\x80"}) {
+    for (std::size_t before = 0; before < 20; ++before) {
+      for (std::size_t after = 0; after < 12; ++after) {
+        const auto s = std::string(before, 'a') + seq + std::string(after, 'b');
+        INFO("sequence of " << seq.size() << " bytes after " << before << " ASCII, before " << after);
+        CHECK(valid_utf8(s) == by_sequence(s));
+      }
+    }
+  }
+  CHECK(valid_utf8(std::string(64, 'z')));
+  CHECK_FALSE(valid_utf8(std::string(63, 'z') + "\xc3"));
 }
