@@ -1,8 +1,11 @@
 #include "messages/heartbeat.hpp"
 
 #include <algorithm>
+#include <array>
+#include <span>
 
 #include "messages/detail/codec.hpp"
+#include "messages/detail/flat_body.hpp"
 #include "messages/detail/peek.hpp"
 
 namespace rmbus::messages {
@@ -48,56 +51,36 @@ result<heartbeat> detail::decode_heartbeat_tree(std::string_view topic, std::str
 
 std::optional<heartbeat> detail::decode_plain_heartbeat(std::string_view body, const decode_limits& limits,
                                                         envelope* env_out) {
-  // The bounds the full decode applies (detail::unpack_body), so that no body passes here that it refuses.
-  if (body.empty() || body.size() > limits.max_body_bytes || limits.max_depth < 1) return std::nullopt;
-  std::array<flat_entry, 16> entries;
-  const auto n = read_flat_map(body, entries, std::min(limits.max_string_bytes, body.size()));
-  if (!n || *n > std::min(limits.max_map_len, body.size() / 2)) return std::nullopt;
+  std::array<flat_entry, max_flat_entries> entries;
+  const auto n = read_flat_body(body, limits, entries);
+  if (!n) return std::nullopt;
+  const std::span<const flat_entry> read{entries.data(), *n};
+  envelope env;  // written to *env_out only when the whole heartbeat is taken
+  if (!read_flat_envelope(read, env_out != nullptr ? &env : nullptr)) return std::nullopt;
 
-  // The envelope's keys, then the heartbeat's (`keys`); a key twice or a value of another type: not plain.
-  static constexpr std::array<std::string_view, 5> envelope_keys{"v", "seq", "ts_ms", "src", "epoch"};
-  static constexpr std::uint64_t required_all = 0b01111 | required << envelope_keys.size();
+  // The heartbeat's keys, each at most once and of its type (envelope and unknown keys are passed over).
   using kind = flat_entry::kind;
-  static constexpr std::array<kind, 11> types{kind::uint, kind::uint,    kind::uint, kind::str,
-                                              kind::uint, kind::str,     kind::str,  kind::uint,
-                                              kind::uint, kind::boolean, kind::uint};
-  const auto index_of = [](std::string_view key) {
-    if (const auto* e = std::find(envelope_keys.begin(), envelope_keys.end(), key); e != envelope_keys.end())
-      return static_cast<std::size_t>(e - envelope_keys.begin());
-    return envelope_keys.size() +
-           static_cast<std::size_t>(std::find(keys.begin(), keys.end(), key) - keys.begin());
-  };
-  static_assert(types.size() == envelope_keys.size() + keys.size());
-  std::array<const flat_entry*, types.size()> at{};
-  std::uint64_t seen = 0;
-  for (std::size_t i = 0; i < *n; ++i) {
-    const auto& e = entries[i];
-    const auto k = index_of(e.key);
-    if (k == types.size()) continue;  // unknown: ignored, as the full decode does
-    if ((seen >> k & 1u) != 0 || e.type != types[k]) return std::nullopt;
-    seen |= std::uint64_t{1} << k;
+  static constexpr std::array<kind, keys.size()> types{kind::str,  kind::str,     kind::uint,
+                                                       kind::uint, kind::boolean, kind::uint};
+  std::array<const flat_entry*, keys.size()> at{};
+  for (const auto& e : read) {
+    const auto k = static_cast<std::size_t>(std::find(keys.begin(), keys.end(), e.key) - keys.begin());
+    if (k == keys.size()) continue;
+    if (at[k] != nullptr || e.type != types[k]) return std::nullopt;
     at[k] = &e;
   }
-  if ((seen & required_all) != required_all || at[0]->uint != schema_version) return std::nullopt;
-  const auto& src = at[3]->str;
-  const auto& node = at[5]->str;
-  if (src.empty() || node.empty() || !valid_utf8(src) || !valid_utf8(node) || !valid_utf8(at[6]->str))
-    return std::nullopt;
+  for (std::size_t k = 0; k < keys.size(); ++k)
+    if ((required >> k & 1u) != 0 && at[k] == nullptr) return std::nullopt;
+  if (at[0]->str.empty() || !valid_utf8(at[0]->str) || !valid_utf8(at[1]->str)) return std::nullopt;
 
   heartbeat msg;
-  msg.node.assign(node);
-  msg.ip.assign(at[6]->str);
-  msg.memory_mb = at[7]->uint;
-  if (at[8] != nullptr) msg.memory_total_mb = at[8]->uint;
-  if (at[9] != nullptr) msg.quiesced = at[9]->uint != 0;
-  if (at[10] != nullptr) msg.cpus = at[10]->uint;
-  if (env_out != nullptr) {
-    env_out->v = static_cast<std::uint32_t>(at[0]->uint);
-    env_out->seq = at[1]->uint;
-    env_out->ts_ms = at[2]->uint;
-    env_out->src.assign(src);
-    env_out->epoch = at[4] != nullptr ? std::optional{at[4]->uint} : std::nullopt;
-  }
+  msg.node.assign(at[0]->str);
+  msg.ip.assign(at[1]->str);
+  msg.memory_mb = at[2]->uint;
+  if (at[3] != nullptr) msg.memory_total_mb = at[3]->uint;
+  if (at[4] != nullptr) msg.quiesced = at[4]->uint != 0;
+  if (at[5] != nullptr) msg.cpus = at[5]->uint;
+  if (env_out != nullptr) *env_out = std::move(env);
   return msg;
 }
 

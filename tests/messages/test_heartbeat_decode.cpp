@@ -1,7 +1,8 @@
 // decode_heartbeat's two ways (messages/heartbeat.hpp): the one pass over a plain body and the full decode
 // through the object tree. Whatever the body, decode_heartbeat must give what the full decode gives (the same
 // heartbeat and envelope, or the same error), and the one pass may only take a body the full decode accepts,
-// with the same result. Bodies are built byte by byte, so that every MessagePack form of a value, every
+// with the same result. decode_envelope reads flat bodies the same way (messages/detail/flat_body.hpp) and
+// is held against the full decode of the envelope alike. Bodies are built byte by byte, so that every MessagePack form of a value, every
 // wrong type, duplicate, missing key, bad UTF-8, limit and truncation is reachable.
 #include <algorithm>
 #include <catch2/catch.hpp>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "messages/detail/codec.hpp"
 #include "messages/heartbeat.hpp"
 #include "messages/topics.hpp"
 #include "samples.hpp"
@@ -233,6 +235,18 @@ outcome check_agreement(std::string_view body, const decode_limits& limits) {
     REQUIRE(tree.ok());
     CHECK(*plain == tree.value());
     CHECK(env_plain == env_tree);
+  }
+  // The envelope alone: decode_envelope against the full decode it falls back on.
+  envelope env_full_decode;
+  const auto reference = detail::guarded<bool>(topic, body, limits, &env_full_decode, false,
+                                               [](const msgpack::object&) { return true; });
+  const auto env_only = decode_envelope(topic, body, limits);
+  REQUIRE(env_only.ok() == reference.ok());
+  if (reference.ok()) {
+    CHECK(env_only.value() == env_full_decode);
+  } else {
+    CHECK(env_only.error().field == reference.error().field);
+    CHECK(env_only.error().what == reference.error().what);
   }
   return {plain.has_value()};
 }
