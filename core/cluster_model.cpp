@@ -27,6 +27,7 @@ int running_by(const share_rec& s) { return s.status == share_status::running &&
 void tally(job_rec& j, const share_rec& s, int sign) {
   j.cap_current = false;  // the cap reads these counts
   j.held += sign * held_by(s);
+  j.held_q += sign * held_by(s) * s.order;
   j.running += sign * running_by(s);
   if (s.initialized) {
     j.initialized += sign;
@@ -50,7 +51,7 @@ void cluster_model::count_share(int slot) {
 
 void cluster_model::recount_jobs() {
   for (auto& j : jobs) {
-    j.held = j.running = j.initialized = j.timed_init = j.reclaiming = 0;
+    j.held = j.held_q = j.running = j.initialized = j.timed_init = j.reclaiming = 0;
     j.init_ms_sum = 0;
     j.cap_current = false;
     for (int s : j.shares) {

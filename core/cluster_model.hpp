@@ -106,42 +106,44 @@ inline constexpr std::int64_t no_time = INT64_MIN / 4;  // a time long before an
 // (How Much, What Of, preemption, defragmentation, the plan keeper) touches the first two cache lines of a
 // fair-share job's record instead of seven; the work item and the texts follow.
 struct alignas(64) job_rec {
-  bool live = false;
-  bool refused = false;
-  bool done = false;   // a service/AP whose single allocation ended: never re-allocated
-  bool needy = false;  // on the defragmentation needy list (served first in What Of)
+  // Flags, a bit each: as a byte each they left no room in the first two cache lines for held_q.
+  bool live : 1 = false;
+  bool refused : 1 = false;
+  bool done : 1 = false;   // a service/AP whose single allocation ended: never re-allocated
+  bool needy : 1 = false;  // on the defragmentation needy list (served first in What Of)
+  // `cap` and `demand` were computed from what the job is now (How Much then keeps them): cleared by every
+  // change of an input of the cap (job_caps.hpp), that is of its work item's fields, its class, its
+  // refusal or end, and its shares' counts, and by drop_indexes.
+  bool cap_current : 1 = false;
+  // reserve_machines or fixed_machines may hold machines (false: both are empty), so that the sweeps of
+  // every round over all jobs (How Much, What Of, preemption, defragmentation) read this line, not theirs.
+  bool earmarks : 1 = false;
+  reason_code reason = reason_code::none;  // per round (rebuilt by schedule())
+  reason_code refusal = reason_code::none;
   int cls = -1;
   int order = 0;
   int user_slot = -1;  // index into cluster_model::users (set by index_job)
   // current() and confirmed(), kept as counts by the share bookkeeping (count_share / uncount_share)
   // instead of a walk over the job's shares at every call (several calls per job per round).
   int held = 0;     // shares not being removed and not blacklisted
+  int held_q = 0;   // their quanta (orders summed): How Much's non-preemptable holdings, without the shares
   int running = 0;  // of which the work map has confirmed (status running)
   // Initialization of its live shares, kept the same way, for the job cap's prediction and defragmentation
   // (which otherwise read every share of every job every round).
   int initialized = 0;          // live shares whose process has initialized
   int timed_init = 0;           // of which the initialization time is known (init_ms > 0)
-  std::int64_t init_ms_sum = 0; // their initialization times
   int reclaiming = 0;           // live shares carrying a reclaim deadline (cluster_model::set_reclaim)
+  std::int64_t init_ms_sum = 0; // their initialization times
   // Sparing preemption (preemption_policy.hpp): quanta it claims as a starved claimant (What Of serves it
   // first).
   int claim_q = 0;
+  int given = 0;  // per round
   // Changes whenever a share of this job is added, removed, handed over or changes status (a value of
   // cluster_model::share_changes, never reused): the plan rebuilds the job's share list only then.
   std::uint64_t shares_version = 0;
 
   // Per round (rebuilt by schedule()).
-  int given = 0;
   int needy_machine = -1;  // machine being cleared for it by defragmentation
-  reason_code reason = reason_code::none;
-  reason_code refusal = reason_code::none;
-  // `cap` and `demand` were computed from what the job is now (How Much then keeps them): cleared by every
-  // change of an input of the cap (job_caps.hpp), that is of its work item's fields, its class, its
-  // refusal or end, and its shares' counts, and by drop_indexes.
-  bool cap_current = false;
-  // reserve_machines or fixed_machines may hold machines (false: both are empty), so that the sweeps of
-  // every round over all jobs (How Much, What Of, preemption, defragmentation) read this line, not theirs.
-  bool earmarks = false;
   int group = -1;  // its user's innermost share group in its class's tree (set on arrival); -1: none
   std::int64_t demand = 0;
   std::int64_t pfs_qshares = 0;

@@ -518,13 +518,10 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
       j.fixed_machines.clear();
       j.earmarks = false;
     }
-    if (j.cls >= 0 && m.policy_of(j) != policy::fair_share) {
-      for (int s : j.shares) {
-        const auto& sh = m.shares[static_cast<std::size_t>(s)];
-        if (!sh.removing() && !sh.blacklisted)
-          tables.np_mb[j.item.user] += static_cast<std::uint64_t>(sh.order) * m.quantum_mb;
-      }
-    }
+    // Its shares not being removed, as the share bookkeeping keeps them (job_rec::held_q): reading the shares
+    // themselves was a third of this sweep.
+    if (j.held_q > 0 && j.cls >= 0 && m.policy_of(j) != policy::fair_share)
+      tables.np_mb[j.item.user] += static_cast<std::uint64_t>(j.held_q) * m.quantum_mb;
     if (j.refused || j.cls < 0 || m.classes[static_cast<std::size_t>(j.cls)].pool < 0) continue;
     const auto user =
         j.user_slot < 0 ? 0 : static_cast<std::uint64_t>(m.user_rank[static_cast<std::size_t>(j.user_slot)]);

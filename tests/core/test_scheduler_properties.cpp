@@ -70,11 +70,12 @@ int check_bookkeeping(const cluster_model& m) {
   }
   for (const auto& j : m.jobs) {
     if (!j.live) continue;
-    int held = 0, running = 0, initialized = 0, timed = 0;
+    int held = 0, held_q = 0, running = 0, initialized = 0, timed = 0;
     std::int64_t init_sum = 0;
     for (int s : j.shares) {
       const auto& sh = m.shares[static_cast<std::size_t>(s)];
       held += !sh.removing() && !sh.blacklisted;
+      held_q += !sh.removing() && !sh.blacklisted ? sh.order : 0;
       running += sh.status == share_status::running && !sh.blacklisted;
       initialized += sh.initialized;
       timed += sh.initialized && sh.init_ms > 0;
@@ -82,6 +83,7 @@ int check_bookkeeping(const cluster_model& m) {
     }
     INFO("job " << j.item.id);
     REQUIRE(j.held == held);
+    REQUIRE(j.held_q == held_q);
     REQUIRE(j.running == running);
     REQUIRE(j.initialized == initialized);
     REQUIRE(j.timed_init == timed);
