@@ -187,8 +187,8 @@ struct fair_share_counter {
         w_sum += ents[i].weight;
         gathered[i] = std::move(jobs_of_class[static_cast<std::size_t>(here[i])]);
         const auto& jobs = gathered[i];
-        const auto job_at = [&](std::size_t k) -> const class_job& { return jobs[k]; };
-        ents[i].wanted = wants_by_order(0, jobs.size(), job_at);
+        ents[i].wanted =
+            wants_by_order(0, jobs.size(), [&](std::size_t k) { return std::pair{jobs[k].order, jobs[k].cap}; });
       }
       std::vector<std::vector<std::pair<int, std::int64_t>>> class_wanted(here.size());
       for (std::size_t i = 0; i < here.size(); ++i) class_wanted[i] = ents[i].wanted;
@@ -238,19 +238,21 @@ struct fair_share_counter {
     std::size_t at;
   };
   std::vector<keyed> by_key, by_key_scratch;
+  std::vector<std::pair<int, std::int64_t>> want_in_key_order;  // compute_split's: each job's (order, cap)
+  std::vector<int> user_of_rank;                                // compute_split's: a user's place in by_user
 
-  // What jobs job_at(first) .. job_at(last - 1) want together: per order, ascending, the sum of their caps
-  // (orders are small: How Much leaves out the jobs no machine of the pool can hold).
-  template <class JobAt>
-  std::vector<std::pair<int, std::int64_t>> wants_by_order(std::size_t first, std::size_t last,
-                                                          JobAt job_at) {
+  // What jobs want_of(first) .. want_of(last - 1) want together (want_of(k): a job's (order, cap)): per
+  // order, ascending, the sum of their caps (orders are small: How Much leaves out the jobs no machine of
+  // the pool can hold).
+  template <class WantOf>
+  std::vector<std::pair<int, std::int64_t>> wants_by_order(std::size_t first, std::size_t last, WantOf want_of) {
     int top = 0;
-    for (std::size_t k = first; k != last; ++k) top = std::max(top, job_at(k).order);
+    for (std::size_t k = first; k != last; ++k) top = std::max(top, want_of(k).first);
     cap_by_order.assign(static_cast<std::size_t>(top) + 1, -1);  // -1: no job of that order
     for (std::size_t k = first; k != last; ++k) {
-      const class_job& x = job_at(k);
-      auto& sum = cap_by_order[static_cast<std::size_t>(std::max(0, x.order))];
-      sum = std::max<std::int64_t>(sum, 0) + x.cap;
+      const auto [order, cap] = want_of(k);
+      auto& sum = cap_by_order[static_cast<std::size_t>(std::max(0, order))];
+      sum = std::max<std::int64_t>(sum, 0) + cap;
     }
     std::vector<std::pair<int, std::int64_t>> wanted;
     for (std::size_t o = 0; o < cap_by_order.size(); ++o)
@@ -342,19 +344,30 @@ struct fair_share_counter {
     for (std::size_t k = 0; k < cj.size(); ++k) by_key[k] = {cj[k].key, k};
     radix_sort(by_key, by_key_scratch, [](const keyed& x) { return x.key; });
     const auto job_at = [&](std::size_t k) -> class_job& { return cj[by_key[k].at]; };
-    auto& by_user = split.by_user;
+    // What the users' splits read of each job, gathered in key order in one pass: the jobs lie in slot order,
+    // and the passes below, reading them in key order, each missed the cache at nearly every job.
+    want_in_key_order.resize(cj.size());
     for (std::size_t k = 0; k < cj.size(); ++k) {
-      class_job& x = job_at(k);
-      const auto rank = static_cast<int>(x.key >> 32);
-      if (by_user.empty() || static_cast<int>(job_at(by_user.back().begin).key >> 32) != rank)
-        by_user.push_back({x.user_slot, k, k});
-      by_user.back().end = k + 1;
-      x.user = static_cast<int>(by_user.size()) - 1;
+      prefetch_listed(cj, by_key, k, [](const keyed& x) { return x.at; });
+      want_in_key_order[k] = {job_at(k).order, job_at(k).cap};
     }
+    const auto want_of = [&](std::size_t k) { return want_in_key_order[k]; };
+    // The users' spans from the keys alone (the user's rank is the key's high half), and each job's user
+    // written in slot order through the ranks.
+    auto& by_user = split.by_user;
+    const auto rank_of = [&](std::size_t k) { return static_cast<std::size_t>(by_key[k].key >> 32); };
+    for (std::size_t k = 0; k < cj.size(); ++k) {
+      if (by_user.empty() || rank_of(by_user.back().begin) != rank_of(k))
+        by_user.push_back({job_at(k).user_slot, k, k});
+      by_user.back().end = k + 1;
+    }
+    user_of_rank.assign(cj.empty() ? 0 : rank_of(cj.size() - 1) + 1, -1);
+    for (std::size_t i = 0; i < by_user.size(); ++i) user_of_rank[rank_of(by_user[i].begin)] = static_cast<int>(i);
+    for (auto& x : cj) x.user = user_of_rank[static_cast<std::size_t>(x.key >> 32)];
     free_blocks class_blocks = blocks_of(orders, cls.given);
     std::vector<apportion_entity> users(by_user.size());
     for (std::size_t i = 0; i < by_user.size(); ++i)
-      users[i].wanted = wants_by_order(by_user[i].begin, by_user[i].end, job_at);
+      users[i].wanted = wants_by_order(by_user[i].begin, by_user[i].end, want_of);
     std::vector<std::vector<std::pair<int, std::int64_t>>> user_orders(users.size());
     for (std::size_t i = 0; i < users.size(); ++i) user_orders[i] = users[i].wanted;
     const share_tree& tree = m.tree_of(c);
@@ -384,8 +397,8 @@ struct fair_share_counter {
       split.user_qshares[ui] = users[ui].given_qshares();
       if (keep_parts) {
         split.user_parts.push_back({span.user_slot, user_orders[ui], users[ui].given, split.job_wants.size(), n_jobs});
-        for (std::size_t k = 0; k < n_jobs; ++k)
-          split.job_wants.emplace_back(job_at(span.begin + k).order, job_at(span.begin + k).cap);
+        const auto first = want_in_key_order.begin() + static_cast<std::ptrdiff_t>(span.begin);
+        split.job_wants.insert(split.job_wants.end(), first, first + static_cast<std::ptrdiff_t>(n_jobs));
       }
       if (const auto* part = kept_part(kept, span.user_slot);
           part != nullptr && part->count == n_jobs && part->orders == user_orders[ui] && part->given == users[ui].given &&
@@ -407,7 +420,7 @@ struct fair_share_counter {
       if (jes.size() < n_jobs) jes.resize(n_jobs);
       for (std::size_t k = 0; k < n_jobs; ++k) {
         jes[k].weight = 1;
-        jes[k].wanted.assign(1, {job_at(span.begin + k).order, job_at(span.begin + k).cap});
+        jes[k].wanted.assign(1, want_of(span.begin + k));
       }
       apportion_qshares(jes.data(), n_jobs, user_blocks, apportion_ws);
       for (std::size_t k = 0; k < n_jobs; ++k) {
