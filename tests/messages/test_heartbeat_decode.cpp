@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "messages/detail/codec.hpp"
@@ -286,23 +287,22 @@ TEST_CASE("the one pass leaves every faulty body to the full decode, which says 
   CHECK(dup.error().field == "node");
   CHECK(dup.error().what == "duplicate key");
 
-  // Limits the full decode applies are applied before the one pass takes a body.
-  decode_limits tight;
-  tight.max_string_bytes = 2;  // "node" as a key is longer
-  CHECK_FALSE(detail::decode_plain_heartbeat(good, tight, nullptr).has_value());
-  CHECK_FALSE(decode_heartbeat(topic, good, tight).ok());
-  tight = {};
-  tight.max_map_len = 3;
-  CHECK_FALSE(detail::decode_plain_heartbeat(good, tight, nullptr).has_value());
-  CHECK_FALSE(decode_heartbeat(topic, good, tight).ok());
-  tight = {};
-  tight.max_body_bytes = good.size() - 1;
-  CHECK_FALSE(detail::decode_plain_heartbeat(good, tight, nullptr).has_value());
-  CHECK_FALSE(decode_heartbeat(topic, good, tight).ok());
-  tight = {};
-  tight.max_depth = 0;
-  CHECK_FALSE(detail::decode_plain_heartbeat(good, tight, nullptr).has_value());
-  CHECK_FALSE(decode_heartbeat(topic, good, tight).ok());
+  // Limits the full decode applies are applied before the one pass takes a body: each one alone, just
+  // below what this body needs, keeps it from the one pass, and the full decode refuses it.
+  std::vector<std::pair<const char*, decode_limits>> tight(4);
+  tight[0] = {"max_string_bytes", {}};
+  tight[0].second.max_string_bytes = 2;  // "node" as a key is longer
+  tight[1] = {"max_map_len", {}};
+  tight[1].second.max_map_len = 3;
+  tight[2] = {"max_body_bytes", {}};
+  tight[2].second.max_body_bytes = good.size() - 1;
+  tight[3] = {"max_depth", {}};
+  tight[3].second.max_depth = 0;
+  for (const auto& [name, limits] : tight) {
+    INFO(name);
+    CHECK_FALSE(detail::decode_plain_heartbeat(good, limits, nullptr).has_value());
+    CHECK_FALSE(decode_heartbeat(topic, good, limits).ok());
+  }
 }
 
 TEST_CASE("decode_heartbeat gives what the full decode gives, over random bodies good and bad") {
