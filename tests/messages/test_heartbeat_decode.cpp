@@ -2,8 +2,9 @@
 // through the object tree. Whatever the body, decode_heartbeat must give what the full decode gives (the same
 // heartbeat and envelope, or the same error), and the one pass may only take a body the full decode accepts,
 // with the same result. decode_envelope reads flat bodies the same way (messages/detail/flat_body.hpp) and
-// is held against the full decode of the envelope alike. Bodies are built byte by byte, so that every MessagePack form of a value, every
-// wrong type, duplicate, missing key, bad UTF-8, limit and truncation is reachable.
+// is held against the full decode of the envelope alike. Bodies are built byte by byte, so that every
+// MessagePack form of a value, every wrong type, duplicate, missing key, bad UTF-8, limit and truncation is
+// reachable.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
