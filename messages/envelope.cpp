@@ -50,8 +50,8 @@ class envelope_visitor : public msgpack::null_visitor {
     const std::string_view s{p, n};
     if (depth_ == 1 && in_key_) {
       key_ = -1;
-      for (int i = 0; i < 5; ++i)
-        if (s == names[i]) key_ = i;
+      for (std::size_t i = 0; i < detail::envelope_keys.size(); ++i)
+        if (s == detail::envelope_keys[i]) key_ = static_cast<int>(i);
       if (key_ >= 0) {
         if (seen_ & (1u << key_)) return false;  // duplicate
         seen_ |= 1u << key_;
@@ -90,8 +90,6 @@ class envelope_visitor : public msgpack::null_visitor {
   envelope env;
 
  private:
-  static constexpr std::string_view names[5] = {"v", "seq", "ts_ms", "src", "epoch"};
-
   bool in_root_value() const { return depth_ == 1 && !in_key_; }
   // A value that is not a container. A root key must be a string; an envelope key's value must have its type.
   bool scalar(bool wrong_for_envelope) {

@@ -190,9 +190,8 @@ void read(const msgpack::object& o, const path& at, std::vector<std::string>& ou
 }
 
 envelope read_envelope(const msgpack::object_map& root, bool keys_optional) {
-  static constexpr std::array<std::string_view, 5> names{"v", "seq", "ts_ms", "src", "epoch"};
   const path at;
-  key_set<5> keys{names};
+  key_set<envelope_keys.size()> keys{envelope_keys};
   envelope env;
   for (std::uint32_t i = 0; i < root.size; ++i) {
     const auto& kv = root.ptr[i];

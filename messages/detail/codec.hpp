@@ -180,6 +180,10 @@ void read_array(const msgpack::object& o, const path& at, std::vector<T>& out, F
 
 void read(const msgpack::object& o, const path& at, std::vector<std::string>& out);
 
+// The envelope's keys, in the order its readers number them (read_envelope, the visitor of decode_envelope,
+// read_flat_envelope).
+inline constexpr std::array<std::string_view, 5> envelope_keys{"v", "seq", "ts_ms", "src", "epoch"};
+
 // Reads v/seq/ts_ms/src from a body's root map. When `keys_optional` (admin requests and replies), absent
 // keys keep their defaults; present keys are still type-checked.
 envelope read_envelope(const msgpack::object_map& root, bool keys_optional);

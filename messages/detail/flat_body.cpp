@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 
+#include "messages/detail/codec.hpp"
 #include "messages/utf8.hpp"
 
 namespace rmbus::messages::detail {
@@ -19,10 +20,11 @@ std::optional<std::size_t> read_flat_body(std::string_view body, const decode_li
 }
 
 bool read_flat_envelope(std::span<const flat_entry> entries, envelope* out) {
-  static constexpr std::array<std::string_view, 5> names{"v", "seq", "ts_ms", "src", "epoch"};
+  const auto& names = envelope_keys;
   using kind = flat_entry::kind;
-  static constexpr std::array<kind, 5> types{kind::uint, kind::uint, kind::uint, kind::str, kind::uint};
-  std::array<const flat_entry*, names.size()> at{};
+  static constexpr std::array<kind, envelope_keys.size()> types{kind::uint, kind::uint, kind::uint, kind::str,
+                                                                kind::uint};
+  std::array<const flat_entry*, envelope_keys.size()> at{};
   for (const auto& e : entries) {
     const auto k = static_cast<std::size_t>(std::find(names.begin(), names.end(), e.key) - names.begin());
     if (k == names.size()) continue;
