@@ -62,6 +62,9 @@ struct options {
   int events_heartbeat_ms = 1000;
   // --preemption-policy: the RM's [scheduling] preemption_policy, "ducc" (its default) or "sparing".
   bool sparing_preemption = false;
+  // --events-detail: the events phase also prints each change's latency and each round's stages, so that a
+  // slow one in the tail can be told apart from the rest.
+  bool events_detail = false;
 };
 
 load_keys make_keys(const std::string& work_dir);

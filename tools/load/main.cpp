@@ -57,6 +57,8 @@ int main(int argc, char** argv) {
   app.add_option("--events-heartbeat-ms", o.events_heartbeat_ms,
                  "how often each node heartbeats in the events phase (default 1000)")
       ->check(CLI::Range(100, 60000));
+  app.add_flag("--events-detail", o.events_detail,
+               "events: also print each change's latency and each round's stages (the tail's causes)");
   app.add_flag("--latency-after-settle", o.latency_after_settle,
                "the latency phase times its maps after the RM's settle window (full rounds), not inside it");
   std::string preemption_policy = "ducc";

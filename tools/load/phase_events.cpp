@@ -1,5 +1,6 @@
 // Phase events: changes published as delta work maps, each timed to the rm.state that answers it.
 #include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -61,6 +62,7 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
   obs.round_stage_ms.clear();
   obs.changes_listed.clear();
   std::vector<std::pair<std::uint64_t, clock_type::time_point>> sent;  // (seq, when) per change
+  std::vector<const char*> kinds;                                        // and what it was
   const auto t0 = clock_type::now();
   for (int i = 0; i < o.events; ++i) {
     std::this_thread::sleep_until(t0 + std::chrono::milliseconds(static_cast<std::int64_t>(i) * o.event_ms));
@@ -77,11 +79,13 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
       items.emplace(w.id, w);
       d.added.push_back(std::move(w));
       ++f.arrivals;
+      kinds.push_back("arrival");
     } else {
       d.removed.push_back(running.back());
       items.erase(running.back());
       running.pop_back();
       ++f.completions;
+      kinds.push_back("completion");
     }
     const auto at = clock_type::now();
     base = orch.publish(topic, d);
@@ -98,13 +102,20 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
     }
   }
   obs.wait([&] { return !obs.state_for_map.empty() && obs.state_for_map.rbegin()->first >= base; }, 60s);
-  for (const auto& [seq, at] : sent) {
+  std::vector<std::string> detail;
+  for (std::size_t i = 0; i < sent.size(); ++i) {
+    const auto& [seq, at] = sent[i];
     auto answer = obs.state_for_map.lower_bound(seq);
     if (answer == obs.state_for_map.end()) {
       ++f.unanswered;
+      detail.push_back("events: change " + std::to_string(i) + " (" + kinds[i] + "): unanswered");
       continue;
     }
     f.ms.push_back(std::chrono::duration<double, std::milli>(answer->second - at).count());
+    char line[128];
+    std::snprintf(line, sizeof line, "events: change %zu (%s, map %llu): %.1f ms", i, kinds[i],
+                  static_cast<unsigned long long>(seq), f.ms.back());
+    detail.emplace_back(line);
   }
   f.rounds = obs.state_for_map.size();
   // The pools' own part of the path (rm.cycle total: apply_work + schedule) in the rounds of the changes.
@@ -143,6 +154,18 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
               stage_median(&observer::round_stages::how_much), stage_median(&observer::round_stages::what_of),
               stage_median(&observer::round_stages::preempt), stage_median(&observer::round_stages::defrag),
               stage_median(&observer::round_stages::rest));
+  if (o.events_detail) {
+    for (const auto& line : detail) std::printf("%s\n", line.c_str());
+    // In the order they were seen; a round's jobs listed are those of the rm.schedule.changes seen in its place.
+    for (std::size_t i = 0; i < f.round_stages.size() && i < f.round_ms.size(); ++i) {
+      const auto& r = f.round_stages[i];
+      std::string listed;
+      if (i < f.changes_listed.size()) listed = ", " + std::to_string(std::lround(f.changes_listed[i])) + " jobs listed";
+      std::printf("events: round %zu: %.1f ms (How Much %.1f, What Of %.1f, preemption %.1f, defragmentation %.1f, "
+                  "the rest %.1f)%s\n",
+                  i, f.round_ms[i], r.how_much, r.what_of, r.preempt, r.defrag, r.rest, listed.c_str());
+    }
+  }
   if (!f.changes_listed.empty())
     std::printf("events: jobs each rm.schedule.changes listed (changed, new or removed): median %.0f, max %.0f "
                 "(%zu messages)\n",
