@@ -264,7 +264,7 @@ void update_state(publication_state& st, const messages::rm_schedule_changes* ro
     auto& fresh = std::get<messages::rm_state>(*st.last_state);
     fresh.jobs = list_round(st.tables, st.expected, st.refused);
     // Each entry packed once here; later rounds pack only the entries they change.
-    fresh.encoded_jobs.reserve(fresh.jobs.size());
+    fresh.encoded_jobs.reserve(fresh.jobs.capacity());
     for (const auto& j : fresh.jobs) fresh.encoded_jobs.push_back(messages::encode_job_entry(j));
     st.state_in_step = true;
   } else {

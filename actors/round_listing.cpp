@@ -79,8 +79,9 @@ std::vector<messages::job_schedule> list_round(const plan_tables& tables, const 
     listed.push_back(table);
     n += table->size();
   }
+  // With room: this listing becomes rm.state, which the next rounds' arrivals are inserted into in place.
   std::vector<messages::job_schedule> jobs;
-  jobs.reserve(n);
+  jobs.reserve(core::with_room_to_grow(n));
   for (const auto* t : listed)
     for (const auto& [id, j] : *t) jobs.push_back(j);
   // One pool and no refusals, the common case: its table is the round, already in id order.
@@ -90,7 +91,7 @@ std::vector<messages::job_schedule> list_round(const plan_tables& tables, const 
   // and of a job id in several places the last one (the later pool, a refusal last of all) is kept.
   std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
   std::vector<messages::job_schedule> unique;
-  unique.reserve(jobs.size());
+  unique.reserve(core::with_room_to_grow(jobs.size()));
   for (auto& j : jobs) {
     if (!unique.empty() && unique.back().id == j.id) unique.back() = std::move(j);
     else unique.push_back(std::move(j));

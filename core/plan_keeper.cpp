@@ -170,8 +170,8 @@ void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
   }
   std::vector<job_plan> jobs;
   std::vector<source> sources;
-  jobs.reserve(m.jobs_by_id.size());
-  sources.reserve(m.jobs_by_id.size());
+  jobs.reserve(with_room_to_grow(m.jobs_by_id.size()));  // the next arrivals are edited in place
+  sources.reserve(with_room_to_grow(m.jobs_by_id.size()));
   std::size_t old = 0;
   if (ordered) {
     for (std::size_t k = 0; k < order.slots->size(); ++k)

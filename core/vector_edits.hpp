@@ -13,6 +13,9 @@
 
 namespace rmbus::core {
 
+// The capacity a vector of `n` elements that will take a few more gets: an eighth more (see below).
+inline std::size_t with_room_to_grow(std::size_t n) { return n + n / 8 + 16; }
+
 enum class vector_edit_kind {
   insert_before,  // a new element before the element at `at` (at == size(): at the end)
   erase,          // the element at `at` goes
@@ -38,6 +41,10 @@ void apply_vector_edits(std::vector<T>& v, const std::vector<vector_edit>& edits
     erases += e.what == vector_edit_kind::erase ? 1 : 0;
   }
   const std::size_t n_after = n + inserts - erases;
+  // Room for an eighth more when the vector must grow: a vector built whole by one call (a first round's
+  // 100,000 plan entries) has none, and std::vector would move it to a buffer twice its size at the next
+  // single insertion, faulting in 20 MB on the path of one arrival (docs/performance.md).
+  if (n_after > v.capacity()) v.reserve(with_room_to_grow(n_after));
   if (n_after > n) v.resize(n_after);
 
   // The runs of kept elements between edits, each with the shift it takes (insertions before it minus

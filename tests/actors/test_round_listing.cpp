@@ -265,3 +265,35 @@ TEST_CASE("a few jobs coming and going are inserted and erased where they lie an
   round({11, 13, 15, 17, 19}, {10, 12, 14, 16, 18});
   CHECK(state.jobs.size() == expected.size());
 }
+
+TEST_CASE("a listing made whole keeps room: the next rounds' arrivals are inserted without moving it") {
+  // rm.state after a full round is list_round's listing; a change's round inserts its arrivals into it in
+  // place. Without room, the first arrival moved all 100,000 entries to a larger array on the path of a change.
+  plan_tables tables;
+  msg::pool_plan p;
+  p.pool = "alpha";
+  p.generation = 1;
+  p.plan_seq = 1;
+  for (int k = 0; k < 2000; ++k) p.jobs.push_back(msg::job_schedule{});
+  for (int k = 0; k < 2000; ++k) p.jobs[static_cast<std::size_t>(k)].id = job_id(2 * k);  // even ids only
+  REQUIRE(tables.receive(p).follows);
+  tables.apply(p);
+  for (const bool one_pool : {true, false}) {
+    INFO((one_pool ? "one pool" : "a pool and a refusal (sorted and merged)"));
+    const std::vector<msg::refused_work> refused{{job_id(9999), "u1", "no class"}};
+    auto state = state_of(1, list_round(tables, {"alpha"}, one_pool ? std::vector<msg::refused_work>{} : refused));
+    state.encoded_jobs.reserve(state.jobs.capacity());  // as publication keeps them
+    const auto* jobs = state.jobs.data();
+    const auto* encoded = state.encoded_jobs.data();
+    for (int k = 0; k < 100; ++k) {
+      msg::job_schedule arrival;
+      arrival.id = job_id(40 * k + 1);  // odd: new, spread over the listing
+      apply_listing_changes(state, {arrival}, {});
+      REQUIRE(state.jobs.data() == jobs);
+      REQUIRE(state.encoded_jobs.data() == encoded);
+    }
+    CHECK(std::is_sorted(state.jobs.begin(), state.jobs.end(),
+                         [](const auto& a, const auto& b) { return a.id < b.id; }));
+    CHECK(state.jobs.size() == (one_pool ? 2100u : 2101u));
+  }
+}

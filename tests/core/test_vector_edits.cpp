@@ -123,3 +123,22 @@ TEST_CASE("seeded random merges: one pass gives the merged list with every visit
     CHECK(v == expected);
   }
 }
+
+TEST_CASE("a vector that edits grow keeps room: the next insertions do not move it to another buffer") {
+  // A first round builds 100,000 plan entries by insertions into an empty vector; the arrivals after it are
+  // single insertions, which must not move every entry (the pointer to the first element stays).
+  std::vector<std::string> v;
+  std::vector<vector_edit> build;
+  for (int k = 0; k < 1000; ++k) build.push_back({vector_edit_kind::insert_before, 0});
+  apply_vector_edits(v, build, [](std::size_t k, std::string& s) { s = name_of(static_cast<int>(k)); });
+  REQUIRE(v.size() == 1000);
+  CHECK(v.capacity() >= with_room_to_grow(1000));
+  const auto* buffer = v.data();
+  for (int arrival = 0; arrival < 100; ++arrival) {
+    apply_vector_edits(v, {{vector_edit_kind::insert_before, v.size() / 2}},
+                       [&](std::size_t, std::string& s) { s = "arrival-" + std::to_string(arrival); });
+    REQUIRE(v.data() == buffer);
+  }
+  CHECK(v.size() == 1100);
+  CHECK(v[1099 / 2] == "arrival-99");  // the last arrival went to the middle of the vector as it then was
+}
