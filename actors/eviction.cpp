@@ -52,21 +52,12 @@ void ask_snapshot(eviction_actor* self) {
   route(self, st.env.router, st.stamper, std::string{topics::node_sync}, messages::node_sync_request{st.stamper.src(), {}});
 }
 
-std::map<std::string, std::size_t> pool_sizes(const node_replica& nodes) {
-  std::map<std::string, std::size_t> sizes;
-  for (const auto& [name, e] : nodes.nodes()) ++sizes[e.pool];
-  return sizes;
-}
-
-// Carries out what the guard decided: evictions, and the events of mass losses that began or ended. `sizes`
-// (nodes per pool) is counted here only if a mass loss began and the caller had no need to count them: a
-// count walks every node, and most calls (a batch of heartbeats that changed nothing) act on nothing.
-void act(eviction_actor* self, const mass_loss_guard::actions& a,
-         std::optional<std::map<std::string, std::size_t>>& sizes) {
+// Carries out what the guard decided: evictions, and the events of mass losses that began or ended.
+void act(eviction_actor* self, const mass_loss_guard::actions& a) {
   auto& st = self->state;
-  if (!a.entered.empty() && !sizes) sizes = pool_sizes(st.nodes);
+  const auto& sizes = st.nodes.pool_sizes();
   for (const auto& pool : a.entered) {
-    const auto size = sizes->count(pool) ? sizes->at(pool) : 0;
+    const auto size = sizes.count(pool) ? sizes.at(pool) : 0;
     const auto& rt = st.env.cfg->runtime;
     spdlog::warn("pool {}: more than {}% of its {} nodes went silent within one heartbeat interval: evictions "
                  "paced to {}% of the pool per interval",
@@ -95,7 +86,6 @@ void after_apply(eviction_actor* self, node_replica::outcome outcome, const std:
   auto& st = self->state;
   if (outcome == node_replica::outcome::need_snapshot) ask_snapshot(self);
   mass_loss_guard::actions a;
-  std::optional<std::map<std::string, std::size_t>> sizes;  // counted once, when a node fell silent
   const auto now = wall_clock_ms();
   // Forgotten nodes (down too long, holding nothing) leave the guard too, in one pass per pool.
   std::map<std::string, std::set<std::string>> forgotten;
@@ -108,15 +98,15 @@ void after_apply(eviction_actor* self, node_replica::outcome outcome, const std:
     if (e == nullptr) continue;
     const bool was_silent = c.before == messages::node_liveness::missing || c.before == messages::node_liveness::down;
     if (c.after == messages::node_liveness::missing && !was_silent) {
-      if (!sizes) sizes = pool_sizes(st.nodes);
-      st.guard->missing(e->pool, c.node, (*sizes)[e->pool], now, a);
+      const auto size = st.nodes.pool_sizes().find(e->pool);  // e is in the table: its pool is counted
+      st.guard->missing(e->pool, c.node, size->second, now, a);
     } else if (c.after == messages::node_liveness::down && c.before != messages::node_liveness::down) {
       st.guard->down(e->pool, c.node, now, a);
     } else if (c.after == messages::node_liveness::up && was_silent) {
       st.guard->back(e->pool, c.node);
     }
   }
-  act(self, a, sizes);
+  act(self, a);
   if (st.reapply && st.nodes.in_step()) {
     st.reapply = false;
     for (const auto& n : st.offline) node_op(self, n, messages::node_op_kind::vary_off);
@@ -173,9 +163,8 @@ caf::behavior eviction(eviction_actor* self, actor_env env) {
       [self](atoms::tick) {
         auto& st = self->state;
         mass_loss_guard::actions a;
-        std::optional sizes = pool_sizes(st.nodes);
-        st.guard->tick(*sizes, wall_clock_ms(), a);
-        act(self, a, sizes);
+        st.guard->tick(st.nodes.pool_sizes(), wall_clock_ms(), a);
+        act(self, a);
         self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.heartbeat_interval_ms),
                            atoms::tick::value);
       },

@@ -9,14 +9,29 @@ const messages::node_entry* node_replica::find(const std::string& node) const {
   return it == nodes_.end() ? nullptr : &it->second;
 }
 
+void node_replica::add(const messages::node_entry& e) {
+  nodes_.emplace(e.node, e);
+  ++pool_sizes_[e.pool];
+}
+
+void node_replica::remove(std::map<std::string, messages::node_entry>::iterator it) {
+  if (auto p = pool_sizes_.find(it->second.pool); p != pool_sizes_.end() && --p->second == 0) pool_sizes_.erase(p);
+  nodes_.erase(it);
+}
+
 void node_replica::take(const messages::node_entry& e, std::vector<liveness_change>& changes) {
   auto it = nodes_.find(e.node);
   if (it == nodes_.end()) {
     changes.push_back({e.node, std::nullopt, e.state});
-    nodes_.emplace(e.node, e);
+    add(e);
     return;
   }
   if (it->second.state != e.state) changes.push_back({e.node, it->second.state, e.state});
+  if (it->second.pool != e.pool) {  // placed anew (its ip moved, or the configuration's pools changed)
+    remove(it);
+    add(e);
+    return;
+  }
   it->second = e;
 }
 
@@ -26,7 +41,7 @@ void node_replica::apply_batch(const messages::node_changes& batch, std::vector<
     auto it = nodes_.find(name);
     if (it == nodes_.end()) continue;
     changes.push_back({name, it->second.state, it->second.state, true, it->second.pool});
-    nodes_.erase(it);
+    remove(it);
   }
   seq_ = batch.seq;
 }
@@ -63,11 +78,12 @@ node_replica::outcome node_replica::apply(const std::string& src, const messages
   // The snapshot is the whole table: nodes it lacks are gone (a restarted intake never heard of them).
   std::map<std::string, messages::node_entry> before;
   before.swap(nodes_);
+  pool_sizes_.clear();
   for (const auto& e : snap.nodes) {
     auto it = before.find(e.node);
     if (it == before.end()) changes.push_back({e.node, std::nullopt, e.state});
     else if (it->second.state != e.state) changes.push_back({e.node, it->second.state, e.state});
-    nodes_.emplace(e.node, e);
+    if (nodes_.count(e.node) == 0) add(e);  // a name twice in one snapshot: the first one, as before
   }
   for (const auto& [name, e] : before)
     if (nodes_.count(name) == 0) changes.push_back({name, e.state, e.state, true, e.pool});

@@ -62,8 +62,13 @@ class node_replica {
   const std::string& source() const { return src_; }
   const std::map<std::string, messages::node_entry>& nodes() const { return nodes_; }
   const messages::node_entry* find(const std::string& node) const;
+  // Nodes in the table per top-level pool (node_entry::pool), kept as the table changes: eviction's guard
+  // asks at every watchdog tick, and a count would walk 50,000 nodes each time. Pools with none are absent.
+  const std::map<std::string, std::size_t>& pool_sizes() const { return pool_sizes_; }
 
  private:
+  void add(const messages::node_entry& e);
+  void remove(std::map<std::string, messages::node_entry>::iterator it);
   void take(const messages::node_entry& e, std::vector<liveness_change>& changes);
   void apply_batch(const messages::node_changes& batch, std::vector<liveness_change>& changes);
   outcome keep(const std::string& src, const messages::node_changes& batch);
@@ -74,6 +79,7 @@ class node_replica {
   std::string src_;
   std::uint64_t seq_ = 0;
   std::map<std::string, messages::node_entry> nodes_;
+  std::map<std::string, std::size_t> pool_sizes_;
   std::vector<std::pair<std::string, messages::node_changes>> waiting_;
 };
 

@@ -1,6 +1,8 @@
 // A reader's copy of the node table from numbered changes (the Clone pattern): in step from batch 1, a
 // snapshot when it joins late, sees a gap or a restarted intake, and only batches above the snapshot after it.
 #include <algorithm>
+#include <map>
+#include <random>
 
 #include <catch2/catch.hpp>
 
@@ -147,4 +149,53 @@ TEST_CASE("a batch's forgotten nodes leave the table and are reported, as are no
   CHECK(r.apply("intake-a", snap, ch) == outcome::applied);
   CHECK(std::count(ch.begin(), ch.end(), liveness_change{"n1", msg::node_liveness::up, msg::node_liveness::up, true, "default"}) == 1);
   CHECK(r.find("n1") == nullptr);
+}
+
+TEST_CASE("the pool sizes follow the table through new nodes, moves between pools, forgotten nodes and snapshots") {
+  // What eviction's guard asks at every tick, kept as the table changes: checked against a count of the table
+  // after every step of a random run.
+  const auto counted = [](const node_replica& r) {
+    std::map<std::string, std::size_t> sizes;
+    for (const auto& [name, e] : r.nodes()) ++sizes[e.pool];
+    return sizes;
+  };
+  std::mt19937 rng{7};
+  const auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const auto in_pool = [](const std::string& node, int pool) {
+    auto e = entry(node);
+    e.pool = "pool" + std::to_string(pool);
+    return e;
+  };
+  node_replica r;
+  std::vector<liveness_change> ch;
+  std::uint64_t seq = 0;
+  bool moved = false, emptied = false;
+  std::map<std::string, std::size_t> pools;
+  for (int step = 0; step < 2000; ++step) {
+    if (step % 97 == 96) {
+      // A restarted intake's snapshot: a table of its own, a name twice kept once.
+      msg::node_snapshot snap;
+      snap.seq = seq = 1;
+      for (int i = 0; i < 10; ++i) snap.nodes.push_back(in_pool("n" + std::to_string(pick(12)), pick(3)));
+      snap.nodes.push_back(snap.nodes.front());
+      REQUIRE(r.apply("intake-" + std::to_string(step), batch(1, {}), ch) == outcome::need_snapshot);
+      REQUIRE(r.apply("intake-" + std::to_string(step), snap, ch) == outcome::applied);
+    } else {
+      auto b = batch(++seq, {});
+      for (int i = pick(4); i > 0; --i) {
+        const auto node = "n" + std::to_string(pick(12));
+        const auto* before = r.find(node);
+        b.changed.push_back(in_pool(node, pick(3)));
+        moved = moved || (before != nullptr && before->pool != b.changed.back().pool);
+      }
+      for (int i = pick(3); i > 0; --i) b.forgotten.push_back("n" + std::to_string(pick(12)));
+      REQUIRE(r.apply(r.source().empty() ? "intake-a" : r.source(), b, ch) == outcome::applied);
+    }
+    const auto before = pools;
+    pools = r.pool_sizes();
+    REQUIRE(pools == counted(r));
+    for (const auto& [pool, n] : before) emptied = emptied || pools.count(pool) == 0;
+  }
+  CHECK(moved);    // the run did move nodes between pools
+  CHECK(emptied);  // and emptied a pool, which then is absent
 }
