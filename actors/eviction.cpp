@@ -98,8 +98,9 @@ void after_apply(eviction_actor* self, node_replica::outcome outcome, const std:
     if (e == nullptr) continue;
     const bool was_silent = c.before == messages::node_liveness::missing || c.before == messages::node_liveness::down;
     if (c.after == messages::node_liveness::missing && !was_silent) {
-      const auto size = st.nodes.pool_sizes().find(e->pool);  // e is in the table: its pool is counted
-      st.guard->missing(e->pool, c.node, size->second, now, a);
+      const auto& sizes = st.nodes.pool_sizes();  // e is in the table, so its pool is counted
+      const auto size = sizes.find(e->pool);
+      st.guard->missing(e->pool, c.node, size == sizes.end() ? 1 : size->second, now, a);
     } else if (c.after == messages::node_liveness::down && c.before != messages::node_liveness::down) {
       st.guard->down(e->pool, c.node, now, a);
     } else if (c.after == messages::node_liveness::up && was_silent) {
