@@ -274,8 +274,7 @@ TEST_CASE("a listing made whole keeps room: the next rounds' arrivals are insert
   p.pool = "alpha";
   p.generation = 1;
   p.plan_seq = 1;
-  for (int k = 0; k < 2000; ++k) p.jobs.push_back(msg::job_schedule{});
-  for (int k = 0; k < 2000; ++k) p.jobs[static_cast<std::size_t>(k)].id = job_id(2 * k);  // even ids only
+  for (int k = 0; k < 2000; ++k) p.jobs.emplace_back().id = job_id(2 * k);  // even ids only
   REQUIRE(tables.receive(p).follows);
   tables.apply(p);
   for (const bool one_pool : {true, false}) {

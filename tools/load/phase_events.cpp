@@ -160,7 +160,8 @@ void run_events(const options& o, zmq::context_t& ctx, const load_cluster& c, ev
     for (std::size_t i = 0; i < f.round_stages.size() && i < f.round_ms.size(); ++i) {
       const auto& r = f.round_stages[i];
       std::string listed;
-      if (i < f.changes_listed.size()) listed = ", " + std::to_string(std::lround(f.changes_listed[i])) + " jobs listed";
+      if (i < f.changes_listed.size())
+        listed = ", " + std::to_string(std::lround(f.changes_listed[i])) + " jobs listed";
       std::printf("events: round %zu: %.1f ms (How Much %.1f, What Of %.1f, preemption %.1f, defragmentation %.1f, "
                   "the rest %.1f)%s\n",
                   i, f.round_ms[i], r.how_much, r.what_of, r.preempt, r.defrag, r.rest, listed.c_str());

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include "tests/support/child_process.hpp"
 #include "tests/support/scratch_folder.hpp"
@@ -51,7 +52,8 @@ TEST_CASE("rmbus-load events with --schedule-changes times every change to the r
   const work_folder dir{"rmbus-load-test"};
   const auto r = ts::run_to_end(RMBUS_LOAD_BIN,
                                 {"--rmbus", RMBUS_BIN, "--nodes", "40", "--jobs", "80", "--users", "10", "--phases",
-                                 "events", "--events", "30", "--schedule-changes", "5", "--work-dir", dir.path().string()},
+                                 "events", "--events", "30", "--schedule-changes", "5", "--events-detail",
+                                 "--work-dir", dir.path().string()},
                                 240s);
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -63,6 +65,29 @@ TEST_CASE("rmbus-load events with --schedule-changes times every change to the r
   // And how large each answer was.
   CHECK(r.output.find("events: jobs each rm.schedule.changes listed (changed, new or removed): median") !=
         std::string::npos);
+  // --events-detail: a line per change, in order, arrivals and completions taking turns, each with its latency;
+  // and a line per round with its stages.
+  std::istringstream lines{r.output};
+  std::string line;
+  int changes = 0, rounds = 0;
+  while (std::getline(lines, line)) {
+    const std::string change = "events: change " + std::to_string(changes) + " (";
+    if (line.rfind(change, 0) == 0) {
+      const char* kind = changes % 2 == 0 ? "arrival, map " : "completion, map ";
+      CHECK(line.compare(change.size(), std::string{kind}.size(), kind) == 0);
+      const auto colon = line.rfind("): ");
+      REQUIRE(colon != std::string::npos);
+      CHECK(std::stod(line.substr(colon + 3)) >= 0.0);
+      CHECK(line.substr(line.size() - 3) == " ms");
+      ++changes;
+    } else if (line.rfind("events: round " + std::to_string(rounds) + ": ", 0) == 0) {
+      CHECK(line.find(" ms (How Much ") != std::string::npos);
+      CHECK(line.find(", the rest ") != std::string::npos);
+      ++rounds;
+    }
+  }
+  CHECK(changes == 30);
+  CHECK(rounds >= 1);
 }
 
 TEST_CASE("rmbus-load refuses a bad phase and a missing rmbus with exit status 2") {
