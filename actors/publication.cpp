@@ -45,6 +45,7 @@
 #include "actors/plan_tables.hpp"
 #include "actors/round_listing.hpp"
 #include "messages/detail/peek.hpp"
+#include "messages/schedule_tally.hpp"
 #include "messages/topics.hpp"
 
 namespace rmbus::actors {
@@ -266,6 +267,8 @@ void update_state(publication_state& st, const messages::rm_schedule_changes* ro
     // Each entry packed once here; later rounds pack only the entries they change.
     fresh.encoded_jobs.reserve(fresh.jobs.capacity());
     for (const auto& j : fresh.jobs) fresh.encoded_jobs.push_back(messages::encode_job_entry(j));
+    // Counted once here; later rounds count only the entries they change (apply_listing_changes).
+    fresh.tally = std::make_shared<const messages::schedule_tally>(messages::tally_of(fresh.jobs));
     st.state_in_step = true;
   } else {
     if (st.last_state.use_count() > 1) st.last_state = std::make_shared<messages::payload>(*st.last_state);

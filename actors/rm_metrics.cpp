@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "messages/schedule_tally.hpp"
+
 namespace rmbus::actors {
 
 namespace {
@@ -157,47 +159,31 @@ rm_metrics::rm_metrics(std::shared_ptr<const rm_metric_families> families, rm_me
 void rm_metrics::reconfigure(rm_metrics_settings settings) { settings_ = std::move(settings); }
 
 void rm_metrics::on_state(const messages::rm_state& state, std::uint64_t seq) {
-  // Counted into arrays by status, and a job's class found again only when it differs from the last job's:
-  // a schedule at 50,000 nodes lists 100,000 jobs every round.
-  static_assert(static_cast<std::size_t>(messages::job_status::refused) + 1 == job_statuses.size());
-  static_assert(static_cast<std::size_t>(messages::share_status::evict) + 1 == share_statuses.size());
-  struct per_class {
-    std::array<std::uint64_t, job_statuses.size()> jobs{};
-    std::array<std::uint64_t, share_statuses.size()> processes{};
-    std::uint64_t awarded = 0;
-    std::uint64_t demanded = 0;
-    std::uint64_t quantum_mb = 0;  // the class's configured quantum (0: none; a job's order is its first share's)
-  };
-  std::map<std::string, per_class, std::less<>> classes;
-  const std::string* last_name = nullptr;
-  per_class* last = nullptr;
-  for (const auto& j : state.jobs) {
-    if (last == nullptr || *last_name != j.class_name) {
-      const auto [it, added] = classes.try_emplace(j.class_name);
-      if (added)
-        if (const auto q = settings_.quantum_mb_by_class.find(j.class_name); q != settings_.quantum_mb_by_class.end())
-          it->second.quantum_mb = q->second;
-      last_name = &it->first;
-      last = &it->second;
-    }
-    auto& c = *last;
-    ++c.jobs[static_cast<std::size_t>(j.status)];
-    for (const auto& s : j.shares) ++c.processes[static_cast<std::size_t>(s.status)];
-    const std::uint64_t order =
-        c.quantum_mb > 0 ? j.memory_mb / c.quantum_mb : (j.shares.empty() ? 0 : j.shares.front().quanta);
-    c.awarded += j.given * order;
-    c.demanded += j.demand * order;
-  }
+  // From the tally publication keeps beside the schedule (a round's changes counted, not its 100,000 jobs),
+  // or counted here from the jobs when the schedule came without one.
+  std::optional<messages::schedule_tally> counted;
+  if (!state.tally) counted = messages::tally_of(state.jobs);
+  const messages::schedule_tally& tally = state.tally ? *state.tally : *counted;
   std::vector<std::pair<metrics::label_values, double>> jobs, processes, awarded, demanded;
-  for (const auto& [name, c] : classes) {
+  for (const auto& [name, c] : tally.classes) {
     // Every status of every class present, 0 included, so a series does not vanish when its count drops to 0.
     for (auto s : job_statuses)
       jobs.push_back({{name, std::string{messages::to_string(s)}}, double(c.jobs[static_cast<std::size_t>(s)])});
     for (auto s : share_statuses)
       processes.push_back(
           {{name, std::string{messages::to_string(s)}}, double(c.processes[static_cast<std::size_t>(s)])});
-    awarded.push_back({{name}, double(c.awarded)});
-    demanded.push_back({{name}, double(c.demanded)});
+    // A job's quanta: its count times its order, the memory per process over the class's quantum, or the
+    // quanta of its first share when the class's quantum is not known here.
+    const auto q = settings_.quantum_mb_by_class.find(name);
+    const std::uint64_t quantum_mb = q == settings_.quantum_mb_by_class.end() ? 0 : q->second;
+    std::uint64_t given = 0, demand = 0;
+    for (const auto& [size, s] : quantum_mb > 0 ? c.by_memory_mb : c.by_first_quanta) {
+      const std::uint64_t order = quantum_mb > 0 ? size / quantum_mb : size;
+      given += s.given * order;
+      demand += s.demand * order;
+    }
+    awarded.push_back({{name}, double(given)});
+    demanded.push_back({{name}, double(demand)});
   }
   f_->jobs.replace(jobs);
   f_->processes.replace(processes);

@@ -1,9 +1,11 @@
 #include "actors/round_listing.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "core/vector_edits.hpp"
+#include "messages/schedule_tally.hpp"
 
 namespace rmbus::actors {
 
@@ -137,7 +139,8 @@ namespace {
 // arrival and a departure that do not balance. Rebuilding the whole listing (a new array, every entry
 // moved, the old freed) took 6 ms at 100,000 jobs for any delta.
 void edit_in_place(messages::rm_state& state, std::vector<messages::job_schedule>& added,
-                   const std::vector<std::string>& removed, bool keeps_encoded) {
+                   const std::vector<std::string>& removed, bool keeps_encoded,
+                   messages::schedule_tally* tally) {
   auto& jobs = state.jobs;
   auto& encoded = state.encoded_jobs;
   auto position = [&](const std::string& id) {
@@ -160,6 +163,7 @@ void edit_in_place(messages::rm_state& state, std::vector<messages::job_schedule
   for (const auto& id : gone) {
     const auto at = position(id);
     if (at == jobs.size() || jobs[at].id != id) continue;  // not listed
+    if (tally != nullptr) tally->remove(jobs[at]);
     while (a < added.size() && added[a].id < id) insert();
     edits.push_back({core::vector_edit_kind::erase, at});
     arrival.push_back(0);
@@ -189,12 +193,18 @@ void apply_listing_changes(messages::rm_state& state, std::vector<messages::job_
   auto& jobs = state.jobs;
   auto& encoded = state.encoded_jobs;
   const bool keeps_encoded = encoded.size() == jobs.size();
+  // The tally, when kept, follows every entry that goes, comes or is replaced; a reader may still hold the
+  // last one, so this round's is a copy (a few entries per class).
+  std::shared_ptr<messages::schedule_tally> tally;
+  if (state.tally) tally = std::make_shared<messages::schedule_tally>(*state.tally);
   auto by_id = [](const messages::job_schedule& a, const messages::job_schedule& b) { return a.id < b.id; };
   std::sort(changed.begin(), changed.end(), by_id);
   std::vector<messages::job_schedule> added;
   for (auto& c : changed) {
+    if (tally) tally->add(c);
     auto at = std::lower_bound(jobs.begin(), jobs.end(), c, by_id);
     if (at != jobs.end() && at->id == c.id) {
+      if (tally) tally->remove(*at);
       if (keeps_encoded) encoded[static_cast<std::size_t>(at - jobs.begin())] = messages::encode_job_entry(c);
       *at = std::move(c);
     } else {
@@ -202,8 +212,8 @@ void apply_listing_changes(messages::rm_state& state, std::vector<messages::job_
     }
   }
   if (!keeps_encoded) encoded.clear();
-  if (added.empty() && removed.empty()) return;
-  edit_in_place(state, added, removed, keeps_encoded);
+  if (!added.empty() || !removed.empty()) edit_in_place(state, added, removed, keeps_encoded, tally.get());
+  if (tally) state.tally = std::move(tally);
 }
 
 }  // namespace rmbus::actors

@@ -47,7 +47,7 @@ messages::rm_schedule_changes listing_changes(const plan_tables& tables, const s
 // Applies changes to a schedule listed by id (`changed`: entries new or changed, whole; `removed`: ids gone),
 // keeping it sorted: entries replaced in place, and the jobs coming or going inserted or erased where they lie
 // in one pass (core/vector_edits.hpp). Its encoded entries, when it keeps them (one per job), follow: the
-// changed ones packed again, the others moved.
+// changed ones packed again, the others moved. So does its tally when it keeps one (a new one is set).
 void apply_listing_changes(messages::rm_state& state, std::vector<messages::job_schedule> changed,
                            const std::vector<std::string>& removed);
 

@@ -14,6 +14,7 @@
 // Big and published every round, so the codec is hand-written like the work map's.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -72,6 +73,8 @@ struct job_schedule {
   friend bool operator==(const job_schedule&, const job_schedule&) = default;
 };
 
+struct schedule_tally;  // messages/schedule_tally.hpp
+
 struct rm_state {
   std::uint64_t cycle = 0;  // the scheduling round this schedule came from
   std::vector<job_schedule> jobs;
@@ -84,6 +87,10 @@ struct rm_state {
   // the schedule between rounds (publication), so that only the jobs a round changed are packed again.
   // Either empty or one per job, in the order of `jobs`; encode() then copies these bytes. Not compared.
   std::vector<std::string> encoded_jobs;
+  // Not on the wire: what `jobs` add up to per class (messages/schedule_tally.hpp), kept by a sender that
+  // keeps the schedule between rounds, so that the metrics of its process need not walk every job. Never
+  // edited once set: an edit of the schedule sets a new one. Null when not kept (a decoded rm.state).
+  std::shared_ptr<const schedule_tally> tally;
 
   friend bool operator==(const rm_state& a, const rm_state& b) {
     return a.cycle == b.cycle && a.jobs == b.jobs && a.workmap_seq == b.workmap_seq && a.workmap_src == b.workmap_src;

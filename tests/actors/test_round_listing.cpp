@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
 
 #include "actors/round_listing.hpp"
+#include "messages/schedule_tally.hpp"
 
 using namespace rmbus;
 using namespace rmbus::actors;
@@ -26,12 +28,15 @@ msg::job_schedule random_job(std::mt19937& rng, const std::string& id) {
   j.status = small(rng) == 0 ? msg::job_status::pending : msg::job_status::scheduled;
   j.memory_mb = 1024u * (1 + small(rng));
   j.user = "u" + std::to_string(small(rng));
+  j.class_name = "c" + std::to_string(small(rng));  // what the tally counts by
+  j.given = static_cast<std::uint64_t>(small(rng));
+  j.demand = static_cast<std::uint64_t>(small(rng) + small(rng));
   for (int k = small(rng); k > 0; --k) {
     msg::share_schedule s;
     s.id = id + "." + std::to_string(k);
     s.node = "n" + std::to_string(small(rng));
-    s.quanta = 1;
-    s.status = small(rng) == 0 ? msg::share_status::new_ : msg::share_status::running;
+    s.quanta = static_cast<std::uint64_t>(1 + small(rng));
+    s.status = static_cast<msg::share_status>(small(rng));
     j.shares.push_back(s);
   }
   return j;
@@ -64,6 +69,7 @@ msg::rm_state state_of(std::uint64_t cycle, std::vector<msg::job_schedule> jobs)
   s.cycle = cycle;
   s.jobs = std::move(jobs);
   for (const auto& j : s.jobs) s.encoded_jobs.push_back(msg::encode_job_entry(j));
+  s.tally = std::make_shared<const msg::schedule_tally>(msg::tally_of(s.jobs));
   return s;
 }
 
@@ -192,6 +198,10 @@ TEST_CASE("rm.schedule.changes from what a round applied equals the comparison o
       REQUIRE(kept.jobs == listing);
       REQUIRE(kept.encoded_jobs.size() == listing.size());
       for (std::size_t k = 0; k < listing.size(); ++k) REQUIRE(kept.encoded_jobs[k] == msg::encode_job_entry(listing[k]));
+      // So does its tally, a new one: the one the last rm.state carried (a reader may hold it) is unchanged.
+      REQUIRE(kept.tally != published.tally);
+      REQUIRE(*kept.tally == msg::tally_of(listing));
+      REQUIRE(*published.tally == msg::tally_of(published.jobs));
       // Published: the tables committed, what the listing was made of remembered.
       tables.commit();
       listed.pools = pools;
@@ -223,6 +233,7 @@ TEST_CASE("a few jobs coming and going are inserted and erased where they lie an
     REQUIRE(state.encoded_jobs.size() == want.size());
     for (std::size_t k = 0; k < want.size(); ++k)
       REQUIRE(state.encoded_jobs[k] == msg::encode_job_entry(want[k]));
+    REQUIRE(*state.tally == msg::tally_of(want));
   };
   // One round: `adds` new ids, `drops` ids gone (an unknown one among them is ignored), one entry changed.
   auto round = [&](const std::vector<int>& adds, const std::vector<int>& drops) {
@@ -295,4 +306,13 @@ TEST_CASE("a listing made whole keeps room: the next rounds' arrivals are insert
                          [](const auto& a, const auto& b) { return a.id < b.id; }));
     CHECK(state.jobs.size() == (one_pool ? 2100u : 2101u));
   }
+}
+
+TEST_CASE("a listing kept without a tally (one decoded, not counted) is edited and still has none") {
+  std::mt19937 rng{3};
+  auto state = state_of(1, {random_job(rng, "j1"), random_job(rng, "j3")});
+  state.tally.reset();
+  apply_listing_changes(state, {random_job(rng, "j2"), random_job(rng, "j3")}, {"j1"});
+  CHECK(state.jobs.size() == 2);
+  CHECK(state.tally == nullptr);
 }

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include "actors/rm_metrics.hpp"
+#include "messages/schedule_tally.hpp"
 #include "config/loader.hpp"
 #include "metrics/metrics_registry.hpp"
 
@@ -138,6 +139,35 @@ TEST_CASE("rm.state: jobs and processes by class and status, quanta awarded and 
   CHECK(f.has("rmbus_quanta_awarded{class=\"normal\"} 1"));
   CHECK(f.has("rmbus_state_last_seq 43"));
   CHECK(f.has("rmbus_rounds_total 2"));
+}
+
+TEST_CASE("rm.state with publication's tally: the same metrics as counting its jobs, read from the tally") {
+  std::vector<msg::job_schedule> jobs{
+      job("a1", "normal", msg::job_status::scheduled, 2048, 3, 10,
+          {share("s1", 2, msg::share_status::running), share("s3", 2, msg::share_status::new_)}),
+      job("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1, {share("s4", 2, msg::share_status::preempt)}),
+      job("c1", "gone", msg::job_status::scheduled, 0, 2, 2, {share("s5", 3, msg::share_status::evict)}),
+      job("r1", "", msg::job_status::refused, 0, 0, 0)};
+  msg::rm_state counted;
+  counted.jobs = jobs;
+  msg::rm_state tallied = counted;
+  tallied.tally = std::make_shared<const msg::schedule_tally>(msg::tally_of(jobs));
+  fixture a, b;
+  a.m.on_state(counted, 5);
+  b.m.on_state(tallied, 5);
+  CHECK(b.registry.render() == a.registry.render());
+  CHECK(b.has("rmbus_quanta_awarded{class=\"normal\"} 6"));  // 3 x order 2
+  CHECK(b.has("rmbus_quanta_awarded{class=\"bulk\"} 2"));    // 8192 MB at 4 GB quanta: order 2
+  CHECK(b.has("rmbus_quanta_awarded{class=\"gone\"} 6"));    // unknown class: its share's 3 quanta
+
+  // The tally is what is read: a schedule whose tally names one job more counts it.
+  msg::rm_state more = counted;
+  auto extra = jobs;
+  extra.push_back(job("a2", "normal", msg::job_status::pending, 1024, 0, 4));
+  more.tally = std::make_shared<const msg::schedule_tally>(msg::tally_of(extra));
+  b.m.on_state(more, 6);
+  CHECK(b.has("rmbus_jobs{class=\"normal\",status=\"pending\"} 1"));
+  CHECK(b.has("rmbus_quanta_demanded{class=\"normal\"} 24"));  // 10 x 2 + 4 x 1
 }
 
 TEST_CASE("rm.cycle: one observation per phase of the pool's round") {

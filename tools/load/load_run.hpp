@@ -150,6 +150,7 @@ struct events_figures {
   std::vector<observer::round_stages> round_stages;  // and their stages
   std::vector<double> changes_listed;  // jobs each rm.schedule.changes (not full) listed and removed
   double rss_mb = 0;
+  double rm_cpu = 0;  // the RM's CPU from the first change to the last answer, as a share of one core
 };
 
 struct run_figures {

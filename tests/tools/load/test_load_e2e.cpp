@@ -1,9 +1,11 @@
 // rmbus-load against the real rmbus: a tiny cluster through every phase prints every figure, and a bad
 // argument is exit status 2 naming it; with --curve, the same through a CURVE bus. Loopback only, bounded in time.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "tests/support/child_process.hpp"
 #include "tests/support/scratch_folder.hpp"
@@ -46,6 +48,13 @@ TEST_CASE("rmbus-load events publishes each change as a delta and times every on
   CHECK(r.output.find(" 0 unanswered;") != std::string::npos);
   CHECK(r.output.find("full maps the RM asked for: 0") != std::string::npos);
   CHECK(r.output.find("full map of the same cluster (median of 5):") != std::string::npos);
+  // The RM's CPU over the changes, a share of one core that a live process has used some of.
+  const std::string cpu = "events: the RM's CPU while the changes ran: ";
+  const auto at = r.output.find(cpu);
+  REQUIRE(at != std::string::npos);
+  const double percent = std::stod(r.output.substr(at + cpu.size()));
+  CHECK(percent > 0.0);
+  CHECK(percent <= 100.0 * std::max(1u, std::thread::hardware_concurrency()) + 1.0);  // at most every core
 }
 
 TEST_CASE("rmbus-load events with --schedule-changes times every change to the rm.schedule.changes answering it") {
