@@ -259,7 +259,9 @@ bool state_follows(const publication_state& st) { return st.state_in_step && st.
 
 // rm.state of this round: the last one with the round's changes applied (`round`: given when it follows), or
 // the whole listing of the tables when the last one is not theirs. Made before the tables are committed.
-void update_state(publication_state& st, const messages::rm_schedule_changes* round) {
+// `round_read_later`: rm.schedule.changes will send the round's entries; else they are moved into rm.state
+// (a full map's round changes thousands of jobs, and each entry was copied once more only to be dropped).
+void update_state(publication_state& st, messages::rm_schedule_changes* round, bool round_read_later) {
   if (!state_follows(st)) {
     st.last_state = std::make_shared<messages::payload>(messages::rm_state{});
     auto& fresh = std::get<messages::rm_state>(*st.last_state);
@@ -272,7 +274,8 @@ void update_state(publication_state& st, const messages::rm_schedule_changes* ro
     st.state_in_step = true;
   } else {
     if (st.last_state.use_count() > 1) st.last_state = std::make_shared<messages::payload>(*st.last_state);
-    apply_listing_changes(std::get<messages::rm_state>(*st.last_state), round->jobs, round->removed);
+    apply_listing_changes(std::get<messages::rm_state>(*st.last_state),
+                          round_read_later ? round->jobs : std::move(round->jobs), round->removed);
   }
   auto& state = std::get<messages::rm_state>(*st.last_state);
   state.cycle = st.cycle;
@@ -355,9 +358,10 @@ void publish_round(publication_actor* self) {
   // rm.state) lists every job anew, and a copy of every job is the largest thing publication would hold.
   const bool changes_on = st.env.cfg->runtime.schedule_changes_full_every > 0;
   std::optional<messages::rm_schedule_changes> round;
-  if (state_follows(st) || (changes_on && !changes_due_full(st)))
+  const bool changes_sent = changes_on && !changes_due_full(st);
+  if (state_follows(st) || changes_sent)
     round = listing_changes(st.tables, st.expected, st.refused, st.listed, st.cycle, st.changes_cycle);
-  update_state(st, round ? &*round : nullptr);
+  update_state(st, round ? &*round : nullptr, changes_sent);
   auto changes = schedule_changes_of_round(st, round ? &*round : nullptr);
   st.tables.commit();
   st.order_fell.clear();

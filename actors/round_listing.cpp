@@ -198,7 +198,8 @@ void apply_listing_changes(messages::rm_state& state, std::vector<messages::job_
   std::shared_ptr<messages::schedule_tally> tally;
   if (state.tally) tally = std::make_shared<messages::schedule_tally>(*state.tally);
   auto by_id = [](const messages::job_schedule& a, const messages::job_schedule& b) { return a.id < b.id; };
-  std::sort(changed.begin(), changed.end(), by_id);
+  // listing_changes lists them in id order already; a sort would still compare and swap thousands of entries.
+  if (!std::is_sorted(changed.begin(), changed.end(), by_id)) std::sort(changed.begin(), changed.end(), by_id);
   std::vector<messages::job_schedule> added;
   for (auto& c : changed) {
     if (tally) tally->add(c);

@@ -264,7 +264,8 @@ TEST_CASE("rm.nodes: nodes by state, every state present") {
   fixture f;
   msg::rm_nodes n;
   for (auto [name, state] : {std::pair{"a", msg::node_state::up}, std::pair{"b", msg::node_state::up},
-                             std::pair{"c", msg::node_state::down}, std::pair{"d", msg::node_state::varied_off}}) {
+                             std::pair{"c", msg::node_state::down}, std::pair{"d", msg::node_state::varied_off},
+                             std::pair{"e", msg::node_state::blacklisted}}) {
     msg::node_report r;
     r.node = name;
     r.state = state;
@@ -276,7 +277,7 @@ TEST_CASE("rm.nodes: nodes by state, every state present") {
   CHECK(f.has("rmbus_nodes{state=\"varied_off\"} 1"));
   CHECK(f.has("rmbus_nodes{state=\"missing\"} 0"));
   CHECK(f.has("rmbus_nodes{state=\"quiesced\"} 0"));
-  CHECK(f.has("rmbus_nodes{state=\"blacklisted\"} 0"));
+  CHECK(f.has("rmbus_nodes{state=\"blacklisted\"} 1"));
 }
 
 TEST_CASE("bus statistics: totals copied, topics beyond the bound summed under (other)") {
