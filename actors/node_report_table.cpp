@@ -126,20 +126,26 @@ std::shared_ptr<const messages::payload> node_report_table::report() {
   if (!rebuild_ && report_) {
     if (!touched_.empty() && report_.use_count() > 1)
       report_ = std::make_shared<messages::payload>(*report_);  // the last one is still being encoded
-    auto& nodes = std::get<messages::rm_nodes>(*report_).nodes;
+    auto& report = std::get<messages::rm_nodes>(*report_);
     for (const auto& node : touched_) {
       auto entry = entry_of(node);
       if (!entry) {  // listed as a machine the intake does not know: rare, rebuilt below
         rebuild_ = true;
         break;
       }
-      nodes[position_.at(node)] = std::move(*entry);
+      const auto at = position_.at(node);
+      report.encoded_nodes[at] = messages::encode_node_entry(*entry);
+      report.nodes[at] = std::move(*entry);
     }
   }
   touched_.clear();
   if (rebuild_ || !report_) {
     report_ = std::make_shared<messages::payload>(build_report());
-    const auto& nodes = std::get<messages::rm_nodes>(*report_).nodes;
+    auto& report = std::get<messages::rm_nodes>(*report_);
+    // Each entry packed once here; later publications pack only the entries of nodes that changed.
+    report.encoded_nodes.reserve(report.nodes.size());
+    for (const auto& n : report.nodes) report.encoded_nodes.push_back(messages::encode_node_entry(n));
+    const auto& nodes = report.nodes;
     position_.clear();
     position_.reserve(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) position_.emplace(nodes[i].node, i);

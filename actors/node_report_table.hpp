@@ -6,7 +6,8 @@
 //
 // rm.nodes goes out after every round, and a round that answers one change touches a few nodes: the report is
 // kept between publications and only the entries of nodes named since (by an intake batch, by a plan's
-// machines) are rebuilt. A node that joins or leaves the table, a snapshot or a plan that lists every machine
+// machines) are rebuilt, and packed again (rm_nodes::encoded_nodes: encoding rm.nodes then copies the other
+// entries' bytes). A node that joins or leaves the table, a snapshot or a plan that lists every machine
 // rebuilds it whole (build_report). The report is shared with the bus publisher that encodes it; one still in
 // its hands is copied before it is changed, never changed under it.
 //

@@ -35,11 +35,18 @@ struct node_report {
 
 struct rm_nodes {
   std::vector<node_report> nodes;
+  // Not on the wire: each node's entry as encode() packs it (encode_node_entry), kept by a sender that keeps
+  // the report between publications (publication), so that only the entries of nodes that changed are packed
+  // again. Either empty or one per node, in the order of `nodes`; encode() then copies these bytes. Not
+  // compared.
+  std::vector<std::string> encoded_nodes;
 
-  friend bool operator==(const rm_nodes&, const rm_nodes&) = default;
+  friend bool operator==(const rm_nodes& a, const rm_nodes& b) { return a.nodes == b.nodes; }
 };
 
 std::string encode(const envelope& env, const rm_nodes& msg);
+// One node entry exactly as encode() packs it into `nodes`.
+std::string encode_node_entry(const node_report& n);
 result<rm_nodes> decode_rm_nodes(std::string_view topic, std::string_view body, const decode_limits& limits = {},
                                  envelope* env_out = nullptr);
 

@@ -145,7 +145,13 @@ TEST_CASE("the kept rm.nodes equals a fresh build after every batch, plan and sn
     } else {  // publication: the kept report must be the fresh one, and a held one must not have moved
       const auto report = t.report();
       CHECK(nodes_of(report) == t.build_report());
+      // Its entries kept packed, each the entry as it is now.
+      const auto& kept = nodes_of(report);
+      REQUIRE(kept.encoded_nodes.size() == kept.nodes.size());
+      for (std::size_t k = 0; k < kept.nodes.size(); ++k)
+        REQUIRE(kept.encoded_nodes[k] == msg::encode_node_entry(kept.nodes[k]));
       if (held) CHECK(nodes_of(held) == held_copy);
+      if (held) CHECK(nodes_of(held).encoded_nodes == held_copy.encoded_nodes);
       if (pick(2) == 0) {
         held = report;
         held_copy = nodes_of(report);

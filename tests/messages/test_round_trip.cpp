@@ -142,6 +142,24 @@ TEST_CASE("rm_state with its entries kept encoded gives the same bytes as packin
   CHECK(encode(samples::env(), kept) == packed);
 }
 
+TEST_CASE("rm_nodes with its entries kept encoded gives the same bytes as packing every node, and decodes alike") {
+  auto kept = samples::full_rm_nodes();
+  REQUIRE(kept.nodes.size() >= 2);
+  for (const auto& n : kept.nodes) kept.encoded_nodes.push_back(encode_node_entry(n));
+  const auto packed = encode(samples::env(), samples::full_rm_nodes());
+  CHECK(encode(samples::env(), kept) == packed);
+  auto back = decode_rm_nodes(topics::rm_nodes, encode(samples::env(), kept));
+  REQUIRE(back.ok());
+  CHECK(back.value() == samples::full_rm_nodes());
+  CHECK(back.value().encoded_nodes.empty());  // not on the wire
+  // The kept bytes are what goes out: a stale entry would be sent as it is (the sender keeps them current).
+  kept.encoded_nodes.front() = encode_node_entry(kept.nodes.back());
+  CHECK(encode(samples::env(), kept) != packed);
+  // Not one per node: every node is packed.
+  kept.encoded_nodes.pop_back();
+  CHECK(encode(samples::env(), kept) == packed);
+}
+
 TEST_CASE("rm_state: a share's optional reclaim_at_ms round-trips, and is absent unless set") {
   auto m = samples::full_rm_state();
   m.jobs.at(0).shares.at(0).reclaim_at_ms = 1'700'000'045'000ULL;
