@@ -52,16 +52,7 @@ std::string encode(const envelope& env, const rm_nodes& msg) {
   detail::pack_envelope_head(pk, env, 1);
   detail::pack_key(pk, "nodes");
   pk.pack_array(static_cast<std::uint32_t>(msg.nodes.size()));
-  if (msg.encoded_nodes.size() == msg.nodes.size() && !msg.nodes.empty()) {
-    // Entries packed once and kept: copied, into a string sized once (5 MB at 50,000 nodes).
-    std::size_t bytes = buf.size();
-    for (const auto& e : msg.encoded_nodes) bytes += e.size();
-    std::string out;
-    out.reserve(bytes);
-    out.append(buf.data(), buf.size());
-    for (const auto& e : msg.encoded_nodes) out.append(e);
-    return out;
-  }
+  if (msg.encoded_nodes.size() == msg.nodes.size() && !msg.nodes.empty()) return detail::to_string(buf, msg.encoded_nodes);
   for (const auto& n : msg.nodes) pack_node(pk, n);
   return detail::to_string(buf);
 }

@@ -243,5 +243,16 @@ inline void pack_kv_bool(packer& pk, std::string_view k, bool v) {
 }
 
 inline std::string to_string(const msgpack::sbuffer& buf) { return std::string{buf.data(), buf.size()}; }
+// `head` followed by entries packed earlier and kept by the sender (rm_state::encoded_jobs,
+// rm_nodes::encoded_nodes), copied into a string sized once (22 MB for rm.state at 50,000 nodes).
+inline std::string to_string(const msgpack::sbuffer& head, const std::vector<std::string>& entries) {
+  std::size_t bytes = head.size();
+  for (const auto& e : entries) bytes += e.size();
+  std::string out;
+  out.reserve(bytes);
+  out.append(head.data(), head.size());
+  for (const auto& e : entries) out.append(e);
+  return out;
+}
 
 }  // namespace rmbus::messages::detail

@@ -18,6 +18,24 @@ inline envelope env(std::uint64_t seq = 7, std::string src = "sample-src") {
   return envelope{1, seq, 1'700'000'000'123, std::move(src)};
 }
 
+// An rm.state job with what the metrics and the tally count of it, and a share of it on node n1.
+inline share_schedule share_entry(const std::string& id, std::uint64_t quanta, share_status s) {
+  return share_schedule{id, "n1", quanta, s, {}};
+}
+inline job_schedule job_entry(const std::string& id, const std::string& cls, job_status status,
+                              std::uint64_t memory_mb, std::uint64_t given, std::uint64_t demand,
+                              std::vector<share_schedule> shares = {}) {
+  job_schedule j;
+  j.id = id;
+  j.class_name = cls;
+  j.status = status;
+  j.memory_mb = memory_mb;
+  j.given = given;
+  j.demand = demand;
+  j.shares = std::move(shares);
+  return j;
+}
+
 inline heartbeat full_heartbeat() { return heartbeat{"n01", "10.0.0.1", 65536, 98304, true, 32}; }
 inline heartbeat bare_heartbeat() { return heartbeat{"n02", "10.0.0.2", 512, {}, {}, {}}; }
 

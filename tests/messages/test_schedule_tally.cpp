@@ -5,25 +5,20 @@
 #include <random>
 
 #include "messages/schedule_tally.hpp"
+#include "tests/messages/samples.hpp"
 
 namespace msg = rmbus::messages;
 
 namespace {
 
-msg::job_schedule job(const std::string& id, const std::string& cls, msg::job_status status,
-                      std::uint64_t memory_mb, std::uint64_t given, std::uint64_t demand,
-                      std::vector<std::uint64_t> share_quanta = {},
+// A job whose shares all have one status, of the quanta given.
+msg::job_schedule job(const std::string& id, const std::string& cls, msg::job_status status, std::uint64_t memory_mb,
+                      std::uint64_t given, std::uint64_t demand, std::vector<std::uint64_t> share_quanta = {},
                       msg::share_status share_status = msg::share_status::running) {
-  msg::job_schedule j;
-  j.id = id;
-  j.class_name = cls;
-  j.status = status;
-  j.memory_mb = memory_mb;
-  j.given = given;
-  j.demand = demand;
+  std::vector<msg::share_schedule> shares;
   for (std::size_t k = 0; k < share_quanta.size(); ++k)
-    j.shares.push_back({id + "." + std::to_string(k), "n1", share_quanta[k], share_status, {}});
-  return j;
+    shares.push_back(msg::samples::share_entry(id + "." + std::to_string(k), share_quanta[k], share_status));
+  return msg::samples::job_entry(id, cls, status, memory_mb, given, demand, std::move(shares));
 }
 
 }  // namespace

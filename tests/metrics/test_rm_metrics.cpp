@@ -7,9 +7,10 @@
 #include <catch2/catch.hpp>
 
 #include "actors/rm_metrics.hpp"
-#include "messages/schedule_tally.hpp"
 #include "config/loader.hpp"
+#include "messages/schedule_tally.hpp"
 #include "metrics/metrics_registry.hpp"
+#include "tests/messages/samples.hpp"
 
 namespace msg = rmbus::messages;
 using rmbus::actors::bus_metrics;
@@ -64,22 +65,8 @@ struct fixture {
   bool has(const std::string& line) const { return registry.render().find("\n" + line + "\n") != std::string::npos; }
 };
 
-msg::share_schedule share(const std::string& id, std::uint64_t quanta, msg::share_status s) {
-  return msg::share_schedule{id, "n1", quanta, s, {}};
-}
-
-msg::job_schedule job(const std::string& id, const std::string& cls, msg::job_status status, std::uint64_t memory_mb,
-                      std::uint64_t given, std::uint64_t demand, std::vector<msg::share_schedule> shares = {}) {
-  msg::job_schedule j;
-  j.id = id;
-  j.class_name = cls;
-  j.status = status;
-  j.memory_mb = memory_mb;
-  j.given = given;
-  j.demand = demand;
-  j.shares = std::move(shares);
-  return j;
-}
+using msg::samples::job_entry;
+using msg::samples::share_entry;
 
 }  // namespace
 
@@ -96,18 +83,18 @@ TEST_CASE("rm.state: jobs and processes by class and status, quanta awarded and 
   s.cycle = 7;
   // normal (1 GB quanta): a1 is order 2 (2048 MB), given 3, demand 10, three shares;
   // a2 is order 1, pending, given 0, demand 4.
-  s.jobs.push_back(job("a1", "normal", msg::job_status::scheduled, 2048, 3, 10,
-                       {share("s1", 2, msg::share_status::running), share("s2", 2, msg::share_status::running),
-                        share("s3", 2, msg::share_status::new_)}));
-  s.jobs.push_back(job("a2", "normal", msg::job_status::pending, 1024, 0, 4));
+  s.jobs.push_back(job_entry("a1", "normal", msg::job_status::scheduled, 2048, 3, 10,
+                       {share_entry("s1", 2, msg::share_status::running), share_entry("s2", 2, msg::share_status::running),
+                        share_entry("s3", 2, msg::share_status::new_)}));
+  s.jobs.push_back(job_entry("a2", "normal", msg::job_status::pending, 1024, 0, 4));
   // bulk (4 GB quanta): b1 asks 8192 MB = order 2, given 1, demand 1, one share being preempted.
-  s.jobs.push_back(job("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1, {share("s4", 2, msg::share_status::preempt)}));
+  s.jobs.push_back(job_entry("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1, {share_entry("s4", 2, msg::share_status::preempt)}));
   // normal again after bulk (jobs come in id order, classes interleaved): a3 is order 1, given 1, demand 1.
-  s.jobs.push_back(job("a3", "normal", msg::job_status::scheduled, 1024, 1, 1, {share("s7", 1, msg::share_status::running)}));
+  s.jobs.push_back(job_entry("a3", "normal", msg::job_status::scheduled, 1024, 1, 1, {share_entry("s7", 1, msg::share_status::running)}));
   // A class this configuration does not know: the order comes from its share (3 quanta); given 2.
-  s.jobs.push_back(job("c1", "gone", msg::job_status::scheduled, 0, 2, 2, {share("s5", 3, msg::share_status::evict)}));
+  s.jobs.push_back(job_entry("c1", "gone", msg::job_status::scheduled, 0, 2, 2, {share_entry("s5", 3, msg::share_status::evict)}));
   // Refused before reaching a pool: no class.
-  s.jobs.push_back(job("r1", "", msg::job_status::refused, 0, 0, 0));
+  s.jobs.push_back(job_entry("r1", "", msg::job_status::refused, 0, 0, 0));
   f.m.on_state(s, 42);
 
   CHECK(f.has("rmbus_jobs{class=\"normal\",status=\"scheduled\"} 2"));
@@ -131,7 +118,7 @@ TEST_CASE("rm.state: jobs and processes by class and status, quanta awarded and 
 
   // The next complete schedule replaces the last: a class without work any more disappears.
   msg::rm_state next;
-  next.jobs.push_back(job("a2", "normal", msg::job_status::scheduled, 1024, 1, 4, {share("s6", 1, msg::share_status::new_)}));
+  next.jobs.push_back(job_entry("a2", "normal", msg::job_status::scheduled, 1024, 1, 4, {share_entry("s6", 1, msg::share_status::new_)}));
   f.m.on_state(next, 43);
   const auto text = f.registry.render();
   CHECK(text.find("class=\"bulk\"") == std::string::npos);
@@ -143,11 +130,11 @@ TEST_CASE("rm.state: jobs and processes by class and status, quanta awarded and 
 
 TEST_CASE("rm.state with publication's tally: the same metrics as counting its jobs, read from the tally") {
   std::vector<msg::job_schedule> jobs{
-      job("a1", "normal", msg::job_status::scheduled, 2048, 3, 10,
-          {share("s1", 2, msg::share_status::running), share("s3", 2, msg::share_status::new_)}),
-      job("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1, {share("s4", 2, msg::share_status::preempt)}),
-      job("c1", "gone", msg::job_status::scheduled, 0, 2, 2, {share("s5", 3, msg::share_status::evict)}),
-      job("r1", "", msg::job_status::refused, 0, 0, 0)};
+      job_entry("a1", "normal", msg::job_status::scheduled, 2048, 3, 10,
+          {share_entry("s1", 2, msg::share_status::running), share_entry("s3", 2, msg::share_status::new_)}),
+      job_entry("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1, {share_entry("s4", 2, msg::share_status::preempt)}),
+      job_entry("c1", "gone", msg::job_status::scheduled, 0, 2, 2, {share_entry("s5", 3, msg::share_status::evict)}),
+      job_entry("r1", "", msg::job_status::refused, 0, 0, 0)};
   msg::rm_state counted;
   counted.jobs = jobs;
   msg::rm_state tallied = counted;
@@ -163,7 +150,7 @@ TEST_CASE("rm.state with publication's tally: the same metrics as counting its j
   // The tally is what is read: a schedule whose tally names one job more counts it.
   msg::rm_state more = counted;
   auto extra = jobs;
-  extra.push_back(job("a2", "normal", msg::job_status::pending, 1024, 0, 4));
+  extra.push_back(job_entry("a2", "normal", msg::job_status::pending, 1024, 0, 4));
   more.tally = std::make_shared<const msg::schedule_tally>(msg::tally_of(extra));
   b.m.on_state(more, 6);
   CHECK(b.has("rmbus_jobs{class=\"normal\",status=\"pending\"} 1"));
