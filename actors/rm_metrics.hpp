@@ -4,10 +4,10 @@
 //
 // Decides:
 //  - jobs and processes per class and status, and quanta awarded (given x order) and demanded
-//    (demand x order) per class, from each complete rm.state this process publishes; a job's order is its
-//    memory_mb divided by the quantum of its class's top-level nodepool (from the configuration), or the
-//    quanta of its first share when its class is unknown here (from the tally publication keeps beside the
-//    schedule, messages/schedule_tally.hpp, else counted from the jobs);
+//    (demand x order) per class, from each complete rm.state this process publishes (read from the tally
+//    publication keeps beside it, messages/schedule_tally.hpp, else counted from its jobs); a job's order is
+//    its memory_mb divided by the quantum of its class's top-level nodepool (from the configuration), or the
+//    quanta of its first share when its class is unknown here;
 //  - round durations per pool and phase from rm.cycle;
 //  - preemptions and evictions by reason, and events by kind, from rm.events;
 //  - heartbeats received, and late, as the heartbeat intake counted them in its node_changes batches (it

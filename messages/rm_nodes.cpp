@@ -52,7 +52,8 @@ std::string encode(const envelope& env, const rm_nodes& msg) {
   detail::pack_envelope_head(pk, env, 1);
   detail::pack_key(pk, "nodes");
   pk.pack_array(static_cast<std::uint32_t>(msg.nodes.size()));
-  if (msg.encoded_nodes.size() == msg.nodes.size() && !msg.nodes.empty()) return detail::to_string(buf, msg.encoded_nodes);
+  if (msg.encoded_nodes.size() == msg.nodes.size() && !msg.nodes.empty())
+    return detail::to_string(buf, msg.encoded_nodes);
   for (const auto& n : msg.nodes) pack_node(pk, n);
   return detail::to_string(buf);
 }

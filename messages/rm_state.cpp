@@ -95,7 +95,8 @@ std::string encode(const envelope& env, const rm_state& msg) {
   if (msg.workmap_src) detail::pack_kv_str(pk, "workmap_src", *msg.workmap_src);
   detail::pack_key(pk, "jobs");
   pk.pack_array(static_cast<std::uint32_t>(msg.jobs.size()));
-  if (msg.encoded_jobs.size() == msg.jobs.size() && !msg.jobs.empty()) return detail::to_string(buf, msg.encoded_jobs);
+  if (msg.encoded_jobs.size() == msg.jobs.size() && !msg.jobs.empty())
+    return detail::to_string(buf, msg.encoded_jobs);
   for (const auto& j : msg.jobs) detail::pack_job_schedule(pk, j);
   return detail::to_string(buf);
 }

@@ -142,7 +142,7 @@ TEST_CASE("rm_state with its entries kept encoded gives the same bytes as packin
   CHECK(encode(samples::env(), kept) == packed);
 }
 
-TEST_CASE("rm_nodes with its entries kept encoded gives the same bytes as packing every node, and decodes alike") {
+TEST_CASE("rm_nodes with its entries kept encoded: the same bytes as packing every node, decoded alike") {
   auto kept = samples::full_rm_nodes();
   REQUIRE(kept.nodes.size() >= 2);
   for (const auto& n : kept.nodes) kept.encoded_nodes.push_back(encode_node_entry(n));

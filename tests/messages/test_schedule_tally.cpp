@@ -12,8 +12,9 @@ namespace msg = rmbus::messages;
 namespace {
 
 // A job whose shares all have one status, of the quanta given.
-msg::job_schedule job(const std::string& id, const std::string& cls, msg::job_status status, std::uint64_t memory_mb,
-                      std::uint64_t given, std::uint64_t demand, std::vector<std::uint64_t> share_quanta = {},
+msg::job_schedule job(const std::string& id, const std::string& cls, msg::job_status status,
+                      std::uint64_t memory_mb, std::uint64_t given, std::uint64_t demand,
+                      std::vector<std::uint64_t> share_quanta = {},
                       msg::share_status share_status = msg::share_status::running) {
   std::vector<msg::share_schedule> shares;
   for (std::size_t k = 0; k < share_quanta.size(); ++k)

@@ -83,16 +83,20 @@ TEST_CASE("rm.state: jobs and processes by class and status, quanta awarded and 
   s.cycle = 7;
   // normal (1 GB quanta): a1 is order 2 (2048 MB), given 3, demand 10, three shares;
   // a2 is order 1, pending, given 0, demand 4.
-  s.jobs.push_back(job_entry("a1", "normal", msg::job_status::scheduled, 2048, 3, 10,
-                       {share_entry("s1", 2, msg::share_status::running), share_entry("s2", 2, msg::share_status::running),
-                        share_entry("s3", 2, msg::share_status::new_)}));
+  s.jobs.push_back(job_entry(
+      "a1", "normal", msg::job_status::scheduled, 2048, 3, 10,
+      {share_entry("s1", 2, msg::share_status::running), share_entry("s2", 2, msg::share_status::running),
+       share_entry("s3", 2, msg::share_status::new_)}));
   s.jobs.push_back(job_entry("a2", "normal", msg::job_status::pending, 1024, 0, 4));
   // bulk (4 GB quanta): b1 asks 8192 MB = order 2, given 1, demand 1, one share being preempted.
-  s.jobs.push_back(job_entry("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1, {share_entry("s4", 2, msg::share_status::preempt)}));
+  s.jobs.push_back(job_entry("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1,
+                             {share_entry("s4", 2, msg::share_status::preempt)}));
   // normal again after bulk (jobs come in id order, classes interleaved): a3 is order 1, given 1, demand 1.
-  s.jobs.push_back(job_entry("a3", "normal", msg::job_status::scheduled, 1024, 1, 1, {share_entry("s7", 1, msg::share_status::running)}));
+  s.jobs.push_back(job_entry("a3", "normal", msg::job_status::scheduled, 1024, 1, 1,
+                             {share_entry("s7", 1, msg::share_status::running)}));
   // A class this configuration does not know: the order comes from its share (3 quanta); given 2.
-  s.jobs.push_back(job_entry("c1", "gone", msg::job_status::scheduled, 0, 2, 2, {share_entry("s5", 3, msg::share_status::evict)}));
+  s.jobs.push_back(job_entry("c1", "gone", msg::job_status::scheduled, 0, 2, 2,
+                             {share_entry("s5", 3, msg::share_status::evict)}));
   // Refused before reaching a pool: no class.
   s.jobs.push_back(job_entry("r1", "", msg::job_status::refused, 0, 0, 0));
   f.m.on_state(s, 42);
@@ -118,7 +122,8 @@ TEST_CASE("rm.state: jobs and processes by class and status, quanta awarded and 
 
   // The next complete schedule replaces the last: a class without work any more disappears.
   msg::rm_state next;
-  next.jobs.push_back(job_entry("a2", "normal", msg::job_status::scheduled, 1024, 1, 4, {share_entry("s6", 1, msg::share_status::new_)}));
+  next.jobs.push_back(job_entry("a2", "normal", msg::job_status::scheduled, 1024, 1, 4,
+                                {share_entry("s6", 1, msg::share_status::new_)}));
   f.m.on_state(next, 43);
   const auto text = f.registry.render();
   CHECK(text.find("class=\"bulk\"") == std::string::npos);
@@ -129,12 +134,14 @@ TEST_CASE("rm.state: jobs and processes by class and status, quanta awarded and 
 }
 
 TEST_CASE("rm.state with publication's tally: the same metrics as counting its jobs, read from the tally") {
-  std::vector<msg::job_schedule> jobs{
-      job_entry("a1", "normal", msg::job_status::scheduled, 2048, 3, 10,
-          {share_entry("s1", 2, msg::share_status::running), share_entry("s3", 2, msg::share_status::new_)}),
-      job_entry("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1, {share_entry("s4", 2, msg::share_status::preempt)}),
-      job_entry("c1", "gone", msg::job_status::scheduled, 0, 2, 2, {share_entry("s5", 3, msg::share_status::evict)}),
-      job_entry("r1", "", msg::job_status::refused, 0, 0, 0)};
+  std::vector<msg::job_schedule> jobs{job_entry("a1", "normal", msg::job_status::scheduled, 2048, 3, 10,
+                                                {share_entry("s1", 2, msg::share_status::running),
+                                                 share_entry("s3", 2, msg::share_status::new_)}),
+                                      job_entry("b1", "bulk", msg::job_status::scheduled, 8192, 1, 1,
+                                                {share_entry("s4", 2, msg::share_status::preempt)}),
+                                      job_entry("c1", "gone", msg::job_status::scheduled, 0, 2, 2,
+                                                {share_entry("s5", 3, msg::share_status::evict)}),
+                                      job_entry("r1", "", msg::job_status::refused, 0, 0, 0)};
   msg::rm_state counted;
   counted.jobs = jobs;
   msg::rm_state tallied = counted;
@@ -250,9 +257,10 @@ TEST_CASE("untrusted node names: the per-node table is bounded") {
 TEST_CASE("rm.nodes: nodes by state, every state present") {
   fixture f;
   msg::rm_nodes n;
-  for (auto [name, state] : {std::pair{"a", msg::node_state::up}, std::pair{"b", msg::node_state::up},
-                             std::pair{"c", msg::node_state::down}, std::pair{"d", msg::node_state::varied_off},
-                             std::pair{"e", msg::node_state::blacklisted}}) {
+  for (auto [name, state] :
+       {std::pair{"a", msg::node_state::up}, std::pair{"b", msg::node_state::up},
+        std::pair{"c", msg::node_state::down}, std::pair{"d", msg::node_state::varied_off},
+        std::pair{"e", msg::node_state::blacklisted}}) {
     msg::node_report r;
     r.node = name;
     r.state = state;
