@@ -1,6 +1,8 @@
 #include "actors/plan_tables.hpp"
 
 #include <algorithm>
+#include <type_traits>
+#include <utility>
 
 namespace rmbus::actors {
 
@@ -88,51 +90,70 @@ void plan_tables::count(const std::vector<messages::share_schedule>& shares, std
   }
 }
 
-void plan_tables::remember(const std::string& pool, const std::string& id, const job_table& table) {
+plan_tables::applied_job& plan_tables::remember(const std::string& pool, const std::string& id,
+                                                const job_table& table) {
   auto it = table.find(id);
-  remember(pool, id, it == table.end() ? nullptr : std::make_unique<messages::job_schedule>(it->second));
+  return remember(pool, id,
+                  it == table.end() ? nullptr : std::make_unique<messages::job_schedule>(it->second));
 }
 
-void plan_tables::remember(const std::string& pool, const std::string& id, version_before old) {
+plan_tables::applied_job& plan_tables::remember(const std::string& pool, const std::string& id,
+                                                version_before old) {
   // Changed twice since the commit: the first version before counts.
-  before_[pool].try_emplace(id, std::move(old));
+  return before_[pool].try_emplace(id, applied_job{std::move(old), nullptr}).first->second;
 }
 
-void plan_tables::apply(const messages::pool_plan& p) {
+void plan_tables::apply(const messages::pool_plan& p) { apply_plan(p); }
+
+void plan_tables::apply(messages::pool_plan&& p) { apply_plan(std::move(p)); }
+
+template <class Plan>
+void plan_tables::apply_plan(Plan&& p) {
+  // A job of the plan as the table takes it: moved out of a plan given up, else copied.
+  const auto taken = [](auto& j) -> decltype(auto) {
+    if constexpr (std::is_const_v<std::remove_reference_t<Plan>>)
+      return static_cast<const messages::job_schedule&>(j);
+    else
+      return std::move(j);
+  };
   auto& table = tables_[p.pool];
   if (p.full()) {
     // Every job before is gone or replaced (its version before moved, not copied); the plan lists every job
     // now, the new ones remembered as new.
     for (auto& [id, j] : table) {
       count(j, -1);
-      remember(p.pool, id, std::make_unique<messages::job_schedule>(std::move(j)));
+      remember(p.pool, id, std::make_unique<messages::job_schedule>(std::move(j))).now = nullptr;
     }
-    for (const auto& j : p.jobs) remember(p.pool, j.id, nullptr);
     table.clear();
-    for (const auto& j : p.jobs) {
+    for (auto& j : p.jobs) {
       count(j, +1);
-      table.insert_or_assign(table.end(), j.id, j);
+      std::string id = j.id;
+      const auto in_table = table.insert_or_assign(table.end(), std::move(id), taken(j));
+      remember(p.pool, in_table->first, nullptr).now = &in_table->second;
     }
     return;
   }
   for (const auto& id : p.removed_jobs) {
     auto it = table.find(id);
     if (it == table.end()) continue;
-    remember(p.pool, id, table);
+    auto& applied = remember(p.pool, id, table);
     count(it->second, -1);
     table.erase(it);
+    applied.now = nullptr;
   }
-  for (const auto& j : p.jobs) {
+  for (auto& j : p.jobs) {
     auto it = table.find(j.id);
     if (it != table.end()) {
       count_change(it->second, j);
       // Replaced next: its version before is moved, not copied.
-      remember(p.pool, j.id, std::make_unique<messages::job_schedule>(std::move(it->second)));
-      it->second = j;
+      auto& applied = remember(p.pool, j.id, std::make_unique<messages::job_schedule>(std::move(it->second)));
+      it->second = taken(j);
+      applied.now = &it->second;
     } else {
-      remember(p.pool, j.id, nullptr);
-      table.emplace(j.id, j);
       count(j, +1);
+      std::string id = j.id;
+      const auto in_table = table.emplace(std::move(id), taken(j)).first;
+      remember(p.pool, in_table->first, nullptr).now = &in_table->second;
     }
   }
 }
@@ -141,14 +162,14 @@ void plan_tables::rollback(const std::string& pool) {
   auto before = before_.find(pool);
   if (before == before_.end()) return;
   auto& table = tables_[pool];
-  for (auto& [id, old] : before->second) {
+  for (auto& [id, applied] : before->second) {
     if (auto it = table.find(id); it != table.end()) {
       count(it->second, -1);
       table.erase(it);
     }
-    if (old) {
-      count(*old, +1);
-      table.emplace(id, std::move(*old));
+    if (applied.before) {
+      count(*applied.before, +1);
+      table.emplace(id, std::move(*applied.before));
     }
   }
   before_.erase(before);
@@ -218,13 +239,10 @@ std::vector<overbooked_node> plan_tables::overbooked(const node_quanta_lookup& q
 std::vector<std::string> plan_tables::touching(const std::set<std::string>& nodes) const {
   std::vector<std::string> out;
   for (const auto& [pool, jobs] : before_) {
-    const auto* table = this->table(pool);
     bool touches = false;
-    for (const auto& [id, old] : jobs) {
-      if (table == nullptr) break;
-      auto it = table->find(id);
-      if (it == table->end()) continue;
-      for (const auto& s : it->second.shares) touches = touches || nodes.count(s.node) > 0;
+    for (const auto& [id, applied] : jobs) {
+      if (applied.now == nullptr) continue;
+      for (const auto& s : applied.now->shares) touches = touches || nodes.count(s.node) > 0;
       if (touches) break;
     }
     if (touches) out.push_back(pool);

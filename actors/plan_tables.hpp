@@ -43,6 +43,12 @@ class plan_tables {
   // A job's version before the plans applied since the last commit; null when the job is new. Held by
   // pointer: a first plan remembers every job as new, and an empty optional would be a whole entry's size.
   using version_before = std::unique_ptr<messages::job_schedule>;
+  // A job applied since the last commit: its version before (null: new) and its version now, the table's own
+  // entry (null: gone), so that the readers of a round's changes look nothing up in the tables.
+  struct applied_job {
+    version_before before;
+    const messages::job_schedule* now = nullptr;
+  };
 
   // ---- the chains ----------------------------------------------------------------------------------
   // Whether `p` follows the last plan received of its pool. When it does the chain moves on to it; when it
@@ -54,8 +60,11 @@ class plan_tables {
 
   // ---- the tables ----------------------------------------------------------------------------------
   // Applies `p` (received and following) to its pool's table: a full plan replaces it, a change plan
-  // replaces the jobs it lists and erases those it names gone.
+  // replaces the jobs it lists and erases those it names gone. The second form takes the plan's entries
+  // into the table instead of copying them (a full map's round changes thousands of jobs, each with its
+  // shares); `p` is left without them.
   void apply(const messages::pool_plan& p);
+  void apply(messages::pool_plan&& p);
   // Takes back everything applied to `pool` since the last commit.
   void rollback(const std::string& pool);
   // Keeps what was applied: the versions before are forgotten.
@@ -65,11 +74,8 @@ class plan_tables {
   // Forgets everything (HA step-down).
   void clear();
 
-  // The jobs applied since the last commit, pool -> job id -> its version before (null: the job is new).
-  // The job's version now is in table(pool) (absent: gone).
-  const std::map<std::string, std::map<std::string, version_before>>& applied() const {
-    return before_;
-  }
+  // The jobs applied since the last commit, pool -> job id -> its versions before and now.
+  const std::map<std::string, std::map<std::string, applied_job>>& applied() const { return before_; }
   const job_table* table(const std::string& pool) const;
   const std::map<std::string, job_table>& tables() const { return tables_; }
 
@@ -96,18 +102,22 @@ class plan_tables {
     bool raised = false;       // counted up since the last commit (listed in raised_)
   };
   using holding_entry = std::pair<const std::string, holding>;
+  // Both forms of apply: `Plan` is a const or a movable pool_plan.
+  template <class Plan>
+  void apply_plan(Plan&& p);
   // Counts (sign +1) or uncounts (-1) the shares of `j`, or shares [from, to) of a list.
   void count(const messages::job_schedule& j, int sign);
   void count(const std::vector<messages::share_schedule>& shares, std::size_t from, std::size_t to, int sign);
   // Uncounts `before` and counts `now`, a job's two versions, skipping the shares that hold the same.
   void count_change(const messages::job_schedule& before, const messages::job_schedule& now);
-  // Records the version before of job `id` of `pool` (once per commit) and notes its nodes.
-  void remember(const std::string& pool, const std::string& id, const job_table& table);
-  void remember(const std::string& pool, const std::string& id, version_before old);
+  // Records the version before of job `id` of `pool` (once per commit: a later one is dropped) and returns
+  // the job's record, whose version now the caller sets.
+  applied_job& remember(const std::string& pool, const std::string& id, const job_table& table);
+  applied_job& remember(const std::string& pool, const std::string& id, version_before old);
 
   std::map<std::string, chain> chains_;
   std::map<std::string, job_table> tables_;
-  std::map<std::string, std::map<std::string, version_before>> before_;
+  std::map<std::string, std::map<std::string, applied_job>> before_;
   std::unordered_map<std::string, holding> holdings_;
   // The holdings counted up since the last commit: the guard's nodes. Kept while listed, even at zero, so
   // that the pointers hold (an unordered_map's elements do not move when it grows).

@@ -101,6 +101,16 @@ using publication_actor = caf::stateful_actor<publication_state>;
 
 const messages::pool_plan& plan_of(const plan_ptr& p) { return std::get<messages::pool_plan>(*p); }
 
+// Applies a queued plan to the tables. A plan the queue alone holds gives its entries up (route and the
+// router make every payload non-const, shared read-only while anyone else may read it); one still held
+// elsewhere (the bus encoder, a test) is copied. No other holder can appear once the count is 1.
+void apply_queued(plan_tables& tables, const plan_ptr& p) {
+  if (p.use_count() == 1)
+    tables.apply(std::move(const_cast<messages::pool_plan&>(plan_of(p))));
+  else
+    tables.apply(plan_of(p));
+}
+
 template <class T>
 void publish(publication_actor* self, std::string_view topic, T msg) {
   route(self, self->state.env.router, self->state.stamper, std::string{topic}, std::move(msg));
@@ -156,21 +166,15 @@ std::vector<messages::rm_event> changes_since_last_round(publication_state& st) 
     spdlog::warn("work {} of user {} refused: {}", id, user.empty() ? "?" : user, reason);
   };
   for (const auto& [pool, changed] : st.tables.applied()) {
-    const auto* table = st.tables.table(pool);
-    if (table == nullptr) continue;
-    for (const auto& [id, old] : changed) {
-      auto now = table->find(id);
-      if (now == table->end()) continue;
-      const auto& j = now->second;
+    for (const auto& [id, applied] : changed) {
+      if (applied.now == nullptr) continue;
+      const auto& j = *applied.now;
+      const auto& old = applied.before;
       if (j.status == messages::job_status::refused &&
           (!old || old->status != messages::job_status::refused || old->reason != j.reason))
         refused(j.id, j.user, j.reason);
-      for (const auto& s : j.shares) {
-        if (s.status != messages::share_status::preempt && s.status != messages::share_status::evict) continue;
-        if (old) {
-          auto was = std::find_if(old->shares.begin(), old->shares.end(), [&](const auto& o) { return o.id == s.id; });
-          if (was != old->shares.end() && was->status == s.status) continue;
-        }
+      for (const auto* share : shares_newly_removed(j, old.get())) {
+        const auto& s = *share;
         const bool pre = s.status == messages::share_status::preempt;
         events.push_back({pre ? "preempt" : "evict",
                           {{"job", j.id}, {"share", s.id}, {"node", s.node}, {"reason", pre ? "fair share" : evict_reason(s.node)}}});
@@ -216,7 +220,8 @@ void ask_full_plan(publication_actor* self, const std::string& pool) {
 // The last line of defence: a pool whose plan would put a node above its order has its last published plan
 // published in its place (its table taken back; this round's changes only: the rest was checked when it went
 // out), and its next plan must be full. Returns false when the round still overbooks a node (a node whose
-// order fell), and then nothing may be published: every table is taken back, the plans stay queued.
+// order fell), and then nothing may be published: every table is taken back, and every pool's next plan must
+// be full.
 bool guard_against_overbooking(publication_actor* self) {
   auto& st = self->state;
   const node_quanta_lookup quanta_of = [&st](std::string_view node) { return st.nodes.order_of(node); };
@@ -248,9 +253,16 @@ bool guard_against_overbooking(publication_actor* self) {
   if (still.empty()) return true;
   spdlog::error("round {}: even the last good plans put nodes above their order ({}); this round is not published",
                 st.cycle, describe(still));
+  // The plans applied gave their entries to the tables (apply_queued) and cannot be applied again: each pool
+  // sends a full plan instead, as a culprit does.
   std::vector<std::string> applied;
   for (const auto& [pool, jobs] : st.tables.applied()) applied.push_back(pool);
-  for (const auto& pool : applied) st.tables.rollback(pool);
+  for (const auto& pool : applied) {
+    st.tables.rollback(pool);
+    st.queued.erase(pool);
+    st.tables.break_chain(pool);
+    ask_full_plan(self, pool);
+  }
   return false;
 }
 
@@ -343,7 +355,7 @@ void publish_round(publication_actor* self) {
   }
   for (const auto& [pool, plans] : st.queued)
     if (st.expected.count(pool))
-      for (const auto& p : plans) st.tables.apply(plan_of(p));
+      for (const auto& p : plans) apply_queued(st.tables, p);
   if (!guard_against_overbooking(self)) {
     // Even the last good plans would overbook (a node's order fell since): nothing is published this round.
     publish(self, topics::done, messages::round_done{st.cycle});

@@ -58,7 +58,7 @@ entry listed_then(const plan_tables& tables, const listed_before& before, const 
     }
     if (auto a = tables.applied().find(*p); a != tables.applied().end()) {
       if (auto j = a->second.find(id); j != a->second.end()) {
-        if (j->second) return entry{*j->second};
+        if (j->second.before) return entry{*j->second.before};
         continue;  // new this round
       }
     }
@@ -67,6 +67,30 @@ entry listed_then(const plan_tables& tables, const listed_before& before, const 
     if (auto j = table->find(id); j != table->end()) return entry{j->second};
   }
   return {};
+}
+
+// listing_changes in the round of one pool listed then and now, without refusals then or now and no table
+// dropped (every round of a cluster of one top-level pool): the jobs applied to its table are the only
+// candidates, already in id order, each with its versions before and now at hand. None is looked up, where
+// the general rule gathers every id into a new tree and makes four lookups for each (a full map's round
+// changes some 6,000 jobs at 50,000 nodes).
+bool list_one_pool_changes(const plan_tables& tables, const std::set<std::string>& pools,
+                           const std::vector<messages::refused_work>& refused, const listed_before& before,
+                           messages::rm_schedule_changes& out) {
+  if (pools.size() != 1 || before.pools != pools || !refused.empty() || !before.refused.empty() ||
+      !before.dropped.empty())
+    return false;
+  const auto& pool = *pools.begin();
+  const auto applied = tables.applied().find(pool);
+  if (applied == tables.applied().end()) return true;  // nothing applied: nothing changed
+  out.jobs.reserve(applied->second.size());
+  for (const auto& [id, job] : applied->second) {
+    if (job.now != nullptr && (!job.before || *job.now != *job.before))
+      out.jobs.push_back(*job.now);
+    else if (job.now == nullptr && job.before)
+      out.removed.push_back(id);
+  }
+  return true;
 }
 
 }  // namespace
@@ -105,29 +129,67 @@ messages::rm_schedule_changes listing_changes(const plan_tables& tables, const s
                                               const std::vector<messages::refused_work>& refused,
                                               const listed_before& before, std::uint64_t cycle,
                                               std::uint64_t base_cycle) {
-  std::map<std::string, const messages::refused_work*> refused_now;
-  for (const auto& r : refused) refused_now[r.id] = &r;  // the last of an id named twice, as list_round
-  std::set<std::string> candidates;
-  for (const auto& [pool, jobs] : tables.applied())
-    for (const auto& [id, was] : jobs) candidates.insert(id);
-  for (const auto& [pool, table] : before.dropped)
-    for (const auto& [id, j] : table) candidates.insert(id);
-  for (const auto& [id, r] : refused_now) candidates.insert(id);
-  for (const auto& [id, r] : before.refused) candidates.insert(id);
-  // A pool listed then and not now had its table dropped; one listed now and not then has none but what its
-  // first (full) plan applied: both are among the candidates already.
-
   messages::rm_schedule_changes out;
   out.cycle = cycle;
   out.base_cycle = base_cycle;
+  if (list_one_pool_changes(tables, pools, refused, before, out)) return out;
+  std::map<std::string, const messages::refused_work*> refused_now;
+  for (const auto& r : refused) refused_now[r.id] = &r;  // the last of an id named twice, as list_round
+  // The ids as pointers to the keys that hold them (none is copied), sorted and without repeats.
+  std::vector<const std::string*> candidates;
+  for (const auto& [pool, jobs] : tables.applied())
+    for (const auto& [id, was] : jobs) candidates.push_back(&id);
+  for (const auto& [pool, table] : before.dropped)
+    for (const auto& [id, j] : table) candidates.push_back(&id);
+  for (const auto& [id, r] : refused_now) candidates.push_back(&id);
+  for (const auto& [id, r] : before.refused) candidates.push_back(&id);
+  // A pool listed then and not now had its table dropped; one listed now and not then has none but what its
+  // first (full) plan applied: both are among the candidates already.
+  const auto by_id = [](const std::string* a, const std::string* b) { return *a < *b; };
+  std::sort(candidates.begin(), candidates.end(), by_id);
+  candidates.erase(std::unique(candidates.begin(), candidates.end(),
+                               [](const std::string* a, const std::string* b) { return *a == *b; }),
+                   candidates.end());
+
   // Sized once: on a first round every job is listed, and growing by doubling held up to 1.5 times the
   // listing at once (33 MB at 100,000 jobs).
   out.jobs.reserve(candidates.size());
-  for (const auto& id : candidates) {
-    const auto now = listed_now(tables, pools, refused_now, id);
-    const auto then = listed_then(tables, before, id);
+  for (const auto* id : candidates) {
+    const auto now = listed_now(tables, pools, refused_now, *id);
+    const auto then = listed_then(tables, before, *id);
     if (now && (!then || *now != *then)) out.jobs.push_back(*now);
-    else if (!now && then) out.removed.push_back(id);
+    else if (!now && then)
+      out.removed.push_back(*id);
+  }
+  return out;
+}
+
+std::vector<const messages::share_schedule*> shares_newly_removed(const messages::job_schedule& now,
+                                                                  const messages::job_schedule* before) {
+  std::vector<const messages::share_schedule*> out;
+  const auto removing = [](messages::share_status s) {
+    return s == messages::share_status::preempt || s == messages::share_status::evict;
+  };
+  if (before == nullptr) {
+    for (const auto& s : now.shares)
+      if (removing(s.status)) out.push_back(&s);
+    return out;
+  }
+  // The two versions list their shares mostly in the same order: each share is looked for from where the
+  // last one was found on, then before it. From the start each time, a job of thousands of shares with
+  // hundreds preempted compared nearly every share with every other.
+  const auto& then = before->shares;
+  auto next = then.begin();
+  for (const auto& s : now.shares) {
+    if (!removing(s.status)) continue;
+    const auto same_id = [&](const messages::share_schedule& o) { return o.id == s.id; };
+    auto was = std::find_if(next, then.end(), same_id);
+    if (was == then.end()) {
+      was = std::find_if(then.begin(), next, same_id);
+      if (was == next) was = then.end();  // in neither part
+    }
+    if (was != then.end()) next = was + 1;
+    if (was == then.end() || was->status != s.status) out.push_back(&s);
   }
   return out;
 }

@@ -44,6 +44,11 @@ messages::rm_schedule_changes listing_changes(const plan_tables& tables, const s
                                               const listed_before& before, std::uint64_t cycle,
                                               std::uint64_t base_cycle);
 
+// The shares of job `now` being preempted or evicted that were not so in its version `before` (null: the job
+// is new), in the order `now` lists them: each is one rm.events event of the round.
+std::vector<const messages::share_schedule*> shares_newly_removed(const messages::job_schedule& now,
+                                                                  const messages::job_schedule* before);
+
 // Applies changes to a schedule listed by id (`changed`: entries new or changed, whole; `removed`: ids gone),
 // keeping it sorted: entries replaced in place, and the jobs coming or going inserted or erased where they lie
 // in one pass (core/vector_edits.hpp). Its encoded entries, when it keeps them (one per job), follow: the

@@ -134,7 +134,7 @@ void on_inbound(router_actor* self, bus::bus_message& m) {
     return;
   }
   deliver_locally(self, messages::routed_message{std::move(m.topic), std::move(env),
-                                                 std::make_shared<const messages::payload>(std::move(p.value()))});
+                                                 std::make_shared<messages::payload>(std::move(p.value()))});
 }
 
 caf::behavior router(router_actor* self, caf::actor outbound, std::string instance, bool split,

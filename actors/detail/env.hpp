@@ -64,13 +64,14 @@ inline messages::decode_limits limits_of(const config::rm_config& cfg) {
 }
 
 // Sends one typed message through the router (local delivery, and the bus where its topic must go), stamped
-// by `stamper`. The payload is built once and shared read-only by every local receiver.
+// by `stamper`. The payload is built once and shared read-only by every local receiver; it is not a const
+// object, so that a receiver left its sole holder may take from it (publication's plans).
 template <class Self, class T>
 void route(Self* self, const caf::actor& router, envelope_stamper& stamper, std::string topic, T msg) {
   auto env = stamper.next(topic);
   self->send(router, atoms::route::value,
              messages::routed_message{std::move(topic), std::move(env),
-                                      std::make_shared<const messages::payload>(std::move(msg))});
+                                      std::make_shared<messages::payload>(std::move(msg))});
 }
 
 }  // namespace rmbus::actors

@@ -140,6 +140,13 @@ TEST_CASE("change plans give publication the same tables and holdings as full pl
   pools.emplace_back(cfg, "alpha");
   pools.emplace_back(cfg, "beta");
   plan_tables by_changes, by_full;
+  plan_tables by_taking;  // the same plans as by_changes, each given up to the table (apply(pool_plan&&))
+  auto give_up = [&](msg::pool_plan p) {
+    REQUIRE(by_taking.receive(p).follows);
+    by_taking.apply(std::move(p));
+    // Its entries went into the table, not copies of them: the plan is left without their shares.
+    for (const auto& j : p.jobs) CHECK(j.shares.empty());
+  };
   int next_id = 0, gaps = 0;
   bool starts_seen = false;
   std::size_t sent_changes = 0, sent_full = 0;
@@ -186,21 +193,39 @@ TEST_CASE("change plans give publication the same tables and holdings as full pl
         again.plan_seq = ++p.seq;
         REQUIRE(by_changes.receive(again).follows);
         by_changes.apply(again);
+        by_taking.break_chain(p.pool);
+        give_up(again);
         // The scheduler's chain goes on from the full plan.
         continue;
       }
       by_changes.apply(change);
+      give_up(change);
     }
+    // Every job applied names its entry in the table as its version now (none: gone), the same as a lookup.
+    for (const auto* t : {&by_full, &by_changes, &by_taking})
+      for (const auto& [pool, jobs] : t->applied()) {
+        const auto* table = t->table(pool);
+        REQUIRE(table != nullptr);
+        for (const auto& [id, applied] : jobs) {
+          const auto in_table = table->find(id);
+          CHECK(applied.now == (in_table == table->end() ? nullptr : &in_table->second));
+        }
+      }
     by_full.commit();
     by_changes.commit();
+    by_taking.commit();
     for (const auto& p : pools) {
       if (lost.count(p.pool)) continue;  // a round behind until its next plan
       // Both tables equal the scheduler's whole plan of the round.
       REQUIRE(by_changes.table(p.pool) != nullptr);
       REQUIRE(*by_changes.table(p.pool) == *by_full.table(p.pool));
+      REQUIRE(by_taking.table(p.pool) != nullptr);
+      REQUIRE(*by_taking.table(p.pool) == *by_full.table(p.pool));
       for (const auto& n : nodes_of(p.pool)) {
         CHECK(by_changes.held(n) == by_full.held(n));
         CHECK(by_changes.starting(n) == by_full.starting(n));
+        CHECK(by_taking.held(n) == by_full.held(n));
+        CHECK(by_taking.starting(n) == by_full.starting(n));
         starts_seen = starts_seen || by_full.starting(n) > 0;
       }
     }
@@ -295,11 +320,15 @@ TEST_CASE("a refused round is taken back exactly, and the guard looks only at th
   CHECK(t.held("n3") == 0);
   const auto& remembered = t.applied().at("alpha");
   CHECK(remembered.size() == 4);  // a, b and c before, e new
-  REQUIRE(remembered.at("a") != nullptr);
-  CHECK(*remembered.at("a") == before_full.at("a"));
-  REQUIRE(remembered.at("c") != nullptr);
-  CHECK(*remembered.at("c") == before_full.at("c"));
-  CHECK(remembered.at("e") == nullptr);
+  REQUIRE(remembered.at("a").before != nullptr);
+  CHECK(*remembered.at("a").before == before_full.at("a"));
+  REQUIRE(remembered.at("c").before != nullptr);
+  CHECK(*remembered.at("c").before == before_full.at("c"));
+  CHECK(remembered.at("e").before == nullptr);
+  // And each one's version now is the table's entry itself, or none for a job gone.
+  CHECK(remembered.at("a").now == &t.table("alpha")->at("a"));
+  CHECK(remembered.at("e").now == &t.table("alpha")->at("e"));
+  CHECK(remembered.at("c").now == nullptr);
   t.rollback("alpha");
   CHECK(*t.table("alpha") == before_full);
   CHECK(t.held("n1") == 2);
