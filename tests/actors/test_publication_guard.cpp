@@ -6,6 +6,7 @@
 // (rm.internal.plansync) and publishes that.
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "actors/detail/spawn.hpp"
 #include "config/loader.hpp"
@@ -35,6 +36,33 @@ nodepool = "p"
 default = true
 )toml";
 
+// Two pools, for a round that even the last good plans overbook.
+const char* two_pools_text = R"toml(
+[scheduling]
+quantum = "1G"
+
+[timing]
+round_timeout_ms = 5000
+
+[[nodepool]]
+name = "p"
+
+[[nodepool]]
+name = "q"
+nodes = ["n02"]
+
+[[class]]
+name = "normal"
+policy = "FAIR_SHARE"
+nodepool = "p"
+default = true
+
+[[class]]
+name = "other"
+policy = "FAIR_SHARE"
+nodepool = "q"
+)toml";
+
 struct publication_alone {
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
@@ -42,8 +70,9 @@ struct publication_alone {
   caf::actor publication;
   envelope_stamper stamper{"test-scheduler"};
 
-  publication_alone() {
-    auto rm = std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(config_text, "test.toml"));
+  explicit publication_alone(const char* text = config_text) {
+    auto rm =
+        std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(text, "test.toml"));
     router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
     publication = spawn_publication(sys, actor_env{router, "rmbus.test", rm, {}});
   }
@@ -55,7 +84,7 @@ struct publication_alone {
   void route(const std::string& topic, T m) {
     auto env = stamper.next(topic);
     caf::anon_send(router, atoms::route::value,
-                   msg::routed_message{topic, env, std::make_shared<const msg::payload>(std::move(m))});
+                   msg::routed_message{topic, env, std::make_shared<msg::payload>(std::move(m))});
   }
   void round(std::uint64_t cycle) { route(std::string{topics::round}, msg::round_start{cycle, {"p"}, {}, 0, ""}); }
 };
@@ -287,4 +316,77 @@ TEST_CASE("after refusing a pool's plan, publication takes no change plan of it 
   REQUIRE(third);
   CHECK(third->cycle == 3);
   CHECK(ids_in(*third) == std::vector<std::string>{"g7.1", "g7.5"});
+}
+
+TEST_CASE(
+    "a round that even the last good plans overbook is not published, and every pool applied sends a full "
+    "plan") {
+  publication_alone t{two_pools_text};
+  caf::scoped_actor self{t.sys};
+  for (auto topic : {std::string{msg::topics::rm_state}, std::string{topics::plan_sync},
+                     std::string{msg::topics::rm_events}, std::string{topics::done}})
+    caf::anon_send(t.router, atoms::subscribe::value, topic, caf::actor{self});
+  std::vector<msg::rm_event> events;
+  const auto round = [&](std::uint64_t cycle) {
+    t.route(std::string{topics::round}, msg::round_start{cycle, {"p", "q"}, {}, 0, ""});
+  };
+  // Pool q's plan: bob-1 with `shares` on n02, a node of 2 quanta of its own.
+  const auto q_plan = [](std::uint64_t cycle, const std::vector<std::string>& shares) {
+    auto p = plan(cycle, 7, {});
+    p.pool = "q";
+    auto& j = p.jobs.front();
+    j.id = "bob-1";
+    j.user = "bob";
+    for (const auto& id : shares) j.shares.push_back({id, "n02", 1, msg::share_status::new_, std::nullopt});
+    p.machines = {msg::machine_summary{"n02", "q", msg::machine_status::up, false, 2048, 2, 0}};
+    return numbered(p, cycle, 0);
+  };
+
+  round(1);
+  t.route(std::string{topics::plan}, numbered(plan(1, 7, {"g7.1", "g7.2"}), 1, 0));
+  t.route(std::string{topics::plan}, q_plan(1, {"q.1"}));
+  auto first = next_state(self, events);
+  REQUIRE(first);
+  CHECK(ids_in(*first) == std::vector<std::string>{"g7.1", "g7.2", "q.1"});
+
+  // n01 shrinks to 1 quantum: p's plan still holds 2 there, and so does its last good plan. q's plan is
+  // sound.
+  round(2);
+  auto shrunk = numbered(plan(2, 7, {"g7.1", "g7.2"}), 2, 0);
+  shrunk.machines.front().quanta = 1;
+  shrunk.machines.front().memory_mb = 1024;
+  t.route(std::string{topics::plan}, shrunk);
+  t.route(std::string{topics::plan}, q_plan(2, {"q.1", "q.2"}));
+  // Round 2 is done without an rm.state.
+  std::vector<msg::plan_sync_request> syncs;
+  bool done = false, published = false;
+  self->receive_while([&] { return !done; })(
+      [&](atoms::deliver, const msg::routed_message& m) {
+        if (const auto* d = m.as<msg::round_done>(); d != nullptr && d->cycle == 2)
+          done = true;
+        else if (m.as<msg::rm_state>() != nullptr)
+          published = true;
+        else if (const auto* r = m.as<msg::plan_sync_request>())
+          syncs.push_back(*r);
+      },
+      caf::after(std::chrono::seconds(10)) >> [&] { done = true; });
+  CHECK_FALSE(published);
+  std::set<std::string> asked;
+  for (const auto& r : syncs) asked.insert(r.pool);
+  // p as the culprit, q because its plan was applied and taken back: it cannot be applied again.
+  CHECK(asked == std::set<std::string>{"p", "q"});
+
+  // Both answer with full plans that fit: round 3 is published from them alone.
+  round(3);
+  t.route(std::string{topics::plan}, [&] {
+    auto p = numbered(plan(3, 7, {"g7.1"}), 3, 0);
+    p.machines.front().quanta = 1;
+    p.machines.front().memory_mb = 1024;
+    return p;
+  }());
+  t.route(std::string{topics::plan}, q_plan(3, {"q.1", "q.2"}));
+  auto third = next_state(self, events);
+  REQUIRE(third);
+  CHECK(third->cycle == 3);
+  CHECK(ids_in(*third) == std::vector<std::string>{"g7.1", "q.1", "q.2"});
 }
