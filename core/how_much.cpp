@@ -391,6 +391,12 @@ struct fair_share_counter {
       }
     }
     const bool keep_parts = cache != nullptr;
+    if (keep_parts) {
+      // Sized once: grown by doubling, the 63,000 jobs of a class at 50,000 nodes were copied some 16 times.
+      split.user_parts.reserve(by_user.size());
+      split.job_wants.reserve(cj.size());
+      split.job_given.reserve(cj.size());
+    }
     for (std::size_t ui = 0; ui < by_user.size(); ++ui) {
       const auto& span = by_user[ui];
       const std::size_t n_jobs = span.end - span.begin;
