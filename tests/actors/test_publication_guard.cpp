@@ -7,6 +7,7 @@
 #include <caf/all.hpp>
 #include <catch2/catch.hpp>
 #include <set>
+#include <string>
 
 #include "actors/detail/spawn.hpp"
 #include "config/loader.hpp"
@@ -36,26 +37,11 @@ nodepool = "p"
 default = true
 )toml";
 
-// Two pools, for a round that even the last good plans overbook.
-const char* two_pools_text = R"toml(
-[scheduling]
-quantum = "1G"
-
-[timing]
-round_timeout_ms = 5000
-
-[[nodepool]]
-name = "p"
-
+// Two pools, for a round that even the last good plans overbook: the one above and a second one.
+const std::string two_pools_text = std::string{config_text} + R"toml(
 [[nodepool]]
 name = "q"
 nodes = ["n02"]
-
-[[class]]
-name = "normal"
-policy = "FAIR_SHARE"
-nodepool = "p"
-default = true
 
 [[class]]
 name = "other"
@@ -70,7 +56,7 @@ struct publication_alone {
   caf::actor publication;
   envelope_stamper stamper{"test-scheduler"};
 
-  explicit publication_alone(const char* text = config_text) {
+  explicit publication_alone(const std::string& text = config_text) {
     auto rm =
         std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(text, "test.toml"));
     router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
