@@ -108,9 +108,11 @@ TEST_CASE("rmbus-top in tmux: pools, jobs and refused work on screen, a narrow w
     const bool shown = eventually(
         [&] {
           screen = tmux.screen();
+          // rm.nodes comes after rm.state in a round: a screen drawn between them waits for the pools' rows.
           return screen.find("REFUSED: work the RM will not run as submitted, and why") !=
                      std::string::npos &&
-                 screen.find("alice-1 ") != std::string::npos;
+                 screen.find("alice-1 ") != std::string::npos && screen.find("\nalpha ") != std::string::npos &&
+                 screen.find("\nbeta ") != std::string::npos;
         },
         deadline);
     INFO(screen);
