@@ -90,7 +90,9 @@ struct how_much_cache::class_split {
   // In slot order, each with its user and what it was given. Also the inputs it was computed from: the
   // split writes only `user` and `given` (same_input compares the rest).
   std::vector<class_job> jobs;
-  std::vector<user_jobs> by_user;
+  // The jobs in key order (users by name, each user's oldest first), as positions in `jobs`.
+  std::vector<int> key_order;
+  std::vector<user_jobs> by_user;  // spans of key_order
   std::vector<std::int64_t> user_qshares;
   std::vector<std::int64_t> tree_user_pfs;  // group path: each user's pure fair share
   std::vector<std::int64_t> group_qshares;  // group path: quanta given to each group of the class's tree
@@ -240,6 +242,14 @@ struct fair_share_counter {
   std::vector<keyed> by_key, by_key_scratch;
   std::vector<std::pair<int, std::int64_t>> want_in_key_order;  // compute_split's: each job's (order, cap)
   std::vector<int> user_of_rank;                                // compute_split's: a user's place in by_user
+  // order_by_edit's: per user slot, whether its jobs changed; per user of the split, its index in the kept
+  // split when they did not (-1: they did); each job's position in the kept split's jobs (-1: new or
+  // changed) and the reverse; the changed users' jobs by key.
+  std::vector<char> changed_user;
+  std::vector<int> unchanged_from;
+  std::vector<int> old_of_new, new_of_old;
+  std::vector<keyed> changed_jobs;
+  std::vector<char> taken_whole;  // compute_split's: per user, its jobs' counts copied from the kept split
 
   // What jobs want_of(first) .. want_of(last - 1) want together (want_of(k): a job's (order, cap)): per
   // order, ascending, the sum of their caps (orders are small: How Much leaves out the jobs no machine of
@@ -313,9 +323,11 @@ struct fair_share_counter {
     const int largest = tables.max_subtree[static_cast<std::size_t>(m.classes[cs].pool)];
     if (cache != nullptr) {
       if (cache->by_class.size() < m.classes.size()) cache->by_class.resize(m.classes.size());
+      if (cache->job_set_seen.size() < m.classes.size()) cache->job_set_seen.resize(m.classes.size());
       const auto& kept = cache->by_class[cs];
       if (kept && kept->computed_from(cj, cls.given, orders, class_pfs, largest)) {
         ++cache->splits_reused;
+        cache->job_set_seen[cs] = m.job_set_changes;  // the kept split's order is this round's
         out.groups.insert(out.groups.end(), kept->groups.begin(), kept->groups.end());
         write_split(c, *kept, cls);
         return;
@@ -330,7 +342,10 @@ struct fair_share_counter {
     }
     compute_split(c, cls, orders, class_pfs, cj, *split, cache != nullptr ? cache->by_class[cs].get() : nullptr);
     write_split(c, *split, cls);
-    if (cache != nullptr) cache->by_class[cs] = std::move(split);
+    if (cache != nullptr) {
+      cache->by_class[cs] = std::move(split);
+      cache->job_set_seen[cs] = m.job_set_changes;
+    }
   }
 
   // The split itself: the class's award among its users (or down its share tree), each user's among its
@@ -339,38 +354,29 @@ struct fair_share_counter {
   void compute_split(int c, const apportion_entity& cls, const std::vector<std::pair<int, std::int64_t>>& orders,
                      std::int64_t class_pfs, std::vector<class_job>& cj, how_much_cache::class_split& split,
                      const how_much_cache::class_split* kept) {
-    // Both ranks are unique, so the keys are a total order.
-    by_key.resize(cj.size());
-    for (std::size_t k = 0; k < cj.size(); ++k) by_key[k] = {cj[k].key, k};
-    radix_sort(by_key, by_key_scratch, [](const keyed& x) { return x.key; });
-    const auto job_at = [&](std::size_t k) -> class_job& { return cj[by_key[k].at]; };
-    // What the users' splits read of each job, gathered in key order in one pass: the jobs lie in slot order,
-    // and the passes below, reading them in key order, each missed the cache at nearly every job.
-    want_in_key_order.resize(cj.size());
-    for (std::size_t k = 0; k < cj.size(); ++k) {
-      prefetch_listed(cj, by_key, k, [](const keyed& x) { return x.at; });
-      want_in_key_order[k] = {job_at(k).order, job_at(k).cap};
-    }
+    const share_tree& tree = m.tree_of(c);
+    const bool edited = kept != nullptr && tree.empty() && order_by_edit(c, cj, split, *kept);
+    if (!edited) order_by_sort(cj, split);
+    const auto& key_order = split.key_order;
+    const auto job_at = [&](std::size_t k) -> class_job& {
+      return cj[static_cast<std::size_t>(key_order[k])];
+    };
     const auto want_of = [&](std::size_t k) { return want_in_key_order[k]; };
-    // The users' spans from the keys alone (the user's rank is the key's high half), and each job's user
-    // written in slot order through the ranks.
     auto& by_user = split.by_user;
-    const auto rank_of = [&](std::size_t k) { return static_cast<std::size_t>(by_key[k].key >> 32); };
-    for (std::size_t k = 0; k < cj.size(); ++k) {
-      if (by_user.empty() || rank_of(by_user.back().begin) != rank_of(k))
-        by_user.push_back({job_at(k).user_slot, k, k});
-      by_user.back().end = k + 1;
-    }
-    user_of_rank.assign(cj.empty() ? 0 : rank_of(cj.size() - 1) + 1, -1);
+    // Each job's user, through the ranks (the key's high half), written in slot order.
+    const auto rank_of = [&](std::size_t k) { return static_cast<std::size_t>(job_at(k).key >> 32); };
+    user_of_rank.assign(cj.empty() ? 0 : std::max(m.users.size(), rank_of(cj.size() - 1) + 1), -1);
     for (std::size_t i = 0; i < by_user.size(); ++i) user_of_rank[rank_of(by_user[i].begin)] = static_cast<int>(i);
     for (auto& x : cj) x.user = user_of_rank[static_cast<std::size_t>(x.key >> 32)];
     free_blocks class_blocks = blocks_of(orders, cls.given);
     std::vector<apportion_entity> users(by_user.size());
-    for (std::size_t i = 0; i < by_user.size(); ++i)
-      users[i].wanted = wants_by_order(by_user[i].begin, by_user[i].end, want_of);
     std::vector<std::vector<std::pair<int, std::int64_t>>> user_orders(users.size());
-    for (std::size_t i = 0; i < users.size(); ++i) user_orders[i] = users[i].wanted;
-    const share_tree& tree = m.tree_of(c);
+    for (std::size_t i = 0; i < by_user.size(); ++i) {
+      const int same = edited ? unchanged_from[i] : -1;
+      user_orders[i] = same >= 0 ? kept->user_parts[static_cast<std::size_t>(same)].orders
+                                 : wants_by_order(by_user[i].begin, by_user[i].end, want_of);
+      users[i].wanted = user_orders[i];
+    }
     if (tree.empty()) {
       apportion_qshares(users, class_blocks, apportion_ws);
     } else {
@@ -392,30 +398,38 @@ struct fair_share_counter {
     }
     const bool keep_parts = cache != nullptr;
     if (keep_parts) {
-      // Sized once: grown by doubling, the 63,000 jobs of a class at 50,000 nodes were copied some 16 times.
       split.user_parts.reserve(by_user.size());
-      split.job_wants.reserve(cj.size());
-      split.job_given.reserve(cj.size());
+      split.job_given.assign(cj.size(), 0);
     }
+    // Users whose jobs keep their kept split (edited path): their jobs' counts are copied in slot order
+    // below.
+    taken_whole.assign(by_user.size(), 0);
+    bool any_taken_whole = false;
     for (std::size_t ui = 0; ui < by_user.size(); ++ui) {
       const auto& span = by_user[ui];
       const std::size_t n_jobs = span.end - span.begin;
       split.user_qshares[ui] = users[ui].given_qshares();
-      if (keep_parts) {
-        split.user_parts.push_back({span.user_slot, user_orders[ui], users[ui].given, split.job_wants.size(), n_jobs});
-        const auto first = want_in_key_order.begin() + static_cast<std::ptrdiff_t>(span.begin);
-        split.job_wants.insert(split.job_wants.end(), first, first + static_cast<std::ptrdiff_t>(n_jobs));
-      }
-      if (const auto* part = kept_part(kept, span.user_slot);
-          part != nullptr && part->count == n_jobs && part->orders == user_orders[ui] && part->given == users[ui].given &&
-          std::equal(kept->job_wants.begin() + static_cast<std::ptrdiff_t>(part->first),
-                     kept->job_wants.begin() + static_cast<std::ptrdiff_t>(part->first + n_jobs),
-                     split.job_wants.end() - static_cast<std::ptrdiff_t>(n_jobs))) {
+      if (keep_parts)
+        split.user_parts.push_back({span.user_slot, user_orders[ui], users[ui].given, span.begin, n_jobs});
+      const auto* part = kept_part(kept, span.user_slot);
+      const bool same_jobs =
+          part != nullptr && part->count == n_jobs &&
+          ((edited && unchanged_from[ui] >= 0) ||
+           (part->orders == user_orders[ui] &&
+            std::equal(kept->job_wants.begin() + static_cast<std::ptrdiff_t>(part->first),
+                       kept->job_wants.begin() + static_cast<std::ptrdiff_t>(part->first + n_jobs),
+                       want_in_key_order.begin() + static_cast<std::ptrdiff_t>(span.begin))));
+      if (same_jobs && part->given == users[ui].given) {
         // The same award over the same jobs in the same order: the same split.
         ++cache->users_reused;
-        for (std::size_t k = 0; k < n_jobs; ++k) {
-          job_at(span.begin + k).given = kept->job_given[part->first + k];
-          split.job_given.push_back(kept->job_given[part->first + k]);
+        std::copy_n(kept->job_given.begin() + static_cast<std::ptrdiff_t>(part->first), n_jobs,
+                    split.job_given.begin() + static_cast<std::ptrdiff_t>(span.begin));
+        if (edited && unchanged_from[ui] >= 0) {
+          taken_whole[ui] = 1;
+          any_taken_whole = true;
+        } else {
+          for (std::size_t k = 0; k < n_jobs; ++k)
+            job_at(span.begin + k).given = kept->job_given[part->first + k];
         }
         continue;
       }
@@ -432,11 +446,153 @@ struct fair_share_counter {
       for (std::size_t k = 0; k < n_jobs; ++k) {
         const std::int64_t given = jes[k].given_total();
         job_at(span.begin + k).given = given;
-        if (keep_parts) split.job_given.push_back(given);
+        if (keep_parts) split.job_given[span.begin + k] = given;
       }
     }
+    // A user taken whole has every job where it was: its counts are read in slot order, as they lie.
+    if (any_taken_whole)
+      for (std::size_t k = 0; k < cj.size(); ++k)
+        if (taken_whole[static_cast<std::size_t>(cj[k].user)] != 0)
+          cj[k].given = kept->jobs[static_cast<std::size_t>(old_of_new[k])].given;
+    if (keep_parts) split.job_wants.assign(want_in_key_order.begin(), want_in_key_order.end());
     // Still in slot order, so that the records are written front to back.
     split.jobs = std::move(cj);
+  }
+
+  // The class's jobs in key order (users by name, each user's jobs oldest first) by sorting their keys:
+  // fills split.key_order, split.by_user and want_in_key_order.
+  void order_by_sort(std::vector<class_job>& cj, how_much_cache::class_split& split) {
+    // Both ranks are unique, so the keys are a total order.
+    by_key.resize(cj.size());
+    for (std::size_t k = 0; k < cj.size(); ++k) by_key[k] = {cj[k].key, k};
+    radix_sort(by_key, by_key_scratch, [](const keyed& x) { return x.key; });
+    // What the users' splits read of each job, gathered in key order in one pass: the jobs lie in slot order,
+    // and the passes below, reading them in key order, each missed the cache at nearly every job.
+    want_in_key_order.resize(cj.size());
+    split.key_order.resize(cj.size());
+    for (std::size_t k = 0; k < cj.size(); ++k) {
+      prefetch_listed(cj, by_key, k, [](const keyed& x) { return x.at; });
+      const class_job& x = cj[by_key[k].at];
+      want_in_key_order[k] = {x.order, x.cap};
+      split.key_order[k] = static_cast<int>(by_key[k].at);
+    }
+    // The users' spans from the keys alone (the user's rank is the key's high half).
+    auto& by_user = split.by_user;
+    const auto rank_of = [&](std::size_t k) { return by_key[k].key >> 32; };
+    for (std::size_t k = 0; k < cj.size(); ++k) {
+      if (by_user.empty() || rank_of(by_user.back().begin) != rank_of(k))
+        by_user.push_back({cj[by_key[k].at].user_slot, k, k});
+      by_user.back().end = k + 1;
+    }
+  }
+
+  // The class's jobs in key order from `kept`'s, when the jobs differ from its own in a few users only (a
+  // round after one change): the users whose jobs all kept their slot, order, cap and group, and none of
+  // whose jobs changed its age or user since (the model's log of index changes says so), keep their jobs
+  // in the order they had, each job now at its new position; the others' jobs are sorted by key. Fills what
+  // order_by_sort fills, unchanged_from (per user: its index in `kept`, or -1 when its jobs changed) and
+  // old_of_new (per job: its position in kept->jobs). False, with nothing written, when the log does not
+  // cover the rounds since `kept` or too many users changed: the jobs are then sorted.
+  bool order_by_edit(int c, std::vector<class_job>& cj, how_much_cache::class_split& split,
+                     const how_much_cache::class_split& kept) {
+    const auto& seen = cache->job_set_seen[static_cast<std::size_t>(c)];
+    if (!seen || *seen < m.job_set_log_base || *seen > m.job_set_changes ||
+        m.job_set_changes - m.job_set_log_base != m.job_set_log.size() ||
+        kept.key_order.size() != kept.jobs.size() || kept.user_parts.size() != kept.by_user.size())
+      return false;
+    const std::size_t n_users = m.users.size();
+    changed_user.assign(n_users, 0);
+    const auto mark = [&](int user_slot) {
+      if (user_slot < 0 || static_cast<std::size_t>(user_slot) >= n_users) return false;
+      changed_user[static_cast<std::size_t>(user_slot)] = 1;
+      return true;
+    };
+    // The jobs that came, went or changed their age or user since: a job still here marks its user (one gone
+    // is found missing by the merge below).
+    for (auto id = m.job_set_log.begin() + static_cast<std::ptrdiff_t>(*seen - m.job_set_log_base);
+         id != m.job_set_log.end(); ++id)
+      if (const auto found = m.job_index.find(*id); found != m.job_index.end())
+        mark(m.jobs[static_cast<std::size_t>(found->second)].user_slot);
+    // The jobs of both rounds lie in slot order: one merge pairs them.
+    const auto& old = kept.jobs;
+    new_of_old.assign(old.size(), -1);
+    old_of_new.assign(cj.size(), -1);
+    for (std::size_t i = 0, k = 0; i < old.size() || k < cj.size();) {
+      const bool old_only = k == cj.size() || (i < old.size() && old[i].slot < cj[k].slot);
+      const bool new_only = !old_only && (i == old.size() || cj[k].slot < old[i].slot);
+      if (old_only) {
+        if (!mark(old[i++].user_slot)) return false;
+      } else if (new_only) {
+        if (!mark(cj[k++].user_slot)) return false;
+      } else {
+        const class_job& a = old[i];
+        const class_job& b = cj[k];
+        if (b.user_slot < 0 || static_cast<std::size_t>(b.user_slot) >= n_users) return false;
+        if (a.order == b.order && a.cap == b.cap && a.user_slot == b.user_slot && a.group == b.group) {
+          new_of_old[i] = static_cast<int>(k);
+          old_of_new[k] = static_cast<int>(i);
+        } else if (!mark(a.user_slot) || !mark(b.user_slot)) {
+          return false;
+        }
+        ++i;
+        ++k;
+      }
+    }
+    std::size_t kept_users = 0;
+    for (const auto& u : kept.by_user)
+      kept_users += changed_user[static_cast<std::size_t>(u.user_slot)] == 0 ? 1 : 0;
+    // Sorting is as quick as editing when most users changed.
+    if (kept_users * 2 < kept.by_user.size()) return false;
+    // The changed users' jobs, sorted by key: by user (the key's high half), each user's oldest first.
+    changed_jobs.clear();
+    for (std::size_t k = 0; k < cj.size(); ++k)
+      if (changed_user[static_cast<std::size_t>(cj[k].user_slot)] != 0)
+        changed_jobs.push_back({cj[k].key, k});
+    std::sort(changed_jobs.begin(), changed_jobs.end(),
+              [](const keyed& a, const keyed& b) { return a.key < b.key; });
+    // Both lists of users in name order, merged: the kept users in kept's order, the changed ones by rank.
+    auto& by_user = split.by_user;
+    auto& key_order = split.key_order;
+    key_order.clear();
+    key_order.reserve(cj.size());
+    want_in_key_order.clear();
+    want_in_key_order.reserve(cj.size());
+    unchanged_from.clear();
+    const auto rank_of_slot = [&](int user_slot) { return m.user_rank[static_cast<std::size_t>(user_slot)]; };
+    std::size_t ku = 0, cpos = 0;
+    while (true) {
+      while (ku < kept.by_user.size() &&
+             changed_user[static_cast<std::size_t>(kept.by_user[ku].user_slot)] != 0)
+        ++ku;
+      const bool have_kept = ku < kept.by_user.size();
+      const bool have_changed = cpos < changed_jobs.size();
+      if (!have_kept && !have_changed) break;
+      const std::size_t begin = key_order.size();
+      if (have_kept && (!have_changed || rank_of_slot(kept.by_user[ku].user_slot) <
+                                             static_cast<int>(changed_jobs[cpos].key >> 32))) {
+        const auto& span = kept.by_user[ku];
+        for (std::size_t p = span.begin; p < span.end; ++p)
+          key_order.push_back(new_of_old[static_cast<std::size_t>(kept.key_order[p])]);
+        const auto& part = kept.user_parts[ku];
+        want_in_key_order.insert(
+            want_in_key_order.end(), kept.job_wants.begin() + static_cast<std::ptrdiff_t>(part.first),
+            kept.job_wants.begin() + static_cast<std::ptrdiff_t>(part.first + part.count));
+        by_user.push_back({span.user_slot, begin, key_order.size()});
+        unchanged_from.push_back(static_cast<int>(ku++));
+        continue;
+      }
+      const std::uint64_t rank = changed_jobs[cpos].key >> 32;
+      const int user_slot = cj[changed_jobs[cpos].at].user_slot;
+      for (; cpos < changed_jobs.size() && changed_jobs[cpos].key >> 32 == rank; ++cpos) {
+        const class_job& x = cj[changed_jobs[cpos].at];
+        key_order.push_back(static_cast<int>(changed_jobs[cpos].at));
+        want_in_key_order.emplace_back(x.order, x.cap);
+      }
+      by_user.push_back({user_slot, begin, key_order.size()});
+      unchanged_from.push_back(-1);
+    }
+    ++cache->splits_edited;
+    return true;
   }
 
   // The user part of `kept` for user slot `user_slot` (null: none, or no kept split).

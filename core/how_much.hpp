@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "core/cluster_model.hpp"
@@ -43,14 +44,22 @@ struct how_much_result {
 // jobs. A kept split is used only when every input it was computed from is equal (the class's award and
 // demand by order, its pure fair share, the largest machine order of its pool, and each of its jobs' rank,
 // slot, order, cap, user and share group). In a class split again, a user's split among its jobs is taken
-// as kept when the user's award and its jobs' orders and caps, in the order they are served, are equal.
-// So it decides nothing: tests/core/test_incremental.cpp schedules with and without it. Copyable (a what-if
-// runs on a copy): kept splits are never changed, only replaced.
+// as kept when the user's award and its jobs' orders and caps, in the order they are served, are equal. In
+// such a class without share groups, the users none of whose jobs came, went or changed since keep their
+// jobs' order from the kept split (the model's log of index changes tells which jobs changed their age or
+// user), so that a change's round sorts only the jobs of the users it touched, not every job of the class. So
+// it decides nothing: tests/core/test_incremental.cpp schedules with and without it. Copyable (a what-if runs
+// on a copy): kept splits are never changed, only replaced.
 struct how_much_cache {
   struct class_split;                                       // how_much.cpp
   std::vector<std::shared_ptr<const class_split>> by_class;  // per class slot of the model
   std::uint64_t splits_reused = 0;  // over the cache's life: class splits taken as kept
   std::uint64_t users_reused = 0;   // and users' splits among their jobs, in classes split again
+  std::uint64_t splits_edited =
+      0;  // classes split again whose jobs were put in order from their kept split's
+  // Per class slot, cluster_model::job_set_changes when its kept split was last made or taken as this
+  // round's: the model's log after it names every job that came, went or changed its age or user since.
+  std::vector<std::optional<std::uint64_t>> job_set_seen;
   std::vector<std::size_t> jobs_per_class;  // last round's count of each class's jobs (a capacity, no input)
 };
 

@@ -156,6 +156,8 @@ class nodepool_scheduler {
   // an earlier round since the last drop_caches() (how_much_cache).
   std::uint64_t how_much_splits_reused() const { return how_much_cache_.splits_reused; }
   std::uint64_t how_much_users_reused() const { return how_much_cache_.users_reused; }
+  // How many classes split again had their jobs put in order from their kept split (how_much_cache).
+  std::uint64_t how_much_splits_edited() const { return how_much_cache_.splits_edited; }
   // How many times the plan's entries were merged in place after a few jobs came or went (plan_keeper).
   std::uint64_t plan_merges_in_place() const { return plan_.merges_in_place(); }
   std::uint64_t plan_merges_logged() const { return plan_.merges_logged(); }
