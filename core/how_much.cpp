@@ -250,6 +250,12 @@ struct fair_share_counter {
   std::vector<int> old_of_new, new_of_old;
   std::vector<keyed> changed_jobs;
   std::vector<char> taken_whole;  // compute_split's: per user, its jobs' counts copied from the kept split
+  bool last_split_edited = false;     // compute_split's last call ordered the jobs by order_by_edit
+  std::vector<char> as_before;        // write_split's: per user, its jobs come out as in the split before
+  std::vector<std::size_t> to_write;  // write_split's: the jobs it writes
+  // The sweep's: the slots of fair-share jobs whose records it could not bring to what How Much last wrote
+  // for them (how_much_cache::outcome), ascending.
+  std::vector<int> unwritten;
 
   // What jobs want_of(first) .. want_of(last - 1) want together (want_of(k): a job's (order, cap)): per
   // order, ascending, the sum of their caps (orders are small: How Much leaves out the jobs no machine of
@@ -329,7 +335,7 @@ struct fair_share_counter {
         ++cache->splits_reused;
         cache->job_set_seen[cs] = m.job_set_changes;  // the kept split's order is this round's
         out.groups.insert(out.groups.end(), kept->groups.begin(), kept->groups.end());
-        write_split(c, *kept, cls);
+        write_split(c, *kept, cls, kept.get(), nullptr);
         return;
       }
     }
@@ -340,8 +346,14 @@ struct fair_share_counter {
       split->class_given = cls.given;
       split->orders = orders;
     }
-    compute_split(c, cls, orders, class_pfs, cj, *split, cache != nullptr ? cache->by_class[cs].get() : nullptr);
-    write_split(c, *split, cls);
+    const how_much_cache::class_split* prev = cache != nullptr ? cache->by_class[cs].get() : nullptr;
+    compute_split(c, cls, orders, class_pfs, cj, *split, prev);
+    // An edited split knows which users' jobs are as they were (unchanged_from); they were taken whole when
+    // their award is too.
+    if (last_split_edited)
+      for (std::size_t u = 0; u < unchanged_from.size(); ++u)
+        if (taken_whole[u] == 0) unchanged_from[u] = -1;
+    write_split(c, *split, cls, last_split_edited ? prev : nullptr, &unchanged_from);
     if (cache != nullptr) {
       cache->by_class[cs] = std::move(split);
       cache->job_set_seen[cs] = m.job_set_changes;
@@ -356,6 +368,7 @@ struct fair_share_counter {
                      const how_much_cache::class_split* kept) {
     const share_tree& tree = m.tree_of(c);
     const bool edited = kept != nullptr && tree.empty() && order_by_edit(c, cj, split, *kept);
+    last_split_edited = edited;
     if (!edited) order_by_sort(cj, split);
     const auto& key_order = split.key_order;
     const auto job_at = [&](std::size_t k) -> class_job& {
@@ -602,33 +615,78 @@ struct fair_share_counter {
     return i < 0 ? nullptr : &kept->user_parts[static_cast<std::size_t>(i)];
   }
 
-  // Each job's count, pure fair share and reason, from a split.
-  void write_split(int c, const how_much_cache::class_split& split, const apportion_entity& cls) {
+  // Each job's count, pure fair share and reason, from a split. `prev`: the split How Much wrote for the
+  // class last (null: none), and `prev_user` the place in it of each user of `split` whose jobs and award are
+  // those of `prev` (-1: not; null: `split` is `prev`). Such a user's jobs come out as they did then, which
+  // the sweep has already written into their records (how_much_cache::outcome): they are written again only
+  // where the sweep could not (listed in `unwritten`).
+  void write_split(int c, const how_much_cache::class_split& split, const apportion_entity& cls,
+                   const how_much_cache::class_split* prev, const std::vector<int>* prev_user) {
     const auto& by_user = split.by_user;
     const share_tree& tree = m.tree_of(c);
     const bool grouped = !tree.empty();
-    const std::int64_t user_pfs =
-        by_user.empty() ? 0 : split.class_pfs / static_cast<std::int64_t>(by_user.size());
     const std::string& cname = m.classes[static_cast<std::size_t>(c)].def.name;
     const int pool = m.classes[static_cast<std::size_t>(c)].pool;
     const bool class_got_nothing = cls.given_qshares() == 0;
+    // A user's pure fair share (its jobs share it equally).
+    const auto pfs_of_user = [&](const how_much_cache::class_split& s, std::size_t u) {
+      return grouped ? s.tree_user_pfs[u]
+                     : s.class_pfs / static_cast<std::int64_t>(std::max<std::size_t>(1, s.by_user.size()));
+    };
+    // Users whose jobs come out as they did: the same jobs, award and pure fair share, and a class that got
+    // something or nothing as then (the texts say which).
+    bool any_as_before = false;
+    as_before.assign(by_user.size(), 0);
+    if (cache != nullptr && prev != nullptr && prev->largest == split.largest &&
+        std::all_of(prev->class_given.begin(), prev->class_given.end(),
+                    [](std::int64_t g) { return g == 0; }) == class_got_nothing) {
+      for (std::size_t u = 0; u < by_user.size(); ++u) {
+        const int pu = prev_user == nullptr ? static_cast<int>(u) : (*prev_user)[u];
+        if (pu < 0) continue;
+        const auto pus = static_cast<std::size_t>(pu);
+        const auto n = static_cast<std::int64_t>(by_user[u].end - by_user[u].begin);
+        if (pfs_of_user(split, u) / n == pfs_of_user(*prev, pus) / n) {
+          as_before[u] = 1;
+          any_as_before = true;
+        }
+      }
+    }
+    // The jobs to write, as positions in split.jobs (slot order).
+    to_write.clear();
+    std::size_t next_unwritten = 0;
+    for (std::size_t k = 0; k < split.jobs.size(); ++k) {
+      const class_job& x = split.jobs[k];
+      if (!any_as_before || as_before[static_cast<std::size_t>(x.user)] == 0) {
+        to_write.push_back(k);
+        continue;
+      }
+      while (next_unwritten < unwritten.size() && unwritten[next_unwritten] < x.slot) ++next_unwritten;
+      if (next_unwritten < unwritten.size() && unwritten[next_unwritten] == x.slot) to_write.push_back(k);
+    }
     // The text for a job that got nothing names no award: awards move with every arrival or departure in
     // the class, and a text that carried them would change the plan entry of every waiting job of the class
     // each time (`rmbus-admin explain` gives the awards of the moment). It names the cause, which changes
     // only with the job's own situation. Each user's part is written once.
     std::vector<std::string> nothing_for(by_user.size());
-    for (std::size_t k = 0; k < split.jobs.size(); ++k) {
+    for (std::size_t w = 0; w < to_write.size(); ++w) {
       // The records are written in slot order, with gaps.
-      prefetch_listed(m.jobs, split.jobs, k, [](const class_job& x) { return x.slot; });
-      const class_job& x = split.jobs[k];
+      if (w + records_ahead < to_write.size())
+        prefetch_record(&m.jobs[static_cast<std::size_t>(split.jobs[to_write[w + records_ahead]].slot)]);
+      const class_job& x = split.jobs[to_write[w]];
       auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
       const auto& u = by_user[static_cast<std::size_t>(x.user)];
+      j.reason = reason_code::none;  // the sweep may have written the reason it had
       j.given = static_cast<int>(x.given);
-      const std::int64_t pfs_of_user = grouped ? split.tree_user_pfs[static_cast<std::size_t>(x.user)] : user_pfs;
-      j.pfs_qshares = pfs_of_user / static_cast<std::int64_t>(u.end - u.begin);
+      j.pfs_qshares =
+          pfs_of_user(split, static_cast<std::size_t>(x.user)) / static_cast<std::int64_t>(u.end - u.begin);
+      // What the sweep of a later round may write into the record before this class is split again.
+      how_much_cache::outcome* out_of =
+          cache != nullptr ? &cache->outcomes[static_cast<std::size_t>(x.slot)] : nullptr;
+      if (out_of != nullptr) *out_of = {j.pfs_qshares, 0, j.given, true};
       if (x.given != 0 || x.cap <= 0) continue;
       if (split.largest < x.order) {
         tables.no_machine_reason(j, pool, split.largest);
+        if (out_of != nullptr) out_of->known = false;
         continue;
       }
       nothing_cause cause = nothing_cause::none;
@@ -638,6 +696,10 @@ struct fair_share_counter {
         cause = nothing_cause::went_to_other_jobs;
       const std::uint64_t key =
           nothing_counted_key(c, u.user_slot, grouped ? x.group : -1, x.order, cause, class_got_nothing);
+      if (out_of != nullptr) {
+        out_of->nothing_key = key;
+        out_of->known = key != 0;
+      }
       if (key != 0 && key == j.reason_key) {  // the text standing is this one
         j.reason = reason_code::no_share_counted;
         continue;
@@ -679,6 +741,7 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
   // Non-preemptable holdings summed per interned user, added to np_mb by name after the sweep: a lookup of
   // the user's name in np_mb (a tree) for each such job was 1.4% of a delta round at 50,000 nodes.
   std::vector<std::uint64_t> np_held_q(m.users.size(), 0);
+  if (cache != nullptr) cache->outcomes.resize(m.jobs.size());
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     prefetch_ahead(m.jobs, i);
     auto& j = m.jobs[i];
@@ -705,6 +768,18 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
         tables.np_mb[j.item.user] += static_cast<std::uint64_t>(j.held_q) * m.quantum_mb;
     }
     if (j.refused || j.cls < 0 || m.classes[static_cast<std::size_t>(j.cls)].pool < 0) continue;
+    if (cache != nullptr && m.classes[static_cast<std::size_t>(j.cls)].def.policy == policy::fair_share) {
+      // What How Much last wrote for this job, while the record is at hand: the split of its class writes
+      // again only the jobs whose outcome may differ, and those this could not bring back.
+      const auto& o = cache->outcomes[i];
+      if (o.known && (o.nothing_key == 0 || o.nothing_key == j.reason_key)) {
+        j.given = o.given;
+        j.pfs_qshares = o.pfs_qshares;
+        if (o.nothing_key != 0) j.reason = reason_code::no_share_counted;
+      } else {
+        c.unwritten.push_back(static_cast<int>(i));
+      }
+    }
     const auto user =
         j.user_slot < 0 ? 0 : static_cast<std::uint64_t>(m.user_rank[static_cast<std::size_t>(j.user_slot)]);
     jobs_of_class[static_cast<std::size_t>(j.cls)].push_back(
@@ -731,12 +806,19 @@ how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache
         auto& cj = jobs_of_class[static_cast<std::size_t>(cl)];
         std::size_t kept = 0;
         for (const class_job& x : cj) {
+          if (x.order <= largest && x.cap > 0) {
+            cj[kept++] = x;
+            continue;
+          }
+          // Left out of the split: counted nothing (the sweep may have written what it was counted last).
+          auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
+          j.given = 0;
+          j.pfs_qshares = 0;
+          j.reason = reason_code::none;
           if (x.order > largest)
-            tables.no_machine_reason(m.jobs[static_cast<std::size_t>(x.slot)], pool, largest);
-          else if (x.cap > 0) cj[kept++] = x;
+            tables.no_machine_reason(j, pool, largest);
           else if (x.held == 0)
-            set_reason(m.jobs[static_cast<std::size_t>(x.slot)], reason_code::completed,
-                       "no work left to give processes to");
+            set_reason(j, reason_code::completed, "no work left to give processes to");
         }
         cj.resize(kept);
       }

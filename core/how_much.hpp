@@ -61,6 +61,17 @@ struct how_much_cache {
   // round's: the model's log after it names every job that came, went or changed its age or user since.
   std::vector<std::optional<std::uint64_t>> job_set_seen;
   std::vector<std::size_t> jobs_per_class;  // last round's count of each class's jobs (a capacity, no input)
+  // Per job slot, what How Much last wrote into a fair-share job's record: its count, its pure fair share,
+  // and the key of its "counted nothing" text (0: it was counted something, or its cap is 0). The sweep
+  // writes it back into the record (which the stages after How Much change), and the split of the job's
+  // class writes the record again only when the job's outcome may differ. `known` false: write it.
+  struct outcome {
+    std::int64_t pfs_qshares = 0;
+    std::uint64_t nothing_key = 0;
+    int given = 0;
+    bool known = false;
+  };
+  std::vector<outcome> outcomes;
 };
 
 // Fills every live job's cap first (refresh_job_cap). `cache`: null, or the same pool's cache of earlier

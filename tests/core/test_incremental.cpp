@@ -259,6 +259,40 @@ one_change_counts run_pair_one_change(const bench::workload_spec& spec, int roun
           p.kept.plan_merges_in_place(), p.kept.plan_merges_logged()};
 }
 
+// Classes `normal` (the default) and `urgent` (served first), both fair share, in one pool, quantum 1 GB;
+// a job of either may start ten processes before one has initialized.
+scheduler_config urgent_and_normal() {
+  scheduler_config cfg;
+  cfg.settings.quantum_mb = 1024;
+  cfg.nodepools.push_back(nodepool_def{});
+  cfg.nodepools.back().name = "default";
+  resource_class normal;
+  normal.name = "normal";
+  normal.nodepool = "default";
+  normal.is_default = true;
+  normal.initialization_cap = 10;
+  resource_class urgent = normal;
+  urgent.name = "urgent";
+  urgent.is_default = false;
+  urgent.priority = 1;
+  cfg.classes = {normal, urgent};
+  return cfg;
+}
+
+// A job of user ann in class `cls`, one 1 GB process per work item, 100 items.
+work_item one_gb_job(const std::string& id, const std::string& cls, std::int64_t submitted,
+                     int max_processes) {
+  work_item w;
+  w.id = job_id(id);
+  w.user = user_id("ann");
+  w.class_name = cls;
+  w.memory_mb = 1024;
+  w.items_total = 100;
+  w.submitted_ms = submitted;
+  w.max_processes = max_processes;
+  return w;
+}
+
 }  // namespace
 
 TEST_CASE("How Much's kept splits: one change a round decides exactly what computing every split decides") {
@@ -369,41 +403,17 @@ TEST_CASE("a class left out of a round keeps no stale age order: its jobs are or
   // urgent job is gone: the three quanta go to A and B, one each, and the third to the older, now B. A
   // kept split may give the jobs their old order only where the model's log since that split shows no
   // change of age: the log of round 2 must count for `normal` too.
-  scheduler_config cfg;
-  cfg.settings.quantum_mb = 1024;
-  cfg.nodepools.push_back(nodepool_def{});
-  cfg.nodepools.back().name = "default";
-  resource_class normal;
-  normal.name = "normal";
-  normal.nodepool = "default";
-  normal.is_default = true;
-  normal.initialization_cap = 10;
-  resource_class urgent = normal;
-  urgent.name = "urgent";
-  urgent.is_default = false;
-  urgent.priority = 1;
-  cfg.classes = {normal, urgent};
-  pair_of_schedulers p(cfg);
+  pair_of_schedulers p(urgent_and_normal());
   p.both([&](nodepool_scheduler& s) { s.update_machine({machine_id("m0"), "", 3 * 1024, false}); });
-  auto item = [](const std::string& id, const std::string& cls, std::int64_t submitted, int max_processes) {
-    work_item w;
-    w.id = job_id(id);
-    w.user = user_id("ann");
-    w.class_name = cls;
-    w.memory_mb = 1024;
-    w.items_total = 100;
-    w.submitted_ms = submitted;
-    w.max_processes = max_processes;
-    return w;
-  };
-  const work_map first{{job_id("A"), item("A", "normal", 10, 0)},
-                       {job_id("B"), item("B", "normal", 20, 0)},
-                       {job_id("U"), item("U", "urgent", 5, 0)}};
+  const work_map first{{job_id("A"), one_gb_job("A", "normal", 10, 0)},
+                       {job_id("B"), one_gb_job("B", "normal", 20, 0)},
+                       {job_id("U"), one_gb_job("U", "urgent", 5, 0)}};
   // max_processes -1: no more than it holds, which is nothing.
-  const work_map second{{job_id("A"), item("A", "normal", 10, -1)},
-                        {job_id("B"), item("B", "normal", 1, -1)},
-                        {job_id("U"), item("U", "urgent", 5, 0)}};
-  const work_map third{{job_id("A"), item("A", "normal", 10, 0)}, {job_id("B"), item("B", "normal", 1, 0)}};
+  const work_map second{{job_id("A"), one_gb_job("A", "normal", 10, -1)},
+                        {job_id("B"), one_gb_job("B", "normal", 1, -1)},
+                        {job_id("U"), one_gb_job("U", "urgent", 5, 0)}};
+  const work_map third{{job_id("A"), one_gb_job("A", "normal", 10, 0)},
+                       {job_id("B"), one_gb_job("B", "normal", 1, 0)}};
   std::int64_t now = 1000;
   for (const work_map* map : {&first, &second, &third}) {
     p.both([&](nodepool_scheduler& s) { s.apply_work(*map); });
@@ -419,4 +429,31 @@ TEST_CASE("a class left out of a round keeps no stale age order: its jobs are or
   CHECK(last.find(job_id("B"))->given == 2);
   CHECK(last.find(job_id("A"))->given == 1);
   CHECK(p.kept.how_much_splits_edited() > 0);
+}
+
+TEST_CASE("a job a settling round gave another text is written again by the next full round") {
+  // A and B are counted nothing (the urgent job takes every quantum) and keep that text from round to round
+  // without being written again (how_much_cache::outcome). A settling round gives them its own text; the
+  // next full round, whose split of `normal` is the kept one, must write theirs again.
+  pair_of_schedulers p(urgent_and_normal());
+  p.both([&](nodepool_scheduler& s) { s.update_machine({machine_id("m0"), "", 3 * 1024, false}); });
+  const work_map map{{job_id("A"), one_gb_job("A", "normal", 10, 0)},
+                     {job_id("B"), one_gb_job("B", "normal", 20, 0)},
+                     {job_id("U"), one_gb_job("U", "urgent", 5, 0)}};
+  p.both([&](nodepool_scheduler& s) { s.apply_work(map); });
+  std::int64_t now = 1000;
+  for (const bool settling : {false, false, true, false}) {
+    round_input in{now, {}};
+    in.settling = settling;
+    const schedule_plan kept = p.kept.schedule(in);
+    p.scratch.drop_caches();
+    const schedule_plan& scratch = p.scratch.schedule(in);
+    require_same(p.kept, p.scratch, kept, scratch);
+    now += 10000;
+  }
+  const schedule_plan& last = p.kept.schedule({now, {}});
+  REQUIRE(last.find(job_id("A")) != nullptr);
+  CHECK(last.find(job_id("A"))->given == 0);
+  CHECK(last.find(job_id("A"))->reason_text.find("counted nothing") != std::string::npos);
+  CHECK(p.kept.how_much_splits_reused() > 0);
 }
