@@ -253,6 +253,7 @@ struct fair_share_counter {
   bool last_split_edited = false;     // compute_split's last call ordered the jobs by order_by_edit
   std::vector<char> as_before;        // write_split's: per user, its jobs come out as in the split before
   std::vector<std::size_t> to_write;  // write_split's: the jobs it writes
+  std::vector<std::int64_t> pfs_per_job;  // write_split's: per user, each of its jobs' pure fair share
   // The sweep's: the slots of fair-share jobs whose records it could not bring to what How Much last wrote
   // for them (how_much_cache::outcome), ascending.
   std::vector<int> unwritten;
@@ -515,17 +516,23 @@ struct fair_share_counter {
       return false;
     const std::size_t n_users = m.users.size();
     changed_user.assign(n_users, 0);
+    // Sorting is as quick as editing when most users changed: the merge stops as soon as they have.
+    std::size_t n_changed = 0;
+    const std::size_t most = kept.by_user.size() / 2;
     const auto mark = [&](int user_slot) {
       if (user_slot < 0 || static_cast<std::size_t>(user_slot) >= n_users) return false;
-      changed_user[static_cast<std::size_t>(user_slot)] = 1;
-      return true;
+      auto& changed = changed_user[static_cast<std::size_t>(user_slot)];
+      n_changed += changed == 0 ? 1 : 0;
+      changed = 1;
+      return n_changed <= most;
     };
     // The jobs that came, went or changed their age or user since: a job still here marks its user (one gone
     // is found missing by the merge below).
     for (auto id = m.job_set_log.begin() + static_cast<std::ptrdiff_t>(*seen - m.job_set_log_base);
          id != m.job_set_log.end(); ++id)
-      if (const auto found = m.job_index.find(*id); found != m.job_index.end())
-        mark(m.jobs[static_cast<std::size_t>(found->second)].user_slot);
+      if (const auto found = m.job_index.find(*id);
+          found != m.job_index.end() && !mark(m.jobs[static_cast<std::size_t>(found->second)].user_slot))
+        return false;
     // The jobs of both rounds lie in slot order: one merge pairs them.
     const auto& old = kept.jobs;
     new_of_old.assign(old.size(), -1);
@@ -551,11 +558,6 @@ struct fair_share_counter {
         ++k;
       }
     }
-    std::size_t kept_users = 0;
-    for (const auto& u : kept.by_user)
-      kept_users += changed_user[static_cast<std::size_t>(u.user_slot)] == 0 ? 1 : 0;
-    // Sorting is as quick as editing when most users changed.
-    if (kept_users * 2 < kept.by_user.size()) return false;
     // The changed users' jobs, sorted by key: by user (the key's high half), each user's oldest first.
     changed_jobs.clear();
     for (std::size_t k = 0; k < cj.size(); ++k)
@@ -628,11 +630,14 @@ struct fair_share_counter {
     const std::string& cname = m.classes[static_cast<std::size_t>(c)].def.name;
     const int pool = m.classes[static_cast<std::size_t>(c)].pool;
     const bool class_got_nothing = cls.given_qshares() == 0;
-    // A user's pure fair share (its jobs share it equally).
+    // A user's pure fair share, and each of its jobs' (they share it equally).
     const auto pfs_of_user = [&](const how_much_cache::class_split& s, std::size_t u) {
       return grouped ? s.tree_user_pfs[u]
                      : s.class_pfs / static_cast<std::int64_t>(std::max<std::size_t>(1, s.by_user.size()));
     };
+    pfs_per_job.resize(by_user.size());
+    for (std::size_t u = 0; u < by_user.size(); ++u)
+      pfs_per_job[u] = pfs_of_user(split, u) / static_cast<std::int64_t>(by_user[u].end - by_user[u].begin);
     // Users whose jobs come out as they did: the same jobs, award and pure fair share, and a class that got
     // something or nothing as then (the texts say which).
     bool any_as_before = false;
@@ -643,42 +648,46 @@ struct fair_share_counter {
       for (std::size_t u = 0; u < by_user.size(); ++u) {
         const int pu = prev_user == nullptr ? static_cast<int>(u) : (*prev_user)[u];
         if (pu < 0) continue;
-        const auto pus = static_cast<std::size_t>(pu);
         const auto n = static_cast<std::int64_t>(by_user[u].end - by_user[u].begin);
-        if (pfs_of_user(split, u) / n == pfs_of_user(*prev, pus) / n) {
+        if (pfs_per_job[u] == pfs_of_user(*prev, static_cast<std::size_t>(pu)) / n) {
           as_before[u] = 1;
           any_as_before = true;
         }
       }
     }
-    // The jobs to write, as positions in split.jobs (slot order).
+    // The jobs to write, as positions in split.jobs (slot order), when some are not.
     to_write.clear();
-    std::size_t next_unwritten = 0;
-    for (std::size_t k = 0; k < split.jobs.size(); ++k) {
-      const class_job& x = split.jobs[k];
-      if (!any_as_before || as_before[static_cast<std::size_t>(x.user)] == 0) {
-        to_write.push_back(k);
-        continue;
+    if (any_as_before) {
+      std::size_t next_unwritten = 0;
+      for (std::size_t k = 0; k < split.jobs.size(); ++k) {
+        const class_job& x = split.jobs[k];
+        if (as_before[static_cast<std::size_t>(x.user)] == 0) {
+          to_write.push_back(k);
+          continue;
+        }
+        while (next_unwritten < unwritten.size() && unwritten[next_unwritten] < x.slot) ++next_unwritten;
+        if (next_unwritten < unwritten.size() && unwritten[next_unwritten] == x.slot) to_write.push_back(k);
       }
-      while (next_unwritten < unwritten.size() && unwritten[next_unwritten] < x.slot) ++next_unwritten;
-      if (next_unwritten < unwritten.size() && unwritten[next_unwritten] == x.slot) to_write.push_back(k);
     }
+    const std::size_t n_write = any_as_before ? to_write.size() : split.jobs.size();
+    const auto job_to_write = [&](std::size_t w) -> const class_job& {
+      return split.jobs[any_as_before ? to_write[w] : w];
+    };
     // The text for a job that got nothing names no award: awards move with every arrival or departure in
     // the class, and a text that carried them would change the plan entry of every waiting job of the class
     // each time (`rmbus-admin explain` gives the awards of the moment). It names the cause, which changes
     // only with the job's own situation. Each user's part is written once.
     std::vector<std::string> nothing_for(by_user.size());
-    for (std::size_t w = 0; w < to_write.size(); ++w) {
+    for (std::size_t w = 0; w < n_write; ++w) {
       // The records are written in slot order, with gaps.
-      if (w + records_ahead < to_write.size())
-        prefetch_record(&m.jobs[static_cast<std::size_t>(split.jobs[to_write[w + records_ahead]].slot)]);
-      const class_job& x = split.jobs[to_write[w]];
+      if (w + records_ahead < n_write)
+        prefetch_record(&m.jobs[static_cast<std::size_t>(job_to_write(w + records_ahead).slot)]);
+      const class_job& x = job_to_write(w);
       auto& j = m.jobs[static_cast<std::size_t>(x.slot)];
       const auto& u = by_user[static_cast<std::size_t>(x.user)];
       j.reason = reason_code::none;  // the sweep may have written the reason it had
       j.given = static_cast<int>(x.given);
-      j.pfs_qshares =
-          pfs_of_user(split, static_cast<std::size_t>(x.user)) / static_cast<std::int64_t>(u.end - u.begin);
+      j.pfs_qshares = pfs_per_job[static_cast<std::size_t>(x.user)];
       // What the sweep of a later round may write into the record before this class is split again.
       how_much_cache::outcome* out_of =
           cache != nullptr ? &cache->outcomes[static_cast<std::size_t>(x.slot)] : nullptr;
