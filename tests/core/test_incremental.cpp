@@ -78,11 +78,14 @@ void require_same(const nodepool_scheduler& a, const nodepool_scheduler& b, cons
   REQUIRE(a.nonpreemptable_mb_by_user() == b.nonpreemptable_mb_by_user());
 }
 
-// Both apply `map` and schedule a round at `now_ms`; their plans must be the same. Returns them (kept, scratch).
-std::pair<schedule_plan, schedule_plan> round_of_both(pair_of_schedulers& p, const work_map& map, std::int64_t now_ms) {
+// Both apply `map` and schedule a round at `now_ms` (a settling one when `settling`); their plans must be the
+// same. Returns them (kept, scratch).
+std::pair<schedule_plan, schedule_plan> round_of_both(pair_of_schedulers& p, const work_map& map,
+                                                      std::int64_t now_ms, bool settling = false) {
   p.both([&](nodepool_scheduler& s) { s.apply_work(map); });
   round_input in;
   in.now_ms = now_ms;
+  in.settling = settling;
   schedule_plan plan_kept, plan_scratch;
   p.both([&](nodepool_scheduler& s) { (&s == &p.kept ? plan_kept : plan_scratch) = s.schedule(in); });
   require_same(p.kept, p.scratch, plan_kept, plan_scratch);
@@ -414,16 +417,9 @@ TEST_CASE("a class left out of a round keeps no stale age order: its jobs are or
                         {job_id("U"), one_gb_job("U", "urgent", 5, 0)}};
   const work_map third{{job_id("A"), one_gb_job("A", "normal", 10, 0)},
                        {job_id("B"), one_gb_job("B", "normal", 1, 0)}};
-  std::int64_t now = 1000;
-  for (const work_map* map : {&first, &second, &third}) {
-    p.both([&](nodepool_scheduler& s) { s.apply_work(*map); });
-    const schedule_plan kept = p.kept.schedule({now, {}});
-    p.scratch.drop_caches();
-    const schedule_plan& scratch = p.scratch.schedule({now, {}});
-    require_same(p.kept, p.scratch, kept, scratch);
-    now += 10000;
-  }
-  const schedule_plan last = p.kept.schedule({now, {}});
+  round_of_both(p, first, 1000);
+  round_of_both(p, second, 11000);
+  const schedule_plan last = round_of_both(p, third, 21000).first;
   REQUIRE(last.find(job_id("A")) != nullptr);
   REQUIRE(last.find(job_id("B")) != nullptr);
   CHECK(last.find(job_id("B"))->given == 2);
@@ -440,18 +436,12 @@ TEST_CASE("a job a settling round gave another text is written again by the next
   const work_map map{{job_id("A"), one_gb_job("A", "normal", 10, 0)},
                      {job_id("B"), one_gb_job("B", "normal", 20, 0)},
                      {job_id("U"), one_gb_job("U", "urgent", 5, 0)}};
-  p.both([&](nodepool_scheduler& s) { s.apply_work(map); });
   std::int64_t now = 1000;
+  schedule_plan last;
   for (const bool settling : {false, false, true, false}) {
-    round_input in{now, {}};
-    in.settling = settling;
-    const schedule_plan kept = p.kept.schedule(in);
-    p.scratch.drop_caches();
-    const schedule_plan& scratch = p.scratch.schedule(in);
-    require_same(p.kept, p.scratch, kept, scratch);
+    last = round_of_both(p, map, now, settling).first;
     now += 10000;
   }
-  const schedule_plan& last = p.kept.schedule({now, {}});
   REQUIRE(last.find(job_id("A")) != nullptr);
   CHECK(last.find(job_id("A"))->given == 0);
   CHECK(last.find(job_id("A"))->reason_text.find("counted nothing") != std::string::npos);
