@@ -282,6 +282,11 @@ scheduler_config urgent_and_normal() {
   return cfg;
 }
 
+// Machine m0, 3 GB: three quanta.
+void add_machine_of_3_gb(pair_of_schedulers& p) {
+  p.both([&](nodepool_scheduler& s) { s.update_machine({machine_id("m0"), "", 3 * 1024, false}); });
+}
+
 // A job of user ann in class `cls`, one 1 GB process per work item, 100 items.
 work_item one_gb_job(const std::string& id, const std::string& cls, std::int64_t submitted,
                      int max_processes) {
@@ -407,7 +412,7 @@ TEST_CASE("a class left out of a round keeps no stale age order: its jobs are or
   // kept split may give the jobs their old order only where the model's log since that split shows no
   // change of age: the log of round 2 must count for `normal` too.
   pair_of_schedulers p(urgent_and_normal());
-  p.both([&](nodepool_scheduler& s) { s.update_machine({machine_id("m0"), "", 3 * 1024, false}); });
+  add_machine_of_3_gb(p);
   const work_map first{{job_id("A"), one_gb_job("A", "normal", 10, 0)},
                        {job_id("B"), one_gb_job("B", "normal", 20, 0)},
                        {job_id("U"), one_gb_job("U", "urgent", 5, 0)}};
@@ -432,7 +437,7 @@ TEST_CASE("a job a settling round gave another text is written again by the next
   // without being written again (how_much_cache::outcome). A settling round gives them its own text; the
   // next full round, whose split of `normal` is the kept one, must write theirs again.
   pair_of_schedulers p(urgent_and_normal());
-  p.both([&](nodepool_scheduler& s) { s.update_machine({machine_id("m0"), "", 3 * 1024, false}); });
+  add_machine_of_3_gb(p);
   const work_map map{{job_id("A"), one_gb_job("A", "normal", 10, 0)},
                      {job_id("B"), one_gb_job("B", "normal", 20, 0)},
                      {job_id("U"), one_gb_job("U", "urgent", 5, 0)}};
