@@ -3,14 +3,15 @@
 #include <algorithm>
 
 #include "core/apportion.hpp"
+#include "core/class_split.hpp"
 #include "core/count_tables.hpp"
 #include "core/free_blocks.hpp"
 #include "core/job_caps.hpp"
 #include "core/nonpreemptable_count.hpp"
 #include "core/prefetch.hpp"
-#include "core/radix_sort.hpp"
 #include "core/reason_text.hpp"
 #include "core/share_tree.hpp"
+#include "core/split_order.hpp"
 
 namespace rmbus::core {
 
@@ -50,79 +51,6 @@ std::uint64_t nothing_counted_key(int cls, int user_slot, int group, int order, 
          static_cast<u64>(cls) << 48 | static_cast<u64>(user_slot) << 26 | static_cast<u64>(group + 1) << 16 |
          static_cast<u64>(order);
 }
-
-// What the fair-share split needs of one job, gathered once from the job records, in slot order (the
-// records are read front to back), instead of read again at each level in the order of users.
-struct class_job {
-  std::uint64_t key;  // (user rank, job rank): users by name, each user's jobs oldest first
-  int slot;
-  int order;
-  std::int64_t cap;
-  int user_slot;      // the job's user, as the model numbers users
-  int group;          // its share group (-1: none)
-  int user;           // index into the split's users (written by the split)
-  int held;           // processes it holds (cluster_model::current), read before the split; not an input
-  std::int64_t given;  // written by the split
-
-  // Equal in all that the split reads of the job.
-  bool same_input(const class_job& o) const {
-    return key == o.key && slot == o.slot && order == o.order && cap == o.cap && user_slot == o.user_slot &&
-           group == o.group;
-  }
-};
-
-// One user's jobs in a split: positions [begin, end) of the jobs in key order.
-struct user_jobs {
-  int user_slot;
-  std::size_t begin, end;
-};
-
-}  // namespace
-
-// One class's split among its users and jobs: what it was computed from, and what the write into the job
-// records reads.
-struct how_much_cache::class_split {
-  std::vector<std::int64_t> class_given;
-  std::vector<std::pair<int, std::int64_t>> orders;
-  std::int64_t class_pfs = 0;
-  int largest = 0;  // the largest machine order of the class's pool tree
-
-  // In slot order, each with its user and what it was given. Also the inputs it was computed from: the
-  // split writes only `user` and `given` (same_input compares the rest).
-  std::vector<class_job> jobs;
-  // The jobs in key order (users by name, each user's oldest first), as positions in `jobs`.
-  std::vector<int> key_order;
-  std::vector<user_jobs> by_user;  // spans of key_order
-  std::vector<std::int64_t> user_qshares;
-  std::vector<std::int64_t> tree_user_pfs;  // group path: each user's pure fair share
-  std::vector<std::int64_t> group_qshares;  // group path: quanta given to each group of the class's tree
-  std::vector<group_load> groups;           // group path: what it added to how_much_result::groups
-
-  // Each user's split among its jobs (only when kept), so that a class split again after one change splits
-  // again only the users whose award or jobs changed: the user's award by order, and its jobs' (order, cap)
-  // in the order they are served, with what each was given.
-  struct user_part {
-    int user_slot;
-    std::vector<std::pair<int, std::int64_t>> orders;
-    std::vector<std::int64_t> given;
-    std::size_t first;  // its jobs: job_wants[first, first + count)
-    std::size_t count;
-  };
-  std::vector<user_part> user_parts;
-  std::vector<std::pair<int, std::int64_t>> job_wants;
-  std::vector<std::int64_t> job_given;
-
-  bool computed_from(const std::vector<class_job>& cj, const std::vector<std::int64_t>& given,
-                     const std::vector<std::pair<int, std::int64_t>>& wanted, std::int64_t pfs, int big) const {
-    if (pfs != class_pfs || big != largest || given != class_given || wanted != orders || cj.size() != jobs.size())
-      return false;
-    for (std::size_t k = 0; k < cj.size(); ++k)
-      if (!cj[k].same_input(jobs[k])) return false;
-    return true;
-  }
-};
-
-namespace {
 
 struct fair_share_counter {
   explicit fair_share_counter(count_tables& t) : tables(t), m(t.m) {}
@@ -233,24 +161,11 @@ struct fair_share_counter {
 
   std::vector<std::int64_t> cap_by_order;  // wants_by_order's scratch, per order
 
-  // A class's jobs in key order, as positions into its jobs (which stay in slot order): a sort of these
-  // 16 bytes moves a third of what a sort of the 48-byte entries did, and nothing is sorted back.
-  struct keyed {
-    std::uint64_t key;
-    std::size_t at;
-  };
-  std::vector<keyed> by_key, by_key_scratch;
-  std::vector<std::pair<int, std::int64_t>> want_in_key_order;  // compute_split's: each job's (order, cap)
-  std::vector<int> user_of_rank;                                // compute_split's: a user's place in by_user
-  // order_by_edit's: per user slot, whether its jobs changed; per user of the split, its index in the kept
-  // split when they did not (-1: they did); each job's position in the kept split's jobs (-1: new or
-  // changed) and the reverse; the changed users' jobs by key.
-  std::vector<char> changed_user;
-  std::vector<int> unchanged_from;
-  std::vector<int> old_of_new, new_of_old;
-  std::vector<keyed> changed_jobs;
+  split_order order;              // compute_split's: the order it serves a class's jobs in
+  std::vector<int> user_of_rank;  // compute_split's: a user's place in by_user
   std::vector<char> taken_whole;  // compute_split's: per user, its jobs' counts copied from the kept split
-  bool last_split_edited = false;     // compute_split's last call ordered the jobs by order_by_edit
+  bool last_split_edited = false;     // compute_split's last call took its order from the kept split
+  std::vector<int> taken_from;        // split_class's: per user taken whole, its place in the kept split
   std::vector<char> as_before;        // write_split's: per user, its jobs come out as in the split before
   std::vector<std::size_t> to_write;  // write_split's: the jobs it writes
   std::vector<std::int64_t> pfs_per_job;  // write_split's: per user, each of its jobs' pure fair share
@@ -349,12 +264,13 @@ struct fair_share_counter {
     }
     const how_much_cache::class_split* prev = cache != nullptr ? cache->by_class[cs].get() : nullptr;
     compute_split(c, cls, orders, class_pfs, cj, *split, prev);
-    // An edited split knows which users' jobs are as they were (unchanged_from); they were taken whole when
-    // their award is too.
-    if (last_split_edited)
-      for (std::size_t u = 0; u < unchanged_from.size(); ++u)
-        if (taken_whole[u] == 0) unchanged_from[u] = -1;
-    write_split(c, *split, cls, last_split_edited ? prev : nullptr, &unchanged_from);
+    // An edited split knows which users' jobs are as they were; those whose award is too were taken whole.
+    if (last_split_edited) {
+      taken_from = order.unchanged_from();
+      for (std::size_t u = 0; u < taken_from.size(); ++u)
+        if (taken_whole[u] == 0) taken_from[u] = -1;
+    }
+    write_split(c, *split, cls, last_split_edited ? prev : nullptr, &taken_from);
     if (cache != nullptr) {
       cache->by_class[cs] = std::move(split);
       cache->job_set_seen[cs] = m.job_set_changes;
@@ -368,9 +284,15 @@ struct fair_share_counter {
                      std::int64_t class_pfs, std::vector<class_job>& cj, how_much_cache::class_split& split,
                      const how_much_cache::class_split* kept) {
     const share_tree& tree = m.tree_of(c);
-    const bool edited = kept != nullptr && tree.empty() && order_by_edit(c, cj, split, *kept);
+    const bool edited = kept != nullptr && tree.empty() &&
+                        order.edit(m, cache->job_set_seen[static_cast<std::size_t>(c)], cj, split, *kept);
     last_split_edited = edited;
-    if (!edited) order_by_sort(cj, split);
+    if (edited)
+      ++cache->splits_edited;
+    else
+      order.sort(cj, split);
+    const auto& want_in_key_order = order.wants();
+    const auto& unchanged_from = order.unchanged_from();
     const auto& key_order = split.key_order;
     const auto job_at = [&](std::size_t k) -> class_job& {
       return cj[static_cast<std::size_t>(key_order[k])];
@@ -467,147 +389,10 @@ struct fair_share_counter {
     if (any_taken_whole)
       for (std::size_t k = 0; k < cj.size(); ++k)
         if (taken_whole[static_cast<std::size_t>(cj[k].user)] != 0)
-          cj[k].given = kept->jobs[static_cast<std::size_t>(old_of_new[k])].given;
+          cj[k].given = kept->jobs[static_cast<std::size_t>(order.old_of_new()[k])].given;
     if (keep_parts) split.job_wants.assign(want_in_key_order.begin(), want_in_key_order.end());
     // Still in slot order, so that the records are written front to back.
     split.jobs = std::move(cj);
-  }
-
-  // The class's jobs in key order (users by name, each user's jobs oldest first) by sorting their keys:
-  // fills split.key_order, split.by_user and want_in_key_order.
-  void order_by_sort(std::vector<class_job>& cj, how_much_cache::class_split& split) {
-    // Both ranks are unique, so the keys are a total order.
-    by_key.resize(cj.size());
-    for (std::size_t k = 0; k < cj.size(); ++k) by_key[k] = {cj[k].key, k};
-    radix_sort(by_key, by_key_scratch, [](const keyed& x) { return x.key; });
-    // What the users' splits read of each job, gathered in key order in one pass: the jobs lie in slot order,
-    // and the passes below, reading them in key order, each missed the cache at nearly every job.
-    want_in_key_order.resize(cj.size());
-    split.key_order.resize(cj.size());
-    for (std::size_t k = 0; k < cj.size(); ++k) {
-      prefetch_listed(cj, by_key, k, [](const keyed& x) { return x.at; });
-      const class_job& x = cj[by_key[k].at];
-      want_in_key_order[k] = {x.order, x.cap};
-      split.key_order[k] = static_cast<int>(by_key[k].at);
-    }
-    // The users' spans from the keys alone (the user's rank is the key's high half).
-    auto& by_user = split.by_user;
-    const auto rank_of = [&](std::size_t k) { return by_key[k].key >> 32; };
-    for (std::size_t k = 0; k < cj.size(); ++k) {
-      if (by_user.empty() || rank_of(by_user.back().begin) != rank_of(k))
-        by_user.push_back({cj[by_key[k].at].user_slot, k, k});
-      by_user.back().end = k + 1;
-    }
-  }
-
-  // The class's jobs in key order from `kept`'s, when the jobs differ from its own in a few users only (a
-  // round after one change): the users whose jobs all kept their slot, order, cap and group, and none of
-  // whose jobs changed its age or user since (the model's log of index changes says so), keep their jobs
-  // in the order they had, each job now at its new position; the others' jobs are sorted by key. Fills what
-  // order_by_sort fills, unchanged_from (per user: its index in `kept`, or -1 when its jobs changed) and
-  // old_of_new (per job: its position in kept->jobs). False, with nothing written, when the log does not
-  // cover the rounds since `kept` or too many users changed: the jobs are then sorted.
-  bool order_by_edit(int c, std::vector<class_job>& cj, how_much_cache::class_split& split,
-                     const how_much_cache::class_split& kept) {
-    const auto& seen = cache->job_set_seen[static_cast<std::size_t>(c)];
-    if (!seen || *seen < m.job_set_log_base || *seen > m.job_set_changes ||
-        m.job_set_changes - m.job_set_log_base != m.job_set_log.size() ||
-        kept.key_order.size() != kept.jobs.size() || kept.user_parts.size() != kept.by_user.size())
-      return false;
-    const std::size_t n_users = m.users.size();
-    changed_user.assign(n_users, 0);
-    // Sorting is as quick as editing when most users changed: the merge stops as soon as they have.
-    std::size_t n_changed = 0;
-    const std::size_t most = kept.by_user.size() / 2;
-    const auto mark = [&](int user_slot) {
-      if (user_slot < 0 || static_cast<std::size_t>(user_slot) >= n_users) return false;
-      auto& changed = changed_user[static_cast<std::size_t>(user_slot)];
-      n_changed += changed == 0 ? 1 : 0;
-      changed = 1;
-      return n_changed <= most;
-    };
-    // The jobs that came, went or changed their age or user since: a job still here marks its user (one gone
-    // is found missing by the merge below).
-    for (auto id = m.job_set_log.begin() + static_cast<std::ptrdiff_t>(*seen - m.job_set_log_base);
-         id != m.job_set_log.end(); ++id)
-      if (const auto found = m.job_index.find(*id);
-          found != m.job_index.end() && !mark(m.jobs[static_cast<std::size_t>(found->second)].user_slot))
-        return false;
-    // The jobs of both rounds lie in slot order: one merge pairs them.
-    const auto& old = kept.jobs;
-    new_of_old.assign(old.size(), -1);
-    old_of_new.assign(cj.size(), -1);
-    for (std::size_t i = 0, k = 0; i < old.size() || k < cj.size();) {
-      const bool old_only = k == cj.size() || (i < old.size() && old[i].slot < cj[k].slot);
-      const bool new_only = !old_only && (i == old.size() || cj[k].slot < old[i].slot);
-      if (old_only) {
-        if (!mark(old[i++].user_slot)) return false;
-      } else if (new_only) {
-        if (!mark(cj[k++].user_slot)) return false;
-      } else {
-        const class_job& a = old[i];
-        const class_job& b = cj[k];
-        if (b.user_slot < 0 || static_cast<std::size_t>(b.user_slot) >= n_users) return false;
-        if (a.order == b.order && a.cap == b.cap && a.user_slot == b.user_slot && a.group == b.group) {
-          new_of_old[i] = static_cast<int>(k);
-          old_of_new[k] = static_cast<int>(i);
-        } else if (!mark(a.user_slot) || !mark(b.user_slot)) {
-          return false;
-        }
-        ++i;
-        ++k;
-      }
-    }
-    // The changed users' jobs, sorted by key: by user (the key's high half), each user's oldest first.
-    changed_jobs.clear();
-    for (std::size_t k = 0; k < cj.size(); ++k)
-      if (changed_user[static_cast<std::size_t>(cj[k].user_slot)] != 0)
-        changed_jobs.push_back({cj[k].key, k});
-    std::sort(changed_jobs.begin(), changed_jobs.end(),
-              [](const keyed& a, const keyed& b) { return a.key < b.key; });
-    // Both lists of users in name order, merged: the kept users in kept's order, the changed ones by rank.
-    auto& by_user = split.by_user;
-    auto& key_order = split.key_order;
-    key_order.clear();
-    key_order.reserve(cj.size());
-    want_in_key_order.clear();
-    want_in_key_order.reserve(cj.size());
-    unchanged_from.clear();
-    const auto rank_of_slot = [&](int user_slot) { return m.user_rank[static_cast<std::size_t>(user_slot)]; };
-    std::size_t ku = 0, cpos = 0;
-    while (true) {
-      while (ku < kept.by_user.size() &&
-             changed_user[static_cast<std::size_t>(kept.by_user[ku].user_slot)] != 0)
-        ++ku;
-      const bool have_kept = ku < kept.by_user.size();
-      const bool have_changed = cpos < changed_jobs.size();
-      if (!have_kept && !have_changed) break;
-      const std::size_t begin = key_order.size();
-      if (have_kept && (!have_changed || rank_of_slot(kept.by_user[ku].user_slot) <
-                                             static_cast<int>(changed_jobs[cpos].key >> 32))) {
-        const auto& span = kept.by_user[ku];
-        for (std::size_t p = span.begin; p < span.end; ++p)
-          key_order.push_back(new_of_old[static_cast<std::size_t>(kept.key_order[p])]);
-        const auto& part = kept.user_parts[ku];
-        want_in_key_order.insert(
-            want_in_key_order.end(), kept.job_wants.begin() + static_cast<std::ptrdiff_t>(part.first),
-            kept.job_wants.begin() + static_cast<std::ptrdiff_t>(part.first + part.count));
-        by_user.push_back({span.user_slot, begin, key_order.size()});
-        unchanged_from.push_back(static_cast<int>(ku++));
-        continue;
-      }
-      const std::uint64_t rank = changed_jobs[cpos].key >> 32;
-      const int user_slot = cj[changed_jobs[cpos].at].user_slot;
-      for (; cpos < changed_jobs.size() && changed_jobs[cpos].key >> 32 == rank; ++cpos) {
-        const class_job& x = cj[changed_jobs[cpos].at];
-        key_order.push_back(static_cast<int>(changed_jobs[cpos].at));
-        want_in_key_order.emplace_back(x.order, x.cap);
-      }
-      by_user.push_back({user_slot, begin, key_order.size()});
-      unchanged_from.push_back(-1);
-    }
-    ++cache->splits_edited;
-    return true;
   }
 
   // The user part of `kept` for user slot `user_slot` (null: none, or no kept split).
