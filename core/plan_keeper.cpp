@@ -168,7 +168,7 @@ void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
     if (!std::is_sorted(removed_.begin(), removed_.end())) std::sort(removed_.begin(), removed_.end());
     return;
   }
-  std::vector<job_plan> jobs;
+  indirect_vector<job_plan> jobs;
   std::vector<source> sources;
   jobs.reserve(with_room_to_grow(m.jobs_by_id.size()));  // the next arrivals are edited in place
   sources.reserve(with_room_to_grow(m.jobs_by_id.size()));
@@ -267,12 +267,12 @@ void plan_keeper::apply_edits() {
   }
 }
 
-void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs,
+void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, indirect_vector<job_plan>& jobs,
                              std::vector<source>& sources) {
   while (old < plan_.jobs.size() && plan_.jobs[old].id < id) removed_.push_back(plan_.jobs[old++].id);
   const bool same_id = old < plan_.jobs.size() && plan_.jobs[old].id == id;
   if (same_id && !rebuild_ && sources_[old].slot == slot) {
-    jobs.push_back(std::move(plan_.jobs[old]));
+    jobs.owners().push_back(std::move(plan_.jobs.owners()[old]));
     sources.push_back(sources_[old]);
   } else {
     jobs.emplace_back().id = id;

@@ -87,7 +87,7 @@ class plan_keeper {
   void apply_edits();
   // Appends the entry of job `slot` (id `id`) to `jobs`/`sources`: the kept one when the old entries, read
   // from `old` on in id order, hold it; a new empty one otherwise.
-  void take_entry(const job_id& id, int slot, std::size_t& old, std::vector<job_plan>& jobs,
+  void take_entry(const job_id& id, int slot, std::size_t& old, indirect_vector<job_plan>& jobs,
                   std::vector<source>& sources);
   // Returns whether any field of the entry changed.
   bool fill(const cluster_model& m, std::size_t entry);

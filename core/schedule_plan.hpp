@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/ids.hpp"
+#include "core/indirect_vector.hpp"
 #include "core/job_cap.hpp"
 #include "core/policy.hpp"
 #include "core/start_estimate.hpp"
@@ -106,7 +107,9 @@ struct schedule_plan {
   std::string pool;
   std::int64_t now_ms = 0;
   std::uint64_t quantum_mb = 0;
-  std::vector<job_plan> jobs;  // sorted by job id
+  // Sorted by job id. Each entry in its own allocation (indirect_vector.hpp): a job whose id sorts early
+  // moves pointers, not the entries after it.
+  indirect_vector<job_plan> jobs;
   schedule_counts counts;
   std::vector<std::string> group_names;  // every share group of the pool's classes (job_plan::group)
 

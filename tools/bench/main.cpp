@@ -135,7 +135,8 @@ const core::schedule_plan& measure_unchanged(core::nodepool_scheduler& sched,
                                              plan_digest& digest, run_result& r) {
   core::round_input in;
   in.now_ms = orch.now_ms();
-  std::vector<core::job_plan> last_jobs = plan.jobs;  // a copy: the scheduler rewrites its plan in place
+  // A copy: the scheduler rewrites its plan in place.
+  core::indirect_vector<core::job_plan> last_jobs = plan.jobs;
   for (r.repeats_to_fixed_point = 1; r.repeats_to_fixed_point <= 20; ++r.repeats_to_fixed_point) {
     sched.apply_work(last_map);
     const auto& next = sched.schedule(in);
