@@ -58,7 +58,7 @@ namespace {
 
 // The schedule's jobs in id order: rm.state lists them so (publication sorts them), which is checked, not
 // trusted.
-std::vector<const messages::job_schedule*> in_id_order(const std::vector<messages::job_schedule>& jobs) {
+std::vector<const messages::job_schedule*> in_id_order(const messages::schedule_listing& jobs) {
   std::vector<const messages::job_schedule*> out;
   out.reserve(jobs.size());
   for (const auto& j : jobs) out.push_back(&j);
@@ -69,7 +69,7 @@ std::vector<const messages::job_schedule*> in_id_order(const std::vector<message
 
 }  // namespace
 
-void job_accounting::take_schedule(const std::vector<messages::job_schedule>& jobs, std::uint64_t now_ms) {
+void job_accounting::take_schedule(const messages::schedule_listing& jobs, std::uint64_t now_ms) {
   // One merge walk of two id-ordered lists: no per-round index of the schedule.
   const auto listed = in_id_order(jobs);
   auto next = listed.begin();

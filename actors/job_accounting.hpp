@@ -66,7 +66,7 @@ class job_accounting {
   std::vector<job_record> take_work(const std::vector<const messages::work_item*>& items, std::uint64_t now_ms);
   // A published schedule (rm.state) at `now_ms`: integrates the quanta held since the last one, counts shares
   // newly given, preempted, evicted.
-  void take_schedule(const std::vector<messages::job_schedule>& jobs, std::uint64_t now_ms);
+  void take_schedule(const messages::schedule_listing& jobs, std::uint64_t now_ms);
 
   std::size_t tracked() const { return jobs_.size(); }
 

@@ -319,7 +319,8 @@ std::optional<messages::rm_schedule_changes> schedule_changes_of_round(publicati
   if (round == nullptr || changes_due_full(st)) {
     msg.full = true;
     msg.cycle = st.cycle;
-    msg.jobs = std::get<messages::rm_state>(*st.last_state).jobs;
+    const auto& listed = std::get<messages::rm_state>(*st.last_state).jobs;
+    msg.jobs.assign(listed.begin(), listed.end());
     st.changes_since_full = 0;
   } else {
     msg = std::move(*round);

@@ -4,7 +4,7 @@
 #include <memory>
 #include <optional>
 
-#include "core/vector_edits.hpp"
+#include "containers/vector_edits.hpp"
 #include "messages/schedule_tally.hpp"
 
 namespace rmbus::actors {
@@ -95,8 +95,8 @@ bool list_one_pool_changes(const plan_tables& tables, const std::set<std::string
 
 }  // namespace
 
-std::vector<messages::job_schedule> list_round(const plan_tables& tables, const std::set<std::string>& pools,
-                                               const std::vector<messages::refused_work>& refused) {
+messages::schedule_listing list_round(const plan_tables& tables, const std::set<std::string>& pools,
+                                      const std::vector<messages::refused_work>& refused) {
   std::vector<const plan_tables::job_table*> listed;
   std::size_t n = refused.size();
   for (const auto& pool : pools) {
@@ -106,8 +106,8 @@ std::vector<messages::job_schedule> list_round(const plan_tables& tables, const 
     n += table->size();
   }
   // With room: this listing becomes rm.state, which the next rounds' arrivals are inserted into in place.
-  std::vector<messages::job_schedule> jobs;
-  jobs.reserve(core::with_room_to_grow(n));
+  messages::schedule_listing jobs;
+  jobs.reserve(containers::with_room_to_grow(n));
   for (const auto* t : listed)
     for (const auto& [id, j] : *t) jobs.push_back(j);
   // One pool and no refusals, the common case: its table is the round, already in id order.
@@ -115,12 +115,16 @@ std::vector<messages::job_schedule> list_round(const plan_tables& tables, const 
   for (const auto& r : refused) jobs.push_back(refused_entry(r));
   // Each pool's jobs come sorted by id already; one stable sort of the whole keeps the listing in id order,
   // and of a job id in several places the last one (the later pool, a refusal last of all) is kept.
-  std::stable_sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
-  std::vector<messages::job_schedule> unique;
-  unique.reserve(core::with_room_to_grow(jobs.size()));
-  for (auto& j : jobs) {
-    if (!unique.empty() && unique.back().id == j.id) unique.back() = std::move(j);
-    else unique.push_back(std::move(j));
+  // The entries' owners are sorted and kept, not the entries.
+  auto& owners = jobs.owners();
+  std::stable_sort(owners.begin(), owners.end(), [](const auto& a, const auto& b) { return a->id < b->id; });
+  messages::schedule_listing unique;
+  unique.reserve(containers::with_room_to_grow(jobs.size()));
+  for (auto& j : owners) {
+    if (!unique.empty() && unique.back().id == j->id)
+      unique.owners().back() = std::move(j);
+    else
+      unique.owners().push_back(std::move(j));
   }
   return unique;
 }
@@ -197,8 +201,8 @@ std::vector<const messages::share_schedule*> shares_newly_removed(const messages
 namespace {
 
 // The listing's entries (and their encoded bytes) after `added` came and `removed` went, edited where they
-// lie in one pass (core/vector_edits.hpp): each kept entry moves at most once, and only those between an
-// arrival and a departure that do not balance. Rebuilding the whole listing (a new array, every entry
+// lie in one pass (containers/vector_edits.hpp): each kept entry moves at most once, and only those between
+// an arrival and a departure that do not balance. Rebuilding the whole listing (a new array, every entry
 // moved, the old freed) took 6 ms at 100,000 jobs for any delta.
 void edit_in_place(messages::rm_state& state, std::vector<messages::job_schedule>& added,
                    const std::vector<std::string>& removed, bool keeps_encoded,
@@ -215,11 +219,11 @@ void edit_in_place(messages::rm_state& state, std::vector<messages::job_schedule
   std::sort(gone.begin(), gone.end());
   gone.erase(std::unique(gone.begin(), gone.end()), gone.end());
   // Both in id order, merged: at one position the arrival comes before the departure.
-  std::vector<core::vector_edit> edits;
+  std::vector<containers::vector_edit> edits;
   std::vector<std::size_t> arrival;  // per edit: its index in `added` (insertions only)
   std::size_t a = 0;
   auto insert = [&] {
-    edits.push_back({core::vector_edit_kind::insert_before, position(added[a].id)});
+    edits.push_back({containers::vector_edit_kind::insert_before, position(added[a].id)});
     arrival.push_back(a++);
   };
   for (const auto& id : gone) {
@@ -227,7 +231,7 @@ void edit_in_place(messages::rm_state& state, std::vector<messages::job_schedule
     if (at == jobs.size() || jobs[at].id != id) continue;  // not listed
     if (tally != nullptr) tally->remove(jobs[at]);
     while (a < added.size() && added[a].id < id) insert();
-    edits.push_back({core::vector_edit_kind::erase, at});
+    edits.push_back({containers::vector_edit_kind::erase, at});
     arrival.push_back(0);
   }
   while (a < added.size()) insert();
@@ -241,11 +245,11 @@ void edit_in_place(messages::rm_state& state, std::vector<messages::job_schedule
     jobs.reserve(room);
     if (keeps_encoded) encoded.reserve(room);
   }
-  core::apply_vector_edits(jobs, edits,
-                           [&](std::size_t k, messages::job_schedule& j) { j = std::move(added[arrival[k]]); });
+  containers::apply_vector_edits(
+      jobs, edits, [&](std::size_t k, messages::job_schedule& j) { j = std::move(added[arrival[k]]); });
   if (keeps_encoded)
-    core::apply_vector_edits(encoded, edits,
-                             [&](std::size_t k, std::string& e) { e = std::move(added_encoded[arrival[k]]); });
+    containers::apply_vector_edits(
+        encoded, edits, [&](std::size_t k, std::string& e) { e = std::move(added_encoded[arrival[k]]); });
 }
 
 }  // namespace

@@ -33,8 +33,8 @@ struct listed_before {
 };
 
 // Every job of the round, sorted by id: the tables of `pools` plus `refused`.
-std::vector<messages::job_schedule> list_round(const plan_tables& tables, const std::set<std::string>& pools,
-                                               const std::vector<messages::refused_work>& refused);
+messages::schedule_listing list_round(const plan_tables& tables, const std::set<std::string>& pools,
+                                      const std::vector<messages::refused_work>& refused);
 
 // The jobs new or changed since the listing `before` (entries whole, by id) and the ids gone, in a changes
 // message of round `cycle` on `base_cycle`. REQUIRES: the tables are as applied for this round, not yet
@@ -50,9 +50,10 @@ std::vector<const messages::share_schedule*> shares_newly_removed(const messages
                                                                   const messages::job_schedule* before);
 
 // Applies changes to a schedule listed by id (`changed`: entries new or changed, whole; `removed`: ids gone),
-// keeping it sorted: entries replaced in place, and the jobs coming or going inserted or erased where they lie
-// in one pass (core/vector_edits.hpp). Its encoded entries, when it keeps them (one per job), follow: the
-// changed ones packed again, the others moved. So does its tally when it keeps one (a new one is set).
+// keeping it sorted: entries replaced in place, and the jobs coming or going inserted or erased where they
+// lie in one pass (containers/vector_edits.hpp). Its encoded entries, when it keeps them (one per job),
+// follow: the changed ones packed again, the others moved. So does its tally when it keeps one (a new one is
+// set).
 void apply_listing_changes(messages::rm_state& state, std::vector<messages::job_schedule> changed,
                            const std::vector<std::string>& removed);
 

@@ -5,9 +5,9 @@
 
 #include <algorithm>
 
+#include "containers/vector_edits.hpp"
 #include "core/nodepool_scheduler.hpp"
 #include "core/quanta.hpp"
-#include "core/vector_edits.hpp"
 
 namespace rmbus::core {
 
@@ -564,18 +564,18 @@ void nodepool_scheduler::edit_id_order(const std::vector<std::pair<job_id, int>>
     return static_cast<std::size_t>(std::lower_bound(id_order_ids_.begin(), id_order_ids_.end(), id) -
                                     id_order_ids_.begin());
   };
-  std::vector<vector_edit> edits;
+  std::vector<containers::vector_edit> edits;
   std::vector<int> slots;  // per edit: the arrival's slot (-1: an erasure)
   for (const auto& [id, ji] : dropped) {
     const auto at = position(id);
     if (at < id_order_ids_.size() && id_order_ids_[at] == id) {
-      edits.push_back({vector_edit_kind::erase, at});
+      edits.push_back({containers::vector_edit_kind::erase, at});
       slots.push_back(-1);
     }
   }
   for (int ji : arrived) {
-    edits.push_back(
-        {vector_edit_kind::insert_before, position(model_.jobs[static_cast<std::size_t>(ji)].item.id)});
+    edits.push_back({containers::vector_edit_kind::insert_before,
+                     position(model_.jobs[static_cast<std::size_t>(ji)].item.id)});
     slots.push_back(ji);
   }
   // By position, an arrival before the erasure at its position; arrivals at one position stay in id order.
@@ -583,16 +583,18 @@ void nodepool_scheduler::edit_id_order(const std::vector<std::pair<job_id, int>>
   for (std::size_t k = 0; k < by_place.size(); ++k) by_place[k] = k;
   std::stable_sort(by_place.begin(), by_place.end(), [&](std::size_t x, std::size_t y) {
     if (edits[x].at != edits[y].at) return edits[x].at < edits[y].at;
-    return edits[x].what == vector_edit_kind::insert_before && edits[y].what == vector_edit_kind::erase;
+    return edits[x].what == containers::vector_edit_kind::insert_before &&
+           edits[y].what == containers::vector_edit_kind::erase;
   });
-  std::vector<vector_edit> ordered;
+  std::vector<containers::vector_edit> ordered;
   std::vector<int> ordered_slots;
   for (auto k : by_place) {
     ordered.push_back(edits[k]);
     ordered_slots.push_back(slots[k]);
   }
-  apply_vector_edits(id_order_, ordered, [&](std::size_t k, int& slot) { slot = ordered_slots[k]; });
-  apply_vector_edits(id_order_ids_, ordered, [&](std::size_t k, job_id& id) {
+  containers::apply_vector_edits(id_order_, ordered,
+                                 [&](std::size_t k, int& slot) { slot = ordered_slots[k]; });
+  containers::apply_vector_edits(id_order_ids_, ordered, [&](std::size_t k, job_id& id) {
     id = model_.jobs[static_cast<std::size_t>(ordered_slots[k])].item.id;
   });
 }

@@ -4,9 +4,9 @@
 #include <cstddef>
 #include <utility>
 
+#include "containers/vector_edits.hpp"
 #include "core/held_back.hpp"
 #include "core/prefetch.hpp"
-#include "core/vector_edits.hpp"
 
 namespace rmbus::core {
 
@@ -168,10 +168,10 @@ void plan_keeper::merge_jobs(const cluster_model& m, jobs_in_id_order order) {
     if (!std::is_sorted(removed_.begin(), removed_.end())) std::sort(removed_.begin(), removed_.end());
     return;
   }
-  indirect_vector<job_plan> jobs;
+  containers::indirect_vector<job_plan> jobs;
   std::vector<source> sources;
-  jobs.reserve(with_room_to_grow(m.jobs_by_id.size()));  // the next arrivals are edited in place
-  sources.reserve(with_room_to_grow(m.jobs_by_id.size()));
+  jobs.reserve(containers::with_room_to_grow(m.jobs_by_id.size()));  // the next arrivals are edited in place
+  sources.reserve(containers::with_room_to_grow(m.jobs_by_id.size()));
   std::size_t old = 0;
   if (ordered) {
     for (std::size_t k = 0; k < order.slots->size(); ++k)
@@ -194,7 +194,7 @@ bool plan_keeper::merge_logged(const cluster_model& m) {
                      m.job_set_log.end());
   std::sort(logged_ids_.begin(), logged_ids_.end());
   logged_ids_.erase(std::unique(logged_ids_.begin(), logged_ids_.end()), logged_ids_.end());
-  using kind = vector_edit_kind;
+  using kind = containers::vector_edit_kind;
   edits_.clear();
   edit_sources_.clear();
   const auto by_id = [](const job_plan& p, const job_id& id) { return p.id < id; };
@@ -225,7 +225,7 @@ bool plan_keeper::merge_logged(const cluster_model& m) {
 }
 
 void plan_keeper::merge_in_place(const std::vector<int>& slots, const std::vector<job_id>& ids) {
-  using kind = vector_edit_kind;
+  using kind = containers::vector_edit_kind;
   edits_.clear();
   edit_sources_.clear();
   const std::size_t n = plan_.jobs.size();
@@ -254,12 +254,12 @@ void plan_keeper::merge_in_place(const std::vector<int>& slots, const std::vecto
 }
 
 void plan_keeper::apply_edits() {
-  apply_vector_edits(plan_.jobs, edits_, [&](std::size_t e, job_plan& entry) {
+  containers::apply_vector_edits(plan_.jobs, edits_, [&](std::size_t e, job_plan& entry) {
     entry = job_plan{};
     entry.id = *edit_sources_[e].id;
   });
-  apply_vector_edits(sources_, edits_,
-                     [&](std::size_t e, source& src) { src = source{edit_sources_[e].slot}; });
+  containers::apply_vector_edits(sources_, edits_,
+                                 [&](std::size_t e, source& src) { src = source{edit_sources_[e].slot}; });
   // A new entry is filled whatever its job's inputs were when its slot's last entry was filled.
   for (const auto& e : edit_sources_) {
     const auto slot = static_cast<std::size_t>(e.slot);
@@ -267,8 +267,8 @@ void plan_keeper::apply_edits() {
   }
 }
 
-void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old, indirect_vector<job_plan>& jobs,
-                             std::vector<source>& sources) {
+void plan_keeper::take_entry(const job_id& id, int slot, std::size_t& old,
+                             containers::indirect_vector<job_plan>& jobs, std::vector<source>& sources) {
   while (old < plan_.jobs.size() && plan_.jobs[old].id < id) removed_.push_back(plan_.jobs[old++].id);
   const bool same_id = old < plan_.jobs.size() && plan_.jobs[old].id == id;
   if (same_id && !rebuild_ && sources_[old].slot == slot) {

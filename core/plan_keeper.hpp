@@ -20,9 +20,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "containers/vector_edits.hpp"
 #include "core/cluster_model.hpp"
 #include "core/schedule_plan.hpp"
-#include "core/vector_edits.hpp"
 
 namespace rmbus::core {
 
@@ -87,7 +87,7 @@ class plan_keeper {
   void apply_edits();
   // Appends the entry of job `slot` (id `id`) to `jobs`/`sources`: the kept one when the old entries, read
   // from `old` on in id order, hold it; a new empty one otherwise.
-  void take_entry(const job_id& id, int slot, std::size_t& old, indirect_vector<job_plan>& jobs,
+  void take_entry(const job_id& id, int slot, std::size_t& old, containers::indirect_vector<job_plan>& jobs,
                   std::vector<source>& sources);
   // Returns whether any field of the entry changed.
   bool fill(const cluster_model& m, std::size_t entry);
@@ -138,7 +138,7 @@ class plan_keeper {
     const job_id* id = nullptr;
     int slot = -1;
   };
-  std::vector<vector_edit> edits_;
+  std::vector<containers::vector_edit> edits_;
   std::vector<edit_source> edit_sources_;
   std::vector<job_id> logged_ids_;
   std::vector<fill_inputs> filled_from_;  // per job slot: the inputs of its entry's last fill

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "containers/indirect_vector.hpp"
 #include "core/ids.hpp"
-#include "core/indirect_vector.hpp"
 #include "core/job_cap.hpp"
 #include "core/policy.hpp"
 #include "core/start_estimate.hpp"
@@ -109,7 +109,7 @@ struct schedule_plan {
   std::uint64_t quantum_mb = 0;
   // Sorted by job id. Each entry in its own allocation (indirect_vector.hpp): a job whose id sorts early
   // moves pointers, not the entries after it.
-  indirect_vector<job_plan> jobs;
+  containers::indirect_vector<job_plan> jobs;
   schedule_counts counts;
   std::vector<std::string> group_names;  // every share group of the pool's classes (job_plan::group)
 

@@ -94,7 +94,7 @@ rm_schedule_changes full_schedule(const rm_state& s) {
   rm_schedule_changes out;
   out.cycle = s.cycle;
   out.full = true;
-  out.jobs = s.jobs;
+  out.jobs.assign(s.jobs.begin(), s.jobs.end());
   out.workmap_seq = s.workmap_seq;
   out.workmap_src = s.workmap_src;
   return out;

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "containers/indirect_vector.hpp"
 #include "messages/envelope.hpp"
 #include "messages/result.hpp"
 
@@ -75,9 +76,13 @@ struct job_schedule {
 
 struct schedule_tally;  // messages/schedule_tally.hpp
 
+// rm.state's jobs, sorted by id. Each entry in its own allocation (containers/indirect_vector.hpp): a sender
+// that keeps the schedule between rounds inserts a job whose id sorts early by moving pointers, not entries.
+using schedule_listing = containers::indirect_vector<job_schedule>;
+
 struct rm_state {
   std::uint64_t cycle = 0;  // the scheduling round this schedule came from
-  std::vector<job_schedule> jobs;
+  schedule_listing jobs;
   // Optional on the wire: the envelope seq and src of the orchestrator.workmap this round answers (absent
   // when the round had no work map, e.g. after a reconfiguration). Lets an orchestrator or a benchmark match
   // a map to the schedule that answers it.

@@ -40,7 +40,7 @@ void count(schedule_tally& t, const job_schedule& j, int sign) {
 void schedule_tally::add(const job_schedule& j) { count(*this, j, +1); }
 void schedule_tally::remove(const job_schedule& j) { count(*this, j, -1); }
 
-schedule_tally tally_of(const std::vector<job_schedule>& jobs) {
+schedule_tally tally_of(const schedule_listing& jobs) {
   schedule_tally t;
   // Consecutive jobs mostly share a class: its entry is looked up once per run of them. Nothing is taken
   // out here, so no entry empties.

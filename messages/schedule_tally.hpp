@@ -48,6 +48,6 @@ struct schedule_tally {
 };
 
 // The tally of every job listed.
-schedule_tally tally_of(const std::vector<job_schedule>& jobs);
+schedule_tally tally_of(const schedule_listing& jobs);
 
 }  // namespace rmbus::messages

@@ -169,8 +169,8 @@ void read_fields(const msgpack::object& o, const path& at, const std::array<std:
 }
 
 // Reads an array, calling read_one(element, path_of_element, out_element) for each element.
-template <class T, class Fn>
-void read_array(const msgpack::object& o, const path& at, std::vector<T>& out, Fn&& read_one) {
+template <class Sequence, class Fn>
+void read_array(const msgpack::object& o, const path& at, Sequence& out, Fn&& read_one) {
   // Grow element by element rather than resizing to the announced length: a body of one-byte junk elements
   // must not make us build large empty structs before the first element is found wrong.
   const auto& a = as_array(o, at);

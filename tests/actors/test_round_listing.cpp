@@ -64,7 +64,7 @@ std::vector<msg::job_schedule> merged(const plan_tables& tables, const std::set<
   return out;
 }
 
-msg::rm_state state_of(std::uint64_t cycle, std::vector<msg::job_schedule> jobs) {
+msg::rm_state state_of(std::uint64_t cycle, msg::schedule_listing jobs) {
   msg::rm_state s;
   s.cycle = cycle;
   s.jobs = std::move(jobs);
@@ -268,12 +268,12 @@ TEST_CASE("a few jobs coming and going are inserted and erased where they lie an
   round({101}, {78});         // the last goes, one arrives after every other
   round({41, 43}, {40, 999});  // two in the middle; an id never listed is ignored
   // From here on the listing has room: a few edits move no entry to a new array.
-  const auto* entries = state.jobs.data();
+  const auto* entries = state.jobs.owners().data();
   const auto* texts = state.encoded_jobs.data();
   round({3, 5, 7, 9}, {2, 4, 6, 8});
   round({-1}, {});  // "j00-1" sorts before every other id
   round({}, {1, 101});
-  CHECK(state.jobs.data() == entries);
+  CHECK(state.jobs.owners().data() == entries);
   CHECK(state.encoded_jobs.data() == texts);
   // More than a few: rebuilt in one pass, the same listing.
   round({11, 13, 15, 17, 19}, {10, 12, 14, 16, 18});
@@ -296,13 +296,13 @@ TEST_CASE("a listing made whole keeps room: the next rounds' arrivals are insert
     const std::vector<msg::refused_work> refused{{job_id(9999), "u1", "no class"}};
     auto state = state_of(1, list_round(tables, {"alpha"}, one_pool ? std::vector<msg::refused_work>{} : refused));
     state.encoded_jobs.reserve(state.jobs.capacity());  // as publication keeps them
-    const auto* jobs = state.jobs.data();
+    const auto* jobs = state.jobs.owners().data();
     const auto* encoded = state.encoded_jobs.data();
     for (int k = 0; k < 100; ++k) {
       msg::job_schedule arrival;
       arrival.id = job_id(40 * k + 1);  // odd: new, spread over the listing
       apply_listing_changes(state, {arrival}, {});
-      REQUIRE(state.jobs.data() == jobs);
+      REQUIRE(state.jobs.owners().data() == jobs);
       REQUIRE(state.encoded_jobs.data() == encoded);
     }
     CHECK(std::is_sorted(state.jobs.begin(), state.jobs.end(),

@@ -121,7 +121,8 @@ TEST_CASE("a late subscriber of the changes has every round the picture rm.state
     auto full = late.full_by_cycle.find(cycle);
     if (full == late.full_by_cycle.end()) continue;
     INFO("cycle " << cycle);
-    CHECK(sorted(followed.jobs) == sorted(full->second.jobs));
+    CHECK(sorted({followed.jobs.begin(), followed.jobs.end()}) ==
+          sorted({full->second.jobs.begin(), full->second.jobs.end()}));
     CHECK(followed.workmap_seq == full->second.workmap_seq);
     ++checked;
   }

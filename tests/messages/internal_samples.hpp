@@ -58,7 +58,8 @@ inline pool_plan full_pool_plan() {
   p.given = 40;
   p.preempted = 1;
   p.evicted = 2;
-  p.jobs = full_rm_state().jobs;
+  const auto state = full_rm_state();
+  p.jobs.assign(state.jobs.begin(), state.jobs.end());
   p.np_mb = {{"alice", 30720}};
   p.machines = {machine_summary{"n01", "alpha", machine_status::up, false, 65536, 4, 1},
                 machine_summary{"n02", "alpha-gpu", machine_status::varied_off, true, 32768, 2, 0},

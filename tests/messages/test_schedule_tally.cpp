@@ -89,7 +89,7 @@ TEST_CASE("a tally kept through random additions, replacements and removals equa
       kept.add(listed[id]);
     }
     if (step % 50 == 0) {
-      std::vector<msg::job_schedule> jobs;
+      msg::schedule_listing jobs;
       for (const auto& [k, j] : listed) jobs.push_back(j);
       REQUIRE(kept == msg::tally_of(jobs));
     }

@@ -136,7 +136,7 @@ const core::schedule_plan& measure_unchanged(core::nodepool_scheduler& sched,
   core::round_input in;
   in.now_ms = orch.now_ms();
   // A copy: the scheduler rewrites its plan in place.
-  core::indirect_vector<core::job_plan> last_jobs = plan.jobs;
+  containers::indirect_vector<core::job_plan> last_jobs = plan.jobs;
   for (r.repeats_to_fixed_point = 1; r.repeats_to_fixed_point <= 20; ++r.repeats_to_fixed_point) {
     sched.apply_work(last_map);
     const auto& next = sched.schedule(in);

@@ -28,7 +28,7 @@ msg::job_schedule job(const std::string& id, std::vector<msg::share_schedule> sh
 
 msg::rm_state state(std::vector<msg::job_schedule> jobs) {
   msg::rm_state s;
-  s.jobs = std::move(jobs);
+  s.jobs = msg::schedule_listing(std::move(jobs));
   return s;
 }
 

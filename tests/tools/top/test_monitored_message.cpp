@@ -107,7 +107,8 @@ TEST_CASE("with --schedule-changes the monitor follows rm.schedule.changes to th
        110, "rmbus.42.7");
   REQUIRE(m.state());
   CHECK(m.state()->cycle == next.cycle);
-  auto by_id = [](std::vector<msg::job_schedule> jobs) {
+  auto by_id = [](const msg::schedule_listing& listed) {
+    std::vector<msg::job_schedule> jobs(listed.begin(), listed.end());
     std::sort(jobs.begin(), jobs.end(), [](const auto& a, const auto& b) { return a.id < b.id; });
     return jobs;
   };

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "core/indirect_vector.hpp"
+#include "containers/indirect_vector.hpp"
 
-using namespace rmbus::core;
+using namespace rmbus::containers;
 
 namespace {
 

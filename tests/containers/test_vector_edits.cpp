@@ -1,7 +1,7 @@
-// apply_vector_edits (core/vector_edits.hpp): insertions, erasures and in-place visits applied in one pass
-// give exactly the vector that erasing and inserting one element at a time gives, with every element where
-// a merge of two sorted lists puts it. Checked on seeded random merges of sorted lists of strings (a type
-// that owns memory, so that an element moved twice or overwritten before it moved shows).
+// apply_vector_edits (containers/vector_edits.hpp): insertions, erasures and in-place visits applied in one
+// pass give exactly the vector that erasing and inserting one element at a time gives, with every element
+// where a merge of two sorted lists puts it. Checked on seeded random merges of sorted lists of strings (a
+// type that owns memory, so that an element moved twice or overwritten before it moved shows).
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <random>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/vector_edits.hpp"
+#include "containers/vector_edits.hpp"
 
-using namespace rmbus::core;
+using namespace rmbus::containers;
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-namespace rmbus::core {
+namespace rmbus::containers {
 
 // The capacity a vector of `n` elements that will take a few more gets: an eighth more (see below).
 inline std::size_t with_room_to_grow(std::size_t n) { return n + n / 8 + 16; }
@@ -100,4 +100,4 @@ void apply_vector_edits(std::vector<T>& v, const std::vector<vector_edit>& edits
   if (n_after < n) v.erase(v.begin() + static_cast<std::ptrdiff_t>(n_after), v.end());
 }
 
-}  // namespace rmbus::core
+}  // namespace rmbus::containers
