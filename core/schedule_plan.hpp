@@ -107,8 +107,8 @@ struct schedule_plan {
   std::string pool;
   std::int64_t now_ms = 0;
   std::uint64_t quantum_mb = 0;
-  // Sorted by job id. Each entry in its own allocation (indirect_vector.hpp): a job whose id sorts early
-  // moves pointers, not the entries after it.
+  // Sorted by job id. Each entry in its own allocation (containers/indirect_vector.hpp): a job whose id
+  // sorts early moves pointers, not the entries after it.
   containers::indirect_vector<job_plan> jobs;
   schedule_counts counts;
   std::vector<std::string> group_names;  // every share group of the pool's classes (job_plan::group)
