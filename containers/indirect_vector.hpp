@@ -100,7 +100,7 @@ class indirect_vector {
   indirect_vector(std::initializer_list<T> items) : indirect_vector(items.begin(), items.end()) {}
   template <class InputIt>
   indirect_vector(InputIt first, InputIt last) {
-    for (; first != last; ++first) push_back(*first);
+    assign(first, last);
   }
   // Takes the elements of `items`, each moved into an allocation of its own. Implicit, so that a listing made
   // as a std::vector (tests, tools) is given where this one is asked for; code on a round's path builds an
