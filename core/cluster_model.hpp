@@ -118,6 +118,9 @@ struct alignas(64) job_rec {
   // reserve_machines or fixed_machines may hold machines (false: both are empty), so that the sweeps of
   // every round over all jobs (How Much, What Of, preemption, defragmentation) read this line, not theirs.
   bool earmarks : 1 = false;
+  // Its work item lists no hosts (set where the scheduler writes the item; false: not known, item.hosts is
+  // read), so that the walks over the waiting jobs (What Of's texts) read this line, not the item's.
+  bool no_hosts : 1 = false;
   reason_code reason = reason_code::none;  // per round (rebuilt by schedule())
   reason_code refusal = reason_code::none;
   int cls = -1;

@@ -36,6 +36,7 @@ void nodepool_scheduler::arrive(const work_item& item) {
   j = job_rec{};
   j.live = true;
   j.item = item;
+  j.no_hosts = item.hosts.empty();
   // The processes live on as shares: the record keeps no copy of the list, nor its capacity (clear() would).
   std::vector<process_report>().swap(j.item.processes);
   model_.job_index[item.id] = ji;
@@ -389,6 +390,7 @@ int nodepool_scheduler::apply_one(const work_item& item, int ji) {
       const bool reindex = cur.submitted_ms != item.submitted_ms || cur.user != item.user;
       if (reindex) model_.unindex_job(ji);
       assign_fields(cur, item);
+      model_.jobs[static_cast<std::size_t>(ji)].no_hosts = cur.hosts.empty();
       if (reindex) {
         model_.index_job(ji);
         // A new user may sit in another share group of the class.

@@ -14,7 +14,7 @@
 namespace rmbus::core {
 
 bool host_allowed(const job_rec& j, const machine_rec& mc) {
-  if (j.item.hosts.empty()) return true;
+  if (j.no_hosts || j.item.hosts.empty()) return true;
   const std::string& n = mc.name.str();
   const std::string short_name = n.substr(0, n.find('.'));
   for (const auto& h : j.item.hosts) {
@@ -273,7 +273,7 @@ void what_of(cluster_model& m) {
     prefetch_listed(m.jobs, short_jobs, k, [](int slot) { return slot; });
     auto& j = m.jobs[static_cast<std::size_t>(short_jobs[k])];
     if (m.current(j) < j.given && (j.reason == reason_code::none)) {
-      bool any_host = j.item.hosts.empty();
+      bool any_host = j.no_hosts || j.item.hosts.empty();
       if (!any_host)
         for (const auto& mc : m.machines)
           if (!mc.foreign && m.in_subtree(mc.pool, m.class_pool(j)) && host_allowed(j, mc)) any_host = true;

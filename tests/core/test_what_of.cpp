@@ -68,3 +68,40 @@ TEST_CASE("What Of: a job whose own pool is full is placed in a nested pool with
   CHECK(h.count("b") == 1);          // and What Of placed it
   CHECK(h.on_machine("b", "s000") == 1);
 }
+
+TEST_CASE("What Of: a host list that a running job's item gains or loses decides where its next processes go") {
+  // The scheduler notes with the job's record whether its item lists hosts; a map that changes the list of
+  // a job it already holds must change where the job's next processes may go.
+  harness h(one_pool({fair_class("normal")}));
+  h.machine("h1", 4);
+  h.machine("h2", 4);
+  h.machine("h3", 4);
+  h.job("a", "alice", "normal", 4, 1);  // one process, anywhere: h1 first by name
+  h.round();
+  REQUIRE(h.on_machine("a", "h1") == 1);
+
+  SECTION("a list gained: only the hosts named") {
+    h.work[job_id("a")].hosts = {"h3"};
+    h.work[job_id("a")].items_total = 1000;  // more work: as many processes as fit
+    h.round();
+    CHECK(h.on_machine("a", "h1") == 1);
+    CHECK(h.on_machine("a", "h2") == 0);
+    CHECK(h.on_machine("a", "h3") == 1);
+  }
+  SECTION("a list naming no machine of the pool: the job waits, and says why") {
+    h.work[job_id("a")].hosts = {"elsewhere"};
+    h.work[job_id("a")].items_total = 1000;
+    h.round();
+    CHECK(h.count("a") == 1);
+    CHECK(h.plan("a").reason_text == "No machines match user specified list.");
+  }
+  SECTION("a list lost: anywhere again") {
+    h.work[job_id("a")].hosts = {"h3"};
+    h.round();
+    h.work[job_id("a")].hosts.clear();
+    h.work[job_id("a")].items_total = 1000;
+    h.round();
+    CHECK(h.count("a") == 3);
+    CHECK(h.on_machine("a", "h2") == 1);
+  }
+}
