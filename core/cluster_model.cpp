@@ -96,7 +96,10 @@ int cluster_model::add_share(int job, int machine, int order, share_id id, std::
   m.shares.push_back(slot);
   m.used += order;
   if (s.removing()) m.removing += order;
-  if (s.fixed) m.nonpreemptable_used += order;
+  if (s.fixed) {
+    m.nonpreemptable_used += order;
+    machines_changed();
+  }
   share_index[s.id] = slot;
   return slot;
 }
@@ -122,6 +125,7 @@ void cluster_model::remove_share(int slot) {
   if (s.removing()) m.removing -= s.order;
   if (s.fixed) m.nonpreemptable_used -= s.order;
   if (s.blacklisted) --m.blacklisted_shares;
+  if (s.fixed || s.blacklisted) machines_changed();
   erase_value(m.shares, slot);
   erase_value(jobs[static_cast<std::size_t>(s.job)].shares, slot);
   shares_changed(s.job);
@@ -265,6 +269,7 @@ std::size_t cluster_model::edit_age_in_place() {
 }
 
 void cluster_model::drop_indexes() {
+  machines_changed();  // nothing kept from an earlier walk of the machines is trusted either
   machine_rank.clear();
   job_rank.clear();
   user_rank.clear();

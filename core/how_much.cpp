@@ -517,7 +517,7 @@ struct fair_share_counter {
 }  // namespace
 
 how_much_result how_much(cluster_model& m, const round_input& in, how_much_cache* cache) {
-  count_tables tables{m};
+  count_tables tables{m, cache != nullptr ? &cache->machines : nullptr};
   fair_share_counter c{tables};
   c.cache = cache;
   nonpreemptable_counter np{tables};

@@ -50,8 +50,12 @@ struct how_much_result {
 // user), so that a change's round sorts only the jobs of the users it touched, not every job of the class. So
 // it decides nothing: tests/core/test_incremental.cpp schedules with and without it. Copyable (a what-if runs
 // on a copy): kept splits are never changed, only replaced.
+struct machine_walk;  // count_tables.hpp
+
 struct how_much_cache {
   struct class_split;                                       // how_much.cpp
+  // The last walk of the machines for How Much's tables, taken again while no machine changed.
+  std::shared_ptr<const machine_walk> machines;
   std::vector<std::shared_ptr<const class_split>> by_class;  // per class slot of the model
   std::uint64_t splits_reused = 0;  // over the cache's life: class splits taken as kept
   std::uint64_t users_reused = 0;   // and users' splits among their jobs, in classes split again

@@ -97,6 +97,7 @@ bool nodepool_scheduler::update_machine(const machine_report& r) {
     mi = static_cast<int>(model_.machines.size());
     model_.machines.push_back(mc);
     model_.machine_index[r.name] = mi;
+    model_.machines_changed();
     dirty_ = true;
   } else {
     mi = it->second;
@@ -107,6 +108,7 @@ bool nodepool_scheduler::update_machine(const machine_report& r) {
       cfg.nodepools = pool_defs_;
       known.foreign = false;
       known.pool = pool_index(find_nodepool(cfg, r.name.str(), r.ip));
+      model_.machines_changed();
       dirty_ = true;
     }
   }
@@ -114,6 +116,7 @@ bool nodepool_scheduler::update_machine(const machine_report& r) {
   if (mc.memory_mb != r.memory_mb || mc.order != order || mc.quiesced != r.quiesced || mc.down ||
       (!r.ip.empty() && mc.ip != r.ip))
     dirty_ = true;
+  if (mc.order != order || mc.quiesced != r.quiesced || mc.down) model_.machines_changed();
   if (!r.ip.empty()) mc.ip = r.ip;
   const bool shrank = order < mc.order;
   mc.memory_mb = r.memory_mb;
@@ -179,6 +182,7 @@ bool nodepool_scheduler::machine_down(const machine_id& name) {
   auto it = model_.machine_index.find(name);
   if (it == model_.machine_index.end()) return false;
   model_.machines[static_cast<std::size_t>(it->second)].down = true;
+  model_.machines_changed();
   evict_where(it->second, evict_on_down);
   dirty_ = true;
   return true;
@@ -188,6 +192,7 @@ bool nodepool_scheduler::vary_off(const machine_id& name) {
   auto it = model_.machine_index.find(name);
   if (it == model_.machine_index.end()) return false;
   model_.machines[static_cast<std::size_t>(it->second)].varied_off = true;
+  model_.machines_changed();
   evict_where(it->second, evict_on_vary_off);
   dirty_ = true;
   return true;
@@ -197,6 +202,7 @@ bool nodepool_scheduler::vary_on(const machine_id& name) {
   auto it = model_.machine_index.find(name);
   if (it == model_.machine_index.end()) return false;
   model_.machines[static_cast<std::size_t>(it->second)].varied_off = false;
+  model_.machines_changed();
   dirty_ = true;
   return true;
 }
@@ -211,6 +217,7 @@ int nodepool_scheduler::add_foreign_machine(const machine_id& name, std::uint64_
   const int mi = static_cast<int>(model_.machines.size());
   model_.machines.push_back(mc);
   model_.machine_index[name] = mi;
+  model_.machines_changed();
   dirty_ = true;
   return mi;
 }
@@ -226,6 +233,7 @@ void nodepool_scheduler::set_foreign_processes(const std::map<machine_id, int>& 
     if (mc.foreign_processes != count) {
       dirty_ = true;
       mc.foreign_processes = count;
+      model_.machines_changed();
     }
   }
   for (const auto& name : foreign_held_) {
@@ -233,6 +241,7 @@ void nodepool_scheduler::set_foreign_processes(const std::map<machine_id, int>& 
     auto it = model_.machine_index.find(name);
     if (it == model_.machine_index.end()) continue;
     model_.machines[static_cast<std::size_t>(it->second)].foreign_processes = 0;
+    model_.machines_changed();
     dirty_ = true;
   }
   foreign_held_ = std::move(held);
@@ -242,6 +251,7 @@ bool nodepool_scheduler::set_blacklisted(const machine_id& name, bool blackliste
   auto it = model_.machine_index.find(name);
   if (it == model_.machine_index.end()) return false;
   model_.machines[static_cast<std::size_t>(it->second)].admin_blacklisted = blacklisted;
+  model_.machines_changed();
   if (blacklisted) evict_where(it->second, evict_on_blacklist);
   dirty_ = true;
   return true;
@@ -282,6 +292,7 @@ forget_outcome nodepool_scheduler::forget_machines(const std::vector<machine_id>
     kept.push_back(std::move(model_.machines[i]));
   }
   model_.machines = std::move(kept);
+  model_.machines_changed();
   for (std::size_t i = 0; i < model_.machines.size(); ++i)
     model_.machine_index[model_.machines[i].name] = static_cast<int>(i);
   for (auto& sh : model_.shares)

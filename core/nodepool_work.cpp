@@ -205,6 +205,7 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
         sh.blacklisted = true;
         model_.count_share(slot);
         ++model_.machines[static_cast<std::size_t>(mi)].blacklisted_shares;
+        model_.machines_changed();
         if (j.item.kind == work_kind::job || j.item.kind == work_kind::service) model_.mark_removing(slot, share_status::evict);
       }
     }

@@ -6,14 +6,15 @@
 // orchestrator model of tools/bench/workload.hpp, perturbed at random (submission times and users
 // changed, work vanishing and coming back under the same id, completions, processes vanishing or ending,
 // host lists, repeated unchanged maps) and machine events (down and back, vary-off/on, blacklist, new
-// machines whose names sort between the others). Before every call the second one forgets every index
-// and cache (drop_caches()), so it rebuilds them from its model each time, as a scheduler starting from
-// scratch would. Every round their plans must be identical, and so must every job's explanation and the
-// users' non-preemptable holdings. The plan's changes (plan_changed_entries, plan_removed_jobs) applied to
-// the plan before give the plan after, for both, and the kept one reports no entry that did not change.
-// With one change a round (delta maps), the same holds for How Much's kept class splits.
+// machines whose names sort between the others, quiesced, resized, holding another pool's processes,
+// forgotten). Before every call the second one forgets every index and cache (drop_caches()), so it
+// rebuilds them from its model each time, as a scheduler starting from scratch would. Every round their plans
+// must be identical, and so must every job's explanation and the users' non-preemptable holdings. The plan's
+// changes (plan_changed_entries, plan_removed_jobs) applied to the plan before give the plan after, for both,
+// and the kept one reports no entry that did not change. With one change a round (delta maps), the same holds
+// for How Much's kept class splits.
 #include <catch2/catch.hpp>
-
+#include <functional>
 #include <map>
 #include <random>
 #include <sstream>
@@ -130,7 +131,7 @@ work_map perturb(const work_map& map, std::mt19937& rng, const std::vector<machi
 void machine_event(pair_of_schedulers& p, std::mt19937& rng, std::vector<machine_report>& machines, int round) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   const auto& m = machines[static_cast<std::size_t>(pick(0, static_cast<int>(machines.size()) - 1))];
-  switch (pick(0, 9)) {
+  switch (pick(0, 13)) {
     case 0: p.both([&](nodepool_scheduler& s) { s.machine_down(m.name); }); break;
     case 1: p.both([&](nodepool_scheduler& s) { s.update_machine(m); }); break;  // back up
     case 2: p.both([&](nodepool_scheduler& s) { s.vary_off(m.name); }); break;
@@ -149,6 +150,28 @@ void machine_event(pair_of_schedulers& p, std::mt19937& rng, std::vector<machine
       p.both([&](nodepool_scheduler& s) { s.update_machine(r); });
       break;
     }
+    case 6: {
+      machine_report r = m;
+      r.quiesced = pick(0, 1) == 1;
+      p.both([&](nodepool_scheduler& s) { s.update_machine(r); });
+      break;
+    }
+    case 7: {
+      // Reported with more or less memory (a smaller one evicts what no longer fits).
+      machine_report r = m;
+      r.memory_mb = m.memory_mb / 2 + static_cast<std::uint64_t>(pick(0, 2)) * m.memory_mb / 2;
+      p.both([&](nodepool_scheduler& s) { s.update_machine(r); });
+      break;
+    }
+    case 8: {
+      const std::map<machine_id, int> per_node{{m.name, pick(0, 2)}};
+      p.both([&](nodepool_scheduler& s) { s.set_foreign_processes(per_node); });
+      break;
+    }
+    case 9:
+      // Forgotten when it holds nothing (the machines after it are renumbered); a later event brings it back.
+      p.both([&](nodepool_scheduler& s) { s.forget_machines({m.name}); });
+      break;
     default: break;  // most rounds: no machine event
   }
 }
@@ -376,6 +399,67 @@ TEST_CASE("a job gone and back under its id in another slot between two rounds g
   CHECK(a->user == user_id("ann"));
   CHECK(a->order == 3);
   CHECK(kept_first.find(job_id("A"))->order == 2);
+}
+
+TEST_CASE("How Much's tables follow every change of a machine in rounds where no job changes") {
+  // How Much keeps its walk of the machines from round to round while no machine changed
+  // (cluster_model::machine_changes). Here the work map never changes, so nothing but the machine events
+  // below makes the kept scheduler walk its machines again: an event that did not count would leave its
+  // tables as they were, and its plan would differ from the one computed from scratch. Fixed-share work
+  // holds machines too, so that each event moves what is free for fair-share work and for it.
+  scheduler_config cfg = urgent_and_normal();
+  resource_class fixed;
+  fixed.name = "fixed";
+  fixed.policy = policy::fixed_share;
+  fixed.nodepool = "default";
+  fixed.priority = 0;
+  cfg.classes.push_back(fixed);
+  pair_of_schedulers p(cfg);
+  const auto machine = [](const std::string& name, std::uint64_t gb, bool quiesced = false) {
+    return machine_report{machine_id(name), "", gb * 1024, quiesced};
+  };
+  for (int i = 0; i < 4; ++i)
+    p.both([&](nodepool_scheduler& s) { s.update_machine(machine("m" + std::to_string(i), 3)); });
+  work_map map;
+  map[job_id("a")] = one_gb_job("a", "normal", 1, 0);  // wants more than the cluster holds
+  map[job_id("b")] = one_gb_job("b", "urgent", 2, 4);
+  map[job_id("f")] = one_gb_job("f", "fixed", 3, 2);
+  std::int64_t now = 1000;
+  for (int r = 0; r < 3; ++r) round_of_both(p, map, now += 10000);
+  const auto given_a = [](const schedule_plan& plan) { return plan.find(job_id("a"))->given; };
+  const int before = given_a(round_of_both(p, map, now += 10000).first);
+
+  const std::vector<std::pair<std::string, std::function<void(nodepool_scheduler&)>>> events{
+      {"vary off", [](nodepool_scheduler& s) { s.vary_off(machine_id("m1")); }},
+      {"vary on", [](nodepool_scheduler& s) { s.vary_on(machine_id("m1")); }},
+      {"down", [](nodepool_scheduler& s) { s.machine_down(machine_id("m2")); }},
+      {"back up", [&](nodepool_scheduler& s) { s.update_machine(machine("m2", 3)); }},
+      {"blacklisted", [](nodepool_scheduler& s) { s.set_blacklisted(machine_id("m3"), true); }},
+      {"blacklist lifted", [](nodepool_scheduler& s) { s.set_blacklisted(machine_id("m3"), false); }},
+      {"quiesced", [&](nodepool_scheduler& s) { s.update_machine(machine("m0", 3, true)); }},
+      {"quiesce lifted", [&](nodepool_scheduler& s) { s.update_machine(machine("m0", 3)); }},
+      {"grown", [&](nodepool_scheduler& s) { s.update_machine(machine("m1", 6)); }},
+      {"shrunk", [&](nodepool_scheduler& s) { s.update_machine(machine("m1", 2)); }},
+      {"another pool's processes",
+       [](nodepool_scheduler& s) {
+         s.set_foreign_processes({{machine_id("m2"), 1}});
+       }},
+      {"they ended", [](nodepool_scheduler& s) { s.set_foreign_processes({}); }},
+      {"a new machine", [&](nodepool_scheduler& s) { s.update_machine(machine("m10", 3)); }},
+      {"down to be forgotten", [](nodepool_scheduler& s) { s.machine_down(machine_id("m3")); }},
+      {"forgotten", [](nodepool_scheduler& s) { s.forget_machines({machine_id("m3")}); }},
+  };
+  std::map<std::string, int> given_after;
+  for (const auto& [what, event] : events) {
+    INFO("after: " << what);
+    p.both(event);
+    given_after[what] = given_a(round_of_both(p, map, now += 10000).first);
+    round_of_both(p, map, now += 10000);  // and the round after, with nothing changed
+  }
+  // The scenario is one where the machines decide the counts: taking one away and giving it back moves them.
+  CHECK(given_after["vary off"] < before);
+  CHECK(given_after["vary on"] > given_after["vary off"]);
+  CHECK(given_after["grown"] > given_after["quiesce lifted"]);
 }
 
 TEST_CASE("incremental bookkeeping decides exactly what a scheduler rebuilding every index each round decides") {

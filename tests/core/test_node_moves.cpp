@@ -123,3 +123,23 @@ TEST_CASE("a foreign machine becomes one of ours when its heartbeat comes to thi
   CHECK(h.on_machine("t", "x1") == 2);
   CHECK(h.no_machine_overbooked());
 }
+
+TEST_CASE("a foreign machine that becomes ours counts at once beside machines of its size") {
+  // As above, with a machine of x1's size already at home: the largest machine order does not move when x1
+  // joins, so only the model's count of machine changes tells How Much that its tables are stale.
+  harness h(two_pools({fixed_class("fixed")}));
+  h.machine("n000", 4);
+  auto& s = h.job("s", "u", "fixed", 1);
+  s.max_processes = 1;
+  s.processes = {running_on("old.3", "x1")};
+  h.job("home", "u", "fixed", 4).max_processes = 1;  // fills n000
+  h.round();
+  REQUIRE(h.on_machine("home", "n000") == 1);
+  CHECK(h.last.counts.nodes == 1);
+  h.s.update_machine({machine_id("x1"), "10.0.0.9", 4096, false});
+  h.job("t", "u", "fixed", 1).max_processes = 2;
+  h.round();
+  CHECK(h.last.counts.nodes == 2);
+  CHECK(h.on_machine("t", "x1") == 2);
+  CHECK(h.no_machine_overbooked());
+}
