@@ -237,9 +237,10 @@ struct cluster_model {
   std::vector<job_id> job_set_log;
   std::uint64_t job_set_log_base = 0;
   static constexpr std::size_t max_job_set_log = 256;
-  // Counts the changes of what How Much's tables read of the machines (count_tables): a machine added,
-  // dropped or renumbered, its pool, order or state, and its non-preemptable use. Every write of those
-  // fields calls machines_changed(), so that a walk of the machines kept at an equal count still stands.
+  // Counts the changes of what the walks kept between rounds read of the machines (How Much's tables,
+  // count_tables; the plan's node counts): a machine added, dropped or renumbered, its pool, order or state,
+  // and its non-preemptable use. Every write of those fields calls machines_changed(), so that a walk kept
+  // at an equal count still stands.
   std::uint64_t machine_changes = 0;
   void machines_changed() { ++machine_changes; }
   std::uint64_t share_changes = 0;  // source of job_rec::shares_version

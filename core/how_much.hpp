@@ -33,6 +33,8 @@
 
 namespace rmbus::core {
 
+struct machine_walk;  // count_tables.hpp
+
 struct how_much_result {
   std::vector<class_load> classes;  // demand and awards by order, for the view
   std::vector<group_load> groups;   // share groups with work (only when groups are configured)
@@ -50,8 +52,6 @@ struct how_much_result {
 // user), so that a change's round sorts only the jobs of the users it touched, not every job of the class. So
 // it decides nothing: tests/core/test_incremental.cpp schedules with and without it. Copyable (a what-if runs
 // on a copy): kept splits are never changed, only replaced.
-struct machine_walk;  // count_tables.hpp
-
 struct how_much_cache {
   struct class_split;                                       // how_much.cpp
   // The last walk of the machines for How Much's tables, taken again while no machine changed.

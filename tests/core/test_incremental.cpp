@@ -429,6 +429,7 @@ TEST_CASE("How Much's tables follow every change of a machine in rounds where no
   const auto given_a = [](const schedule_plan& plan) { return plan.find(job_id("a"))->given; };
   const int before = given_a(round_of_both(p, map, now += 10000).first);
 
+  std::vector<machine_id> forgotten;
   const std::vector<std::pair<std::string, std::function<void(nodepool_scheduler&)>>> events{
       {"vary off", [](nodepool_scheduler& s) { s.vary_off(machine_id("m1")); }},
       {"vary on", [](nodepool_scheduler& s) { s.vary_on(machine_id("m1")); }},
@@ -445,9 +446,11 @@ TEST_CASE("How Much's tables follow every change of a machine in rounds where no
          s.set_foreign_processes({{machine_id("m2"), 1}});
        }},
       {"they ended", [](nodepool_scheduler& s) { s.set_foreign_processes({}); }},
+      {"a quiesced machine, that gets nothing",
+       [&](nodepool_scheduler& s) { s.update_machine(machine("m11", 3, true)); }},
       {"a new machine", [&](nodepool_scheduler& s) { s.update_machine(machine("m10", 3)); }},
-      {"down to be forgotten", [](nodepool_scheduler& s) { s.machine_down(machine_id("m3")); }},
-      {"forgotten", [](nodepool_scheduler& s) { s.forget_machines({machine_id("m3")}); }},
+      {"the quiesced one forgotten (the new one's slot moves)",
+       [&](nodepool_scheduler& s) { forgotten = s.forget_machines({machine_id("m11")}).forgotten; }},
   };
   std::map<std::string, int> given_after;
   for (const auto& [what, event] : events) {
@@ -460,6 +463,7 @@ TEST_CASE("How Much's tables follow every change of a machine in rounds where no
   CHECK(given_after["vary off"] < before);
   CHECK(given_after["vary on"] > given_after["vary off"]);
   CHECK(given_after["grown"] > given_after["quiesce lifted"]);
+  CHECK(forgotten == std::vector<machine_id>{machine_id("m11")});
 }
 
 TEST_CASE("incremental bookkeeping decides exactly what a scheduler rebuilding every index each round decides") {
