@@ -66,14 +66,12 @@ const schedule_plan& plan_keeper::update(const cluster_model& m, std::int64_t no
   plan_.quantum_mb = m.quantum_mb;
   c.jobs = static_cast<int>(plan_.jobs.size());
   // A walk of every machine, taken again only when one changed (the model counts those changes).
-  if (rebuilt || !nodes_counted_ || nodes_counted_at_ != m.machine_changes ||
-      nodes_counted_of_ != m.machines.size()) {
+  if (rebuilt || nodes_counted_at_ != m.machine_changes || nodes_counted_of_ != m.machines.size()) {
     nodes_ = schedulable_nodes_ = 0;
     for (const auto& mc : m.machines) {
       nodes_ += mc.foreign ? 0 : 1;
       schedulable_nodes_ += mc.schedulable() ? 1 : 0;
     }
-    nodes_counted_ = true;
     nodes_counted_at_ = m.machine_changes;
     nodes_counted_of_ = m.machines.size();
   }

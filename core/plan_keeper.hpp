@@ -145,9 +145,9 @@ class plan_keeper {
   std::vector<char> filled_;              // per job slot: 1 when filled_from_ describes its entry
   std::vector<int> entry_of_slot_;        // per job slot: its entry (-1: none), as of the last merge
   bool entries_moved_ = true;             // a merge changed the entries since entry_of_slot_ was made
-  // The plan's node counts, and the model's machine_changes and machine count they were taken at.
+  // The plan's node counts, and the model's machine_changes and machine count they were taken at. An update
+  // after a rebuild (the first one too) takes them again.
   int nodes_ = 0, schedulable_nodes_ = 0;
-  bool nodes_counted_ = false;
   std::uint64_t nodes_counted_at_ = 0;
   std::size_t nodes_counted_of_ = 0;
   std::uint64_t merges_in_place_ = 0;
