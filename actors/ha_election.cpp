@@ -1,7 +1,10 @@
 #include "actors/ha_election.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <tuple>
+
+#include "messages/ha_ballot.hpp"
 
 namespace rmbus::actors {
 
@@ -11,7 +14,12 @@ bool outranks(const ha_key& a, const ha_key& b) {
 }
 
 ha_election::ha_election(options opt, std::int64_t now_ms)
-    : opt_(std::move(opt)), started_ms_(now_ms), active_heard_ms_(now_ms) {}
+    : opt_(std::move(opt)), started_ms_(now_ms), active_heard_ms_(now_ms) {
+  // The configuration bounds ranks far below this (config::max_ha_rank); a ballot could not hold it.
+  if (opt_.rank >= messages::ballot_ranks)
+    throw std::invalid_argument("HA rank " + std::to_string(opt_.rank) + " is not below " +
+                                std::to_string(messages::ballot_ranks));
+}
 
 void ha_election::remember(const messages::rm_ha& b, std::int64_t now_ms) {
   auto it = peers_.find(b.instance);
@@ -37,11 +45,12 @@ ha_election::outcome ha_election::take_over(std::int64_t now_ms, std::string rea
   o.silence_ms = now_ms - active_heard_ms_;
   o.by = active_instance_;
   o.reason = std::move(reason);
-  epoch_ = highest_ + 1;
+  epoch_ = messages::next_ballot(highest_, opt_.rank);
   highest_ = epoch_;
   heard_live_ = epoch_;
   o.epoch = epoch_;
   role_ = ha_role::active;
+  ever_active_ = true;
   handing_to_.reset();
   active_instance_.clear();
   return o;
@@ -63,9 +72,13 @@ ha_election::outcome ha_election::step_down(std::uint64_t epoch, std::string by,
 
 ha_election::outcome ha_election::heard_beacon(const messages::rm_ha& b, std::int64_t now_ms) {
   if (b.instance == opt_.instance) return {};  // our own beacon, back from the bus
+  if (b.epoch > messages::max_epoch) return {};
   remember(b, now_ms);
   highest_ = std::max(highest_, b.epoch);
-  heard_live_ = std::max(heard_live_, b.epoch);
+  // A standby's beacon carries the highest epoch it heard, not one it publishes: only an active's (or one
+  // handing over) shows an RM alive at its epoch. Counted from standbys, a third candidate that relays the
+  // epoch of an active this one cannot hear would hide the orchestrator's witness of that active.
+  if (b.state != messages::ha_state::standby) heard_live_ = std::max(heard_live_, b.epoch);
   const ha_key theirs{b.epoch, b.rank, b.instance};
   if (role_ == ha_role::active) {
     if (b.epoch > epoch_)
@@ -79,7 +92,7 @@ ha_election::outcome ha_election::heard_beacon(const messages::rm_ha& b, std::in
                          "another active of epoch " + std::to_string(b.epoch) + ", " + b.instance + " (rank " +
                              std::to_string(b.rank) + "), comes first in the order",
                          now_ms);
-      epoch_ = highest_ + 1;
+      epoch_ = messages::next_ballot(highest_, opt_.rank);
       highest_ = epoch_;
       heard_live_ = epoch_;
       outcome o;
@@ -115,7 +128,7 @@ ha_election::outcome ha_election::heard_beacon(const messages::rm_ha& b, std::in
 
 ha_election::outcome ha_election::heard_schedule(std::uint64_t epoch, const std::string& instance,
                                                  std::int64_t now_ms) {
-  if (instance == opt_.instance) return {};
+  if (instance == opt_.instance || epoch > messages::max_epoch) return {};
   highest_ = std::max(highest_, epoch);
   heard_live_ = std::max(heard_live_, epoch);
   if (role_ == ha_role::active) {
@@ -142,7 +155,7 @@ ha_election::outcome ha_election::heard_schedule(std::uint64_t epoch, const std:
 ha_election::outcome ha_election::heard_workmap(std::optional<std::uint64_t> echo, std::int64_t now_ms,
                                                std::optional<std::uint64_t> echoed_cycle) {
   workmap_heard_ = true;
-  if (!echo) return {};
+  if (!echo || *echo > messages::max_epoch) return {};
   highest_ = std::max(highest_, *echo);
   if (echoed_cycle) {
     const std::pair<std::uint64_t, std::uint64_t> now_echo{*echo, *echoed_cycle};
@@ -217,6 +230,13 @@ std::vector<ha_peer> ha_election::peers(std::int64_t now_ms) const {
   std::vector<ha_peer> out;
   for (const auto& [name, p] : peers_)
     if (now_ms - p.heard_ms < opt_.takeover_ms) out.push_back(p);
+  return out;
+}
+
+std::vector<ha_peer> ha_election::same_rank_peers(std::int64_t now_ms) const {
+  std::vector<ha_peer> out;
+  for (const auto& [name, p] : peers_)
+    if (p.rank == opt_.rank && now_ms - p.heard_ms < opt_.takeover_ms) out.push_back(p);
   return out;
 }
 

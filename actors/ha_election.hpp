@@ -8,19 +8,22 @@
 //   * A standby that has heard no active for takeover_ms takes over, unless a standby better in (rank,
 //     instance) was heard within takeover_ms (that one takes over first; after twice takeover_ms of silence
 //     any standby does). A process that has heard no work map yet waits 3 takeover_ms from its start, so that
-//     it knows the epoch the orchestrator echoes. Its epoch is one above every epoch it has heard: on rm.ha,
-//     on another RM's rm.state, and the orchestrator's echoed rm_epoch.
+//     it knows the epoch the orchestrator echoes. Its epoch is a ballot (messages/ha_ballot.hpp): the round
+//     after that of every epoch it has heard (on rm.ha, on another RM's rm.state, the orchestrator's echoed
+//     rm_epoch) with its own rank, so two candidates of distinct ranks never coin the same epoch, even when
+//     they cannot hear each other.
 //   * A standby also counts as hearing an active the orchestrator's rm_cycle advancing under an echoed epoch
 //     above every epoch it heard from an RM itself: that active is alive though its beacons do not arrive (a
 //     link cut between the candidates only), and taking over would only start the two taking turns.
 //   * A handover beacon naming a standby makes that standby take over at once.
 //   * An active steps down at once when it hears an epoch above its own (a beacon in any state, another RM's
-//     schedule, the orchestrator's echo), or another active of the same epoch that outranks it. The one that
-//     outranks it raises its epoch by one at that moment: two standbys that took over at once without hearing
-//     each other share an epoch until then, and a fence by epoch alone cannot tell them apart.
+//     schedule, the orchestrator's echo), or another active of the same epoch that outranks it. Equal epochs
+//     need two candidates of one rank, a configuration error (same_rank_peers): the one that outranks raises
+//     its epoch to a new ballot then, so that the fence tells the two apart from that moment.
 //
 // Bounds: at most max_peers peers are kept (a peer silent longest is dropped first), so a flood of invented
-// instance names on rm.ha cannot grow the table.
+// instance names on rm.ha cannot grow the table; an epoch above messages::max_epoch is ignored wherever it is
+// heard, so a takeover's next round cannot wrap.
 //
 // Time is an input (milliseconds); not thread-safe; one owner.
 
@@ -67,9 +70,9 @@ class ha_election {
     std::string admin;  // this process's admin endpoint, told to peers
   };
 
-  // raised: still the active, under a new epoch (epoch): it met another active of its own epoch that comes
-  // after it in the order, which steps down; the raise lets orchestrators refuse that one's late schedules,
-  // which the same epoch would not.
+  // raised: still the active, under a new epoch (epoch): it met another active of its own epoch (a candidate
+  // of its rank) that comes after it in the order, which steps down; the raise lets orchestrators refuse that
+  // one's late schedules, which the same epoch would not.
   enum class change { none, took_over, demoted, handed_over, raised };
   struct outcome {
     change what = change::none;
@@ -112,6 +115,11 @@ class ha_election {
   std::optional<ha_peer> active_peer() const;
   // Peers heard within takeover_ms, by instance name.
   std::vector<ha_peer> peers(std::int64_t now_ms) const;
+  // Peers heard within takeover_ms that have this process's rank: a configuration error, since only distinct
+  // ranks make epochs unique.
+  std::vector<ha_peer> same_rank_peers(std::int64_t now_ms) const;
+  // Whether this process has been the active RM since it started.
+  bool ever_active() const { return ever_active_; }
   // The beacon this process sends now.
   messages::rm_ha beacon(std::int64_t now_ms) const;
 
@@ -125,12 +133,13 @@ class ha_election {
   ha_role role_ = ha_role::standby;
   std::uint64_t epoch_ = 0;    // own epoch while active
   std::uint64_t highest_ = 0;  // highest epoch heard anywhere (own included)
-  std::uint64_t heard_live_ = 0;  // highest epoch heard from an RM itself (beacons, schedules, its own)
+  std::uint64_t heard_live_ = 0;  // highest epoch heard from an RM publishing it (active beacons, schedules, its own)
   std::optional<std::pair<std::uint64_t, std::uint64_t>> last_echo_;  // the last map's (rm_epoch, rm_cycle)
   std::int64_t started_ms_ = 0;
   std::int64_t active_heard_ms_ = 0;  // last beacon of an active (or handover); start time before any
   std::string active_instance_;       // the active heard last (standby only)
   bool workmap_heard_ = false;
+  bool ever_active_ = false;
   std::optional<std::string> handing_to_;  // after handover: named in our beacons until an active is heard
   std::map<std::string, ha_peer> peers_;
 };

@@ -1,6 +1,9 @@
 #include "messages/rm_ha.hpp"
 
+#include <string>
+
 #include "messages/detail/codec.hpp"
+#include "messages/ha_ballot.hpp"
 
 namespace rmbus::messages {
 
@@ -49,6 +52,8 @@ result<rm_ha> decode_rm_ha(std::string_view topic, std::string_view body, const 
   });
   if (!r) return r;
   if (!env.epoch) return decode_error{std::string{topic}, "epoch", "missing required key"};
+  if (*env.epoch > max_epoch)
+    return decode_error{std::string{topic}, "epoch", "above " + std::to_string(max_epoch) + ": not a ballot"};
   r.value().epoch = *env.epoch;
   if (env_out) *env_out = std::move(env);
   return r;

@@ -1,16 +1,19 @@
 // The HA election alone, with a fake clock: one total order (epoch, rank, instance), a standby takes over after
-// takeover_ms of silence above every epoch it has heard, the lowest rank first, an active steps down at once on
-// a higher epoch from any source, handovers, and the bound on the peer table.
+// takeover_ms of silence with a ballot above every epoch it has heard (messages/ha_ballot.hpp: round * 10000 +
+// rank), the lowest rank first, an active steps down at once on a higher epoch from any source, handovers,
+// partitions, candidates of one rank, and the bounds on the peer table and on epochs.
 #include <algorithm>
 
 #include <catch2/catch.hpp>
 
 #include "actors/ha_election.hpp"
+#include "messages/ha_ballot.hpp"
 
 using namespace rmbus::actors;
 using rmbus::messages::ha_state;
 using rmbus::messages::rm_ha;
 using change = ha_election::change;
+using rmbus::messages::ballot;
 
 namespace {
 
@@ -35,24 +38,25 @@ TEST_CASE("one total order: higher epoch, then lower rank, then smaller instance
   CHECK_FALSE(outranks({3, 1, "a"}, {3, 1, "a"}));  // irreflexive
 }
 
-TEST_CASE("a standby takes over after takeover_ms without an active, one above every epoch it heard", "[ha]") {
+TEST_CASE("a standby takes over after takeover_ms without an active, in the round after every epoch it heard",
+          "[ha]") {
   auto e = candidate("b", 1);
   CHECK(e.role() == ha_role::standby);
   e.heard_workmap(std::nullopt, 0);
-  e.heard_beacon(beacon("a", 4, ha_state::active), 100);
+  e.heard_beacon(beacon("a", ballot(4, 0), ha_state::active), 100);
   CHECK(e.tick(1099).what == change::none);  // 999 ms of silence
   CHECK(e.active_peer()->instance == "a");
-  // The orchestrator echoes 6: some RM's epoch 6 was accepted that this standby never heard itself.
-  e.heard_workmap(6, 500);
+  // The orchestrator echoes round 6 of rank 3: an epoch it accepted that this standby never heard itself.
+  e.heard_workmap(ballot(6, 3), 500);
   const auto o = e.tick(1100);
   REQUIRE(o.what == change::took_over);
-  CHECK(o.epoch == 7);
+  CHECK(o.epoch == ballot(7, 1));  // 70001: round 7, its own rank 1
   CHECK(o.silence_ms == 1000);
   CHECK(o.by == "a");
   CHECK(e.role() == ha_role::active);
-  CHECK(e.epoch() == 7);
+  CHECK(e.epoch() == 70001);
   CHECK(e.beacon(1100).state == ha_state::active);
-  CHECK(e.beacon(1100).epoch == 7);
+  CHECK(e.beacon(1100).epoch == 70001);
   CHECK(e.tick(5000).what == change::none);  // an active never "takes over" again
 }
 
@@ -77,10 +81,16 @@ TEST_CASE("a fresh process waits to hear a work map, at most 3 takeover_ms", "[h
   CHECK(e.tick(2999).what == change::none);
   CHECK(e.tick(3000).what == change::took_over);
   auto f = candidate("c", 0, 0);
-  f.heard_workmap(9, 200);
+  f.heard_workmap(ballot(9, 2), 200);
   const auto o = f.tick(1000);
   REQUIRE(o.what == change::took_over);
-  CHECK(o.epoch == 10);  // above the orchestrator's echo: both RMs restarted at once still continue above it
+  // Above the orchestrator's echo: both RMs restarted at once still continue above it.
+  CHECK(o.epoch == ballot(10, 0));
+  // An echo from before ballots (epochs 1, 2, 3...) is round 0.
+  auto g = candidate("d", 4, 0);
+  g.heard_workmap(7, 200);
+  REQUIRE(g.tick(1000).what == change::took_over);
+  CHECK(g.epoch() == ballot(1, 4));
 }
 
 TEST_CASE("among standbys the lowest rank takes over, the others wait for it at most twice takeover_ms", "[ha]") {
@@ -99,7 +109,8 @@ TEST_CASE("among standbys the lowest rank takes over, the others wait for it at 
   CHECK(high.tick(2049).what == change::none);
   // Had s-low died as well (nothing heard since 1050), s-high goes after takeover_ms of its silence.
   CHECK(high.tick(2050).what == change::took_over);
-  CHECK(high.epoch() == 3);
+  CHECK(low.epoch() == ballot(1, 0));
+  CHECK(high.epoch() == ballot(2, 5));
 }
 
 TEST_CASE("a better standby that never takes over holds the others back at most 2 takeover_ms", "[ha]") {
@@ -111,59 +122,63 @@ TEST_CASE("a better standby that never takes over holds the others back at most 
 }
 
 TEST_CASE("an active steps down at once on a higher epoch from any source", "[ha]") {
-  auto make_active = [] {
+  const auto own = ballot(3, 0);
+  auto make_active = [own] {
     auto e = candidate("a", 0);
-    e.heard_workmap(2, 0);
+    e.heard_workmap(ballot(2, 1), 0);
     REQUIRE(e.tick(1000).what == change::took_over);
-    REQUIRE(e.epoch() == 3);
+    REQUIRE(e.epoch() == own);
     return e;
   };
   SECTION("a beacon of a higher epoch, even a standby's") {
     auto e = make_active();
-    const auto o = e.heard_beacon(beacon("b", 4, ha_state::standby, 9), 1100);
+    // Round 3 of rank 9: the same round as its own, above it by rank.
+    const auto o = e.heard_beacon(beacon("b", ballot(3, 9), ha_state::standby, 9), 1100);
     REQUIRE(o.what == change::demoted);
-    CHECK(o.epoch == 4);
+    CHECK(o.epoch == ballot(3, 9));
     CHECK(o.by == "b");
     CHECK(e.role() == ha_role::standby);
     CHECK(e.beacon(1100).state == ha_state::standby);
-    CHECK(e.epoch() == 4);
+    CHECK(e.epoch() == ballot(3, 9));
     // Deposed, it does not take over again while the new active is heard.
-    e.heard_beacon(beacon("b", 4, ha_state::active, 9), 1300);
+    e.heard_beacon(beacon("b", ballot(3, 9), ha_state::active, 9), 1300);
     CHECK(e.tick(2200).what == change::none);
   }
   SECTION("another RM's schedule of a higher epoch") {
     auto e = make_active();
-    CHECK(e.heard_schedule(3, "a", 1100).what == change::none);  // its own, back from the bus
-    CHECK(e.heard_schedule(2, "old", 1100).what == change::none);
-    CHECK(e.heard_schedule(5, "b", 1100).what == change::demoted);
+    CHECK(e.heard_schedule(own, "a", 1100).what == change::none);  // its own, back from the bus
+    CHECK(e.heard_schedule(ballot(2, 1), "old", 1100).what == change::none);
+    CHECK(e.heard_schedule(ballot(4, 2), "b", 1100).what == change::demoted);
   }
   SECTION("the orchestrator's echo above its own epoch") {
     auto e = make_active();
-    CHECK(e.heard_workmap(3, 1100).what == change::none);
-    const auto o = e.heard_workmap(4, 1200);
+    CHECK(e.heard_workmap(own, 1100).what == change::none);
+    const auto o = e.heard_workmap(ballot(3, 1), 1200);
     CHECK(o.what == change::demoted);
     CHECK(o.by == "orchestrator");
   }
-  SECTION("another active of the same epoch that comes first by rank, then by instance") {
-    auto e = make_active();  // rank 0, instance "a", epoch 3
-    CHECK(e.heard_beacon(beacon("0", 3, ha_state::active, 0), 1100).what == change::demoted);
+  SECTION("another active of the same epoch (a candidate of its rank) that comes first by instance") {
+    auto e = make_active();  // rank 0, instance "a"
+    CHECK(e.heard_beacon(beacon("0", own, ha_state::active, 0), 1100).what == change::demoted);
     auto g = make_active();
-    CHECK(g.heard_beacon(beacon("b", 3, ha_state::active, 1), 1100).what == change::raised);  // g comes first
+    const auto raised = g.heard_beacon(beacon("b", own, ha_state::active, 0), 1100);  // g comes first
+    CHECK(raised.what == change::raised);
+    CHECK(raised.epoch == ballot(4, 0));
     CHECK(g.role() == ha_role::active);
   }
   SECTION("a schedule of the same epoch from a peer known to come first") {
     auto e = make_active();
-    e.heard_beacon(beacon("b", 2, ha_state::standby, 0), 1050);  // rank 0, "b" > "a": comes after
-    CHECK(e.heard_schedule(3, "b", 1100).what == change::none);
-    auto f = candidate("m", 4);
-    f.heard_workmap(2, 0);
+    e.heard_beacon(beacon("b", ballot(2, 0), ha_state::standby, 0), 1050);  // rank 0, "b" > "a": comes after
+    CHECK(e.heard_schedule(own, "b", 1100).what == change::none);
+    auto f = candidate("m", 0);
+    f.heard_workmap(ballot(2, 1), 0);
     REQUIRE(f.tick(1000).what == change::took_over);
-    f.heard_beacon(beacon("b", 2, ha_state::standby, 1), 1050);
-    CHECK(f.heard_schedule(3, "b", 1100).what == change::demoted);
+    f.heard_beacon(beacon("b", ballot(2, 0), ha_state::standby, 0), 1050);  // rank 0, "b" < "m": comes first
+    CHECK(f.heard_schedule(own, "b", 1100).what == change::demoted);
   }
   SECTION("lower epochs change nothing") {
     auto e = make_active();
-    CHECK(e.heard_beacon(beacon("z", 2, ha_state::active), 1100).what == change::none);
+    CHECK(e.heard_beacon(beacon("z", ballot(2, 7), ha_state::active, 7), 1100).what == change::none);
     CHECK(e.role() == ha_role::active);
   }
 }
@@ -194,12 +209,12 @@ TEST_CASE("handover: to the best standby, to a named one, and the errors", "[ha]
     const auto b = a.beacon(3200);
     CHECK(b.state == ha_state::handover);
     CHECK(b.to == "s1");
-    CHECK(b.epoch == 1);
+    CHECK(b.epoch == ballot(1, 0));
     auto s1 = candidate("s1", 1);
     auto s2 = candidate("s2", 2);
     const auto o = s1.heard_beacon(b, 3210);
     REQUIRE(o.what == change::took_over);
-    CHECK(o.epoch == 2);
+    CHECK(o.epoch == ballot(2, 1));
     CHECK(o.by == "a");
     CHECK(s2.heard_beacon(b, 3210).what == change::none);  // not named: it waits
     // The old active hears the new one: its handover is done, it is a plain standby.
@@ -222,33 +237,101 @@ TEST_CASE("handover: to the best standby, to a named one, and the errors", "[ha]
     CHECK(a.tick(4100).what == change::none);
     const auto o = a.tick(4200);
     CHECK(o.what == change::took_over);
-    CHECK(o.epoch == 2);
+    CHECK(o.epoch == ballot(2, 0));
   }
 }
 
-TEST_CASE("two actives at once (a partition): when they hear each other the lower one steps down", "[ha]") {
-  auto a = candidate("a", 0);
-  auto b = candidate("b", 1);
-  a.heard_workmap(1, 0);
-  b.heard_workmap(1, 0);
-  REQUIRE(a.tick(1000).what == change::took_over);  // epoch 2
-  // b never heard a: it takes over too, with the same epoch.
+TEST_CASE("two candidates that never hear each other coin different epochs, and the higher one is the only "
+          "active once they meet",
+          "[ha]") {
+  // A partition between the RM hosts: both heard the same active and the same echo, neither hears the other.
+  auto b = candidate("b", 2);
+  auto c = candidate("c", 3);
+  for (auto* e : {&b, &c}) {
+    e->heard_workmap(ballot(1, 1), 0);
+    e->heard_beacon(beacon("a", ballot(1, 1), ha_state::active, 1), 0);
+  }
   REQUIRE(b.tick(1000).what == change::took_over);
-  CHECK(a.epoch() == b.epoch());
-  // Healed: a comes first (rank 0), so b steps down, and a raises its epoch so that b's late schedules, of the
-  // shared epoch, are refused by the orchestrators.
-  const auto b_beacon = b.beacon(1200);
-  const auto raised = a.heard_beacon(b_beacon, 1200);
-  CHECK(raised.what == change::raised);
-  CHECK(raised.epoch == 3);
-  CHECK(a.epoch() == 3);
-  CHECK(a.beacon(1200).epoch == 3);
-  CHECK(b.heard_beacon(a.beacon(1200), 1200).what == change::demoted);
-  CHECK(a.role() == ha_role::active);
+  REQUIRE(c.tick(1000).what == change::took_over);
+  // The same round, each with its own rank: a fence by epoch can tell them apart.
+  CHECK(b.epoch() == ballot(2, 2));
+  CHECK(c.epoch() == ballot(2, 3));
+  CHECK(b.epoch() != c.epoch());
+  // Healed: the lower epoch steps down on the higher one's beacon; the higher one stays as it is.
+  CHECK(c.heard_beacon(b.beacon(1200), 1200).what == change::none);
+  const auto o = b.heard_beacon(c.beacon(1200), 1200);
+  CHECK(o.what == change::demoted);
+  CHECK(o.by == "c");
   CHECK(b.role() == ha_role::standby);
-  CHECK(b.epoch() == 3);
-  // b's old beacon, late, changes nothing any more.
-  CHECK(a.heard_beacon(b_beacon, 1250).what == change::none);
+  CHECK(c.role() == ha_role::active);
+  CHECK(c.epoch() == ballot(2, 3));
+}
+
+TEST_CASE("two actives of one round cut off from each other: the orchestrator's echo of the higher epoch deposes "
+          "the lower within one map, which stays a standby while the partition lasts and after it heals",
+          "[ha]") {
+  auto b = candidate("b", 2);
+  b.heard_workmap(ballot(1, 1), 0, 10);
+  REQUIRE(b.tick(1000).what == change::took_over);
+  REQUIRE(b.epoch() == ballot(2, 2));
+  // The orchestrator accepted c's ballot(2, 3): its next map deposes b.
+  const auto o = b.heard_workmap(ballot(2, 3), 1300, 12);
+  REQUIRE(o.what == change::demoted);
+  CHECK(o.by == "orchestrator");
+  // For ten seconds of partition the echoed cycle advances under c's epoch: b never takes over again.
+  std::int64_t t = 1300;
+  std::uint64_t cycle = 12;
+  for (int i = 0; i < 50; ++i) {
+    t += 200;
+    b.heard_workmap(ballot(2, 3), t, ++cycle);
+    CHECK(b.tick(t).what == change::none);
+  }
+  // Healed: c's beacons arrive; b stays a standby and names c as the active.
+  b.heard_beacon(beacon("c", ballot(2, 3), ha_state::active, 3), t + 50);
+  CHECK(b.tick(t + 100).what == change::none);
+  CHECK(b.role() == ha_role::standby);
+  CHECK(b.active_peer()->instance == "c");
+}
+
+TEST_CASE("candidates of one rank: each sees the other as a configuration error; equal epochs end in a raise", "[ha]") {
+  auto a = candidate("a", 1);
+  auto a2 = candidate("a2", 1);
+  a.heard_workmap(std::nullopt, 0);
+  a2.heard_workmap(std::nullopt, 0);
+  CHECK(a.same_rank_peers(0).empty());
+  a.heard_beacon(a2.beacon(100), 100);
+  a.heard_beacon(beacon("other", 0, ha_state::standby, 2), 100);
+  const auto same = a.same_rank_peers(150);
+  REQUIRE(same.size() == 1);
+  CHECK(same[0].instance == "a2");
+  CHECK(a.same_rank_peers(1100).empty());  // not heard for takeover_ms: gone
+  CHECK_FALSE(a.ever_active());
+  // Cut off from each other, both take over in round 1 with rank 1: the one epoch they then share is what the
+  // fence cannot tell apart. When they meet, the first in the order raises to a new ballot and the other steps
+  // down.
+  REQUIRE(a.tick(3000).what == change::took_over);
+  REQUIRE(a2.tick(3000).what == change::took_over);
+  CHECK(a.ever_active());
+  REQUIRE(a.epoch() == a2.epoch());
+  const auto raised = a.heard_beacon(a2.beacon(3100), 3100);
+  CHECK(raised.what == change::raised);
+  CHECK(raised.epoch == ballot(2, 1));
+  CHECK(a2.heard_beacon(a.beacon(3100), 3100).what == change::demoted);
+}
+
+TEST_CASE("an epoch above max_epoch is not a ballot: ignored wherever it is heard", "[ha]") {
+  const auto huge = rmbus::messages::max_epoch + 1;
+  auto e = candidate("e", 0);
+  e.heard_workmap(huge, 0);
+  CHECK(e.heard_beacon(beacon("x", huge, ha_state::active, 1), 10).what == change::none);
+  CHECK(e.heard_schedule(huge, "x", 20).what == change::none);
+  CHECK(e.highest_heard() == 0);
+  CHECK(e.peers(30).empty());
+  REQUIRE(e.tick(1000).what == change::took_over);
+  CHECK(e.epoch() == ballot(1, 0));
+  CHECK(e.heard_workmap(huge, 1100).what == change::none);
+  CHECK(e.role() == ha_role::active);
+  CHECK_THROWS_AS(candidate("r", rmbus::messages::ballot_ranks), std::invalid_argument);
 }
 
 TEST_CASE("the peer table is bounded: a flood of invented instances keeps at most max_peers", "[ha]") {
@@ -266,33 +349,34 @@ TEST_CASE("the peer table is bounded: a flood of invented instances keeps at mos
 TEST_CASE("a standby deposed by the orchestrator's echo, hearing no beacon of that epoch, waits while the echoed "
           "rm_cycle advances and takes over once it stops",
           "[ha]") {
-  // The link between the candidates is cut, not their links to the orchestrator: "a" took over at epoch 1,
-  // the other side took over at 2 and the orchestrator echoes 2.
+  // The link between the candidates is cut, not their links to the orchestrator: "a" took over in round 1
+  // with rank 0, the other side in the same round with rank 1, and the orchestrator echoes the other's epoch.
+  const auto other = ballot(1, 1);
   auto e = candidate("a", 0);
   e.heard_workmap(std::nullopt, 0);
   REQUIRE(e.tick(1000).what == change::took_over);
-  REQUIRE(e.epoch() == 1);
-  const auto o = e.heard_workmap(2, 1500, 40);
+  REQUIRE(e.epoch() == ballot(1, 0));
+  const auto o = e.heard_workmap(other, 1500, 40);
   REQUIRE(o.what == change::demoted);
-  // Every map shows a new schedule of epoch 2 acted on: its active is alive, beacons or not.
+  // Every map shows a new schedule of the other's epoch acted on: its active is alive, beacons or not.
   std::int64_t t = 1500;
   std::uint64_t cycle = 40;
   for (int i = 0; i < 30; ++i) {
     t += 200;
-    e.heard_workmap(2, t, ++cycle);
+    e.heard_workmap(other, t, ++cycle);
     CHECK(e.tick(t).what == change::none);
   }
   CHECK(e.role() == ha_role::standby);
-  // That active dies: the maps repeat its last cycle. takeover_ms after the last advance, a takeover above 2.
+  // That active dies: the maps repeat its last cycle. takeover_ms after the last advance, a takeover above it.
   const auto last_advance = t;
   for (int i = 0; i < 4; ++i) {
     t += 200;
-    e.heard_workmap(2, t, cycle);
+    e.heard_workmap(other, t, cycle);
     CHECK(e.tick(t).what == change::none);
   }
   const auto taken = e.tick(last_advance + takeover);
   REQUIRE(taken.what == change::took_over);
-  CHECK(taken.epoch == 3);
+  CHECK(taken.epoch == ballot(2, 0));
   CHECK(taken.silence_ms == takeover);
 }
 
@@ -302,8 +386,8 @@ TEST_CASE("the echoed rm_cycle does not hold back a standby that heard the activ
   SECTION("the epoch echoed is the one whose beacons it heard: beacons decide, as in a plain failover") {
     auto e = candidate("b", 1);
     e.heard_workmap(std::nullopt, 0);
-    e.heard_beacon(beacon("a", 4, ha_state::active), 100);
-    for (std::int64_t t = 200; t < 1100; t += 200) e.heard_workmap(4, t, static_cast<std::uint64_t>(t));
+    e.heard_beacon(beacon("a", ballot(4, 0), ha_state::active), 100);
+    for (std::int64_t t = 200; t < 1100; t += 200) e.heard_workmap(ballot(4, 0), t, static_cast<std::uint64_t>(t));
     CHECK(e.tick(1099).what == change::none);
     CHECK(e.tick(1100).what == change::took_over);
   }
@@ -311,11 +395,32 @@ TEST_CASE("the echoed rm_cycle does not hold back a standby that heard the activ
     auto e = candidate("a", 0);
     e.heard_workmap(std::nullopt, 0);
     REQUIRE(e.tick(1000).what == change::took_over);
-    REQUIRE(e.heard_workmap(2, 1500).what == change::demoted);
-    for (std::int64_t t = 1700; t < 2500; t += 200) e.heard_workmap(2, t);
+    REQUIRE(e.heard_workmap(ballot(1, 1), 1500).what == change::demoted);
+    for (std::int64_t t = 1700; t < 2500; t += 200) e.heard_workmap(ballot(1, 1), t);
     CHECK(e.tick(2499).what == change::none);
     const auto o = e.tick(2500);
     CHECK(o.what == change::took_over);
-    CHECK(o.epoch == 3);
+    CHECK(o.epoch == ballot(2, 0));
   }
+}
+
+TEST_CASE("a handover with a third candidate partitioned: the standby beacons relaying the new active's epoch do "
+          "not hide the orchestrator's witness of it, so the third stays a standby",
+          "[ha]") {
+  // c hears a (on one forwarder) but not b, whom a hands over to. a, now a standby, beacons the highest epoch
+  // it heard: b's. Only the orchestrator's echo, its cycles advancing under b's epoch, shows b alive to c.
+  auto c = candidate("c", 2);
+  const auto a_epoch = ballot(1, 0), b_epoch = ballot(2, 1);
+  c.heard_workmap(a_epoch, 0, 1);
+  c.heard_beacon(beacon("a", a_epoch, ha_state::active, 0), 0);
+  c.heard_beacon(beacon("a", a_epoch, ha_state::handover, 0, "b"), 200);
+  std::int64_t t = 200;
+  std::uint64_t cycle = 1;
+  for (int i = 0; i < 40; ++i) {  // eight seconds, five takeover times
+    t += 200;
+    c.heard_beacon(beacon("a", b_epoch, ha_state::standby, 0), t);
+    c.heard_workmap(b_epoch, t, ++cycle);
+    CHECK(c.tick(t).what == change::none);
+  }
+  CHECK(c.role() == ha_role::standby);
 }
