@@ -318,6 +318,11 @@ void add_ha_status(const ha_gate& gate, value::map& r) {
     peers.emplace_back(std::move(m));
   }
   r["peers"] = value{std::move(peers)};
+  if (!v.rank_conflicts.empty()) {
+    value::array same;
+    for (const auto& i : v.rank_conflicts) same.emplace_back(i);
+    r["rank_conflicts"] = value{std::move(same)};
+  }
 }
 
 // HA: a standby answers no query and takes no command of the active's: it names the active (YARN redirects

@@ -11,11 +11,14 @@
 //               ha_demoted (or ha_handover for a planned switch-over)
 // Its ticks renew the gate's self-lease. A tick that comes more than takeover_ms / 2 after the previous one
 // means the process was paused: the lease stays run out until it has listened for two beacon intervals.
+#include <set>
+
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/detail/spawn.hpp"
 #include "actors/ha_election.hpp"
+#include "actors/process_stop.hpp"
 #include "messages/detail/peek.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_ha.hpp"
@@ -35,6 +38,8 @@ struct ha_actor_state {
   std::int64_t listen_until_ms = 0;  // after a pause: no lease before this
   std::int64_t next_beacon_ms = 0;
   std::uint64_t bad_beacons = 0;
+  std::int64_t started_ms = 0;
+  std::set<std::string> rank_conflicts_reported;  // peers of this rank already reported
   static inline const char* name = "rmbus.ha";
 };
 
@@ -73,7 +78,31 @@ void publish_view(ha_actor* self) {
   }
   for (const auto& p : st.election->peers(now))
     v.peers.push_back({p.instance, p.rank, p.epoch, std::string{messages::to_string(p.state)}, p.admin, now - p.heard_ms});
+  for (const auto& p : st.election->same_rank_peers(now)) v.rank_conflicts.push_back(p.instance);
   st.env.ha->set_view(std::move(v));
+}
+
+// Two candidates of one rank could coin the same epoch (messages/ha_ballot.hpp): a configuration error. Heard
+// while this process starts (never active yet, within the 3 takeover_ms a fresh process listens) it refuses
+// to run: it asks itself to stop with exit status 2, as for any configuration error. Heard later, it is
+// reported once per peer: a warning, an event (the metric counts it) and a line of admin's status.
+void check_rank(ha_actor* self, std::int64_t now) {
+  auto& st = self->state;
+  const auto rank = st.election->self().rank;
+  for (const auto& p : st.election->same_rank_peers(now)) {
+    if (!st.rank_conflicts_reported.insert(p.instance).second) continue;
+    const auto what = "another HA candidate, " + p.instance + (p.admin.empty() ? "" : " (admin " + p.admin + ")") +
+                      ", has this RM's rank " + std::to_string(rank) +
+                      ": two candidates of one rank can coin the same epoch; give each its own [ha] rank";
+    event(self, std::string{messages::event_kinds::ha_rank_conflict},
+          {{"instance", st.env.instance}, {"rank", std::to_string(rank)}, {"peer", p.instance}, {"peer_admin", p.admin}});
+    if (!st.election->ever_active() && now - st.started_ms < 3 * settings(st).takeover_ms) {
+      spdlog::critical("HA: configuration error: {}; refusing to start", what);
+      request_stop(exit_status_configuration_error);
+      return;
+    }
+    spdlog::error("HA: configuration error: {}", what);
+  }
 }
 
 // "e<epoch>.<pid>.<start>": what this active's share ids carry after the scheduler's own prefix.
@@ -164,6 +193,7 @@ void on_bus(ha_actor* self, const std::string& topic, const std::string& body) {
       return;
     }
     apply(self, st.election->heard_beacon(b.value(), now));
+    check_rank(self, now);
     return;
   }
   if (topic == messages::topics::rm_state) {
@@ -187,6 +217,7 @@ caf::behavior ha(ha_actor* self, actor_env env, caf::actor control) {
                       now_ms());
   st.tick_ms = std::clamp<std::int64_t>(cfg.beacon_ms / 4, 5, 50);
   st.last_tick_ms = now_ms();
+  st.started_ms = st.last_tick_ms;
   spdlog::info("HA: {} starts as a standby (rank {}, beacon {} ms, takeover {} ms)", env.instance, cfg.rank,
                cfg.beacon_ms, cfg.takeover_ms);
   beacon(self);

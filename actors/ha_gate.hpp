@@ -40,6 +40,7 @@ class ha_gate {
     std::string active_instance;  // standby: the active it hears (empty: none known)
     std::string active_admin;     // standby: that active's admin endpoint (empty: unknown)
     std::vector<peer_view> peers;
+    std::vector<std::string> rank_conflicts;  // peers heard with this process's rank (a configuration error)
   };
 
   static std::int64_t steady_ms() {

@@ -34,6 +34,7 @@
 #include "actors/detail/spawn.hpp"
 #include "actors/slice_chain.hpp"
 #include "core/nodepool_scheduler.hpp"
+#include "messages/topics.hpp"
 
 namespace rmbus::actors {
 
@@ -147,6 +148,7 @@ void on_node_ops(scheduler_actor* self, const messages::node_ops& msg) {
     switch (op.op) {
       case messages::node_op_kind::update: s.update_machine({node, op.ip, op.memory_mb, op.quiesced}); break;
       case messages::node_op_kind::down: s.machine_down(node); break;
+      case messages::node_op_kind::unreachable: s.machine_unreachable(node); break;
       case messages::node_op_kind::vary_off: s.vary_off(node); break;
       case messages::node_op_kind::vary_on: s.vary_on(node); break;
       case messages::node_op_kind::forget: break;
@@ -232,6 +234,27 @@ void inject_fault(scheduler_actor* self, std::uint64_t cycle) {
   std::this_thread::sleep_for(stall);
 }
 
+// Nodes the round found above their order by what the work map shows there, brought back under it: a warning
+// and an rm.events over_order_repaired each, naming the shares taken back.
+void report_repairs(scheduler_actor* self, std::uint64_t cycle) {
+  auto& st = self->state;
+  for (const auto& r : st.sched->last_repairs()) {
+    std::string shares;
+    for (const auto& id : r.shares) shares += (shares.empty() ? "" : ",") + id.str();
+    spdlog::warn("pool {}: node {} ran {} quanta, above its order {} (the work map shows it so): round {} takes back "
+                 "{} share(s), least invested first: {}",
+                 st.pool, r.node.str(), r.held, r.order, cycle, r.shares.size(), shares);
+    route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
+          messages::rm_event{std::string{messages::event_kinds::over_order_repaired},
+                             {{"pool", st.pool},
+                              {"node", r.node.str()},
+                              {"held", std::to_string(r.held)},
+                              {"order", std::to_string(r.order)},
+                              {"cycle", std::to_string(cycle)},
+                              {"shares", shares}}});
+  }
+}
+
 // One round: the pool's work map as the slices made it (st.work), scheduled with the slice's round input.
 void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   auto& st = self->state;
@@ -239,6 +262,7 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   core::round_input in;
   in.now_ms = static_cast<std::int64_t>(slice.now_ms);
   in.settling = slice.settling;
+  in.settle_reason = slice.hold;
   in.cycle = slice.cycle;
   for (const auto& [u, mb] : slice.other_np_mb) in.other_pools_nonpreemptable_mb[core::user_id{u}] = mb;
 
@@ -286,6 +310,7 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
                  slice.cycle);
     return;
   }
+  report_repairs(self, slice.cycle);
   route(self, st.env.router, st.stamper, std::string{topics::plan}, std::move(out));
 }
 

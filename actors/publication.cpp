@@ -89,6 +89,7 @@ struct publication_state {
   int changes_since_full = 0;
   std::optional<std::uint64_t> workmap_seq;
   std::optional<std::string> workmap_src;
+  std::string hold;  // why the round in flight gives nothing new (round_start::hold), for its rm.cycle
   node_report_table nodes;  // the intake's node table and the pools' machines: rm.nodes, each node's order
   // rm.nodes outside rounds: at most once per heartbeat interval.
   std::int64_t nodes_published_ms = 0;
@@ -400,6 +401,7 @@ void on_round(publication_actor* self, const messages::round_start& r) {
   st.refused = r.refused;
   st.workmap_seq = r.workmap_seq > 0 ? std::optional<std::uint64_t>{r.workmap_seq} : std::nullopt;
   st.workmap_src = r.workmap_src.empty() ? std::nullopt : std::optional<std::string>{r.workmap_src};
+  st.hold = r.hold;
   self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.round_timeout_ms), atoms::timeout::value,
                      st.cycle);
   if (st.expected.empty()) publish_round(self);
@@ -432,7 +434,10 @@ void on_plan(publication_actor* self, messages::routed_message& m) {
   auto& queue = st.queued[plan.pool];
   if (plan.full()) queue.clear();  // it replaces whatever came before
   const bool answers_round = plan.cycle == st.cycle && !st.published;  // else late: applied with the next round
-  if (answers_round) st.answers[plan.pool] = cycle_of(plan);
+  if (answers_round) {
+    st.answers[plan.pool] = cycle_of(plan);
+    st.answers[plan.pool].held = st.hold;
+  }
   // Held by the queue alone, not by this message too, so that the plan is freed once applied.
   queue.push_back(std::move(m.body));
   if (answers_round && st.answers.size() >= st.expected.size()) publish_round(self);

@@ -130,7 +130,10 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
       ha_epoch(r.add_gauge("rmbus_ha_epoch", "HA: the epoch this process publishes under while active; the highest it has "
                                              "heard while a standby.")),
       ha_takeovers(r.add_counter("rmbus_ha_takeovers_total",
-                                 "HA: times this process became the active RM (after silence, or by a handover).")) {}
+                                 "HA: times this process became the active RM (after silence, or by a handover).")),
+      ha_rank_conflicts(r.add_counter("rmbus_ha_rank_conflicts_total",
+                                      "HA: other candidates heard with this process's [ha] rank (a configuration "
+                                      "error: two candidates of one rank can coin the same epoch).")) {}
 
 rm_metrics_settings rm_metrics_settings_of(const config::rm_config& cfg) {
   rm_metrics_settings s;
@@ -231,6 +234,8 @@ void rm_metrics::on_ha(const messages::rm_event& e) {
   } else if (e.kind == messages::event_kinds::ha_demoted || e.kind == messages::event_kinds::ha_handover) {
     f_->ha_role.set({}, 0);
     if (auto v = number(e.kind == messages::event_kinds::ha_demoted ? "heard_epoch" : "epoch")) f_->ha_epoch.set({}, *v);
+  } else if (e.kind == messages::event_kinds::ha_rank_conflict) {
+    f_->ha_rank_conflicts.inc({});
   }
 }
 

@@ -90,10 +90,11 @@ struct rm_metric_families {
   metrics::counter job_quanta_seconds;
   metrics::counter bus_refused;
   metrics::counter bus_shed;
-  // HA: from this process's own ha_takeover, ha_demoted and ha_handover events.
+  // HA: from this process's own ha_takeover, ha_demoted, ha_handover and ha_rank_conflict events.
   metrics::gauge ha_role;
   metrics::gauge ha_epoch;
   metrics::counter ha_takeovers;
+  metrics::counter ha_rank_conflicts;
 };
 
 struct rm_metrics_settings {

@@ -33,6 +33,7 @@
 
 #include "actors/allotment_partition.hpp"
 #include "actors/departed_jobs.hpp"
+#include "actors/echo_wait.hpp"
 #include "actors/workmap_bytes.hpp"
 #include "actors/workmap_chain.hpp"
 #include "actors/workmap_gate.hpp"
@@ -88,6 +89,13 @@ struct diff_state {
   // That map's rm_cycle: the last schedule its orchestrator acted on. The schedulers drop a removed share the
   // map never showed only once the orchestrator has acted on the round that published the removal.
   std::optional<std::uint64_t> pending_acted;
+  // HA: that map's rm_epoch (the highest epoch its orchestrator accepted), and what the maps say of whether the
+  // orchestrator echoes at all. A new active grants nothing until a map echoes its own epoch (echo_wait.hpp).
+  std::optional<std::uint64_t> pending_echo;
+  echo_wait echoes;
+  std::uint64_t holding_epoch = 0;   // the epoch whose rounds wait for the echo now (0: none)
+  std::int64_t holding_since_ms = 0;
+  std::uint64_t granting_epoch = 0;  // the last epoch whose rounds were let grant (so it is said once)
   // The encoded `work` of the last map taken when it decoded without a damaged item, by item: a map repeating
   // these bytes decodes to `last` again, and a map repeating most items decodes only the others (on_workmap).
   // Nothing held: the next map is decoded in full.
@@ -156,6 +164,47 @@ const std::string& top_level_of(diff_state& st, const std::string& node) {
   return st.top_level_of_node.emplace(node, st.placement->place(node, "").top_level).first->second;
 }
 
+// A map taken: HA hears its echo (actors/ha.cpp), and the takeover handshake learns whether this orchestrator
+// echoes at all.
+void note_echo(diff_state& st, std::optional<std::uint64_t> rm_epoch, std::optional<std::uint64_t> rm_cycle) {
+  if (!st.env.ha) return;
+  st.env.ha->note_workmap(rm_epoch, rm_cycle);
+  st.echoes.note_map(rm_epoch, st.env.ha->epoch());
+}
+
+// HA: whether this active's round grants nothing new yet, waiting for the orchestrator to accept its epoch
+// (actors/echo_wait.hpp). The wait's start and end are logged and published once per epoch.
+echo_wait::verdict echo_hold(diff_actor* self) {
+  auto& st = self->state;
+  if (!st.env.ha || !st.env.ha->active()) return {};
+  const auto epoch = st.env.ha->epoch();
+  auto v = st.echoes.judge(epoch, st.pending_echo);
+  const auto now = wall_clock_ms();
+  if (v.hold) {
+    if (st.holding_epoch != epoch) {
+      st.holding_epoch = epoch;
+      st.holding_since_ms = now;
+      spdlog::info("HA: epoch {} grants nothing new until the orchestrator accepts it: {}", epoch, v.reason);
+      publish_event(self, {"ha_echo_wait", {{"epoch", std::to_string(epoch)}, {"reason", v.reason}}});
+    }
+    return v;
+  }
+  if (st.granting_epoch == epoch) return v;
+  st.granting_epoch = epoch;
+  if (st.holding_epoch == epoch) {
+    const auto waited = now - st.holding_since_ms;
+    spdlog::info("HA: the orchestrator accepted epoch {} after {} ms: granting", epoch, waited);
+    publish_event(self, {"ha_echo_accepted", {{"epoch", std::to_string(epoch)}, {"waited_ms", std::to_string(waited)}}});
+  } else if (st.echoes.orchestrator() == echo_wait::echo::silent) {
+    spdlog::warn("HA: the orchestrator echoes no rm_epoch: epoch {} grants without waiting for its acceptance, so two "
+                 "actives cut off from each other could both be acted on (docs/protocol.md 4.8)",
+                 epoch);
+    publish_event(self, {"ha_echo_absent", {{"epoch", std::to_string(epoch)}}});
+  }
+  st.holding_epoch = 0;
+  return v;
+}
+
 void start_round(diff_actor* self, const std::map<std::string, messages::work_item>& items) {
   auto& st = self->state;
   const auto& cfg = st.env.cfg->scheduling;
@@ -181,18 +230,24 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
     budgets = partition_allotments(cfg, st.pools, st.held, waiting);
   }
   const auto now = static_cast<std::uint64_t>(wall_clock_ms());
-  const bool settling = static_cast<std::int64_t>(now) < st.settle_until_ms;
+  const bool restart_settling = static_cast<std::int64_t>(now) < st.settle_until_ms;
+  const auto echo = echo_hold(self);
+  const bool settling = restart_settling || echo.hold;
+  const std::string hold = restart_settling ? std::string{} : echo.reason;
+  round.hold = restart_settling ? std::string{"settling after a restart"} : echo.reason;
   st.round_header.clear();
   for (auto& [pool, slice] : cut.slices) {
     slice.cycle = st.cycle;
     slice.now_ms = now;
     slice.settling = settling;
+    slice.hold = hold;
     slice.other_np_mb = by_user_name(budgets[pool]);
     slice.acted_cycle = st.pending_acted;
     auto& header = st.round_header[pool];
     header.cycle = slice.cycle;
     header.now_ms = slice.now_ms;
     header.settling = slice.settling;
+    header.hold = slice.hold;
     header.other_np_mb = slice.other_np_mb;
     header.acted_cycle = slice.acted_cycle;
     route(self, st.env.router, st.stamper, topics::work_topic(pool), std::move(slice));
@@ -220,6 +275,7 @@ void on_work_sync(diff_actor* self, const messages::work_sync_request& r) {
   slice.cycle = header->second.cycle;
   slice.now_ms = header->second.now_ms;
   slice.settling = header->second.settling;
+  slice.hold = header->second.hold;
   slice.other_np_mb = std::move(header->second.other_np_mb);
   slice.acted_cycle = header->second.acted_cycle;
   st.round_header.erase(header);  // once per round
@@ -280,12 +336,13 @@ void start_on_live_work(diff_state& st, bool live) {
 // Takes a map whose items are read (`head`: the rest of the map, `env` its envelope) as the last map now.
 void take_as_last(diff_actor* self, messages::envelope&& env, const messages::workmap& head) {
   auto& st = self->state;
-  if (st.env.ha) st.env.ha->note_workmap(head.rm_epoch, head.rm_cycle);
+  note_echo(st, head.rm_epoch, head.rm_cycle);
   st.chain->full_map(env.src, env.seq);
   st.pending = st.last;
   st.pending_seq = env.seq;
   st.pending_src = std::move(env.src);
   st.pending_acted = head.rm_cycle;
+  st.pending_echo = head.rm_epoch;
 }
 
 // An orchestrator republishes its whole map every period, and from one map to the next most of its items are
@@ -350,7 +407,7 @@ void on_delta(diff_actor* self, const std::string& topic, const std::string& bod
     return;
   }
   if (!take_map(self, env)) return;
-  if (st.env.ha) st.env.ha->note_workmap(d.value().rm_epoch, d.value().rm_cycle);
+  note_echo(st, d.value().rm_epoch, d.value().rm_cycle);
   const auto v = st.chain->apply(env.src, env.seq, d.value(), *st.last);
   const std::string seq = std::to_string(env.seq), base = std::to_string(d.value().base_seq);
   switch (v.what) {
@@ -363,6 +420,7 @@ void on_delta(diff_actor* self, const std::string& topic, const std::string& bod
       st.pending_seq = env.seq;
       st.pending_src = std::move(env.src);
       st.pending_acted = d.value().rm_cycle;
+      st.pending_echo = d.value().rm_epoch;
       next_round(self);
       return;
     case workmap_chain::outcome::waiting:
@@ -404,7 +462,7 @@ void on_workmap(diff_actor* self, const std::string& topic, std::string& body) {
     return;
   }
   if (!take_map(self, env)) return;
-  if (st.env.ha) st.env.ha->note_workmap(wm.value().rm_epoch, wm.value().rm_cycle);
+  note_echo(st, wm.value().rm_epoch, wm.value().rm_cycle);
   st.chain->full_map(env.src, env.seq);
   auto fresh = std::make_shared<diff_state::item_map>();
   auto& items = *fresh;
@@ -452,6 +510,7 @@ void on_workmap(diff_actor* self, const std::string& topic, std::string& body) {
   st.pending_seq = env.seq;
   st.pending_src = std::move(env.src);
   st.pending_acted = wm.value().rm_cycle;
+  st.pending_echo = wm.value().rm_epoch;
   next_round(self);
 }
 

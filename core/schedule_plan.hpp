@@ -120,6 +120,16 @@ struct schedule_plan {
   bool operator==(const schedule_plan&) const = default;
 };
 
+// A node a round found above its order by what the work map shows running there (a process the orchestrator
+// started late, one recovered onto a node heard smaller), and the shares the round took back, least invested
+// first, to bring it under its order again.
+struct over_order_repair {
+  machine_id node;
+  int held = 0;   // quanta held there before the repair
+  int order = 0;
+  std::vector<share_id> shares;  // preempted (fair share) or evicted (non-preemptable work)
+};
+
 // How long each stage of the last round took, in microseconds of the clock given to
 // nodepool_scheduler::set_stage_clock (all 0 without one, and for a round skipped as unchanged).
 struct stage_timings {
@@ -139,6 +149,9 @@ struct round_input {
   // it knows of the cluster may be partial, so a round keeps every share as it is (recovered ones too),
   // gives nothing new and preempts nothing. Evictions of nodes found down are not held back.
   bool settling = false;
+  // With settling: what the jobs left waiting are told (empty: the restart's settle window). An HA active
+  // waiting for the orchestrator to accept its epoch settles the same way, for another reason.
+  std::string settle_reason{};
   // The round's number as the actor layer publishes it (rm.state's cycle); 0 when unnumbered. A removal is
   // stamped with it, so that the orchestrator's echo of the cycles it acted on can acknowledge it.
   std::uint64_t cycle = 0;

@@ -2,7 +2,8 @@
 // rm.cycle — sent by the RM to monitors once per top-level nodepool per scheduling round.
 //
 // What the round did in that pool (counts) and how long each stage of the pipeline took (microseconds):
-// How Much (apportionment), What Of (placement), preemption planning, defragmentation, and the whole round.
+// How Much (apportionment), What Of (placement), preemption planning, defragmentation, and the whole round;
+// and, when the round gave nothing new on purpose, why.
 
 #include <cstdint>
 #include <string>
@@ -26,6 +27,9 @@ struct rm_cycle {
   std::uint64_t preempt_us = 0;
   std::uint64_t defrag_us = 0;
   std::uint64_t total_us = 0;
+  // Why the round gave nothing new on purpose (optional key `held`; empty: it could give): a restarted RM's
+  // settle window, or an HA active waiting for the orchestrator to accept its epoch.
+  std::string held{};
 
   friend bool operator==(const rm_cycle&, const rm_cycle&) = default;
 };

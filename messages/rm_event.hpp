@@ -41,9 +41,22 @@ inline constexpr std::string_view node_forgotten = "node_forgotten";
 inline constexpr std::string_view ha_takeover = "ha_takeover";
 inline constexpr std::string_view ha_demoted = "ha_demoted";
 inline constexpr std::string_view ha_handover = "ha_handover";
+// HA: another candidate has this process's rank, so the two could coin the same epoch (instance, rank, peer,
+// peer_admin): a configuration error, reported by both.
+inline constexpr std::string_view ha_rank_conflict = "ha_rank_conflict";
+// HA, the takeover handshake: a new active grants nothing new until the orchestrator echoes its epoch (epoch,
+// reason), then does (epoch, waited_ms); or the orchestrator echoes no rm_epoch at all, and it grants at once
+// (epoch).
+inline constexpr std::string_view ha_echo_wait = "ha_echo_wait";
+inline constexpr std::string_view ha_echo_accepted = "ha_echo_accepted";
+inline constexpr std::string_view ha_echo_absent = "ha_echo_absent";
 // A pool's plan would have put nodes above their order; its last good plan was published instead (detail:
 // pool, cycle, nodes, shares).
 inline constexpr std::string_view invariant_violation = "invariant_violation";
+// A node the work map showed above its order (a process started late, work recovered onto a node heard
+// smaller) was brought back under it by preemption, least invested first (detail: pool, node, held, order,
+// cycle, shares).
+inline constexpr std::string_view over_order_repaired = "over_order_repaired";
 // A pool's scheduler was replaced again before answering in time: its round timeout backs off (detail: pool,
 // round_timeout_ms, replacements), or returns to the configured one (replacements 0).
 inline constexpr std::string_view scheduler_backoff = "scheduler_backoff";

@@ -26,6 +26,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "actors/process_stop.hpp"
 #include "actors/runtime.hpp"
 #include "config/config_error.hpp"
 #include "config/embedded_default.hpp"
@@ -261,6 +262,7 @@ int main(int argc, char** argv) {
     if (file_sink) std::cout << "rmbus: " << line << "\n";
   }
   std::cout.flush();
+  int status = 0;
   for (;;) {
     siginfo_t info{};
     const int s = sigwaitinfo(&sigs, &info);
@@ -269,10 +271,14 @@ int main(int argc, char** argv) {
       rm->reconfigure();
       continue;
     }
-    if (s == SIGINT || s == SIGTERM) break;
+    if (s == SIGINT || s == SIGTERM) {
+      status = rmbus::actors::stop_status(info);  // non-zero: an actor found the process must not run
+      break;
+    }
   }
-  spdlog::info("stopping");
+  if (status == 0) spdlog::info("stopping");
+  else spdlog::info("stopping with exit status {}", status);
   rm->stop();
   rm.reset();
-  return 0;
+  return status;
 }

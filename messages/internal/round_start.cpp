@@ -7,7 +7,8 @@ namespace rmbus::messages {
 namespace {
 
 constexpr std::array<std::string_view, 3> refused_keys{"id", "user", "reason"};
-constexpr std::array<std::string_view, 5> root_keys{"cycle", "pools", "refused", "workmap_seq", "workmap_src"};
+constexpr std::array<std::string_view, 6> root_keys{"cycle",       "pools",       "refused",
+                                                    "workmap_seq", "workmap_src", "hold"};
 
 void read_refused(const msgpack::object& o, const detail::path& at, refused_work& r) {
   detail::read_fields(o, at, refused_keys, 0b111, [&](std::size_t k, const msgpack::object& v, const detail::path& f) {
@@ -24,7 +25,7 @@ void read_refused(const msgpack::object& o, const detail::path& at, refused_work
 std::string encode(const envelope& env, const round_start& msg) {
   msgpack::sbuffer buf;
   detail::packer pk{buf};
-  detail::pack_envelope_head(pk, env, 5);
+  detail::pack_envelope_head(pk, env, 5 + (msg.hold.empty() ? 0 : 1));
   detail::pack_kv_uint(pk, "cycle", msg.cycle);
   detail::pack_key(pk, "pools");
   pk.pack_array(static_cast<std::uint32_t>(msg.pools.size()));
@@ -39,6 +40,7 @@ std::string encode(const envelope& env, const round_start& msg) {
   }
   detail::pack_kv_uint(pk, "workmap_seq", msg.workmap_seq);
   detail::pack_kv_str(pk, "workmap_src", msg.workmap_src);
+  if (!msg.hold.empty()) detail::pack_kv_str(pk, "hold", msg.hold);
   return detail::to_string(buf);
 }
 
@@ -54,6 +56,7 @@ result<round_start> decode_round_start(std::string_view topic, std::string_view 
                             case 2: detail::read_array(v, f, msg.refused, read_refused); break;
                             case 3: detail::read(v, f, msg.workmap_seq); break;
                             case 4: detail::read(v, f, msg.workmap_src); break;
+                            case 5: detail::read(v, f, msg.hold); break;
                           }
                         });
     return msg;

@@ -29,6 +29,9 @@ struct round_start {
   std::vector<refused_work> refused;
   std::uint64_t workmap_seq = 0;  // envelope seq of the work map (0: unknown)
   std::string workmap_src;        // its envelope src
+  // Why the round gives nothing new (a restart's settle window, an HA active waiting for the orchestrator's
+  // echo); publication copies it into each pool's rm.cycle (optional key; empty: the round may give).
+  std::string hold{};
 
   friend bool operator==(const round_start&, const round_start&) = default;
 };

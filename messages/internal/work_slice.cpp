@@ -5,10 +5,10 @@
 namespace rmbus::messages {
 
 namespace {
-constexpr std::array<std::string_view, 10> root_keys{"cycle",     "now_ms",         "other_np_mb",
+constexpr std::array<std::string_view, 11> root_keys{"cycle",     "now_ms",         "other_np_mb",
                                                      "work",      "settling",       "foreign_processes",
                                                      "slice_seq", "base_slice_seq", "removed",
-                                                     "acted_cycle"};
+                                                     "acted_cycle", "hold"};
 }  // namespace
 
 std::string encode(const envelope& env, const work_slice& msg) {
@@ -16,7 +16,8 @@ std::string encode(const envelope& env, const work_slice& msg) {
   detail::packer pk{buf};
   detail::pack_envelope_head(pk, env,
                              4 + (msg.settling ? 1 : 0) + (msg.foreign_processes.empty() ? 0 : 1) + (msg.seq > 0 ? 1 : 0) +
-                                 (msg.base_seq > 0 ? 1 : 0) + (msg.removed.empty() ? 0 : 1) + (msg.acted_cycle ? 1 : 0));
+                                 (msg.base_seq > 0 ? 1 : 0) + (msg.removed.empty() ? 0 : 1) + (msg.acted_cycle ? 1 : 0) +
+                                 (msg.hold.empty() ? 0 : 1));
   detail::pack_kv_uint(pk, "cycle", msg.cycle);
   detail::pack_kv_uint(pk, "now_ms", msg.now_ms);
   detail::pack_key(pk, "other_np_mb");
@@ -37,6 +38,7 @@ std::string encode(const envelope& env, const work_slice& msg) {
     for (const auto& id : msg.removed) detail::pack_str(pk, id);
   }
   if (msg.acted_cycle) detail::pack_kv_uint(pk, "acted_cycle", *msg.acted_cycle);
+  if (!msg.hold.empty()) detail::pack_kv_str(pk, "hold", msg.hold);
   return detail::to_string(buf);
 }
 
@@ -65,6 +67,7 @@ result<work_slice> decode_work_slice(std::string_view topic, std::string_view bo
                               });
                               break;
                             case 9: detail::read(v, f, msg.acted_cycle); break;
+                            case 10: detail::read(v, f, msg.hold); break;
                           }
                         });
     if (msg.base_seq > 0 && msg.base_seq >= msg.seq)

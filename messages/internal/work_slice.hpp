@@ -30,6 +30,10 @@ struct work_slice {
   std::map<std::string, std::uint64_t> other_np_mb;  // user -> MB
   std::vector<work_item> work;
   bool settling = false;  // a restarted RM's settle window: the round only reports (optional key, false)
+  // With settling: why, when it is not a restart's settle window (an HA active waiting for the orchestrator to
+  // accept its epoch, actors/echo_wait.hpp); the scheduler gives it to every job left waiting (optional key
+  // hold; empty: the restart's text).
+  std::string hold{};
   // Node -> live processes of OTHER pools' work on this pool's node (the node moved here in a
   // reconfiguration while that work ran on it): the scheduler places nothing there until they end
   // (optional key, empty).

@@ -146,6 +146,9 @@ std::string status_text(const value::map& r) {
       if (const auto* m = p.as_map())
         o << "peer      " << str(*m, "instance") << "  " << str(*m, "state") << "  rank " << num(*m, "rank")
           << "  epoch " << num(*m, "epoch") << "  heard " << num(*m, "heard_ms_ago") << " ms ago\n";
+    for (const auto& i : strings(r, "rank_conflicts"))
+      o << "warning   " << i << " has this RM's rank " << num(r, "rank")
+        << ": two candidates of one rank can coin the same epoch; give each its own [ha] rank\n";
   }
   return o.str();
 }
