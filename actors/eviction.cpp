@@ -10,6 +10,13 @@
 // a reconfiguration, as in DUCC. A node the intake forgets (down too long, holding nothing) leaves the
 // guard's queues with it. When a large part of a pool goes silent together, its evictions are paced
 // (actors/mass_loss_guard.hpp) and announced with an rm.events `mass_loss` event.
+//
+// The marks are the operator's decisions, not soft state, so they go to rm.marks whenever they change (and,
+// with HA, every takeover_ms): a standby's eviction makes them its own (varying its schedulers' machines off
+// and on as the active's did), so the standby that takes over, after a kill or a handover, keeps every node
+// out that the operator took out.
+#include <algorithm>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -20,6 +27,7 @@
 #include "actors/detail/spawn.hpp"
 #include "actors/mass_loss_guard.hpp"
 #include "actors/node_replica.hpp"
+#include "messages/rm_marks.hpp"
 #include "messages/topics.hpp"
 
 namespace rmbus::actors {
@@ -33,6 +41,7 @@ struct eviction_state {
   std::optional<mass_loss_guard> guard;
   std::set<std::string> offline;  // varied off
   bool reapply = false;           // re-send vary-offs after a reconfiguration
+  std::uint64_t bad_marks = 0;    // rm.marks of another RM that could not be read
   static inline const char* name = "rmbus.eviction";
 };
 
@@ -45,6 +54,45 @@ void node_op(eviction_actor* self, const std::string& node, messages::node_op_ki
   messages::node_ops ops;
   ops.ops.push_back({kind, node, {}, 0, false, {}});
   route(self, st.env.router, st.stamper, topics::node_topic(e->pool), std::move(ops));
+}
+
+void publish_marks(eviction_actor* self) {
+  auto& st = self->state;
+  route(self, st.env.router, st.stamper, std::string{messages::topics::rm_marks},
+        messages::rm_marks{std::vector<std::string>(st.offline.begin(), st.offline.end())});
+}
+
+// A standby takes the active's marks as its own: the nodes it varied off or on since are varied off or on here
+// too, so the schedulers of this process hold the same machines out when it takes over.
+void adopt_marks(eviction_actor* self, const messages::rm_marks& m) {
+  auto& st = self->state;
+  const std::set<std::string> theirs(m.offline.begin(), m.offline.end());
+  std::vector<std::string> off, on;
+  std::set_difference(theirs.begin(), theirs.end(), st.offline.begin(), st.offline.end(), std::back_inserter(off));
+  std::set_difference(st.offline.begin(), st.offline.end(), theirs.begin(), theirs.end(), std::back_inserter(on));
+  if (off.empty() && on.empty()) return;
+  for (const auto& n : off) node_op(self, n, messages::node_op_kind::vary_off);
+  for (const auto& n : on) node_op(self, n, messages::node_op_kind::vary_on);
+  st.offline = theirs;
+  spdlog::info("HA: the active's marks taken: {} node(s) varied off ({} more, {} fewer)", st.offline.size(), off.size(),
+               on.size());
+}
+
+// rm.marks of another RM (bytes, through `listen`): a standby adopts those of the active it follows, an
+// epoch at least the highest it heard; the active keeps its own.
+void on_marks(eviction_actor* self, const std::string& topic, const std::string& body) {
+  auto& st = self->state;
+  messages::envelope env;
+  auto m = messages::decode_rm_marks(topic, body, limits_of(*st.env.cfg), &env);
+  if (!m) {
+    if (st.bad_marks++ % 100 == 0) spdlog::warn("HA: {} ({} so far)", m.error().message(), st.bad_marks);
+    route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
+          messages::make_bad_message_event(m.error()));
+    return;
+  }
+  if (st.env.is_local(env.src) || !st.env.ha || st.env.ha->active()) return;
+  if (!env.epoch || *env.epoch < st.env.ha->epoch()) return;  // a deposed active's, late
+  adopt_marks(self, m.value());
 }
 
 void ask_snapshot(eviction_actor* self) {
@@ -96,12 +144,16 @@ void after_apply(eviction_actor* self, node_replica::outcome outcome, const std:
     if (c.forgotten) continue;
     const auto* e = st.nodes.find(c.node);
     if (e == nullptr) continue;
+    // A node first heard after its mark was set (a standby adopting the active's marks, say): out at once.
+    if (!c.before && st.offline.count(c.node) > 0) node_op(self, c.node, messages::node_op_kind::vary_off);
     const bool was_silent = c.before == messages::node_liveness::missing || c.before == messages::node_liveness::down;
     if (c.after == messages::node_liveness::missing && !was_silent) {
       const auto& sizes = st.nodes.pool_sizes();  // e is in the table, so its pool is counted
       const auto size = sizes.find(e->pool);
       st.guard->missing(e->pool, c.node, size == sizes.end() ? 1 : size->second, now, a);
     } else if (c.after == messages::node_liveness::down && c.before != messages::node_liveness::down) {
+      // Out of placement at once, whatever the brake does to its work: a node reported down never looks free.
+      node_op(self, c.node, messages::node_op_kind::unreachable);
       st.guard->down(e->pool, c.node, now, a);
     } else if (c.after == messages::node_liveness::up && was_silent) {
       st.guard->back(e->pool, c.node);
@@ -130,6 +182,7 @@ void on_vary(eviction_actor* self, const messages::vary_request& req) {
     node_op(self, name, req.off ? messages::node_op_kind::vary_off : messages::node_op_kind::vary_on);
     done.emplace_back(name);
   }
+  if (!done.empty()) publish_marks(self);
   messages::admin_answer a;
   a.qid = req.qid;
   a.from = "eviction";
@@ -148,6 +201,7 @@ caf::behavior eviction(eviction_actor* self, actor_env env) {
   self->state.stamper = envelope_stamper{env.src("eviction")};
   self->state.guard.emplace(guard_settings(*env.cfg));
   self->delayed_send(self, std::chrono::milliseconds(env.cfg->runtime.heartbeat_interval_ms), atoms::tick::value);
+  if (env.ha) self->delayed_send(self, std::chrono::milliseconds(env.cfg->runtime.ha.takeover_ms), atoms::marks::value);
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::deliver, const messages::routed_message& m) {
@@ -169,6 +223,13 @@ caf::behavior eviction(eviction_actor* self, actor_env env) {
         self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.heartbeat_interval_ms),
                            atoms::tick::value);
       },
+      [self](atoms::deliver, const std::string& topic, const std::string& body) { on_marks(self, topic, body); },
+      [self](atoms::marks) {
+        // HA: the active says its marks again, for a standby that started since.
+        auto& st = self->state;
+        if (st.env.ha->active()) publish_marks(self);
+        self->delayed_send(self, std::chrono::milliseconds(st.env.cfg->runtime.ha.takeover_ms), atoms::marks::value);
+      },
       [self](atoms::reset, config_ptr cfg) {
         self->state.guard->reconfigure(guard_settings(*cfg));
         self->state.env.cfg = std::move(cfg);
@@ -183,10 +244,12 @@ caf::actor spawn_eviction(caf::actor_system& sys, actor_env env) {
   auto router = env.router;
   const std::vector<std::string> subscriptions{std::string{topics::node_changes}, std::string{topics::node_snapshot},
                                                std::string{topics::vary}};
+  const bool ha = env.ha != nullptr;
   auto self = sys.spawn(eviction, std::move(env));
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).
   for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);
+  if (ha) caf::anon_send(router, atoms::listen::value, std::string{messages::topics::rm_marks}, self);
   return self;
 }
 

@@ -3,7 +3,7 @@
 // Actors send typed messages here (route, routed_message). The router hands the shared payload to every
 // LOCAL actor subscribed to a prefix of its topic (nothing is encoded), and passes it to the bus publisher
 // when the topic leaves the process: always for the RM's public outputs (rm.state, rm.nodes, rm.cycle,
-// rm.events), and for rm.internal.* topics when this process runs only some roles (`split`). The encoding
+// rm.events, rm.marks), and for rm.internal.* topics when this process runs only some roles (`split`). The encoding
 // happens on the publisher's own thread, with the sender's envelope, so the router never pays for it.
 //
 // From the bus (inbound): an rm.internal.* message of another process is decoded once, straight into its
@@ -11,12 +11,13 @@
 // starting with this process's instance name) are dropped. Public inputs (agent.heartbeat,
 // orchestrator.workmap) are delivered as their bytes, which their one consumer decodes; heartbeats come from
 // the bridge in batches (one per drain of the socket, bus::bus_batch) and go on as such. With HA, the RM outputs
-// of OTHER processes (rm.ha, rm.state) arrive as bytes too, only to the actors that asked with `listen` (the
-// HA actor): this process's own actors read its own outputs typed, and never another RM's.
+// of OTHER processes (rm.ha, rm.state, rm.marks) arrive as bytes too, only to the actors that asked with
+// `listen` (the HA actor, eviction): this process's own actors read its own outputs typed, and never another
+// RM's.
 //
 // HA (actors/ha_gate.hpp): the fence is checked here, where every message leaves for the bus. While the
 // process may not publish (a standby, a deposed or paused active), nothing of rm.state, rm.nodes, rm.cycle,
-// rm.events or rm.internal.* leaves it, except rm.events of kind ha_* (a standby says it stepped down); rm.ha
+// rm.events, rm.marks or rm.internal.* leaves it, except rm.events of kind ha_* (a standby says it stepped down); rm.ha
 // always does. What leaves carries the active's epoch in its envelope. A standby also takes no rm.internal.*
 // from the bus: its state is its own actors', and another head's internal messages are not for it.
 #include <algorithm>
@@ -60,7 +61,7 @@ void deliver_locally(router_actor* self, const messages::routed_message& m) {
 bool is_rm_output(std::string_view topic) {
   using namespace messages::topics;
   return topic == rm_state || topic == rm_nodes || topic == rm_cycle || topic == rm_events ||
-         topic == rm_schedule_changes;
+         topic == rm_schedule_changes || topic == rm_marks;
 }
 
 bool is_ha_event(const messages::routed_message& m) {

@@ -14,6 +14,7 @@ inline constexpr std::string_view rm_nodes = "rm.nodes";             // RM -> mo
 inline constexpr std::string_view rm_cycle = "rm.cycle";             // RM -> monitors
 inline constexpr std::string_view rm_events = "rm.events";           // RM -> monitors
 inline constexpr std::string_view rm_ha = "rm.ha";                   // RM -> RMs, monitors (HA election)
+inline constexpr std::string_view rm_marks = "rm.marks";             // RM -> standbys, monitors (admin marks)
 // RM -> orchestrators, monitors (opt-in): the schedule as numbered changes against a periodic full one. Not
 // under the `rm.state` prefix, so that a subscriber of rm.state never receives it.
 inline constexpr std::string_view rm_schedule_changes = "rm.schedule.changes";

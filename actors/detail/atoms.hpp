@@ -33,5 +33,6 @@ using ha_active = caf::atom_constant<caf::atom("haactive")>;    // HA: this proc
 using ha_standby = caf::atom_constant<caf::atom("hastandby")>;  // HA: it stepped down (forget its decisions)
 using handover = caf::atom_constant<caf::atom("handover")>;     // admin -> HA actor: (target or "") -> text
 using backoff = caf::atom_constant<caf::atom("backoff")>;    // control -> health: (pool, round timeout ms now)
+using marks = caf::atom_constant<caf::atom("marks")>;        // eviction, HA: republish rm.marks (timer)
 
 }  // namespace rmbus::actors::atoms

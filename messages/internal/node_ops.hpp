@@ -3,8 +3,9 @@
 //
 // Machine operations, in order. Intake sends an `update` only when a heartbeat changes what a scheduler
 // uses (memory, quiesce, nodepool) or the node comes (back) up; a heartbeat that changes nothing refreshes
-// liveness in the intake and goes no further. Eviction sends `down` when a node died and `vary_off` /
-// `vary_on` for the admin's requests. Intake sends `forget` for a node down longer than [limits]
+// liveness in the intake and goes no further. Eviction sends `unreachable` the moment the intake reports a
+// node down (nothing new goes there from then on) and `down` when its work is to be evicted (at once, or
+// later when the mass-loss brake paces evictions), and `vary_off` / `vary_on` for the admin's requests. Intake sends `forget` for a node down longer than [limits]
 // forget_down_ms; the scheduler removes the machine unless it still holds shares, and answers with
 // machines_forgotten (machines_forgotten.hpp).
 //
@@ -23,7 +24,7 @@
 
 namespace rmbus::messages {
 
-enum class node_op_kind { update, down, vary_off, vary_on, forget };  // wire: "update" | "down" | ...
+enum class node_op_kind { update, down, vary_off, vary_on, forget, unreachable };  // wire: "update" | "down" | ...
 std::string_view to_string(node_op_kind k);
 
 struct node_op {

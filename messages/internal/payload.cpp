@@ -49,6 +49,7 @@ result<payload> decode_payload(std::string_view topic, std::string_view body, co
   if (topic == topics::rm_nodes) return as_payload(decode_rm_nodes(topic, body, limits, env_out));
   if (topic == topics::rm_events) return as_payload(decode_rm_event(topic, body, limits, env_out));
   if (topic == topics::rm_ha) return as_payload(decode_rm_ha(topic, body, limits, env_out));
+  if (topic == topics::rm_marks) return as_payload(decode_rm_marks(topic, body, limits, env_out));
   if (topic == topics::rm_schedule_changes)
     return as_payload(decode_rm_schedule_changes(topic, body, limits, env_out));
   return decode_error{std::string{topic}, {}, "no message is known on this topic"};

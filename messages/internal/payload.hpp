@@ -1,6 +1,6 @@
 #pragma once
 // Every message one actor hands another, as one type: the typed internal messages of this folder and the
-// RM's public outputs (rm.state, rm.cycle, rm.nodes, rm.events), which local actors (metrics) read typed too.
+// RM's public outputs (rm.state, rm.cycle, rm.nodes, rm.events, rm.marks), which local actors (metrics) read typed too.
 //
 // Inside one process the router carries a routed_message: the topic, the sender's envelope and a shared,
 // immutable payload; nothing is encoded. Only where a topic leaves the process does encode_payload turn it
@@ -35,6 +35,7 @@
 #include "messages/rm_cycle.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_ha.hpp"
+#include "messages/rm_marks.hpp"
 #include "messages/rm_nodes.hpp"
 #include "messages/rm_schedule_changes.hpp"
 #include "messages/rm_state.hpp"
@@ -44,7 +45,8 @@ namespace rmbus::messages {
 using payload = std::variant<node_ops, node_changes, node_sync_request, node_snapshot, work_slice, round_start,
                              pool_plan, round_done, admin_query, admin_answer, vary_request, recovered_nodes,
                              reconfigure_request, rm_state, rm_cycle, rm_nodes, rm_event, machines_forgotten,
-                             seed_request, rm_ha, rm_schedule_changes, work_sync_request, plan_sync_request>;
+                             seed_request, rm_ha, rm_schedule_changes, work_sync_request, plan_sync_request,
+                             rm_marks>;
 
 struct routed_message {
   std::string topic;
