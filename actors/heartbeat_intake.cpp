@@ -244,8 +244,11 @@ void on_heartbeat(intake_actor* self, const std::string& topic, const std::strin
 
 // Nodes a recovered work map names before their first heartbeat: watched from now on, as if heard once, so
 // a node that never comes back goes missing and down like any other.
+// A node without a size (the map carried no node_memory_mb) is not announced: its pool's scheduler keeps it
+// unsized, its recovered work where it runs, until its first heartbeat (core::machine_rec::unheard).
 void on_recovered(intake_actor* self, const messages::recovered_nodes& msg) {
   auto& st = self->state;
+  std::size_t unsized = 0, watched = 0;
   for (const auto& r : msg.nodes) {
     const core::machine_id id{r.node};
     if (r.node.empty() || st.liveness->known(id)) continue;
@@ -253,9 +256,17 @@ void on_recovered(intake_actor* self, const messages::recovered_nodes& msg) {
     n.entry.memory_mb = r.memory_mb;
     n.where = st.placement->place(r.node, "");
     if (r.memory_mb > 0) queue_update(self, r.node, n);
+    else ++unsized;
+    ++watched;
     st.liveness->heartbeat(id, wall_clock_ms(), nullptr, &n.slot);
     refresh_entry(self, r.node, n, true);
   }
+  if (watched == 0) return;
+  const auto& rt = st.env.cfg->runtime;
+  spdlog::info("recovered work runs on {} node(s) not heard yet ({} without a size in the work map): their work is "
+               "kept where it runs and nothing new goes there until each heartbeats; one silent for {} ms is down "
+               "and its work evicted",
+               watched, unsized, rt.heartbeat_interval_ms * rt.node_stability);
 }
 
 // Offers the nodes down for longer than forget_down_ms to their schedulers (bounded per tick), each again

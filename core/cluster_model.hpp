@@ -65,11 +65,17 @@ struct machine_rec {
   // Processes of OTHER top-level pools' work running on this machine (the same move seen from the node's new
   // pool): the machine is blacklisted until they end, so it is never double-booked.
   int foreign_processes = 0;
+  // Named by a recovered process before its first heartbeat, with no size (the work map carried no
+  // node_memory_mb): a restarted RM has merely not heard it yet. Its recovered shares are accounted and
+  // published where they run, never chosen as preemption victims (nothing could be placed in their space),
+  // and nothing is placed on it; it counts nowhere as capacity. Its first heartbeat sizes it (update_machine);
+  // a node that never speaks goes down after node_stability heartbeat intervals and its work is evicted.
+  bool unheard = false;
   std::vector<int> shares;       // live share slots
 
   int free() const { return order - used; }  // may be negative after a shrink or recovery
   bool blacklisted() const { return admin_blacklisted || blacklisted_shares > 0 || foreign_processes > 0; }
-  bool schedulable() const { return !foreign && !down && !varied_off && !quiesced && !blacklisted(); }
+  bool schedulable() const { return !foreign && !unheard && !down && !varied_off && !quiesced && !blacklisted(); }
 };
 
 struct share_rec {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "core/defragment.hpp"
 #include "core/held_back.hpp"
@@ -112,6 +113,12 @@ bool nodepool_scheduler::update_machine(const machine_report& r) {
       dirty_ = true;
     }
   }
+  // Its first heartbeat after a restart: the size its recovered shares must fit in is known now.
+  const bool was_unheard = std::exchange(model_.machines[static_cast<std::size_t>(mi)].unheard, false);
+  if (was_unheard) {
+    model_.machines_changed();
+    dirty_ = true;
+  }
   auto& mc = model_.machines[static_cast<std::size_t>(mi)];
   if (mc.memory_mb != r.memory_mb || mc.order != order || mc.quiesced != r.quiesced || mc.down ||
       (!r.ip.empty() && mc.ip != r.ip))
@@ -125,6 +132,7 @@ bool nodepool_scheduler::update_machine(const machine_report& r) {
   mc.down = false;
   model_.max_order = std::max(model_.max_order, order);
   if (shrank) evict_overflow(mi);
+  if (was_unheard) note_over_order(mi);  // sized at last: what it holds may not fit
   return true;
 }
 
@@ -184,6 +192,17 @@ bool nodepool_scheduler::machine_down(const machine_id& name) {
   model_.machines[static_cast<std::size_t>(it->second)].down = true;
   model_.machines_changed();
   evict_where(it->second, evict_on_down);
+  dirty_ = true;
+  return true;
+}
+
+bool nodepool_scheduler::machine_unreachable(const machine_id& name) {
+  auto it = model_.machine_index.find(name);
+  if (it == model_.machine_index.end()) return false;
+  auto& mc = model_.machines[static_cast<std::size_t>(it->second)];
+  if (mc.down) return true;
+  mc.down = true;
+  model_.machines_changed();
   dirty_ = true;
   return true;
 }
@@ -320,9 +339,11 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   // pure function of this state, so it would give the same plan again. Skip it. The first full round after
   // the settle window always runs.
   timings_ = {};
+  repairs_.clear();
   // A pending reclaim deadline that has passed is a change of its own: the round must run to preempt.
   const bool reclaim_due = model_.next_reclaim_ms > 0 && in.now_ms >= model_.next_reclaim_ms;
   if (!dirty_ && !reclaim_due && in.settling == last_round_settled_ &&
+      in.settle_reason == last_input_.settle_reason &&
       in.other_pools_nonpreemptable_mb == last_input_.other_pools_nonpreemptable_mb) {
     last_input_ = in;
     return plan_.unchanged(in.now_ms);
@@ -338,6 +359,7 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   };
   last_round_settled_ = in.settling;
   if (in.settling) return settle_round(in);
+  repair_over_order();
   {
     auto counted = how_much(model_, in, &how_much_cache_);
     last_loads_ = std::move(counted.classes);
@@ -375,6 +397,47 @@ const schedule_plan& nodepool_scheduler::schedule(const round_input& in) {
   return plan;
 }
 
+void nodepool_scheduler::note_over_order(int mi) {
+  const auto& mc = model_.machines[static_cast<std::size_t>(mi)];
+  if (mc.unheard || mc.foreign || mc.used - mc.removing <= mc.order) return;
+  if (std::find(over_order_.begin(), over_order_.end(), mc.name) == over_order_.end()) over_order_.push_back(mc.name);
+  dirty_ = true;
+}
+
+// A node the work map shows above its order (a process started late, work recovered onto a node heard smaller)
+// is brought back under it by DUCC's rule for preemption: least invested first (investment_less), fair-share
+// work before non-preemptable work, which is evicted only if the fair-share work does not suffice.
+void nodepool_scheduler::repair_over_order() {
+  for (const auto& name : std::exchange(over_order_, {})) {
+    auto it = model_.machine_index.find(name);
+    if (it == model_.machine_index.end()) continue;
+    const auto& mc = model_.machines[static_cast<std::size_t>(it->second)];
+    int held = mc.used - mc.removing;
+    if (mc.unheard || mc.foreign || held <= mc.order) continue;
+    std::vector<int> victims;
+    for (int s : mc.shares) {
+      const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+      if (!sh.removing() && !sh.blacklisted) victims.push_back(s);
+    }
+    std::sort(victims.begin(), victims.end(), [&](int a, int b) {
+      const auto& x = model_.shares[static_cast<std::size_t>(a)];
+      const auto& y = model_.shares[static_cast<std::size_t>(b)];
+      if (x.fixed != y.fixed) return !x.fixed;
+      return investment_less(model_, x, y);
+    });
+    over_order_repair r{name, held, mc.order, {}};
+    for (int s : victims) {
+      if (held <= mc.order) break;
+      const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+      held -= sh.order;
+      r.shares.push_back(sh.id);
+      if (sh.fixed) evict_share(s);
+      else model_.mark_removing(s, share_status::preempt);
+    }
+    repairs_.push_back(std::move(r));
+  }
+}
+
 // A settling round: every job is counted what it holds, so the plan lists each share as it stands (the
 // recovered ones as running) and no stage runs that could give, preempt or move anything. A job that holds
 // nothing waits with the reason `settling`. The next full round must run, whatever changed.
@@ -385,9 +448,11 @@ const schedule_plan& nodepool_scheduler::settle_round(const round_input& in) {
     if (j.given > 0 || j.done) {
       j.reason = reason_code::none;
     } else {
-      set_reason_text(
-          j, reason_code::settling,
-          "settling after a restart: nothing new until the RM has heard its agents and a work map");
+      if (in.settle_reason.empty())
+        set_reason_text(j, reason_code::settling,
+                        "settling after a restart: nothing new until the RM has heard its agents and a work map");
+      else
+        set_reason(j, reason_code::settling, in.settle_reason);
     }
   }
   model_.refresh_ranks();

@@ -90,6 +90,10 @@ class nodepool_scheduler {
   bool update_machine(const machine_report& report);
   // The node stopped answering: every share on it except unmanaged reservations is evicted.
   bool machine_down(const machine_id& name);
+  // The node is reported down, its work not evicted yet (the mass-loss brake paces evictions): nothing new is
+  // placed on it from now on; machine_down evicts later, or its next heartbeat (update_machine) brings it back
+  // with what it holds.
+  bool machine_unreachable(const machine_id& name);
   // Admin vary-off: fair-share shares are evicted, nothing new is placed; fixed work stays.
   bool vary_off(const machine_id& name);
   bool vary_on(const machine_id& name);
@@ -152,6 +156,8 @@ class nodepool_scheduler {
   // the actor layer sends only those jobs.
   const std::vector<std::size_t>& plan_changed_entries() const { return plan_.changed_entries(); }
   const std::vector<job_id>& plan_removed_jobs() const { return plan_.removed_jobs(); }
+  // The nodes the last schedule() found above their order, and what it took back on each (empty most rounds).
+  const std::vector<over_order_repair>& last_repairs() const { return repairs_; }
   // How many fair-share class splits, and users' splits in classes split again, How Much took as kept from
   // an earlier round since the last drop_caches() (how_much_cache).
   std::uint64_t how_much_splits_reused() const { return how_much_cache_.splits_reused; }
@@ -192,6 +198,10 @@ class nodepool_scheduler {
 
  private:
   const schedule_plan& settle_round(const round_input& in);
+  // Brings every machine listed in over_order_ back under its order (docs/architecture.md, "Recovery").
+  void repair_over_order();
+  // A machine holds more than its order: the next full round repairs it.
+  void note_over_order(int machine);
   void evict_where(int machine, bool (*evictable)(const cluster_model&, const share_rec&));
   void evict_overflow(int machine);
   void evict_share(int share_slot);
@@ -219,6 +229,10 @@ class nodepool_scheduler {
   bool dirty_ = true;                    // some input changed since the last round, or that round changed state
   bool last_round_settled_ = false;     // the last round was a settling one (round_input::settling)
   std::vector<machine_id> foreign_held_;  // machines whose foreign_processes is not 0 (by name: slots may move)
+  // Machines found above their order since the last full round (by name: slots may move), and what that
+  // round's repair took back.
+  std::vector<machine_id> over_order_;
+  std::vector<over_order_repair> repairs_;
   plan_keeper plan_;                     // the last round's plan, returned again for an unchanged round
   how_much_cache how_much_cache_;        // fair-share splits of classes whose inputs did not change
   round_input last_input_;

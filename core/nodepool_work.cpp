@@ -171,7 +171,8 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
       all_own = false;
       // Recovery: a live process the RM does not know (restart, reconfiguration).
       auto mit = model_.machine_index.find(p.node);
-      if (mit == model_.machine_index.end() && p.node_memory_mb > 0) {
+      if (mit == model_.machine_index.end()) {
+        // Not heard yet: sized from the map when it says, else kept unsized until its first heartbeat.
         register_unheard_machine(p.node, p.node_memory_mb);
         mit = model_.machine_index.find(p.node);
       }
@@ -187,6 +188,7 @@ bool nodepool_scheduler::reconcile_all(int ji, const work_item& item) {
       dirty_ = true;
       auto& sh = model_.shares[static_cast<std::size_t>(slot)];
       sh.published = true;
+      note_over_order(mi);
       const int cp = model_.class_pool(j);
       const int mp = model_.machines[static_cast<std::size_t>(mi)].pool;
       const bool fair = model_.policy_of(j) == policy::fair_share;
@@ -266,12 +268,23 @@ void nodepool_scheduler::set_acted_cycle(std::optional<std::uint64_t> cycle) {
 int nodepool_scheduler::register_unheard_machine(const machine_id& name, std::uint64_t memory_mb) {
   scheduler_config cfg;
   cfg.nodepools = pool_defs_;
-  if (top_level_of(cfg, find_nodepool(cfg, name.str(), "")) == model_.top_pool || pool_defs_.empty()) {
+  if (top_level_of(cfg, find_nodepool(cfg, name.str(), "")) != model_.top_pool && !pool_defs_.empty())
+    return add_foreign_machine(name, memory_mb);
+  if (memory_mb > 0) {
     update_machine({name, "", memory_mb, false});
     auto it = model_.machine_index.find(name);
     return it == model_.machine_index.end() ? -1 : it->second;
   }
-  return add_foreign_machine(name, memory_mb);
+  machine_rec mc;
+  mc.name = name;
+  mc.pool = pool_index(find_nodepool(cfg, name.str(), ""));
+  mc.unheard = true;
+  const int mi = static_cast<int>(model_.machines.size());
+  model_.machines.push_back(mc);
+  model_.machine_index[name] = mi;
+  model_.machines_changed();
+  dirty_ = true;
+  return mi;
 }
 
 void nodepool_scheduler::adopt_published(published_schedule shares) {

@@ -106,7 +106,9 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
     cands.clear();
     for (int s : j.shares) {
       const auto& sh = m.shares[static_cast<std::size_t>(s)];
-      if (!sh.removing() && !sh.fixed && !sh.blacklisted) cands.push_back(s);
+      // A share on a machine not heard since a restart frees nothing anyone could use until it is heard.
+      if (!sh.removing() && !sh.fixed && !sh.blacklisted && !m.machines[static_cast<std::size_t>(sh.machine)].unheard)
+        cands.push_back(s);
     }
     const auto k = static_cast<std::size_t>(std::clamp<int>(excess, 0, static_cast<int>(cands.size())));
     const bool pending_first = j.reclaiming > 0;

@@ -230,3 +230,83 @@ TEST_CASE("a machine varied off by the admin is not forgotten: the mark would be
   CHECK(out.forgotten == std::vector<machine_id>{machine_id("n001")});
   CHECK(h.s.machine_count() == 1);
 }
+
+TEST_CASE("a node the work map shows above its order is brought back under it, least invested first, and reported") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machine("n000", 8);                             // order 8
+  h.job("a", "u1", "normal", 2).max_processes = 4;  // four processes of order 2 fill it
+  h.round();
+  REQUIRE(h.count("a") == 4);
+  CHECK(h.s.last_repairs().empty());
+  // The orchestrator reports a process of another job there that the RM never gave (started late, say): n000
+  // now runs 10 quanta of 8. It has run 5 s; a's have run 60 s each, so it is the least invested.
+  for (auto& p : h.work.at(job_id("a")).processes) p.run_ms = 60000;
+  auto& b = h.job("b", "u2", "normal", 2);
+  b.max_processes = 1;
+  auto late = running_process("late.1", "n000");
+  late.run_ms = 5000;
+  b.processes.push_back(late);
+  h.round(false);
+  REQUIRE(h.s.last_repairs().size() == 1);
+  const auto& r = h.s.last_repairs().front();
+  CHECK(r.node.str() == "n000");
+  CHECK(r.held == 10);
+  CHECK(r.order == 8);
+  REQUIRE(r.shares.size() == 1);
+  CHECK(r.shares[0].str() == "late.1");
+  CHECK(h.with_status("b", share_status::preempt) == 1);
+  CHECK(h.with_status("a", share_status::preempt) == 0);
+  // The next round reports nothing more: the node is under its order once the preempted process goes.
+  h.orchestrate();
+  h.round();
+  CHECK(h.s.last_repairs().empty());
+  CHECK(h.no_machine_overbooked());
+}
+
+TEST_CASE("a settling round repairs nothing; the first full round after it does") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machine("n000", 4);  // order 4
+  auto& a = h.job("a", "u1", "normal", 2);
+  a.max_processes = 3;
+  for (int i = 0; i < 3; ++i) a.processes.push_back(running_process("old." + std::to_string(i), "n000"));
+  h.s.apply_work(h.work);
+  round_input settling;
+  settling.now_ms = 1000;
+  settling.settling = true;
+  h.last = h.s.schedule(settling);
+  CHECK(h.s.last_repairs().empty());
+  CHECK(h.with_status("a", share_status::running) == 3);
+  h.round(false);
+  REQUIRE(h.s.last_repairs().size() == 1);
+  CHECK(h.s.last_repairs().front().shares.size() == 1);
+  CHECK(h.with_status("a", share_status::preempt) == 1);
+}
+
+TEST_CASE("a node reported down whose eviction is held back takes nothing new, keeps its work until evicted, and "
+          "back in time keeps it") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 8);                            // n000, n001: order 8 each
+  h.job("a", "u1", "normal", 2).max_processes = 4;  // 8 of the 16 quanta
+  h.round();
+  REQUIRE(h.count("a") == 4);
+  // n001 is silent long enough to be down; the mass-loss brake holds its eviction back.
+  REQUIRE(h.s.machine_unreachable(machine_id("n001")));
+  const int held_there = h.on_machine("a", "n001");
+  h.job("b", "u2", "normal", 2).max_processes = 8;  // would fill every free quantum
+  h.round();
+  CHECK(h.on_machine("b", "n001") == 0);
+  CHECK(h.on_machine("a", "n001") == held_there);  // its work stays: the brake decides when it goes
+  CHECK(h.with_status("a", share_status::evict) == 0);
+  CHECK(h.s.view().machines[1].state == machine_state::down);
+  // Back before its turn: it is schedulable again with what it holds.
+  h.machine("n001", 8);
+  h.round();
+  CHECK(h.on_machine("a", "n001") == held_there);
+  CHECK(h.on_machine("b", "n001") > 0);
+  CHECK(h.no_machine_overbooked());
+  // Down again and its turn comes: evicted then.
+  REQUIRE(h.s.machine_unreachable(machine_id("n001")));
+  REQUIRE(h.s.machine_down(machine_id("n001")));
+  h.round(false);
+  CHECK(h.with_status("a", share_status::evict) == held_there);
+}

@@ -217,6 +217,66 @@ TEST_CASE("recovery onto an unknown node with its memory in the report registers
   CHECK(h.s.view().machines[0].free_quanta == 3);
 }
 
+namespace {
+// Job `id` of user `user`, one process of 2 GB running on each of `nodes`, as a restarted RM's first map lists
+// it: the orchestrator gives no node sizes (node_memory_mb absent).
+void running_everywhere(harness& h, const std::string& id, const std::string& user, const std::vector<std::string>& nodes) {
+  auto& j = h.job(id, user, "normal", 2);
+  j.max_processes = static_cast<int>(nodes.size());
+  for (const auto& n : nodes) j.processes.push_back(running_process(id + "." + n, n));
+}
+}  // namespace
+
+TEST_CASE("recovery onto nodes not heard yet, without their sizes, keeps the work where it runs and gives nothing "
+          "there until each node is heard") {
+  harness h(one_pool({fair_class("normal")}));
+  const std::vector<std::string> nodes{"n01", "n02", "n03", "n04", "n05", "n06"};
+  running_everywhere(h, "ja", "alice", nodes);
+  running_everywhere(h, "jb", "bob", nodes);
+  h.job("jc", "carol", "normal", 2).max_processes = 4;  // new work, asking for space
+  // The first rounds after the restart: no node heard at all.
+  for (int round = 0; round < 3; ++round) {
+    h.round();
+    for (const char* id : {"ja", "jb"}) {
+      INFO(id << " round " << round);
+      CHECK(h.plan(id).status != job_status::refused);
+      CHECK(h.with_status(id, share_status::running) == 6);
+      CHECK(h.with_status(id, share_status::preempt) == 0);
+      CHECK(h.with_status(id, share_status::evict) == 0);
+    }
+    CHECK(h.count("jc") == 0);  // nothing placed on a node of unknown size
+    CHECK(h.last.counts.preempted == 0);
+    CHECK(h.last.counts.evicted == 0);
+  }
+  // Five nodes speak (8 GB each: order 8, 4 quanta used by ja and jb): carol may use their free 4 quanta each,
+  // two processes of order 2 per node, up to her 4; n06 is still unsized and takes nothing.
+  for (std::size_t i = 0; i + 1 < nodes.size(); ++i) h.machine(nodes[i], 8);
+  h.round();
+  CHECK(h.count("jc") == 4);
+  CHECK(h.on_machine("jc", "n06") == 0);
+  CHECK(h.with_status("ja", share_status::running) == 6);
+  CHECK(h.with_status("jb", share_status::running) == 6);
+  CHECK(h.no_machine_overbooked());
+  // n06 never speaks: the intake reports it down, its work is evicted and placed again where it fits.
+  CHECK(h.s.machine_down(machine_id("n06")));
+  h.round();
+  CHECK(h.with_status("ja", share_status::evict) == 1);
+  CHECK(h.with_status("jb", share_status::evict) == 1);
+}
+
+TEST_CASE("a node heard after recovery smaller than its recovered work is brought back under its order") {
+  harness h(one_pool({fair_class("normal")}));
+  running_everywhere(h, "ja", "alice", {"n01", "n01", "n01"});  // three processes of order 2 on n01
+  auto& ja = h.work.at(job_id("ja"));
+  for (std::size_t i = 0; i < ja.processes.size(); ++i) ja.processes[i].id = share_id("ja." + std::to_string(i));
+  h.round();
+  REQUIRE(h.with_status("ja", share_status::running) == 3);
+  h.machine("n01", 4);  // order 4: two processes fit, the third must go
+  h.round(false);
+  CHECK(h.with_status("ja", share_status::evict) == 1);
+  CHECK(h.count("ja") == 2);
+}
+
 TEST_CASE("recovered work of a class that no longer exists blacklists its node until it is gone") {
   harness h(one_pool({fair_class("normal")}));
   h.machines("n", 2, 2);
