@@ -51,6 +51,13 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
       pub_ += (i == 0 ? "" : ",") + at + std::to_string(host_pub_ports_[i]);
       sub_ += (i == 0 ? "" : ",") + at + std::to_string(host_sub_ports_[i]);
     }
+  } else if (opt_.forwarders > 1) {
+    for (std::size_t k = 0; k < opt_.forwarders; ++k) {
+      fwd_pub_.push_back(test_support::loopback(test_support::free_port()));
+      fwd_sub_.push_back(test_support::loopback(test_support::free_port()));
+      pub_ += (k == 0 ? "" : ",") + fwd_pub_.back();
+      sub_ += (k == 0 ? "" : ",") + fwd_sub_.back();
+    }
   } else {
     pub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
     sub_ = "tcp://" + opt_.bus_host + ":" + std::to_string(test_support::free_port());
@@ -72,7 +79,9 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
     host_proxies_.push_back(std::make_unique<test_support::child_process>(
         path, args, dir_ + "/proxy-" + std::to_string(i) + ".log"));
   }
-  if (!opt_.own_forwarders && opt_.hosts.empty())
+  forwarders_.resize(fwd_pub_.size());
+  for (std::size_t k = 0; k < fwd_pub_.size(); ++k) start_forwarder(k);
+  if (!opt_.own_forwarders && opt_.hosts.empty() && fwd_pub_.empty())
     proxy_ = std::make_unique<test_support::child_process>(
         RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, dir_ + "/proxy.log");
   for (std::size_t i = 0; i < opt_.candidates; ++i) start(i);
@@ -88,6 +97,7 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
   co.bus_sub = sub_;
   co.period = std::chrono::milliseconds(200);
   co.name = "e2e-cluster";
+  co.quantum_mb = 1024;  // the test configuration's quantum: the orchestrator counts nodes above their order
   cluster_ = std::make_unique<test_support::fake_cluster>(co);
   for (const char* n : {"a1", "a2", "a3", "a4", "b1", "b2"}) cluster_->add_node(n, 8192);
 }
@@ -111,6 +121,8 @@ ha_fixture::~ha_fixture() {
     scheduler_b_.reset();
   }
   if (proxy_) host_proxies_.push_back(std::move(proxy_));
+  for (auto& p : forwarders_)
+    if (p) host_proxies_.push_back(std::move(p));
   for (auto& p : host_proxies_) {
     p->signal(SIGTERM);
     p->wait(std::chrono::seconds(10));
@@ -161,6 +173,15 @@ void ha_fixture::start(std::size_t i) {
     args[3] = pub;
     args[5] = sub;
   }
+  if (!fwd_pub_.empty() && i < opt_.reach.size() && !opt_.reach[i].empty()) {
+    std::string pub, sub;
+    for (const auto k : opt_.reach[i]) {
+      pub += (pub.empty() ? "" : ",") + fwd_pub_.at(k);
+      sub += (sub.empty() ? "" : ",") + fwd_sub_.at(k);
+    }
+    args[3] = pub;
+    args[5] = sub;
+  }
   if (opt_.split) args.insert(args.end(), {"--roles", "intake,diff,eviction,publisher,admin,scheduler:alpha"});
   // Appends to its log, so a restarted candidate's earlier life stays readable.
   const auto log = log_file(i);
@@ -172,6 +193,21 @@ void ha_fixture::start(std::size_t i) {
     path = wrapper.front();
   }
   procs_[i] = std::make_unique<test_support::child_process>(path, args, log);
+}
+
+void ha_fixture::start_forwarder(std::size_t k) {
+  forwarders_.at(k).reset();
+  forwarders_[k] = std::make_unique<test_support::child_process>(
+      RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", fwd_pub_.at(k), "--bus-sub", fwd_sub_.at(k)},
+      dir_ + "/proxy-" + std::to_string(k) + ".log");
+}
+
+void ha_fixture::stop_forwarder(std::size_t k) {
+  auto& p = forwarders_.at(k);
+  if (!p) return;
+  p->signal(SIGTERM);
+  p->wait(std::chrono::seconds(10));
+  p.reset();
 }
 
 void ha_fixture::signal(std::size_t i, int sig) { procs_.at(i)->signal(sig); }

@@ -45,6 +45,12 @@ struct ha_options {
     std::vector<std::string> peers;
   };
   std::vector<candidate_host> hosts;
+  // Several rmbus-proxy forwarders on loopback (more than one): candidate i connects to the forwarders listed
+  // in reach[i] (to every one when reach[i] is absent or empty), the cluster to every one. Two candidates that
+  // share no forwarder never hear each other while both reach the cluster: a partition between RM hosts
+  // (issue 49's layout: candidate 0 on both of two, candidate 1 on the first, candidate 2 on the second).
+  std::size_t forwarders = 1;
+  std::vector<std::vector<std::size_t>> reach;
 };
 
 class ha_fixture {
@@ -68,6 +74,11 @@ class ha_fixture {
   const std::string& bus_pub() const { return pub_; }
   const std::string& bus_sub() const { return sub_; }
   std::size_t candidates() const { return opt_.candidates; }
+  // With several forwarders: stops forwarder k (SIGTERM) and starts it again on the same endpoints; clients
+  // reconnect by themselves. Cutting the one forwarder two candidates share partitions them; starting it
+  // heals them.
+  void stop_forwarder(std::size_t k);
+  void start_forwarder(std::size_t k);
 
   // The candidate `rmbus-admin status` calls active (parsed from its printed reply), and its instance name;
   // nullopt when none does within `timeout`.
@@ -84,6 +95,8 @@ class ha_fixture {
   std::vector<std::string> own_pub_, own_sub_;  // own_forwarders: candidate i's forwarder
   std::vector<int> host_pub_ports_, host_sub_ports_;  // hosts: candidate i's proxy
   std::vector<std::unique_ptr<test_support::child_process>> host_proxies_;
+  std::vector<std::string> fwd_pub_, fwd_sub_;  // forwarders > 1: forwarder k's endpoints
+  std::vector<std::unique_ptr<test_support::child_process>> forwarders_;
   std::vector<std::string> wrapper_of(std::size_t i) const;
   std::string host_of(std::size_t i) const;
   std::vector<int> metrics_ports_;

@@ -12,6 +12,7 @@
 
 #include "tests/e2e/file_waits.hpp"
 #include "bus/publisher.hpp"
+#include "messages/ha_ballot.hpp"
 #include "messages/topics.hpp"
 #include "messages/value.hpp"
 #include "tests/e2e/ha_checks.hpp"
@@ -76,7 +77,7 @@ void kill_active_and_check_takeover(ha_options opt) {
   // The first schedule of the new active lists every process where it runs, under its share id, as running.
   REQUIRE(c.wait_state([&](const msg::rm_state& s) { return recovered(s, running) == running.size(); }, deadline));
   const auto new_epoch = c.accepted_epoch().value_or(0);
-  CHECK(new_epoch == old_epoch + 1);
+  CHECK(new_epoch == msg::next_ballot(old_epoch, standby));  // candidate i has rank i
   INFO(f.admin(standby, {"status"}).output);
   CHECK(f.status_value(standby, "role") == "active");
   CHECK(to_u64(f.status_value(standby, "epoch")) == new_epoch);
@@ -186,6 +187,78 @@ TEST_CASE("HA: a planned handover to the best standby, then to a named one", "[h
               static_cast<unsigned long long>(handover_ms));
 }
 
+// The node's state in the last rm.nodes the cluster saw ("" when absent).
+std::string node_state(ts::fake_cluster& c, const std::string& node) {
+  const auto n = c.last_nodes();
+  if (!n) return {};
+  for (const auto& r : n->nodes)
+    if (r.node == node) return std::string{msg::to_string(r.state)};
+  return {};
+}
+
+TEST_CASE("HA: nodes varied off stay out across a takeover and a handover", "[ha]") {
+  ha_fixture f{ha_options{}};
+  auto& c = f.cluster();
+  c.start();
+  const auto first = f.wait_active(deadline);
+  REQUIRE(first.has_value());
+  const std::size_t other = 1 - *first;
+  running_work(f);
+  auto v = f.admin(*first, {"vary-off", "a1", "a2"});
+  INFO(v.output);
+  REQUIRE(v.status == std::optional<int>{0});
+  REQUIRE(c.wait_nodes([](const msg::rm_nodes& n) {
+    return std::count_if(n.nodes.begin(), n.nodes.end(), [](const auto& r) {
+             return (r.node == "a1" || r.node == "a2") && r.state == msg::node_state::varied_off;
+           }) == 2;
+  }, deadline));
+  // The standby takes the active's marks as its own (said in its log).
+  REQUIRE(eventually([&] { return rmbus::e2e::read_all(f.log_file(other)).find("marks taken: 2 node(s) varied off") !=
+                                  std::string::npos; },
+                     10s));
+
+  const auto epoch0 = c.accepted_epoch().value_or(0);
+  f.signal(*first, SIGKILL);
+  f.wait(*first, 10s);
+  REQUIRE(first_acted_above(c, epoch0, deadline).has_value());
+  // The new active lists both nodes varied off, and gives them nothing: work that would fill them waits.
+  REQUIRE(c.wait_nodes([](const msg::rm_nodes&) { return true; }, deadline));
+  CHECK(node_state(c, "a1") == "varied_off");
+  CHECK(node_state(c, "a2") == "varied_off");
+  c.submit(job("dave-1", "dave", "normal", 1024, 8));
+  for (int i = 0; i < 10; ++i) {
+    REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+    for (const char* node : {"a1", "a2"})
+      for (const auto& j : c.last_state()->jobs)
+        for (const auto& sh : j.shares)
+          CHECK_FALSE((sh.node == node && sh.status == msg::share_status::new_));
+  }
+
+  // A handover keeps them too, and a node varied off on the new active as well.
+  f.start(*first);
+  const auto restarted = f.status_value(*first, "instance");
+  REQUIRE(eventually([&] { return f.admin(other, {"--json", "status"}).output.find(restarted) != std::string::npos; },
+                     20s));
+  REQUIRE(f.admin(other, {"vary-off", "a3"}).status == std::optional<int>{0});
+  REQUIRE(eventually([&] { return rmbus::e2e::read_all(f.log_file(*first)).find("marks taken: 3 node(s) varied off") !=
+                                  std::string::npos; },
+                     10s));
+  const auto epoch1 = c.accepted_epoch().value_or(0);
+  const auto h = f.admin(other, {"handover", "--to", restarted});
+  INFO(h.output);
+  REQUIRE(h.status == std::optional<int>{0});
+  REQUIRE(first_acted_above(c, epoch1, deadline).has_value());
+  REQUIRE(c.wait_nodes([](const msg::rm_nodes&) { return true; }, deadline));
+  REQUIRE(c.wait_nodes([](const msg::rm_nodes&) { return true; }, deadline));
+  for (const char* node : {"a1", "a2", "a3"}) CHECK(node_state(c, node) == "varied_off");
+  // Varied on at the new active, a node takes work again.
+  REQUIRE(f.admin(*first, {"vary-on", "a1"}).status == std::optional<int>{0});
+  REQUIRE(c.wait_nodes([](const msg::rm_nodes& n) {
+    return std::any_of(n.nodes.begin(), n.nodes.end(),
+                       [](const auto& r) { return r.node == "a1" && r.state != msg::node_state::varied_off; });
+  }, deadline));
+}
+
 TEST_CASE("HA: both RMs restarted at once continue above the epoch the orchestrator echoes", "[ha][faults]") {
   ha_fixture f{ha_options{}};
   auto& c = f.cluster();
@@ -207,7 +280,7 @@ TEST_CASE("HA: both RMs restarted at once continue above the epoch the orchestra
   for (std::size_t i = 0; i < 2; ++i) f.start(i);
   const auto first = first_acted_above(c, echoed, deadline);
   REQUIRE(first.has_value());
-  CHECK(c.acted()[*first].epoch == echoed + 1);
+  CHECK(msg::ballot_round(c.acted()[*first].epoch) == msg::ballot_round(echoed) + 1);
   REQUIRE(c.wait_state([&](const msg::rm_state& s) { return recovered(s, running) == running.size(); }, deadline));
   CHECK(c.states_refused() == 0);  // nothing of a lower epoch was even published
   check_fenced(c, echoed, *first);
@@ -385,7 +458,7 @@ TEST_CASE("HA, three hosts: the active cut off from the standby but not from the
   CHECK(f.status_value(*active, "role") == "standby");
   CHECK(f.status_value(standby, "role") == "active");
   const auto new_epoch = to_u64(f.status_value(standby, "epoch"));
-  CHECK(new_epoch == old_epoch + 1);
+  CHECK(new_epoch == msg::next_ballot(old_epoch, standby));
   CHECK(c.accepted_epoch() == std::optional<std::uint64_t>{new_epoch});
   CHECK(takeovers() == takeovers_before + 1);
   // The orchestrator acted on one epoch's schedules only from the first of the new epoch on, all the new

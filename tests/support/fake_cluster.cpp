@@ -58,16 +58,50 @@ struct fake_cluster::impl {
   std::vector<std::function<std::string(const messages::envelope&, std::uint64_t)>> injected;
   messages::schedule_follower follower;  // schedule_changes
   std::uint64_t changes_waiting = 0, changes_applied = 0;
+  over_order_count over_order;
+  new_on_down_count new_on_down;
+  std::set<std::string> down_nodes;  // as the last rm.nodes reported them
+  bool map_now = false;  // publish the next map at once (a new epoch accepted)
 
   // An rm.state, or the schedule followed from rm.state changes, whose envelope passed the fence: acted on
   // (called with mu held).
   void act(messages::rm_state s, const messages::envelope& env) {
     if (acted.size() < 100000) acted.push_back({env.epoch.value_or(0), env.src, s.cycle});
     last_env = env;
+    for (const auto& j : s.jobs)
+      for (const auto& sh : j.shares)
+        if (sh.status == messages::share_status::new_ && down_nodes.count(sh.node) > 0 &&
+            new_on_down.shares++ == 0)
+          new_on_down.first = "cycle " + std::to_string(s.cycle) + ": new share " + sh.id + " of " + j.id + " on " +
+                              sh.node + ", reported down";
     follow(s);
+    check_orders();
     if (state_observer) state_observer(s);
     state = std::move(s);
     ++states;
+  }
+  // The orchestrator's view after acting: quanta its processes hold per node against the node's order.
+  void check_orders() {
+    if (opt.quantum_mb == 0) return;
+    const auto q = opt.quantum_mb;
+    std::map<std::string, std::uint64_t> held_on;
+    std::map<std::string, std::string> who;
+    auto count = [&](const messages::work_item& w, const messages::work_process& p) {
+      if (p.state == messages::process_state::ended) return;
+      held_on[p.node] += (w.memory_mb + q - 1) / q;
+      who[p.node] += (who[p.node].empty() ? "" : ", ") + p.id;
+    };
+    for (const auto& [id, w] : work)
+      for (const auto& p : w.processes) count(w, p);
+    for (const auto& [job, p] : held)
+      if (auto it = work.find(job); it != work.end()) count(it->second, p);
+    for (const auto& [node, used] : held_on) {
+      auto n = nodes.find(node);
+      if (n == nodes.end() || used <= n->second.memory_mb / q) continue;
+      if (over_order.sightings++ == 0)
+        over_order.first = "node " + node + " holds " + std::to_string(used) + " quanta of " +
+                           std::to_string(n->second.memory_mb / q) + ": " + who[node];
+    }
   }
   std::unique_ptr<bus::subscriber> sub;
   std::thread driver;
@@ -105,7 +139,7 @@ struct fake_cluster::impl {
           proc.init_ms = 1000;
           proc.run_ms = 100;
           auto n = nodes.find(sh.node);
-          if (n != nodes.end()) proc.node_memory_mb = n->second.memory_mb;
+          if (n != nodes.end() && !opt.omit_node_memory) proc.node_memory_mb = n->second.memory_mb;
           w.processes.push_back(std::move(proc));
         } else if ((sh.status == messages::share_status::preempt || sh.status == messages::share_status::evict) &&
                    p != w.processes.end()) {
@@ -185,7 +219,9 @@ struct fake_cluster::impl {
       }
       next += opt.period;
       std::unique_lock<std::mutex> lock(mu);
-      cv.wait_until(lock, next, [&] { return !running.load(); });
+      cv.wait_until(lock, next, [&] { return !running.load() || map_now; });
+      if (map_now) next = std::chrono::steady_clock::now();  // the period restarts from the prompt map
+      map_now = false;
     }
   }
 };
@@ -212,10 +248,12 @@ void fake_cluster::start() {
       auto s = messages::decode_rm_state(msg.topic, msg.body, {}, &env);
       if (!s) return;
       // The fence: a schedule below the highest epoch accepted is from a deposed RM; never act on it.
+      const auto before = m.fence.echo();
       if (!m.fence.accept(env.epoch, s.value().cycle)) {
         m.cv.notify_all();
         return;
       }
+      if (m.opt.map_on_new_epoch && m.fence.echo() != before) m.map_now = true;
       m.act(std::move(s.value()), env);
     } else if (msg.topic == messages::topics::rm_schedule_changes && m.opt.schedule_changes) {
       if (!m.state_envelopes.emplace(msg.env.src, msg.env.seq).second) ++m.states_repeated;
@@ -239,6 +277,9 @@ void fake_cluster::start() {
     } else if (msg.topic == messages::topics::rm_nodes) {
       auto n = messages::decode_rm_nodes(msg.topic, msg.body);
       if (!n) return;
+      m.down_nodes.clear();
+      for (const auto& r : n.value().nodes)
+        if (r.state == messages::node_state::down) m.down_nodes.insert(r.node);
       m.node_report = std::move(n.value());
       ++m.node_reports;
     } else if (msg.topic == messages::topics::rm_cycle) {
@@ -264,6 +305,16 @@ void fake_cluster::start() {
   m.driver = std::thread([&m] { m.run(); });
 }
 
+fake_cluster::new_on_down_count fake_cluster::new_on_down() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->new_on_down;
+}
+
+fake_cluster::over_order_count fake_cluster::over_order() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->over_order;
+}
+
 void fake_cluster::hold_starts() {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->holding = true;
@@ -278,7 +329,7 @@ void fake_cluster::release_starts() {
     if (it == m.work.end()) continue;
     auto& w = it->second;
     if (std::none_of(w.processes.begin(), w.processes.end(), [&](const auto& x) { return x.id == proc.id; })) {
-      if (auto n = m.nodes.find(proc.node); n != m.nodes.end()) proc.node_memory_mb = n->second.memory_mb;
+      if (auto n = m.nodes.find(proc.node); n != m.nodes.end() && !m.opt.omit_node_memory) proc.node_memory_mb = n->second.memory_mb;
       w.processes.push_back(std::move(proc));
       if (w.state == messages::work_state::waiting) w.state = messages::work_state::running;
     }
@@ -390,7 +441,7 @@ void fake_cluster::adopt_process(const std::string& job_id, const std::string& s
   p.state = messages::process_state::running;
   p.init_ms = 1000;
   auto n = impl_->nodes.find(node);
-  if (n != impl_->nodes.end()) p.node_memory_mb = n->second.memory_mb;
+  if (n != impl_->nodes.end() && !impl_->opt.omit_node_memory) p.node_memory_mb = n->second.memory_mb;
   it->second.processes.push_back(std::move(p));
   it->second.state = messages::work_state::running;
 }

@@ -58,6 +58,15 @@ struct cluster_options {
   // configured with [bus] schedule_changes_full_every) instead of rm.state: it acts on the followed schedule
   // after every message applied (messages/schedule_follower.hpp), and on nothing while it waits for a full one.
   bool schedule_changes = false;
+  // The orchestrator's own check of the RM's one promise (docs/reliability.md): with a quantum, after every
+  // schedule it acts on it counts the nodes whose processes (running, starting, or being launched) hold more
+  // quanta (each process ceil(memory / quantum)) than the node has (memory / quantum). 0: not checked.
+  std::uint64_t quantum_mb = 0;
+  // On accepting an epoch above the highest it accepted, publish the next work map at once (it echoes the new
+  // epoch), rather than at the next period: a new HA active grants nothing until it sees that echo.
+  bool map_on_new_epoch = true;
+  // The orchestrator lists its processes without node_memory_mb, as DUCC's does (it has no node sizes).
+  bool omit_node_memory = false;
 };
 
 // A job to submit; the harness fills in the rest of the work item (state, processes, submission time).
@@ -145,6 +154,20 @@ class fake_cluster {
   std::uint64_t heartbeats_sent() const;
   // The cluster's bus subscriber's counters (received, duplicates dropped, gaps...).
   bus::subscriber_stats bus_stats() const;
+  // With cluster_options::quantum_mb: the times a node was seen above its order after a schedule was acted on,
+  // and the first such sighting in words ("node n04 holds 4 quanta of 2: ...").
+  struct over_order_count {
+    std::uint64_t sightings = 0;
+    std::string first;
+  };
+  over_order_count over_order() const;
+  // `new` shares of the schedules acted on that named a node the last rm.nodes received before them reported
+  // down (the RM's rule: a node reported down takes nothing new), and the first such share in words.
+  struct new_on_down_count {
+    std::uint64_t shares = 0;
+    std::string first;
+  };
+  new_on_down_count new_on_down() const;
   // Waits until a NEW rm.state (one received after the call) satisfies `pred`, or the deadline passes.
   bool wait_state(const std::function<bool(const messages::rm_state&)>& pred, std::chrono::milliseconds timeout);
   bool wait_nodes(const std::function<bool(const messages::rm_nodes&)>& pred, std::chrono::milliseconds timeout);

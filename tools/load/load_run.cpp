@@ -146,22 +146,23 @@ rm_layout start(const options& o, const std::string& config, const std::string& 
     l.proxies.push_back(
         std::make_unique<rm_process>(o.proxy, a, o.work_dir + "/rmbus-proxy-" + how + "-" + std::to_string(i) + ".log"));
   }
+  auto launch = [&](std::vector<std::string> args, const std::string& log_path) {
+    l.procs.push_back(std::make_unique<rm_process>(o.rmbus, args, log_path));
+    l.args.push_back(std::move(args));
+  };
   if (how == "split") {
-    l.procs.push_back(std::make_unique<rm_process>(
-        o.rmbus, base({"--roles", "intake,eviction", "--metrics", "127.0.0.1:" + std::to_string(l.metrics)}), log + "-1.log"));
+    launch(base({"--roles", "intake,eviction", "--metrics", "127.0.0.1:" + std::to_string(l.metrics)}), log + "-1.log");
     std::this_thread::sleep_for(300ms);  // its forwarder binds the bus first
     auto second = base({"--roles", "diff,publisher,admin", "--no-forwarder", "--admin", tcp(l.admin), "--metrics", "off"});
     auto third = base({"--roles", "scheduler", "--no-forwarder", "--metrics", "off"});
     for (auto& a : own_key(0)) second.push_back(a);
     for (auto& a : own_key(1)) third.push_back(a);
-    l.procs.push_back(std::make_unique<rm_process>(o.rmbus, second, log + "-2.log"));
-    l.procs.push_back(std::make_unique<rm_process>(o.rmbus, third, log + "-3.log"));
+    launch(second, log + "-2.log");
+    launch(third, log + "-3.log");
   } else {
-    l.procs.push_back(std::make_unique<rm_process>(
-        o.rmbus,
-        base({"--admin", tcp(l.admin), "--metrics", "127.0.0.1:" + std::to_string(l.metrics), "--threads",
-              how == "one-1thread" ? "1" : "2"}),
-        log + ".log"));
+    launch(base({"--admin", tcp(l.admin), "--metrics", "127.0.0.1:" + std::to_string(l.metrics), "--threads",
+                 how == "one-1thread" ? "1" : "2"}),
+           log + ".log");
   }
   return l;
 }

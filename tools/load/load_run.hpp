@@ -48,6 +48,7 @@ struct options {
   int forwarders = 1;             // --forwarders: the RM's own and forwarders - 1 rmbus-proxy processes
   std::string proxy;              // the rmbus-proxy executable, next to rmbus
   int serve_s = 300;              // --serve-s: how long the serve phase keeps the cluster running
+  bool no_node_memory = false;    // --no-node-memory: the serve phase's map names no node's size
   int events = 500;               // --events: changes published as deltas in the events phase
   int event_ms = 10;              // --event-ms: between two of them
   // --schedule-changes N: the events phase's orchestrator follows rm.schedule.changes (a full message every N
@@ -84,6 +85,7 @@ struct rm_layout {
   std::vector<std::unique_ptr<rm_process>> proxies;  // not in sample(): what the RM costs is measured
   std::optional<bus::curve_client> curve;  // rmbus-load's client keys, with --curve
   std::vector<std::unique_ptr<rm_process>> procs;
+  std::vector<std::vector<std::string>> args;  // procs[i]'s command line, to start it again
   std::string pub_list() const {
     auto list = tcp(pub);
     for (const auto& p : proxy_ports) list += "," + tcp(p.first);
@@ -134,8 +136,18 @@ latency_result measure_latency(stamped_publisher& orch, observer& obs, load_clus
                                bool after_settle = false);
 void print_latency(const std::string& label, const latency_result& r);
 
+struct restart_figures {
+  std::size_t running = 0;       // processes running when the RM was killed
+  std::size_t refused_jobs = 0;  // work items the restarted RM refused
+  std::size_t taken = 0;         // of the running processes, those it preempted or evicted
+  double to_whole_ms = -1;       // restart -> the first rm.state listing every running process (-1: never)
+};
+
 struct failover_figures {
   std::vector<double> ms;  // kill -> first rm.state of the new epoch
+  // A job arriving at the kill: from the first rm.state of the new epoch to the first giving it a share (the new
+  // active grants nothing before the orchestrator echoes its epoch, docs/architecture.md "High availability").
+  std::vector<double> first_new_ms;
   double active_cpu = -1, standby_cpu = -1;  // at rest, share of one core
   double active_rss_mb = 0, standby_rss_mb = 0;
 };
@@ -156,6 +168,7 @@ struct events_figures {
 struct run_figures {
   events_figures events;
   failover_figures failover;
+  restart_figures restart;
   double startup_s = -1, absorbed_first_s = -1;
   std::size_t ever_missing = 0;
   double intake_sustained = 0, intake_peak = 0, raw_ceiling = 0;
@@ -180,6 +193,7 @@ void run_failover(const options& o, zmq::context_t& ctx, const load_cluster& c, 
 // each second, following every schedule as an orchestrator would. One line on stdout names the endpoints;
 // then it runs for --serve-s seconds, or until SIGTERM.
 void run_serve(const options& o, zmq::context_t& ctx, const load_cluster& c);
+void run_restart(const options& o, zmq::context_t& ctx, const load_cluster& c, restart_figures& f);
 latency_result run_latency_only(const options& o, zmq::context_t& ctx, const load_cluster& c, const std::string& how);
 // Events: the orchestrator publishes one full map (the RM recovers every process), waits out the settle
 // window that map opens (rm.events settling / settled), then publishes one change every

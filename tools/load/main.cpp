@@ -19,7 +19,12 @@
 //             or a later map (rm.state's workmap_seq), as percentiles; then a full map of the same cluster
 //             timed the same way, the baseline of the same run; the pools' rounds and their stages (rm.cycle)
 //             as medians; every node heartbeats each --events-heartbeat-ms (1000) (not in the default set)
-//   serve     no measurement: keeps the cluster running for an outside observer (rmbus-web's benchmark)
+//   serve     no measurement: keeps the cluster running for an outside observer (rmbus-web's benchmark);
+//             with --no-node-memory its map names no node's size, as DUCC's orchestrator's does
+//   restart   the RM SIGKILLed under running work and started again while the agents heartbeat every second;
+//             the orchestrator's map (without node sizes) goes out as soon as the new RM is up: running work
+//             refused, preempted or evicted by the restart, and the time to the first rm.state listing every
+//             running process (not in the default set)
 // --curve runs every phase with CURVE on the bus (docs/bus.md, "Security"): rmbus-load makes fresh key pairs
 // in its work folder (the RM's, one rm key per further split process, its own client key), lists them, and
 // writes [security] into each configuration. It takes no --key / --server-key as the other tools do: those
@@ -75,6 +80,7 @@ int main(int argc, char** argv) {
                  "subscribes to rm.state (0: it reads rm.state)")
       ->check(CLI::Range(0, 100000));
   app.add_option("--serve-s", o.serve_s, "serve: seconds to keep the cluster running")->check(CLI::Range(1, 86400));
+  app.add_flag("--no-node-memory", o.no_node_memory, "serve: the map names no node's size (node_memory_mb absent)");
   app.add_option("--rmbus", o.rmbus,
                  "the rmbus executable (default: rmbus beside this program, else ../rmbus)");
   app.add_option("--work-dir", o.work_dir, "where configurations and RM logs go (default: a fresh temporary folder)");
@@ -100,10 +106,11 @@ int main(int argc, char** argv) {
   o.phases.clear();
   std::stringstream ps(phases);
   for (std::string p; std::getline(ps, p, ',');) {
-    static const std::set<std::string> known{"startup", "intake", "latency", "idle", "split", "pools", "failover", "events", "serve"};
+    static const std::set<std::string> known{"startup", "intake", "latency", "idle",  "split",
+                                             "pools",   "failover", "events", "serve", "restart"};
     if (!known.count(p)) {
       std::cerr << "rmbus-load: --phases: unknown phase '" << p
-                << "' (known: startup, intake, latency, idle, split, pools, failover, events, serve)\n";
+                << "' (known: startup, intake, latency, idle, split, pools, failover, events, serve, restart)\n";
       return 2;
     }
     o.phases.insert(p);
@@ -177,6 +184,7 @@ int main(int argc, char** argv) {
       }
       if (o.phases.count("failover")) run_failover(o, ctx, cluster, f.failover);
       if (o.phases.count("events")) run_events(o, ctx, cluster, f.events);
+      if (o.phases.count("restart")) run_restart(o, ctx, cluster, f.restart);
       runs.push_back(f);
     }
   } catch (const std::exception& e) {

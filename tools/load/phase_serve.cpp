@@ -32,11 +32,17 @@ void run_serve(const options& o, zmq::context_t& ctx, const load_cluster& c) {
   std::fflush(stdout);
   const std::string topic{messages::topics::workmap};
   auto work = c.work;
+  if (o.no_node_memory)
+    for (auto& w : work.work)
+      for (auto& p : w.processes) p.node_memory_mb.reset();
   const auto t0 = clock_type::now();
   while (seconds_since(t0) < o.serve_s) {
     const auto seq = orch.publish(topic, work);
     obs.wait([&] { return obs.state_for_map.count(seq) > 0; }, 30s);
     if (obs.last_state) follow_schedule(work, obs.last_state->state);
+    if (o.no_node_memory)
+      for (auto& w : work.work)
+        for (auto& p : w.processes) p.node_memory_mb.reset();
     obs.state_for_map.clear();
     obs.wait([] { return false; }, 1000ms);  // the orchestrator's period
   }

@@ -31,7 +31,17 @@ int main(int argc, char** argv) {
                "HA soak: two candidates on rmbus-proxy; each kill SIGKILLs the active, the standby takes over, the "
                "killed one comes back as a standby");
   app.add_option("--rmbus-proxy", opt.proxy_path, "the rmbus-proxy executable (with --ha)")->capture_default_str();
+  app.add_flag("--partition", opt.partition,
+               "with --ha: three candidates; before each kill of the active the standbys are cut off from each "
+               "other at a seeded moment (both still reach the orchestrator), and healed after the recovery");
+  app.add_flag("--no-node-memory", opt.no_node_memory,
+               "the orchestrator omits node_memory_mb (as DUCC's does): a restarted RM recovers work on nodes it "
+               "has not heard yet without their sizes");
   CLI11_PARSE(app, argc, argv);
+  if (opt.partition && !opt.ha) {
+    std::cerr << "--partition needs --ha\n";
+    return 2;
+  }
   if (opt.kill_max_ms < opt.kill_min_ms) {
     std::cerr << "--kill-max-ms (" << opt.kill_max_ms << ") is below --kill-min-ms (" << opt.kill_min_ms << ")\n";
     return 2;

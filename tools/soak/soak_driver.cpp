@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "tests/support/child_process.hpp"
@@ -79,13 +80,30 @@ class soak_run {
     sub_ = test_support::loopback(test_support::free_port());
     admin_ = test_support::loopback(test_support::free_port());
     if (opt_.ha) {
-      for (std::size_t i = 0; i < 2; ++i) {
+      candidate_count_ = opt_.partition ? 3 : 2;
+      for (std::size_t i = 0; i < candidate_count_; ++i) {
         ha_admins_[i] = test_support::loopback(test_support::free_port());
         std::ofstream{opt_.work_dir + "/rmbus-" + std::to_string(i) + ".toml"}
             << soak_config(opt_.heartbeat_ms) << "[ha]\nenabled = true\nrank = " << i << "\n";
       }
-      proxy_ = std::make_unique<test_support::child_process>(
-          opt_.proxy_path, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, opt_.work_dir + "/proxy.log");
+      if (opt_.partition) {
+        // Forwarder i carries candidate i to the cluster; the last one, shared by the candidates alone, is the
+        // link between them that each kill cuts.
+        pub_.clear();
+        sub_.clear();
+        for (std::size_t k = 0; k <= candidate_count_; ++k) {
+          fwd_pub_.push_back(test_support::loopback(test_support::free_port()));
+          fwd_sub_.push_back(test_support::loopback(test_support::free_port()));
+          start_forwarder(k);
+          if (k < candidate_count_) {
+            pub_ += (pub_.empty() ? "" : ",") + fwd_pub_.back();
+            sub_ += (sub_.empty() ? "" : ",") + fwd_sub_.back();
+          }
+        }
+      } else {
+        proxy_ = std::make_unique<test_support::child_process>(
+            opt_.proxy_path, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, opt_.work_dir + "/proxy.log");
+      }
     }
     for (int i = 1; i <= opt_.nodes; ++i) node_order_["s" + std::to_string(i)] = 8;
     start_rm();
@@ -95,6 +113,8 @@ class soak_run {
     co.bus_sub = sub_;
     co.period = std::chrono::milliseconds(std::max(50, opt_.heartbeat_ms * 2 / 3));
     co.name = "rmbus-soak";
+    co.quantum_mb = 1024;  // the orchestrator's own count of nodes above their order
+    co.omit_node_memory = opt_.no_node_memory;
     cluster_ = std::make_unique<test_support::fake_cluster>(co);
     for (const auto& [name, order] : node_order_) cluster_->add_node(name, order * 1024);
     cluster_->set_state_observer([this](const messages::rm_state& s) { queue_.push(s); });
@@ -117,9 +137,26 @@ class soak_run {
         break;
       }
       change_work();
-      drain_until(clock_type::now() + std::chrono::milliseconds(
-                                          std::uniform_int_distribution<int>(opt_.kill_min_ms, opt_.kill_max_ms)(rng_)));
+      const auto wait = std::chrono::milliseconds(
+          std::uniform_int_distribution<int>(opt_.kill_min_ms, opt_.kill_max_ms)(rng_));
+      if (opt_.partition) {
+        // The cut lands in the last 800 ms before the kill: sooner, the standbys would miss the active's beacons
+        // for a whole takeover time and take over from a live active (a partition of its own, which the
+        // election handles as well, but not the one this soak is about).
+        const auto before_kill = std::min<std::chrono::milliseconds>(wait, 800ms) *
+                                 std::uniform_int_distribution<int>(0, 100)(rng_) / 100;
+        const auto cut = wait - before_kill;
+        drain_until(clock_type::now() + cut);
+        stop_forwarder(candidate_count_);
+        drain_until(clock_type::now() + (wait - cut));
+      } else {
+        drain_until(clock_type::now() + wait);
+      }
       kill_and_check(k);
+      if (opt_.partition) {
+        drain_until(clock_type::now() + std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 2000)(rng_)));
+        start_forwarder(candidate_count_);
+      }
     }
     return finish();
   }
@@ -138,12 +175,13 @@ class soak_run {
       proxy_->signal(SIGTERM);
       proxy_->wait(10s);
     }
+    for (std::size_t k = 0; k < forwarders_.size(); ++k) stop_forwarder(k);
   }
 
  private:
   void start_rm() {
     if (opt_.ha) {
-      for (std::size_t i = 0; i < 2; ++i) start_candidate(i);
+      for (std::size_t i = 0; i < candidate_count_; ++i) start_candidate(i);
       return;
     }
     rm_ = std::make_unique<test_support::child_process>(
@@ -152,21 +190,41 @@ class soak_run {
         opt_.work_dir + "/rmbus.log");
   }
 
-  // HA: candidate i (rank i) with its own configuration and admin endpoint, on the standalone forwarder.
+  // HA: candidate i (rank i) with its own configuration and admin endpoint, on the standalone forwarder (with
+  // --partition: on its own forwarder and the one the candidates share).
   void start_candidate(std::size_t i) {
     const auto n = std::to_string(i);
+    auto pub = pub_, sub = sub_;
+    if (opt_.partition) {
+      pub = fwd_pub_.at(i) + "," + fwd_pub_.at(candidate_count_);
+      sub = fwd_sub_.at(i) + "," + fwd_sub_.at(candidate_count_);
+    }
     candidates_[i] = std::make_unique<test_support::child_process>(
         opt_.rmbus_path,
-        std::vector<std::string>{"--config", opt_.work_dir + "/rmbus-" + n + ".toml", "--bus-pub", pub_, "--bus-sub",
-                                 sub_, "--admin", ha_admins_[i], "--metrics", "off", "--no-forwarder"},
+        std::vector<std::string>{"--config", opt_.work_dir + "/rmbus-" + n + ".toml", "--bus-pub", pub, "--bus-sub",
+                                 sub, "--admin", ha_admins_[i], "--metrics", "off", "--no-forwarder"},
         opt_.work_dir + "/rmbus-" + n + ".log");
+  }
+
+  void start_forwarder(std::size_t k) {
+    if (forwarders_.size() <= k) forwarders_.resize(k + 1);
+    forwarders_[k] = std::make_unique<test_support::child_process>(
+        opt_.proxy_path, std::vector<std::string>{"--bus-pub", fwd_pub_.at(k), "--bus-sub", fwd_sub_.at(k)},
+        opt_.work_dir + "/proxy-" + std::to_string(k) + ".log");
+  }
+
+  void stop_forwarder(std::size_t k) {
+    if (k >= forwarders_.size() || !forwarders_[k]) return;
+    forwarders_[k]->signal(SIGTERM);
+    forwarders_[k]->wait(10s);
+    forwarders_[k].reset();
   }
 
   // HA: the candidate whose instance (rmbus.<pid>.<start>) sent the last schedule acted on.
   std::optional<std::size_t> active_candidate() const {
     const auto env = cluster_->last_state_envelope();
     if (!env) return std::nullopt;
-    for (std::size_t i = 0; i < 2; ++i)
+    for (std::size_t i = 0; i < candidate_count_; ++i)
       if (candidates_[i] && env->src.rfind("rmbus." + std::to_string(candidates_[i]->pid()) + ".", 0) == 0) return i;
     return std::nullopt;
   }
@@ -181,6 +239,38 @@ class soak_run {
         ++sum_.lower_epoch_acted;
       }
     epochs_checked_ = acted.size();
+  }
+
+  // After each recovery: the orchestrator, counting the processes it runs, saw no node above its order.
+  void check_orchestrator_orders(int k) {
+    const auto over = cluster_->over_order();
+    if (over.sightings <= over_order_seen_) return;
+    violation("order", "the orchestrator saw a node above its order " + std::to_string(over.sightings - over_order_seen_) +
+                           " time(s) after kill " + std::to_string(k) + "; the first ever: " + over.first);
+    sum_.orchestrator_over_order += over.sightings - over_order_seen_;
+    over_order_seen_ = over.sightings;
+  }
+
+  // Partition, after each recovery: from the first schedule of the newest epoch on the orchestrator acted on one
+  // instance only (the loser stepped down at the echo).
+  void check_partition(int k, std::uint64_t epoch_at_kill) {
+    const auto acted = cluster_->acted();
+    const auto newest = cluster_->accepted_epoch().value_or(0);
+    std::set<std::uint64_t> epochs;
+    std::set<std::string> instances;
+    bool from_first = false;
+    for (const auto& a : acted) {
+      if (a.epoch > epoch_at_kill) epochs.insert(a.epoch);
+      from_first = from_first || a.epoch == newest;
+      if (from_first) instances.insert(a.src.substr(0, a.src.find(':')));
+    }
+    sum_.epochs_per_failover.push_back(static_cast<double>(epochs.size()));
+    if (instances.size() > 1) {
+      violation("ha", "after kill " + std::to_string(k) + " the orchestrator acted on " +
+                          std::to_string(instances.size()) + " instances from the first schedule of epoch " +
+                          std::to_string(newest) + " on");
+      ++sum_.split_actives;
+    }
   }
 
   // The next rm.state, with rules 2 and 3 checked on it (every state, whatever else is waiting for it).
@@ -339,8 +429,10 @@ class soak_run {
       }
     }
     const double secs = std::chrono::duration<double>(clock_type::now() - restarted).count();
+    check_orchestrator_orders(k);
     if (opt_.ha) {
       check_epochs();
+      if (opt_.partition) check_partition(k, epoch_at_kill);
       if (!restarted_standby) {
         violation("ha", "no schedule of a new epoch after kill " + std::to_string(k));
         ++sum_.no_takeover;
@@ -413,7 +505,8 @@ class soak_run {
          << "  kills survived:              " << sum_.kills_survived << "/" << sum_.kills_asked << "\n"
          << "  processes running at kills:  " << sum_.processes_at_kills << "\n"
          << "  processes lost:              " << sum_.processes_lost << "\n"
-         << "  schedules above an order:    " << sum_.over_order << "\n"
+         << "  schedules above an order:    " << sum_.over_order << " (at the orchestrator, nodes seen above: "
+         << sum_.orchestrator_over_order << ")\n"
          << "  reused share ids:            " << sum_.reused_ids << " (of " << sum_.share_ids << " ids seen)\n"
          << "  kills in a steady schedule:  " << sum_.steady_kills << " (the rest while the schedule was changing)\n"
          << "  schedules not back in time:  " << sum_.not_back << "\n"
@@ -437,6 +530,12 @@ class soak_run {
            << "  schedules acted on from a lower epoch: " << sum_.lower_epoch_acted << " (refused by the fence: "
            << cluster_->states_refused() << ")\n";
     }
+    if (opt_.partition) {
+      const auto& e = sum_.epochs_per_failover;
+      out_ << "  partition: kills with two instances acted on after the echo: " << sum_.split_actives
+           << "; new epochs per kill: median " << median_of(e) << ", max "
+           << (e.empty() ? 0 : *std::max_element(e.begin(), e.end())) << "\n";
+    }
     out_
          << "  result:                      " << (exit_status(sum_) == 0 ? "PASS" : "FAIL") << std::endl;
     return sum_;
@@ -449,9 +548,14 @@ class soak_run {
   std::string config_, pub_, sub_, admin_;
   std::map<std::string, std::uint64_t> node_order_;
   std::unique_ptr<test_support::child_process> rm_;
-  std::unique_ptr<test_support::child_process> candidates_[2];  // HA
-  std::string ha_admins_[2];
+  std::size_t candidate_count_ = 0;                              // HA: 2, or 3 with --partition
+  std::unique_ptr<test_support::child_process> candidates_[3];  // HA
+  std::string ha_admins_[3];
   std::unique_ptr<test_support::child_process> proxy_;
+  // Partition: forwarder i for candidate i, the last one shared by the candidates alone.
+  std::vector<std::string> fwd_pub_, fwd_sub_;
+  std::vector<std::unique_ptr<test_support::child_process>> forwarders_;
+  std::uint64_t over_order_seen_ = 0;
   std::size_t epochs_checked_ = 0;
   std::unique_ptr<test_support::fake_cluster> cluster_;
   state_queue queue_;

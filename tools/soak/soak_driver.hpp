@@ -1,6 +1,7 @@
 #pragma once
 // The I/O shell of rmbus-soak: it runs rmbus as a child process (with --ha: two HA candidates on rmbus-proxy,
-// the active SIGKILLed each time; docs/reliability.md "HA soak") on private loopback ports (its embedded
+// the active SIGKILLed each time; with --partition three, cut off from each other at each kill;
+// docs/reliability.md "HA soak") on private loopback ports (its embedded
 // forwarder is the bus, so every kill takes the bus down too), plays a small cluster and its orchestrator on
 // that bus (tests/support/fake_cluster), changes the work at seeded moments, and SIGKILLs rmbus at seeded
 // random moments, restarting it each time. Every rm.state it receives goes through the checks of
@@ -37,6 +38,14 @@ struct soak_options {
   // started again as a standby once the new active's first schedule has come.
   bool ha = false;
   std::string proxy_path;
+  // HA partition soak (--ha --partition): three candidates, each on a forwarder of its own that the cluster
+  // also reaches and on one forwarder they share; before each kill of the active, at a seeded moment, the
+  // shared forwarder is stopped (the standbys cannot hear each other, both reach the orchestrator), and it is
+  // started again a seeded time after the recovery. The orchestrator counts every node it sees above its order.
+  bool partition = false;
+  // The orchestrator lists its processes without node_memory_mb, as DUCC's does: a restarted RM recovers work on
+  // nodes it has not heard yet without their sizes (--no-node-memory).
+  bool no_node_memory = false;
 };
 
 struct soak_summary {
@@ -61,8 +70,14 @@ struct soak_summary {
   std::vector<double> failover_ms;
   std::uint64_t lower_epoch_acted = 0;
   std::uint64_t no_takeover = 0;  // kills after which no new epoch came within 30 s
+  // Times the orchestrator saw a node above its order (its own count, over every schedule acted on); partition:
+  // kills after which it acted on more than one instance from the first schedule of the last new epoch on.
+  std::uint64_t orchestrator_over_order = 0;
+  std::uint64_t split_actives = 0;
+  std::vector<double> epochs_per_failover;  // new epochs the orchestrator acted on after each kill
   std::uint64_t violations() const {
-    return processes_lost + over_order + reused_ids + not_back + lower_epoch_acted + no_takeover;
+    return processes_lost + over_order + reused_ids + not_back + lower_epoch_acted + no_takeover +
+           orchestrator_over_order + split_actives;
   }
 };
 
