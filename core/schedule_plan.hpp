@@ -149,12 +149,12 @@ struct round_input {
   // it knows of the cluster may be partial, so a round keeps every share as it is (recovered ones too),
   // gives nothing new and preempts nothing. Evictions of nodes found down are not held back.
   bool settling = false;
-  // With settling: what the jobs left waiting are told (empty: the restart's settle window). An HA active
-  // waiting for the orchestrator to accept its epoch settles the same way, for another reason.
-  std::string settle_reason{};
   // The round's number as the actor layer publishes it (rm.state's cycle); 0 when unnumbered. A removal is
   // stamped with it, so that the orchestrator's echo of the cycles it acted on can acknowledge it.
   std::uint64_t cycle = 0;
+  // With settling: what the jobs left waiting are told (empty: the restart's settle window). An HA active
+  // waiting for the orchestrator to accept its epoch settles the same way, for another reason.
+  std::string settle_reason{};
 };
 
 // One level of the share tree between a job's class and the job itself, as the last round counted it.
