@@ -102,13 +102,20 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
     const auto& j = m.jobs[static_cast<std::size_t>(ji)];
     const auto* rc = m.class_of(j);
     const std::int64_t grace = rc != nullptr ? rc->reclaim_grace_ms : 0;
-    const int excess = sparing ? pick.shed[static_cast<std::size_t>(ji)] : m.current(j) - j.given;
+    int excess = sparing ? pick.shed[static_cast<std::size_t>(ji)] : m.current(j) - j.given;
     cands.clear();
     for (int s : j.shares) {
       const auto& sh = m.shares[static_cast<std::size_t>(s)];
-      // A share on a machine not heard since a restart frees nothing anyone could use until it is heard.
-      if (!sh.removing() && !sh.fixed && !sh.blacklisted && !m.machines[static_cast<std::size_t>(sh.machine)].unheard)
-        cands.push_back(s);
+      if (sh.removing() || sh.fixed || sh.blacklisted) continue;
+      // A share on a machine nothing can be placed on yet (not heard since a restart, or reported down with its
+      // eviction held back) frees nothing anyone could use, and the machine counts nowhere as capacity: it is
+      // no victim, and it is not counted against the job's share either, so the job keeps its live processes.
+      const auto& mc = m.machines[static_cast<std::size_t>(sh.machine)];
+      if (mc.unheard || mc.down) {
+        if (!sparing) excess -= 1;
+        continue;
+      }
+      cands.push_back(s);
     }
     const auto k = static_cast<std::size_t>(std::clamp<int>(excess, 0, static_cast<int>(cands.size())));
     const bool pending_first = j.reclaiming > 0;

@@ -8,7 +8,7 @@
 using rmbus::actors::echo_wait;
 using rmbus::messages::ballot;
 
-TEST_CASE("a new active waits for the echo of its own epoch; an older echo keeps it waiting", "[ha]") {
+TEST_CASE("a new active waits for the echo of its own epoch, and an older echo keeps it waiting", "[ha]") {
   echo_wait w;
   const auto old = ballot(1, 0), own = ballot(2, 1);
   w.note_map(old, old);  // as a standby: the orchestrator echoes the old active's epoch

@@ -293,7 +293,7 @@ TEST_CASE("two actives of one round cut off from each other: the orchestrator's 
   CHECK(b.active_peer()->instance == "c");
 }
 
-TEST_CASE("candidates of one rank: each sees the other as a configuration error; equal epochs end in a raise", "[ha]") {
+TEST_CASE("candidates of one rank: each sees the other as a configuration error, and equal epochs end in a raise", "[ha]") {
   auto a = candidate("a", 1);
   auto a2 = candidate("a2", 1);
   a.heard_workmap(std::nullopt, 0);

@@ -153,9 +153,11 @@ struct harness {
       n += sh.node.str() == node && (sh.status == share_status::running || sh.status == share_status::new_share);
     return n;
   }
-  // Quanta used on every machine never exceed its order (checked from the view).
+  // Quanta used on every machine never exceed its order (checked from the view). A machine of no known size
+  // (named by recovered work, not heard yet) has no order to exceed.
   bool no_machine_overbooked() const {
     for (const auto& m : s.view().machines) {
+      if (m.memory_mb == 0) continue;
       int used = 0;
       for (const auto& h : m.shares) used += h.share.quanta;
       if (used > m.quanta) return false;

@@ -264,17 +264,23 @@ TEST_CASE("recovery onto nodes not heard yet, without their sizes, keeps the wor
   CHECK(h.with_status("jb", share_status::evict) == 1);
 }
 
-TEST_CASE("a node heard after recovery smaller than its recovered work is brought back under its order") {
+TEST_CASE("a node heard after recovery smaller than its recovered work is repaired: back under its order, least "
+          "invested first") {
   harness h(one_pool({fair_class("normal")}));
   running_everywhere(h, "ja", "alice", {"n01", "n01", "n01"});  // three processes of order 2 on n01
   auto& ja = h.work.at(job_id("ja"));
-  for (std::size_t i = 0; i < ja.processes.size(); ++i) ja.processes[i].id = share_id("ja." + std::to_string(i));
+  for (std::size_t i = 0; i < ja.processes.size(); ++i) {
+    ja.processes[i].id = share_id("ja." + std::to_string(i));
+    ja.processes[i].run_ms = 1000 * (static_cast<std::int64_t>(i) + 1);  // ja.0 has run least
+  }
   h.round();
   REQUIRE(h.with_status("ja", share_status::running) == 3);
   h.machine("n01", 4);  // order 4: two processes fit, the third must go
   h.round(false);
-  CHECK(h.with_status("ja", share_status::evict) == 1);
+  CHECK(h.with_status("ja", share_status::preempt) == 1);
   CHECK(h.count("ja") == 2);
+  REQUIRE(h.s.last_repairs().size() == 1);
+  CHECK(h.s.last_repairs().front().shares == std::vector<share_id>{share_id("ja.0")});
 }
 
 TEST_CASE("recovered work of a class that no longer exists blacklists its node until it is gone") {

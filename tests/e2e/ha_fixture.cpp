@@ -67,7 +67,8 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
     admins_.push_back("tcp://" + host + ":" + std::to_string(test_support::free_port()));
     metrics_ports_.push_back(test_support::free_port());
     configs_.push_back(dir_ + "/rmbus-" + std::to_string(i) + ".toml");
-    std::ofstream{configs_.back()} << test_config() << "\n[ha]\nenabled = true\nrank = " << i << "\n"
+    const int rank = i < opt_.ranks.size() ? opt_.ranks[i] : static_cast<int>(i);
+    std::ofstream{configs_.back()} << test_config() << "\n[ha]\nenabled = true\nrank = " << rank << "\n"
                                    << opt_.ha_extra << "\n" << opt_.extra_config;
   }
   for (std::size_t i = 0; i < opt_.hosts.size(); ++i) {
@@ -84,7 +85,8 @@ ha_fixture::ha_fixture(ha_options opt) : opt_(std::move(opt)) {
   if (!opt_.own_forwarders && opt_.hosts.empty() && fwd_pub_.empty())
     proxy_ = std::make_unique<test_support::child_process>(
         RMBUS_PROXY_BIN, std::vector<std::string>{"--bus-pub", pub_, "--bus-sub", sub_}, dir_ + "/proxy.log");
-  for (std::size_t i = 0; i < opt_.candidates; ++i) start(i);
+  procs_.resize(opt_.candidates);
+  for (std::size_t i = 0; i < std::min(opt_.candidates, opt_.started); ++i) start(i);
   if (opt_.split) {
     scheduler_b_ = std::make_unique<test_support::child_process>(
         RMBUS_BIN,

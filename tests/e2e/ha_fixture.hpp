@@ -51,6 +51,10 @@ struct ha_options {
   // (issue 49's layout: candidate 0 on both of two, candidate 1 on the first, candidate 2 on the second).
   std::size_t forwarders = 1;
   std::vector<std::vector<std::size_t>> reach;
+  // Candidate i's [ha] rank (default: i), and how many candidates the fixture starts itself (the others are
+  // started by the test with start(i)).
+  std::vector<int> ranks;
+  std::size_t started = static_cast<std::size_t>(-1);
 };
 
 class ha_fixture {

@@ -213,7 +213,7 @@ TEST_CASE("HA: nodes varied off stay out across a takeover and a handover", "[ha
            }) == 2;
   }, deadline));
   // The standby takes the active's marks as its own (said in its log).
-  REQUIRE(eventually([&] { return rmbus::e2e::read_all(f.log_file(other)).find("marks taken: 2 node(s) varied off") !=
+  REQUIRE(rmbus::e2e::eventually([&] { return rmbus::e2e::read_all(f.log_file(other)).find("marks taken: 2 node(s) varied off") !=
                                   std::string::npos; },
                      10s));
 
@@ -228,8 +228,9 @@ TEST_CASE("HA: nodes varied off stay out across a takeover and a handover", "[ha
   c.submit(job("dave-1", "dave", "normal", 1024, 8));
   for (int i = 0; i < 10; ++i) {
     REQUIRE(c.wait_state([](const msg::rm_state&) { return true; }, deadline));
+    const auto state = *c.last_state();
     for (const char* node : {"a1", "a2"})
-      for (const auto& j : c.last_state()->jobs)
+      for (const auto& j : state.jobs)
         for (const auto& sh : j.shares)
           CHECK_FALSE((sh.node == node && sh.status == msg::share_status::new_));
   }
@@ -237,10 +238,10 @@ TEST_CASE("HA: nodes varied off stay out across a takeover and a handover", "[ha
   // A handover keeps them too, and a node varied off on the new active as well.
   f.start(*first);
   const auto restarted = f.status_value(*first, "instance");
-  REQUIRE(eventually([&] { return f.admin(other, {"--json", "status"}).output.find(restarted) != std::string::npos; },
+  REQUIRE(rmbus::e2e::eventually([&] { return f.admin(other, {"--json", "status"}).output.find(restarted) != std::string::npos; },
                      20s));
   REQUIRE(f.admin(other, {"vary-off", "a3"}).status == std::optional<int>{0});
-  REQUIRE(eventually([&] { return rmbus::e2e::read_all(f.log_file(*first)).find("marks taken: 3 node(s) varied off") !=
+  REQUIRE(rmbus::e2e::eventually([&] { return rmbus::e2e::read_all(f.log_file(*first)).find("marks taken: 3 node(s) varied off") !=
                                   std::string::npos; },
                      10s));
   const auto epoch1 = c.accepted_epoch().value_or(0);
@@ -257,6 +258,29 @@ TEST_CASE("HA: nodes varied off stay out across a takeover and a handover", "[ha
     return std::any_of(n.nodes.begin(), n.nodes.end(),
                        [](const auto& r) { return r.node == "a1" && r.state != msg::node_state::varied_off; });
   }, deadline));
+}
+
+TEST_CASE("HA: a second candidate of the same rank is refused at start with exit 2, and the running one reports it",
+          "[ha]") {
+  ha_options o;
+  o.ranks = {3, 3};
+  o.started = 1;
+  ha_fixture f{o};
+  auto& c = f.cluster();
+  c.start();
+  REQUIRE(f.wait_active(deadline) == std::optional<std::size_t>{0});
+  f.start(1);
+  const auto status = f.wait(1, 30s);
+  CHECK(status == std::optional<int>{2});
+  const auto log = rmbus::e2e::read_all(f.log_file(1));
+  CHECK(log.find("configuration error: another HA candidate") != std::string::npos);
+  CHECK(log.find("has this RM's rank 3") != std::string::npos);
+  CHECK(log.find("refusing to start") != std::string::npos);
+  // The running active keeps running and says so: its log, an event, the metric, and a line of its status.
+  CHECK(f.status_value(0, "role") == "active");
+  CHECK(c.wait_event([](const msg::rm_event& e) { return e.kind == "ha_rank_conflict"; }, 10s).has_value());
+  CHECK(metric(f, 0, "rmbus_ha_rank_conflicts_total") >= std::optional<double>{1});
+  CHECK(rmbus::e2e::read_all(f.log_file(0)).find("has this RM's rank 3") != std::string::npos);
 }
 
 TEST_CASE("HA: both RMs restarted at once continue above the epoch the orchestrator echoes", "[ha][faults]") {
@@ -317,7 +341,9 @@ TEST_CASE("HA: a paused active (SIGSTOP past takeover_ms) publishes no schedule 
 }
 
 TEST_CASE("HA: the configuration is checked: head roles split with HA on is refused with exit 2", "[ha]") {
-  ha_fixture f{ha_options{1}};
+  ha_options one;
+  one.candidates = 1;
+  ha_fixture f{one};
   const auto r = ts::run_to_end(RMBUS_BIN,
                                 {"--config", f.dir() + "/rmbus-0.toml", "--roles", "intake,diff", "--no-forwarder",
                                  "--bus-pub", f.bus_pub(), "--bus-sub", f.bus_sub(), "--metrics", "off"},

@@ -112,7 +112,8 @@ TEST_CASE("HA, the standbys cut off from each other: the active SIGKILLed, both 
   std::map<std::uint64_t, std::string> epoch_instance;
   for (const auto& a : acted_above(c, old_epoch)) epoch_instance[a.epoch] = instance_of_src(a.src);
   for (const auto& e : c.events())
-    if (e.kind == "ha_takeover" && e.detail.count("epoch") && e.detail.count("instance"))
+    if (e.kind == "ha_takeover" && e.detail.count("epoch") && e.detail.count("instance") &&
+        std::stoull(e.detail.at("epoch")) > old_epoch)
       epoch_instance.emplace(std::stoull(e.detail.at("epoch")), e.detail.at("instance"));
   INFO("epochs after " << old_epoch << ": " << epoch_instance.size());
   for (const auto& [epoch, who] : epoch_instance) {

@@ -172,6 +172,7 @@ struct run_figures {
   double startup_s = -1, absorbed_first_s = -1;
   std::size_t ever_missing = 0;
   double intake_sustained = 0, intake_peak = 0, raw_ceiling = 0;
+  bool intake_ceiling_reached = false;  // a step was late: intake_sustained is the RM's own ceiling
   latency_result one, split, pools2, pools1;
   double idle_cpu = -1;
   double rss_mb = 0, peak_rss_mb = 0, idle_rss_mb = 0;

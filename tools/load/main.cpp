@@ -2,7 +2,8 @@
 // rmbus process over tcp loopback, and measure what users of the whole process feel (docs/performance.md,
 // "The running RM"):
 //   startup   first heartbeats of every node -> all up in rm.nodes (and nodes ever reported missing)
-//   intake    heartbeats per second absorbed into node state as the rate is raised, beside a raw cppzmq
+//   intake    heartbeats per second absorbed into node state as the rate is raised a quarter at a time until
+//             the RM falls behind (its own ceiling) or rmbus-load cannot offer more, beside a raw cppzmq
 //             PUB/SUB receiver's ceiling for the same bodies through the same forwarder
 //   latency   a work map's publication -> the rm.state that answers it (rm.state's workmap_seq); with
 //             --latency-after-settle, the maps after the first wait out the settle window (full rounds)
