@@ -436,9 +436,11 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   }
   if (split) bo.subscribe.topics.emplace_back(messages::topics::rm_internal_prefix);
   if (ha) {
-    // Other RMs' beacons and schedules: the election hears their epochs.
+    // Other RMs' beacons and schedules: the election hears their epochs; and the active's marks, which a
+    // standby holds as its own.
     bo.subscribe.topics.emplace_back(messages::topics::rm_ha);
     bo.subscribe.topics.emplace_back(messages::topics::rm_state);
+    bo.subscribe.topics.emplace_back(messages::topics::rm_marks);
   }
   if (bo.subscribe.topics.empty()) bo.subscribe.topics.emplace_back("rm.internal.none");
   bo.subscribe.limits = limits_of(m.opt.cfg);
