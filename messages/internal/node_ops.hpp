@@ -4,7 +4,8 @@
 // Machine operations, in order. Intake sends an `update` only when a heartbeat changes what a scheduler
 // uses (memory, quiesce, nodepool) or the node comes (back) up; a heartbeat that changes nothing refreshes
 // liveness in the intake and goes no further. Eviction sends `down` when a node died and `vary_off` /
-// `vary_on` for the admin's requests. Intake sends `forget` for a node down longer than [limits]
+// `vary_on` / `drain` / `undrain` for the admin's requests, also for a node the configuration expects that has
+// not reported yet: its scheduler applies the mark when the node's first `update` comes. Intake sends `forget` for a node down longer than [limits]
 // forget_down_ms; the scheduler removes the machine unless it still holds shares, and answers with
 // machines_forgotten (machines_forgotten.hpp).
 //
@@ -23,7 +24,8 @@
 
 namespace rmbus::messages {
 
-enum class node_op_kind { update, down, vary_off, vary_on, forget };  // wire: "update" | "down" | ...
+// Added: drain / undrain (the admin's drain mark: no new work, nothing evicted).
+enum class node_op_kind { update, down, vary_off, vary_on, forget, drain, undrain };  // wire: "update" | "down" | ...
 std::string_view to_string(node_op_kind k);
 
 struct node_op {
