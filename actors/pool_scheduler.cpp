@@ -296,8 +296,10 @@ void answer(scheduler_actor* self, const messages::admin_query& q, bool restarti
   a.qid = q.qid;
   a.from = st.pool;
   if (!restarting) a.result = answer_pool_query(*st.sched, st.last_plan, q.cmd, q.args);
-  // status is answered at once, and says so while the counts lack the running work.
-  if (restarting || (st.replaces && st.last_plan == nullptr)) a.result["restarting"] = value{true};
+  // status is answered at once, and says so while the counts lack the running work (an HA standby schedules
+  // nothing by design: its pools are not restarting).
+  const bool standby = st.env.ha && !st.env.ha->active();
+  if (restarting || (st.replaces && st.last_plan == nullptr && !standby)) a.result["restarting"] = value{true};
   route(self, st.env.router, st.stamper, std::string{topics::answer}, std::move(a));
 }
 

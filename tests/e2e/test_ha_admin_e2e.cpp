@@ -84,6 +84,8 @@ TEST_CASE("HA: a demoted RM exports the epoch its status shows", "[ha]") {
       },
       10s));
   CHECK(rmbus::e2e::metric(f, *first, "rmbus_ha_role") == std::optional<double>{0});
+  // A standby schedules nothing by design: its fresh schedulers are not called restarting.
+  CHECK(f.status_value(*first, "restarting").empty());
 }
 
 TEST_CASE("HA: an RM without HA started on the HA bus is named in every log, and status warns of no standby",
