@@ -1,7 +1,6 @@
 #include "tools/admin/admin_output.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
