@@ -7,8 +7,12 @@
 //
 // Every action's outcome is logged (info; warn for a refusal or a partial success) and told in the reply:
 // a vary-off asks the pools for the shares on its nodes before and after it, so that it names what it
-// evicted; a reconfiguration names what changed. Work refused before it reached a pool (rm.internal.round's
-// `refused`) is remembered per round, so that `explain` answers for it while it is in the work map.
+// evicted, a drain for those after it, which run on; a reconfiguration names what changed. Work refused before
+// it reached a pool (rm.internal.round's `refused`) is remembered per round, so that `explain` and `jobs`
+// answer for it while it is in the work map. Eviction answers for the nodes (rm.internal.marks): status's
+// counts and the nodes the configuration expects that never reported. A fresh scheduler that has not
+// scheduled a round yet answers `restarting`: the reply names those pools (`ok: false`) rather than show a
+// cluster without its work. The replies are assembled by actors/admin_replies.hpp.
 #include "messages/admin.hpp"
 
 #include <spdlog/spdlog.h>
@@ -18,12 +22,15 @@
 #include <set>
 #include <variant>
 
+#include "actors/admin_deadlines.hpp"
+#include "actors/admin_replies.hpp"
 #include "actors/admin_values.hpp"
 #include "actors/detail/spawn.hpp"
 #include "config/config_changes.hpp"
 #include "config/config_error.hpp"
 #include "core/nodepool_scheduler.hpp"
 #include "messages/topics.hpp"
+#include "rmbus/version.hpp"
 
 namespace rmbus::actors {
 
@@ -34,14 +41,16 @@ struct pending_query {
   std::string cmd;
   std::set<std::string> expected;
   std::map<std::string, value::map> answers;
-  // vary_off / vary_on go in steps: the pools' shares on the nodes (vary_off only), the eviction actor's
-  // answer, the pools' shares again; what turned `evict` in between is what the vary-off evicted.
+  // vary_off / vary_on / drain / undrain go in steps: the pools' shares on the nodes (vary_off only), the
+  // eviction actor's answer, the pools' shares again (vary_off: what turned `evict` in between is what it
+  // evicted; drain: what still runs there).
   enum class step { single, shares_before, vary, shares_after } at = step::single;
   std::string by;
   std::vector<std::string> nodes;
   std::map<std::string, std::string> before;  // share id -> status, on `nodes`, before the vary-off
   value::map vary_answer;
-  std::string job;  // explain: the job asked about
+  std::string job;     // explain: the job asked about
+  value::map filters;  // jobs, users: user, class, state
 };
 
 struct admin_state {
@@ -51,6 +60,7 @@ struct admin_state {
   std::uint64_t next_qid = 1;
   std::map<std::uint64_t, pending_query> pending;
   std::uint64_t cycle = 0;  // last round started
+  std::int64_t round_seen_ms = 0;  // when it started (wall clock as this process saw it); 0: none yet
   std::map<std::string, messages::refused_work> refused;  // refused before any pool, in the last round
   std::int64_t started_ms = 0;
   caf::actor ha;  // HA on: the election's actor, which hands over
@@ -117,12 +127,38 @@ std::string joined(const std::vector<std::string>& xs) {
 void ask(admin_actor* self, pending_query q,
          std::variant<messages::vary_request, messages::admin_query> request);
 
-// The last step of a vary: the reply (the eviction actor's answer, plus `evicted` for a vary-off) and the
-// log line with the outcome.
+bool is_vary(const std::string& cmd) {
+  return cmd == "vary_off" || cmd == "vary_on" || cmd == "drain" || cmd == "undrain";
+}
+
+// What a vary or drain did, in the log's words: "varied off a1", "drained a1", "undrained a1".
+std::string done_words(const std::string& cmd) {
+  if (cmd == "vary_off") return "varied off ";
+  if (cmd == "vary_on") return "varied on ";
+  return cmd == "drain" ? "drained " : "undrained ";
+}
+
+// The last step of a vary: the reply (the eviction actor's answer, plus `evicted` for a vary-off and `running`
+// for a drain) and the log line with the outcome.
 void reply_vary(admin_actor* self, pending_query q, std::map<std::string, share_seen> after) {
   auto r = std::move(q.vary_answer);
   const bool off = q.cmd == "vary_off";
   std::map<std::string, int> evicted_by_job;
+  if (q.cmd == "drain") {
+    // The shares that run on, per drained node: they end as their work does.
+    std::map<std::string, std::uint64_t> running;
+    for (const auto& n : names_of(r, "nodes")) running[n] = 0;
+    for (const auto& [id, s] : after)
+      if (s.status != "evict" && s.status != "preempt" && running.count(s.node)) ++running[s.node];
+    value::array listed;
+    for (const auto& [node, n] : running) {
+      value::map m;
+      m["node"] = value{node};
+      m["shares"] = value{n};
+      listed.emplace_back(std::move(m));
+    }
+    r["running"] = value{std::move(listed)};
+  }
   if (off) {
     value::array evicted;
     for (const auto& [id, s] : after) {
@@ -142,8 +178,10 @@ void reply_vary(admin_actor* self, pending_query q, std::map<std::string, share_
   const auto unknown = names_of(r, "unknown");
   const auto nodes = names_of(r, "nodes");
   const auto already = names_of(r, "already");
+  const auto never_seen = names_of(r, "never_seen");
   std::string what = q.cmd + " by " + q.by + ": ";
-  what += nodes.empty() ? "no node changed" : std::string{off ? "varied off " : "varied on "} + joined(nodes);
+  what += nodes.empty() ? "no node changed" : done_words(q.cmd) + joined(nodes);
+  if (!never_seen.empty()) what += "; not seen yet (the mark applies when they first report): " + joined(never_seen);
   if (!already.empty()) what += " (already so: " + joined(already) + ")";
   if (off) {
     std::vector<std::string> jobs;
@@ -173,10 +211,9 @@ void finish_vary(admin_actor* self, pending_query q, bool timed_out, const std::
       for (const auto& [id, s] : shares_on(q.answers, q.nodes)) q.before[id] = s.status;
       q.at = step::vary;
       q.answers.clear();
-      q.expected = {"eviction"};
-      const bool off = q.cmd == "vary_off";
+      q.expected = {eviction_answer};
       auto nodes = q.nodes;
-      ask(self, std::move(q), messages::vary_request{0, off, std::move(nodes)});
+      ask(self, std::move(q), messages::vary_request{0, true, std::move(nodes)});
       return;
     }
     case step::vary: {
@@ -185,8 +222,8 @@ void finish_vary(admin_actor* self, pending_query q, bool timed_out, const std::
         q.promise.deliver(reply_body(self, false, "the eviction actor did not answer"));
         return;
       }
-      q.vary_answer = std::move(q.answers["eviction"]);
-      if (q.cmd != "vary_off") {
+      q.vary_answer = std::move(q.answers[eviction_answer]);
+      if (q.cmd != "vary_off" && q.cmd != "drain") {
         reply_vary(self, std::move(q), {});
         return;
       }
@@ -227,6 +264,61 @@ value::map refused_explanation(const messages::refused_work& w) {
   return r;
 }
 
+void add_ha_status(const ha_gate& gate, value::map& r);
+
+// status: this process's own facts, what the pools and eviction counted, and with HA its role and peers. A
+// pool that did not answer in time leaves its counts out and is named in `unanswered`; status is still ok.
+void finish_status(admin_actor* self, pending_query q, const std::vector<std::string>& silent) {
+  auto& st = self->state;
+  value::map r;
+  r["instance"] = value{st.env.instance};
+  r["version"] = value{std::string{rmbus::version}};
+  r["cycle"] = value{st.cycle};
+  const auto now = wall_clock_ms();
+  r["uptime_ms"] = value{static_cast<std::uint64_t>(now - st.started_ms)};
+  if (st.round_seen_ms > 0) {
+    r["last_round_at_ms"] = value{static_cast<std::uint64_t>(st.round_seen_ms)};
+    r["last_round_ms_ago"] = value{static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - st.round_seen_ms))};
+  }
+  value::array pools;
+  for (const auto& p : top_pools(*st.env.cfg)) pools.emplace_back(p);
+  r["pools"] = value{std::move(pools)};
+  add_status_counts(q.answers, r);
+  if (auto* jobs = r["jobs"].as_map(); jobs != nullptr && !st.refused.empty()) {
+    // Work refused before it reached any pool is a job of the work map too.
+    const auto extra = static_cast<std::uint64_t>(st.refused.size());
+    (*jobs)["refused"] = value{uint_of(*jobs, "refused") + extra};
+    (*jobs)["total"] = value{uint_of(*jobs, "total") + extra};
+  }
+  const auto restarting = restarting_pools(q.answers);
+  if (!restarting.empty()) {
+    value::array names;
+    for (const auto& p : restarting) names.emplace_back(p);
+    r["restarting"] = value{std::move(names)};
+  }
+  if (!silent.empty()) {
+    value::array names;
+    for (const auto& p : silent) names.emplace_back(p);
+    r["unanswered"] = value{std::move(names)};
+  }
+  if (st.env.ha) add_ha_status(*st.env.ha, r);
+  q.promise.deliver(reply_body(self, true, {}, std::move(r)));
+}
+
+// A fresh scheduler that has not scheduled a round: its pool is named, and nothing it would show is.
+void reply_restarting(admin_actor* self, pending_query q, const std::vector<std::string>& restarting) {
+  value::array names;
+  for (const auto& p : restarting) names.emplace_back(p);
+  value::map results;
+  results["restarting"] = value{std::move(names)};
+  if (q.cmd == "qload" || q.cmd == "qoccupancy") results["pools"] = value{pool_entries(q.answers)};
+  q.promise.deliver(reply_body(self, false,
+                               "pool restarting: " + joined(restarting) +
+                                   ": its scheduler was replaced (a reconfiguration, a failure) and has not "
+                                   "scheduled a round with the work map yet; ask again in a moment",
+                               std::move(results)));
+}
+
 void finish(admin_actor* self, std::uint64_t qid, bool timed_out) {
   auto& st = self->state;
   auto it = st.pending.find(qid);
@@ -238,12 +330,18 @@ void finish(admin_actor* self, std::uint64_t qid, bool timed_out) {
     if (!q.answers.count(e)) silent.push_back(e);
   std::string missing;
   for (const auto& s : silent) missing += (missing.empty() ? "" : ", ") + s;
-  if (q.cmd == "vary_off" || q.cmd == "vary_on") {
+  if (is_vary(q.cmd)) {
     finish_vary(self, std::move(q), timed_out, missing);
     return;
   }
+  if (q.cmd == "status") {
+    finish_status(self, std::move(q), silent);
+    return;
+  }
+  const auto restarting = restarting_pools(q.answers);
   if (q.cmd == "explain" || q.cmd == "whatif") {
     for (auto& [pool, a] : q.answers) {
+      if (bool_of(a, "restarting")) continue;  // another pool may know the job
       const auto* e = map_of(a, "explanation");
       if (!str_of(a, "error").empty()) {
         q.promise.deliver(reply_body(self, false, str_of(a, "error")));
@@ -262,18 +360,38 @@ void finish(admin_actor* self, std::uint64_t qid, bool timed_out) {
         return;
       }
     }
+    if (!restarting.empty()) {
+      reply_restarting(self, std::move(q), restarting);
+      return;
+    }
     q.promise.deliver(reply_body(self, false,
                                  timed_out ? "no answer from pool(s): " + missing : "the job is not known to any pool"));
     return;
   }
-  // qload, qoccupancy: one entry per pool.
-  value::array pools;
-  for (auto& [pool, a] : q.answers) {
-    a["pool"] = value{pool};
-    pools.emplace_back(std::move(a));
+  if (!restarting.empty()) {
+    reply_restarting(self, std::move(q), restarting);
+    return;
   }
+  if (q.cmd == "jobs" || q.cmd == "users") {
+    auto rows = job_rows(q.answers, st.refused, q.filters);
+    value::map results;
+    if (q.cmd == "jobs") results["jobs"] = value{std::move(rows)};
+    else results["users"] = value{user_rows(rows)};
+    if (!silent.empty()) {
+      q.promise.deliver(reply_body(self, false, "no answer from pool(s): " + missing, std::move(results)));
+      return;
+    }
+    q.promise.deliver(reply_body(self, true, {}, std::move(results)));
+    return;
+  }
+  // qload, qoccupancy: one entry per pool; qoccupancy adds the nodes never seen.
   value::map results;
-  results["pools"] = value{std::move(pools)};
+  results["pools"] = value{pool_entries(q.answers)};
+  if (q.cmd == "qoccupancy") {
+    auto ev = q.answers.find(eviction_answer);
+    const auto* never = ev == q.answers.end() ? nullptr : array_of(ev->second, "never_seen");
+    results["never_seen"] = never != nullptr ? value{*never} : value{value::array{}};
+  }
   if (!silent.empty()) {
     q.promise.deliver(reply_body(self, false, "no answer from pool(s): " + missing, std::move(results)));
     return;
@@ -291,14 +409,18 @@ void ask(admin_actor* self, pending_query q, std::variant<messages::vary_request
   } else {
     auto& query = std::get<messages::admin_query>(request);
     query.qid = qid;
-    for (const auto& pool : q.expected) route(self, st.env.router, st.stamper, topics::query_topic(pool), query);
+    for (const auto& to : q.expected)
+      route(self, st.env.router, st.stamper, to == eviction_answer ? std::string{topics::marks_query} : topics::query_topic(to),
+            query);
   }
+  // status, which people run to see whether the RM lives, answers within a second whatever a pool does.
+  const auto deadline = q.cmd == "status" ? status_deadline(*st.env.cfg) : admin_deadline(*st.env.cfg);
   st.pending.emplace(qid, std::move(q));
-  const auto deadline = std::chrono::milliseconds(std::clamp<std::int64_t>(st.env.cfg->runtime.round_timeout_ms, 1000, 5000));
   self->delayed_send(self, deadline, atoms::timeout::value, qid);
 }
 
-// HA: what `status` adds: role, epoch, rank, the active heard, and every peer heard within takeover_ms.
+// HA: what `status` adds: role, epoch, rank, the active heard, every peer heard within takeover_ms, and a
+// warning on an active that hears no standby.
 void add_ha_status(const ha_gate& gate, value::map& r) {
   const auto v = gate.get_view();
   r["role"] = value{std::string{v.active ? "active" : "standby"}};
@@ -323,6 +445,11 @@ void add_ha_status(const ha_gate& gate, value::map& r) {
     for (const auto& i : v.rank_conflicts) same.emplace_back(i);
     r["rank_conflicts"] = value{std::move(same)};
   }
+  // The active with no standby left: a failure of this process is not taken over.
+  const bool standby_heard =
+      std::any_of(v.peers.begin(), v.peers.end(), [](const ha_gate::peer_view& p) { return p.state == "standby"; });
+  if (v.active && !standby_heard)
+    r["ha_warning"] = value{"no standby heard within takeover_ms: if this RM stops, no other takes over"};
 }
 
 // HA: a standby answers no query and takes no command of the active's: it names the active (YARN redirects
@@ -370,17 +497,7 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
   pending_query q;
   q.promise = rp;
   q.cmd = cmd;
-  if (cmd == ac::status) {
-    value::map r;
-    r["instance"] = value{st.env.instance};
-    r["cycle"] = value{st.cycle};
-    r["uptime_ms"] = value{static_cast<std::uint64_t>(wall_clock_ms() - st.started_ms)};
-    value::array pools;
-    for (const auto& p : top_pools(*st.env.cfg)) pools.emplace_back(p);
-    r["pools"] = value{std::move(pools)};
-    if (st.env.ha) add_ha_status(*st.env.ha, r);
-    rp.deliver(reply_body(self, true, {}, std::move(r)));
-  } else if (cmd == ac::handover) {
+  if (cmd == ac::handover) {
     if (!st.ha) {
       rp.deliver(reply_body(self, false, "HA is off ([ha] enabled = false): there is nothing to hand over to"));
       return;
@@ -407,11 +524,12 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
             [self, rp](const caf::error& err) mutable {
               rp.deliver(reply_body(self, false, "the HA actor did not answer (" + to_string(err) + ")"));
             });
-  } else if ((cmd == ac::vary_off || cmd == ac::vary_on || cmd == ac::qload || cmd == ac::qoccupancy ||
-              cmd == ac::explain || cmd == ac::whatif) &&
+  } else if ((cmd == ac::vary_off || cmd == ac::vary_on || cmd == ac::drain || cmd == ac::undrain ||
+              cmd == ac::qload || cmd == ac::qoccupancy || cmd == ac::explain || cmd == ac::whatif ||
+              cmd == ac::jobs || cmd == ac::users) &&
              redirected_from_standby(self, rp)) {
     return;
-  } else if (cmd == ac::vary_off || cmd == ac::vary_on) {
+  } else if (cmd == ac::vary_off || cmd == ac::vary_on || cmd == ac::drain || cmd == ac::undrain) {
     auto nodes = args.get_string_list("nodes");
     if (!nodes) {
       rp.deliver(reply_body(self, false, nodes.error().message()));
@@ -426,12 +544,59 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
       ask(self, std::move(q), messages::admin_query{0, "qoccupancy", {}});
     } else {
       q.at = pending_query::step::vary;
-      q.expected = {"eviction"};
+      q.expected = {eviction_answer};
       auto list = q.nodes;
-      ask(self, std::move(q), messages::vary_request{0, false, std::move(list)});
+      const bool drain = cmd == ac::drain || cmd == ac::undrain;
+      ask(self, std::move(q), messages::vary_request{0, cmd == ac::drain, std::move(list), drain});
     }
+  } else if (cmd == ac::status) {
+    for (const auto& p : top_pools(*st.env.cfg)) q.expected.insert(p);
+    q.expected.insert(eviction_answer);
+    ask(self, std::move(q), messages::admin_query{0, cmd, {}});
+  } else if (cmd == ac::jobs || cmd == ac::users) {
+    for (const char* key : {"user", "class", "state"}) {
+      if (!args.has(key)) continue;
+      auto v = args.get_string(key);
+      if (!v) {
+        rp.deliver(reply_body(self, false, v.error().message()));
+        return;
+      }
+      q.filters[key] = value{v.value()};
+    }
+    const auto state = str_of(q.filters, "state");
+    const auto& states = job_states();
+    if (!state.empty() && std::find(states.begin(), states.end(), state) == states.end()) {
+      rp.deliver(reply_body(self, false, "state: '" + state + "' is not a job state (scheduled, pending, refused)"));
+      return;
+    }
+    for (const auto& p : top_pools(*st.env.cfg)) q.expected.insert(p);
+    auto filters = q.filters;
+    ask(self, std::move(q), messages::admin_query{0, std::string{ac::jobs}, std::move(filters)});
   } else if (cmd == ac::qload || cmd == ac::qoccupancy || cmd == ac::explain) {
     value::map a;
+    if (cmd == ac::qload || cmd == ac::qoccupancy) {
+      // Filters: one pool; for qoccupancy also a state and a node pattern, applied where the nodes are.
+      for (const char* key : {"pool", "state", "node"}) {
+        if (!args.has(key) || (cmd == ac::qload && std::string_view{key} != "pool")) continue;
+        auto v = args.get_string(key);
+        if (!v) {
+          rp.deliver(reply_body(self, false, v.error().message()));
+          return;
+        }
+        a[key] = value{v.value()};
+      }
+      const auto pools = top_pools(*st.env.cfg);
+      const auto pool = str_of(a, "pool");
+      if (!pool.empty() && std::find(pools.begin(), pools.end(), pool) == pools.end()) {
+        rp.deliver(reply_body(self, false, "no top-level nodepool '" + pool + "' (pools: " + joined(pools) + ")"));
+        return;
+      }
+      for (const auto& p : pools)
+        if (pool.empty() || p == pool) q.expected.insert(p);
+      if (cmd == ac::qoccupancy) q.expected.insert(eviction_answer);
+      ask(self, std::move(q), messages::admin_query{0, cmd, std::move(a)});
+      return;
+    }
     if (cmd == ac::explain) {
       auto job = args.get_string("job");
       if (!job) {
@@ -493,7 +658,8 @@ void on_request(admin_actor* self, const std::string& body, const std::string& b
   } else {
     rp.deliver(reply_body(self, false,
                           "unknown command '" + cmd +
-                              "' (known: vary_off, vary_on, qload, qoccupancy, explain, whatif, reconfigure, status, handover)"));
+                              "' (known: vary_off, vary_on, drain, undrain, qload, qoccupancy, jobs, users, explain, "
+                              "whatif, reconfigure, status, handover)"));
   }
 }
 
@@ -511,6 +677,7 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
         auto& st = self->state;
         if (const auto* r = m.as<messages::round_start>()) {
           st.cycle = r->cycle;
+          st.round_seen_ms = wall_clock_ms();
           st.refused.clear();
           for (const auto& w : r->refused) st.refused[w.id] = w;
           return;

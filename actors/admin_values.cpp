@@ -109,6 +109,7 @@ value machines_of(const core::pool_view& v) {
     m["nodepool"] = value{mv.nodepool};
     m["state"] = value{core::to_string(mv.state)};
     m["quiesced"] = value{mv.quiesced};
+    m["drained"] = value{mv.drained};
     m["memory_mb"] = value{mv.memory_mb};
     m["quanta"] = value{static_cast<std::int64_t>(mv.quanta)};
     m["free_quanta"] = value{static_cast<std::int64_t>(mv.free_quanta)};

@@ -75,12 +75,13 @@ void spawn_scheduler(control_actor* self, const std::string& pool, bool restarte
   auto& st = self->state;
   // Strictly increasing per pool (a restart within the same millisecond still gets a newer one), and above
   // any earlier process's (the wall clock), so a plan's generation tells publication which scheduler is newest.
+  const bool replaces = st.generations.count(pool) > 0;  // a scheduler of this pool ran here before
   auto& generation = st.generations[pool];
   generation = std::max<std::uint64_t>(generation + 1, static_cast<std::uint64_t>(wall_clock_ms()));
   auto& retire = st.retire[pool];
   retire = std::stop_source{};
   auto a = spawn_pool_scheduler(self->system(), st.env, pool, generation, retire.get_token(), restarted,
-                                !st.run.intake);
+                                !st.run.intake, replaces);
   if (!st.ha_tag.empty()) self->send(a, atoms::ha_active::value, st.ha_tag);
   self->monitor(a);
   st.schedulers[pool] = a;

@@ -9,7 +9,13 @@
 // first of a scheduler, and the one after publication asks (rm.internal.plansync), lists every job (a full
 // plan); the others only the jobs whose schedule changed since the plan before and the ids of the jobs gone
 // (plan_keeper's changes), so that converting a round's answer costs what the round changed. Admin queries
-// (rm.internal.query.<pool>) become view/explain/whatif.
+// (rm.internal.query.<pool>) are answered by actors/pool_queries.hpp; a scheduler that replaced another in
+// this process (a reconfiguration, a failure, an HA step-down) holds them until its first round, when it
+// knows the running work (or answers `restarting` after admin's first-round wait), so that a read right after
+// a reconfiguration never shows an empty cluster.
+// The admin's marks on a node (vary-off, drain) that this scheduler does not know yet (a node the
+// configuration names that has not reported) are kept and applied with the node's first `update`, in the same
+// handler, before any round could place work there.
 // A fresh scheduler starts from the last schedule published for its pool: at its first work slice it asks
 // publication for it (rm.internal.seedreq), holds the slice until the answer (rm.internal.seed.<pool>), asking again
 // while none comes, and adopts its shares (core adopt_published), so that what its predecessor granted a moment
@@ -29,9 +35,11 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/admin_deadlines.hpp"
 #include "actors/admin_values.hpp"
 #include "actors/allotment_partition.hpp"
 #include "actors/detail/spawn.hpp"
+#include "actors/pool_queries.hpp"
 #include "actors/slice_chain.hpp"
 #include "core/nodepool_scheduler.hpp"
 #include "messages/topics.hpp"
@@ -82,6 +90,12 @@ struct scheduler_state {
   bool send_full_plan = true;
   const core::schedule_plan* last_plan = nullptr;
   std::uint64_t last_plan_cycle = 0;
+  // It replaced another scheduler of the pool in this process: until its first round (last_plan set), the
+  // admin queries that need the running work wait in `held_queries`.
+  bool replaces = false;
+  std::vector<messages::admin_query> held_queries;
+  // The admin's marks on machines it does not know yet, applied when each first reports.
+  std::map<core::machine_id, std::vector<messages::node_op_kind>> early_marks;
   envelope_stamper stamper{"scheduler"};
   static inline const char* name = "rmbus.pool_scheduler";
 };
@@ -135,6 +149,43 @@ std::string machines_asker(const scheduler_state& st) {
   return st.stamper.src() + "/" + std::to_string(st.generation);
 }
 
+// One admin mark on a machine; false when the machine is not known here (yet).
+bool apply_mark(core::nodepool_scheduler& s, const core::machine_id& node, messages::node_op_kind op) {
+  switch (op) {
+    case messages::node_op_kind::vary_off: return s.vary_off(node);
+    case messages::node_op_kind::vary_on: return s.vary_on(node);
+    case messages::node_op_kind::drain: return s.set_drained(node, true);
+    case messages::node_op_kind::undrain: return s.set_drained(node, false);
+    default: return true;
+  }
+}
+
+// A mark for a machine not known yet replaces the earlier one of the same kind (vary_on undoes vary_off).
+void keep_early_mark(scheduler_state& st, const core::machine_id& node, messages::node_op_kind op) {
+  using k = messages::node_op_kind;
+  const auto kind_of = [](k a) { return a == k::vary_on ? k::vary_off : a == k::undrain ? k::drain : a; };
+  auto& marks = st.early_marks[node];
+  std::erase_if(marks, [&](k m) { return kind_of(m) == kind_of(op); });
+  if (op == k::vary_off || op == k::drain) marks.push_back(op);
+  if (marks.empty()) st.early_marks.erase(node);
+}
+
+// The node reported: the marks kept for it (by its name, or its short name: the configuration may list either
+// form) apply before anything else can happen to it.
+void apply_early_marks(scheduler_state& st, const core::machine_id& node) {
+  if (st.early_marks.empty()) return;
+  const auto short_of = [](const std::string& n) { return n.substr(0, n.find('.')); };
+  for (auto it = st.early_marks.begin(); it != st.early_marks.end();) {
+    if (it->first == node || short_of(it->first.str()) == short_of(node.str())) {
+      for (auto op : it->second) apply_mark(*st.sched, node, op);
+      spdlog::info("pool {}: node {} reported; the admin's marks set before it did apply now", st.pool, node.str());
+      it = st.early_marks.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void on_node_ops(scheduler_actor* self, const messages::node_ops& msg) {
   auto& s = *self->state.sched;
   std::vector<core::machine_id> to_forget;
@@ -146,11 +197,18 @@ void on_node_ops(scheduler_actor* self, const messages::node_ops& msg) {
     }
     forget_machines(self, to_forget);
     switch (op.op) {
-      case messages::node_op_kind::update: s.update_machine({node, op.ip, op.memory_mb, op.quiesced}); break;
+      case messages::node_op_kind::update:
+        s.update_machine({node, op.ip, op.memory_mb, op.quiesced});
+        apply_early_marks(self->state, node);
+        break;
       case messages::node_op_kind::down: s.machine_down(node); break;
       case messages::node_op_kind::unreachable: s.machine_unreachable(node); break;
-      case messages::node_op_kind::vary_off: s.vary_off(node); break;
-      case messages::node_op_kind::vary_on: s.vary_on(node); break;
+      case messages::node_op_kind::vary_off:
+      case messages::node_op_kind::vary_on:
+      case messages::node_op_kind::drain:
+      case messages::node_op_kind::undrain:
+        if (!apply_mark(s, node, op.op)) keep_early_mark(self->state, node, op.op);
+        break;
       case messages::node_op_kind::forget: break;
     }
   }
@@ -234,25 +292,36 @@ void inject_fault(scheduler_actor* self, std::uint64_t cycle) {
   std::this_thread::sleep_for(stall);
 }
 
-// Nodes the round found above their order by what the work map shows there, brought back under it: a warning
-// and an rm.events over_order_repaired each, naming the shares taken back.
-void report_repairs(scheduler_actor* self, std::uint64_t cycle) {
+      case messages::node_op_kind::unreachable: s.machine_unreachable(node); break;
+void answer(scheduler_actor* self, const messages::admin_query& q, bool restarting = false) {
   auto& st = self->state;
-  for (const auto& r : st.sched->last_repairs()) {
-    std::string shares;
-    for (const auto& id : r.shares) shares += (shares.empty() ? "" : ",") + id.str();
-    spdlog::warn("pool {}: node {} ran {} quanta, above its order {} (the work map shows it so): round {} takes back "
-                 "{} share(s), least invested first: {}",
-                 st.pool, r.node.str(), r.held, r.order, cycle, r.shares.size(), shares);
-    route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
-          messages::rm_event{std::string{messages::event_kinds::over_order_repaired},
-                             {{"pool", st.pool},
-                              {"node", r.node.str()},
-                              {"held", std::to_string(r.held)},
-                              {"order", std::to_string(r.order)},
-                              {"cycle", std::to_string(cycle)},
-                              {"shares", shares}}});
+  messages::admin_answer a;
+  a.qid = q.qid;
+  a.from = st.pool;
+  if (!restarting) a.result = answer_pool_query(*st.sched, st.last_plan, q.cmd, q.args);
+  // status is answered at once, and says so while the counts lack the running work (an HA standby schedules
+  // nothing by design: its pools are not restarting).
+  const bool standby = st.env.ha && !st.env.ha->active();
+  if (restarting || (st.replaces && st.last_plan == nullptr && !standby)) a.result["restarting"] = value{true};
+  route(self, st.env.router, st.stamper, std::string{topics::answer}, std::move(a));
+}
+
+// A query is answered at once, unless this scheduler replaced another and has not scheduled a round yet: it
+// waits for that round, at most first_round_wait (then its answer says `restarting`).
+void on_query(scheduler_actor* self, const messages::admin_query& q) {
+  auto& st = self->state;
+  if (!st.replaces || st.last_plan != nullptr || !needs_a_round(q.cmd)) {
+    answer(self, q);
+    return;
   }
+  st.held_queries.push_back(q);
+  self->delayed_send(self, first_round_wait(*st.env.cfg), atoms::timeout::value, q.qid);
+}
+
+void answer_held_queries(scheduler_actor* self) {
+  auto held = std::move(self->state.held_queries);
+  self->state.held_queries.clear();
+  for (const auto& q : held) answer(self, q);
 }
 
 // One round: the pool's work map as the slices made it (st.work), scheduled with the slice's round input.
@@ -312,6 +381,7 @@ void on_work(scheduler_actor* self, const messages::work_slice& slice) {
   }
   report_repairs(self, slice.cycle);
   route(self, st.env.router, st.stamper, std::string{topics::plan}, std::move(out));
+  answer_held_queries(self);
 }
 
 // Publication cannot apply this pool's change plans (one was lost or refused): a full plan of the last
@@ -456,133 +526,8 @@ void on_seed(scheduler_actor* self, const messages::rm_state& last) {
   release_held_slice(self);
 }
 
-value by_order(const std::map<int, std::int64_t>& m) {
-  value::map out;
-  for (const auto& [o, n] : m) out[std::to_string(o)] = value{n};
-  return value{std::move(out)};
-}
-
-value explanation_of(const core::job_explanation& e) {
-  value::map m;
-  m["job"] = value{e.id.str()};
-  m["known"] = value{e.known};
-  m["class"] = value{e.class_name};
-  m["order"] = value{static_cast<std::int64_t>(e.order)};
-  m["demand"] = value{e.demand};
-  m["cap"] = value{e.cap.cap};
-  m["cap_decided_by"] = value{std::string{e.cap.decided_by}};
-  m["pure_fair_share"] = value{e.pure_fair_share};
-  m["given"] = value{static_cast<std::int64_t>(e.given)};
-  m["placed"] = value{static_cast<std::int64_t>(e.placed)};
-  m["preempting"] = value{static_cast<std::int64_t>(e.preempting)};
-  if (e.reclaiming > 0) m["reclaiming"] = value{static_cast<std::int64_t>(e.reclaiming)};  // under a reclaim grace
-  m["reason"] = value{std::string{core::to_string(e.reason)}};
-  m["blocked"] = value{e.blocked};
-  // Optional: present only when the estimate has something to rest on.
-  if (e.estimated_end) m["estimated_end"] = to_value(*e.estimated_end);
-  if (e.estimated_start) m["estimated_start"] = to_value(*e.estimated_start);
-  m["text"] = value{e.text()};
-  if (!e.group.empty()) m["group"] = value{e.group};
-  if (!e.held_back.empty()) {  // below its fair share: by design, starvation, or blocked (issue 17)
-    m["held_back"] = value{e.held_back};
-    m["held_back_kind"] = value{e.held_back_kind};
-    m["held_back_text"] = value{e.held_back_text};
-  }
-  if (!e.path.empty()) {
-    value::array path;
-    for (const auto& l : e.path) {
-      value::map lm;
-      lm["level"] = value{l.level};
-      lm["name"] = value{l.name};
-      lm["weight"] = value{static_cast<std::int64_t>(l.weight)};
-      lm["priority"] = value{static_cast<std::int64_t>(l.priority)};
-      lm["demand_quanta"] = value{l.demand_qshares};
-      lm["awarded_quanta"] = value{l.awarded_qshares};
-      path.emplace_back(std::move(lm));
-    }
-    m["path"] = value{std::move(path)};
-  }
-  return value{std::move(m)};
-}
-
-value::map answer_query(scheduler_actor* self, const std::string& cmd, const value::map& args) {
-  auto& s = *self->state.sched;
-  value::map r;
-  if (cmd == "qload") {
-    const auto v = s.view();
-    value::array classes;
-    for (const auto& c : v.classes) {
-      value::map cm;
-      cm["class"] = value{c.name};
-      cm["priority"] = value{static_cast<std::int64_t>(c.priority)};
-      cm["weight"] = value{static_cast<std::int64_t>(c.weight)};
-      cm["demand_by_order"] = by_order(c.demand_by_order);
-      cm["awarded_by_order"] = by_order(c.awarded_by_order);
-      classes.emplace_back(std::move(cm));
-    }
-    r["quantum_mb"] = value{v.quantum_mb};
-    r["classes"] = value{std::move(classes)};
-    if (!v.groups.empty()) {  // only with share groups configured
-      value::array groups;
-      for (const auto& g : v.groups) {
-        value::map gm;
-        gm["class"] = value{g.class_name};
-        gm["group"] = value{g.name};
-        gm["parent"] = value{g.parent};
-        gm["depth"] = value{static_cast<std::int64_t>(g.depth)};
-        gm["weight"] = value{static_cast<std::int64_t>(g.weight)};
-        gm["priority"] = value{static_cast<std::int64_t>(g.priority)};
-        gm["demand_by_order"] = by_order(g.demand_by_order);
-        gm["awarded_by_order"] = by_order(g.awarded_by_order);
-        gm["pure_fair_share_quanta"] = value{g.pure_fair_share_qshares};
-        groups.emplace_back(std::move(gm));
-      }
-      r["groups"] = value{std::move(groups)};
-    }
-    std::int64_t total = 0, free = 0, up = 0;
-    for (const auto& mv : v.machines) {
-      if (mv.state != core::machine_state::up) continue;
-      ++up;
-      total += mv.quanta;
-      free += mv.free_quanta;
-    }
-    r["nodes_up"] = value{up};
-    r["quanta"] = value{total};
-    r["free_quanta"] = value{free};
-  } else if (cmd == "qoccupancy") {
-    const auto v = s.view();
-    r["quantum_mb"] = value{v.quantum_mb};
-    r["nodes"] = machines_of(v);
-  } else if (cmd == "explain") {
-    r["explanation"] = explanation_of(s.explain(core::job_id{str_of(args, "job")}));
-  } else if (cmd == "whatif") {
-    auto it = args.find("work");
-    auto w = it == args.end() ? messages::result<messages::work_item>{messages::decode_error{"admin", "work", "missing"}}
-                              : work_item_of("admin", it->second);
-    if (!w) {
-      r["error"] = value{w.error().message()};
-      return r;
-    }
-    const auto res = s.whatif(to_core(w.value()));
-    r["plan"] = to_value(res.plan);
-    r["explanation"] = explanation_of(res.explanation);
-    value::array pre;
-    for (const auto& p : res.preempted) {
-      value::map pm;
-      pm["job"] = value{p.job.str()};
-      pm["share"] = value{p.share.str()};
-      pm["node"] = value{p.node.str()};
-      pre.emplace_back(std::move(pm));
-    }
-    r["would_preempt"] = value{std::move(pre)};
-  } else {
-    r["error"] = value{"pool scheduler cannot answer '" + cmd + "'"};
-  }
-  return r;
-}
-
 caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string pool, std::uint64_t generation,
-                             std::stop_token retired, bool restarted, bool intake_elsewhere) {
+                             std::stop_token retired, bool restarted, bool intake_elsewhere, bool replaces) {
   auto& st = self->state;
   st.env = env;
   st.pool = pool;
@@ -597,6 +542,7 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
   // One that replaces a scheduler that failed, or runs in a process apart from the intake (which announces
   // each machine once, when it comes up), knows no machine: it asks for them at its first work slice.
   st.awaiting_machines = restarted || intake_elsewhere;
+  st.replaces = replaces || restarted;
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       [self](atoms::ha_active, const std::string& epoch_tag) {
@@ -614,16 +560,21 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
         } else if (const auto* seed = m.as<messages::rm_state>()) {
           if (m.topic == topics::seed_topic(st.pool)) on_seed(self, *seed);
         } else if (const auto* q = m.as<messages::admin_query>()) {
-          messages::admin_answer a;
-          a.qid = q->qid;
-          a.from = st.pool;
-          a.result = answer_query(self, q->cmd, q->args);
-          route(self, st.env.router, st.stamper, std::string{topics::answer}, std::move(a));
+          on_query(self, *q);
         } else if (const auto* ps = m.as<messages::plan_sync_request>()) {
           on_plan_sync(self, *ps);
         } else if (m.as<messages::node_sync_request>() != nullptr) {
           st.send_all_machines = true;  // a reader of rm.nodes restarted: list every machine once
         }
+      },
+      [self](atoms::timeout, std::uint64_t qid) {
+        // A held query whose first round did not come in time: answered `restarting`.
+        auto& held = self->state.held_queries;
+        auto it = std::find_if(held.begin(), held.end(), [&](const auto& q) { return q.qid == qid; });
+        if (it == held.end()) return;
+        const auto q = *it;
+        held.erase(it);
+        answer(self, q, true);
       },
       [self](atoms::timeout) {
         auto& st = self->state;
@@ -650,13 +601,13 @@ caf::behavior pool_scheduler(scheduler_actor* self, actor_env env, std::string p
 }  // namespace
 
 caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, std::uint64_t generation,
-                                std::stop_token retired, bool restarted, bool intake_elsewhere) {
+                                std::stop_token retired, bool restarted, bool intake_elsewhere, bool replaces) {
   auto router = env.router;
   const std::vector<std::string> subscriptions{topics::node_topic(pool), topics::work_topic(pool),
                                                topics::query_topic(pool), std::string{topics::node_sync},
                                                topics::seed_topic(pool), std::string{topics::plan_sync}};
   auto self = sys.spawn(pool_scheduler, std::move(env), std::move(pool), generation, std::move(retired), restarted,
-                        intake_elsewhere);
+                        intake_elsewhere, replaces);
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).
   for (const auto& t : subscriptions) caf::anon_send(router, atoms::subscribe::value, t, self);

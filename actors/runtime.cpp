@@ -30,10 +30,8 @@
 #include "messages/topics.hpp"
 #include "metrics/metrics_http.hpp"
 #include "metrics/metrics_registry.hpp"
+#include "rmbus/version.hpp"
 
-#ifndef RMBUS_VERSION
-#define RMBUS_VERSION "unknown"
-#endif
 
 namespace rmbus::actors {
 
@@ -255,6 +253,7 @@ struct runtime::impl {
   caf::actor control;
   caf::actor admin;
   caf::actor ha;  // HA on, a head process: the election
+  std::shared_ptr<ha_gate> ha_view;  // the same: its role and epoch, read at scrape time
   std::optional<zmq::socket_t> rep;
   std::thread rep_thread;
   std::atomic<bool> stopping{false};
@@ -307,6 +306,13 @@ std::string runtime::impl::render_metrics() {
   if (bridge && bus_stats) bus_stats->update(bridge->inbound_stats());
   if (curve && bus_stats) bus_stats->update_refused(fwd ? fwd->refused() : 0, zap ? zap->stats().refused : 0);
   if (fwd && bus_stats) bus_stats->update_shed(fwd->shed());
+  if (ha_view) {
+    // What admin's status shows, read from the same view: after a failover or a handover a standby learns
+    // higher epochs from the beacons it hears, not from an event of its own.
+    const auto v = ha_view->get_view();
+    families->ha_role.set({}, v.active ? 1 : 0);
+    families->ha_epoch.set({}, static_cast<double>(v.epoch));
+  }
   return registry->render();
 }
 
@@ -363,7 +369,7 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.registry = std::make_shared<metrics::metrics_registry>();
     m.families = std::make_shared<const rm_metric_families>(*m.registry);
     m.families->up.set({}, 1);
-    m.families->build_info.set({RMBUS_VERSION, m.instance}, 1);
+    m.families->build_info.set({rmbus::version, m.instance}, 1);
     if (rt.ha.enabled && m.opt.run.head()) {
       m.families->ha_role.set({}, 0);  // every candidate starts as a standby
       m.families->ha_epoch.set({}, 0);
@@ -414,6 +420,7 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
   // HA (docs/architecture.md "High availability"): a head process with [ha] enabled is a candidate.
   std::shared_ptr<ha_gate> ha;
   if (rt.ha.enabled && m.opt.run.head()) ha = std::make_shared<ha_gate>();
+  m.ha_view = ha;
   m.router = spawn_router(*m.sys, caf::actor{}, m.instance, split, limits_of(m.opt.cfg), ha);
 
   bus::bridge_options bo;
@@ -441,6 +448,9 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     bo.subscribe.topics.emplace_back(messages::topics::rm_ha);
     bo.subscribe.topics.emplace_back(messages::topics::rm_state);
     bo.subscribe.topics.emplace_back(messages::topics::rm_marks);
+  } else if (m.opt.run.publisher) {
+    // HA candidates' beacons, which an RM without HA should never hear (actors/rival_rms.hpp).
+    bo.subscribe.topics.emplace_back(messages::topics::rm_ha);
   }
   if (bo.subscribe.topics.empty()) bo.subscribe.topics.emplace_back("rm.internal.none");
   bo.subscribe.limits = limits_of(m.opt.cfg);
@@ -460,6 +470,9 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     // second instead of at every 2 ms drain. A node's liveness is counted in heartbeat intervals (seconds).
     bo.subscribe.batch_hold = std::chrono::milliseconds(20);
   }
+  // The embedded forwarder sheds repeated heartbeats (fo.shed above): the holes that leaves in an agent's seq
+  // are not lost messages (a lost heartbeat shows as a missed one, per node: rmbus_heartbeats_missed_total).
+  if (m.fwd) bo.subscribe.shed_topic = std::string{messages::topics::heartbeat};
   if (m.curve) {
     bo.publish.curve = m.curve->client;
     bo.subscribe.curve = m.curve->client;
@@ -487,6 +500,7 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     fixed.push_back(diff);
   }
   if (m.opt.run.intake) fixed.push_back(spawn_heartbeat_intake(*m.sys, env));
+  if (ha || m.opt.run.publisher) fixed.push_back(spawn_rival_watch(*m.sys, env));
   if (m.opt.run.admin) {
     m.admin = spawn_admin(*m.sys, env, m.opt.reload);
     fixed.push_back(m.admin);
@@ -542,13 +556,16 @@ void runtime::stop() {
   // bus publisher actor is encoded only after everything queued before it has been handed to ZeroMQ, so the
   // last round leaves whole before the publisher's socket is closed (with its bounded linger).
   {
+    // The marker is handled (told through `handled`) also when no other process subscribes to it: an RM
+    // alone on its bus never encodes it, and waiting for its encoding held every such stop for 3 s.
     auto flushed = std::make_shared<std::promise<void>>();
     auto done = flushed->get_future();
     auto once = std::make_shared<std::atomic<bool>>(false);
     const auto body = messages::encode(messages::envelope{1, 1, static_cast<std::uint64_t>(wall_clock_ms()), m.instance + ":flush"});
-    caf::anon_send(m.router, bus::outbound_message{std::string{topics::flush}, [flushed, once, body](const messages::envelope&) {
+    caf::anon_send(m.router, bus::outbound_message{std::string{topics::flush},
+                                                   [body](const messages::envelope&) { return body; },
+                                                   [flushed, once] {
                                                      if (!once->exchange(true)) flushed->set_value();
-                                                     return body;
                                                    }});
     if (done.wait_for(std::chrono::seconds(3)) != std::future_status::ready)
       spdlog::warn("the bus publisher did not drain within 3 s; the last messages may be lost");

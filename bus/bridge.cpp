@@ -37,6 +37,7 @@ caf::behavior publisher_actor(caf::stateful_actor<publisher_actor_state>* self,
           // A failing encoder is the sender's bug; the publisher actor must keep serving everyone else.
           spdlog::error("bus publisher actor: encoding a message for {} failed: {}", m.topic, e.what());
         }
+        if (m.handled) m.handled();
       },
   };
 }

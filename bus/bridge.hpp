@@ -44,6 +44,9 @@ namespace rmbus::bus {
 struct outbound_message {
   std::string topic;
   publisher::encoder encode;
+  // Optional: called by the publisher actor once it has handled the message, whether it was sent or not (a
+  // topic no subscriber wants is never encoded), so that a marker can tell what was queued before it is out.
+  std::function<void()> handled{};
 };
 
 // outbound_message for any messages:: type T with `encode(const envelope&, const T&)`; `msg` is copied in.

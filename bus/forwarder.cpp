@@ -60,6 +60,7 @@ struct forwarder::impl {
   std::uint64_t shed_unlogged = 0;
   std::string shed_example;
   std::chrono::steady_clock::time_point shed_logged_at{};
+  bool shed_warned = false;  // the first shed was logged at warn
 
   impl(zmq::context_t& ctx, forwarder_options opts, std::function<void(const refused_publish&)> refused_cb)
       : options(std::move(opts)),
@@ -106,7 +107,10 @@ struct forwarder::impl {
 namespace {
 // Messages taken from one side before the others are looked at again, so neither side starves the other.
 constexpr int max_batch = 256;
-constexpr auto shed_log_period = std::chrono::seconds(10);
+// Shedding is what the forwarder is for, not a fault: agents that heartbeat more often than the RM needs are
+// shed for as long as they run. So the first shed is a warning that says why, and then a count at info this
+// often (and at stop), not a warning every few seconds.
+constexpr auto shed_log_period = std::chrono::minutes(10);
 
 // A key for the log: printable ASCII kept, other bytes as \xNN, cut to 64 bytes (keys come from the bus).
 std::string printable(std::string_view key) {
@@ -169,12 +173,21 @@ bool forwarder::impl::is_repeat(const zmq::message_t& body) {
 }
 
 void forwarder::impl::log_sheds(std::chrono::steady_clock::time_point now, bool force) {
-  if (shed_unlogged == 0 || (!force && now - shed_logged_at < shed_log_period)) return;
-  spdlog::warn("bus forwarder: shed {} repeated {} messages (a key sending more than {} back to back and then one "
-               "per {} ms), e.g. key '{}'; {} shed since start",
-               shed_unlogged, options.shed->topic, options.shed->burst,
-               shed_gap_ns.load(std::memory_order_relaxed) / 1'000'000, shed_example,
-               shed.load(std::memory_order_relaxed));
+  if (shed_unlogged == 0 || (shed_warned && !force && now - shed_logged_at < shed_log_period)) return;
+  const auto gap_ms = shed_gap_ns.load(std::memory_order_relaxed) / 1'000'000;
+  if (!shed_warned) {
+    spdlog::warn("bus forwarder: shed {} repeated {} messages: a key sends more often than the RM needs (more than {} "
+                 "back to back, then one per {} ms pass), e.g. key '{}'. Agents heartbeating faster than [timing] "
+                 "heartbeat_interval_ms do this (harmless; set the interval to theirs), and so does a publisher "
+                 "flooding. Counted from now on at info every 10 minutes and in rmbus_bus_shed_total",
+                 shed_unlogged, options.shed->topic, options.shed->burst, gap_ms, shed_example);
+    shed_warned = true;
+  } else {
+    spdlog::info("bus forwarder: shed {} repeated {} messages (more than {} back to back, then one per {} ms), e.g. "
+                 "key '{}'; {} shed since start",
+                 shed_unlogged, options.shed->topic, options.shed->burst, gap_ms, shed_example,
+                 shed.load(std::memory_order_relaxed));
+  }
   shed_unlogged = 0;
   shed_logged_at = now;
 }

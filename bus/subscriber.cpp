@@ -260,8 +260,12 @@ void subscriber::impl::accept(std::string topic, std::string body, std::uint32_t
     }
     switch (verdict) {
       case seq_verdict::gap:
-        ++stats.gaps;
-        stats.missing += missing;
+        if (!options.shed_topic.empty() && topic == options.shed_topic) {
+          ++stats.shed_gaps;
+        } else {
+          ++stats.gaps;
+          stats.missing += missing;
+        }
         break;
       case seq_verdict::restart:
         ++stats.restarts;

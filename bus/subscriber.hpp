@@ -87,6 +87,10 @@ struct subscriber_options {
   // cost more than the differencing of a map that changed little. Empty: every body is read whole.
   std::string unread_tail_topic;
   std::string unread_tail_key;
+  // Gaps in the streams of exactly this topic are by design and counted apart (subscriber_stats::shed_gaps),
+  // not as `gaps` / `missing`: the topic a forwarder sheds repeats of (bus/forwarder.hpp), whose shed messages
+  // leave holes in their senders' seq. Empty: every gap counts.
+  std::string shed_topic;
 };
 
 struct subscriber_handlers {
@@ -108,6 +112,7 @@ struct subscriber_stats {
   std::uint64_t shed = 0;                         // accepted but dropped: the in-flight bound was reached
   std::uint64_t duplicates = 0;                   // copies of a message already seen (several forwarders)
   std::uint64_t late = 0;                         // older than a message of its stream already handed on
+  std::uint64_t shed_gaps = 0;                    // gaps on options.shed_topic (by design, not losses)
 };
 
 class subscriber {

@@ -9,6 +9,7 @@
 
 #include <toml++/toml.h>
 
+#include "config/detail/closest_name.hpp"
 #include "config/detail/declarations.hpp"
 #include "config/detail/nodefile.hpp"
 #include "config/detail/values.hpp"
@@ -31,7 +32,8 @@ class toml_reader {
   error_list& errors() { return errors_; }
   const std::string& file() const { return file_; }
 
-  // Reports every key of `table` not in `known`.
+  // Reports every key of `table` not in `known`, with the nearest known key when one is close (as DUCC's
+  // keys get it).
   void only_keys(const toml::table& table, const std::string& where, std::initializer_list<std::string_view> known) {
     for (const auto& [key, node] : table) {
       bool ok = false;
@@ -39,7 +41,10 @@ class toml_reader {
       if (!ok) {
         std::string list;
         for (auto k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        errors_.add(loc(node), "unknown key '" + std::string(key.str()) + "' in " + where + " (known: " + list + ")");
+        std::string message = "unknown key '" + std::string(key.str()) + "' in " + where;
+        if (auto near = detail::closest_name(key.str(), std::vector<std::string_view>(known)))
+          message += "; did you mean " + *near + "?";
+        errors_.add(loc(node), message + " (known: " + list + ")");
       }
     }
   }
@@ -115,6 +120,20 @@ class toml_reader {
     return size(*node, where + "." + std::string(key));
   }
 
+  // A quantum: a size with its unit, never a bare number. DUCC's ducc.rm.share.quantum counts GB, so a bare
+  // `quantum = 1` copied from it would silently have meant 1 MB here.
+  std::optional<located<std::uint64_t>> quantum(const toml::table& t, const std::string& where) {
+    const toml::node* node = t.get("quantum");
+    if (node == nullptr) return std::nullopt;
+    if (auto n = node->value_exact<std::int64_t>()) {
+      const auto v = std::to_string(*n);
+      errors_.add(loc(*node), where + ".quantum = " + v + " has no unit: write \"" + v + "G\" or \"" + v +
+                                  "M\" (DUCC's ducc.rm.share.quantum = " + v + " means " + v + " GB)");
+      return std::nullopt;
+    }
+    return size(*node, where + ".quantum");
+  }
+
   std::optional<located<std::vector<std::string>>> strings(const toml::table& t, std::string_view key,
                                                            const std::string& where) {
     const toml::node* node = t.get(key);
@@ -182,7 +201,7 @@ void read_scheduling(toml_reader& r, const toml::table& t, core::scheduling_sett
                "use_prediction", "prediction_fudge_ms", "global_allotment", "reserve_overage", "reserved_dram",
                "default_memory", "default_threads", "default_tasks", "jd_host_class", "jd_host_user",
                "preemption_policy"});
-  if (auto q = r.size(t, "quantum", w)) {
+  if (auto q = r.quantum(t, w)) {
     if (q->value == 0) r.errors().add(q->loc, "scheduling.quantum must be greater than 0");
     else s.quantum_mb = q->value;
   }
@@ -370,7 +389,7 @@ void read_nodepools(toml_reader& r, const toml::table& root, detail::site_decls&
     pool.name = name->value;
     pool.parent = r.string(t, "parent", w);
     if (pool.parent && pool.parent->value.empty()) pool.parent.reset();  // "" = top-level
-    pool.quantum_mb = r.size(t, "quantum", w);
+    pool.quantum_mb = r.quantum(t, w);
     pool.search_order = r.int32(t, "search_order", w);
     pool.domain = r.string(t, "domain", w);
     if (auto nodes = r.strings(t, "nodes", w)) {

@@ -52,6 +52,7 @@ struct machine_rec {
   bool down = false;
   bool varied_off = false;
   bool quiesced = false;
+  bool drained = false;  // admin drain: nothing new is placed, what runs stays (the agent's quiesce, by admin)
   bool admin_blacklisted = false;
   int used = 0;                  // quanta held by live shares (including those being removed)
   int removing = 0;              // of which by shares being preempted or evicted
@@ -75,7 +76,9 @@ struct machine_rec {
 
   int free() const { return order - used; }  // may be negative after a shrink or recovery
   bool blacklisted() const { return admin_blacklisted || blacklisted_shares > 0 || foreign_processes > 0; }
-  bool schedulable() const { return !foreign && !unheard && !down && !varied_off && !quiesced && !blacklisted(); }
+  bool schedulable() const {
+    return !foreign && !unheard && !down && !varied_off && !quiesced && !drained && !blacklisted();
+  }
 };
 
 struct share_rec {

@@ -11,6 +11,7 @@
 #include "core/preemption.hpp"
 #include "core/quanta.hpp"
 #include "core/reason_text.hpp"
+#include "core/unmet_demand.hpp"
 #include "core/what_of.hpp"
 
 namespace rmbus::core {
@@ -226,6 +227,15 @@ bool nodepool_scheduler::vary_on(const machine_id& name) {
   return true;
 }
 
+bool nodepool_scheduler::set_drained(const machine_id& name, bool drained) {
+  auto it = model_.machine_index.find(name);
+  if (it == model_.machine_index.end()) return false;
+  model_.machines[static_cast<std::size_t>(it->second)].drained = drained;
+  model_.machines_changed();
+  dirty_ = true;
+  return true;
+}
+
 int nodepool_scheduler::add_foreign_machine(const machine_id& name, std::uint64_t memory_mb) {
   machine_rec mc;
   mc.name = name;
@@ -288,7 +298,7 @@ forget_outcome nodepool_scheduler::forget_machines(const std::vector<machine_id>
     }
     const auto slot = static_cast<std::size_t>(it->second);
     const auto& mc = model_.machines[slot];
-    if (!mc.shares.empty() || mc.varied_off || mc.admin_blacklisted || mc.foreign_processes > 0) {
+    if (!mc.shares.empty() || mc.varied_off || mc.drained || mc.admin_blacklisted || mc.foreign_processes > 0) {
       out.kept.push_back(name);
       continue;
     }
@@ -603,6 +613,7 @@ machine_brief nodepool_scheduler::machine_at(std::size_t slot) const {
             : mc.blacklisted() ? machine_state::blacklisted
                                : machine_state::up;
   b.quiesced = mc.quiesced;
+  b.drained = mc.drained;
   b.memory_mb = mc.memory_mb;
   b.quanta = mc.order;
   b.free_quanta = std::max(0, mc.free());
@@ -631,6 +642,7 @@ pool_view nodepool_scheduler::view() const {
     mv.nodepool = *b.nodepool;
     mv.state = b.state;
     mv.quiesced = b.quiesced;
+    mv.drained = b.drained;
     mv.memory_mb = b.memory_mb;
     mv.quanta = b.quanta;
     mv.free_quanta = b.free_quanta;
@@ -642,6 +654,7 @@ pool_view nodepool_scheduler::view() const {
     std::sort(mv.shares.begin(), mv.shares.end(), [](const auto& a, const auto& b) { return a.share.id < b.share.id; });
     v.machines.push_back(std::move(mv));
   }
+  v.unmet = unmet_demand(model_);
   return v;
 }
 

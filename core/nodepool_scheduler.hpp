@@ -53,6 +53,7 @@ struct machine_brief {
   const std::string* nodepool = nullptr;
   machine_state state = machine_state::up;
   bool quiesced = false;
+  bool drained = false;  // by the admin
   std::uint64_t memory_mb = 0;
   int quanta = 0;
   int free_quanta = 0;
@@ -97,6 +98,8 @@ class nodepool_scheduler {
   // Admin vary-off: fair-share shares are evicted, nothing new is placed; fixed work stays.
   bool vary_off(const machine_id& name);
   bool vary_on(const machine_id& name);
+  // Admin drain (Slurm's DRAIN): nothing new is placed on it, nothing is evicted; undrained when false.
+  bool set_drained(const machine_id& name, bool drained);
   // Admin blacklist: evict what can be evicted (jobs, services), keep APs and reservations accounted,
   // allocate nothing new until cleared.
   bool set_blacklisted(const machine_id& name, bool blacklisted);

@@ -236,6 +236,19 @@ struct group_load {
   std::int64_t pure_fair_share_qshares = 0;      // its share of the class's pure fair share (quanta)
 };
 
+// Work of one class and order that no machine in reach can hold (reason no_machine_of_order): How Much
+// counts it nowhere, so admin qload lists it apart (core/unmet_demand.hpp).
+struct unmet_load {
+  std::string class_name;
+  int order = 0;
+  reason_code reason = reason_code::none;
+  std::int64_t jobs = 0;
+  std::int64_t processes = 0;  // what their caps ask for, at least one per job
+  std::string text;            // the reason of the first job, by id
+
+  bool operator==(const unmet_load&) const = default;
+};
+
 enum class machine_state { up, varied_off, down, blacklisted };
 const char* to_string(machine_state s);
 
@@ -245,6 +258,7 @@ struct machine_view {
   std::string nodepool;
   machine_state state = machine_state::up;
   bool quiesced = false;
+  bool drained = false;  // by the admin: nothing new placed, what runs stays
   std::uint64_t memory_mb = 0;
   int quanta = 0;       // machine order
   int free_quanta = 0;  // quanta not held by any share (never negative)
@@ -261,6 +275,7 @@ struct pool_view {
   std::vector<class_load> classes;     // classes with work, by priority then weight desc then name
   std::vector<group_load> groups;      // share groups with work, by class as above, then tree order
   std::vector<machine_view> machines;  // by name
+  std::vector<unmet_load> unmet;       // by class, order, reason
 };
 
 }  // namespace rmbus::core

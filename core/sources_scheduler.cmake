@@ -19,5 +19,6 @@ set(RMBUS_CORE_SCHEDULER_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/schedule_plan.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/share_tree.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/split_order.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/unmet_demand.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/what_of.cpp
 )

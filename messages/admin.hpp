@@ -24,13 +24,17 @@ namespace rmbus::messages {
 namespace admin_commands {
 inline constexpr std::string_view vary_off = "vary_off";        // nodes: array of str
 inline constexpr std::string_view vary_on = "vary_on";          // nodes: array of str
-inline constexpr std::string_view qload = "qload";              // (no arguments)
-inline constexpr std::string_view qoccupancy = "qoccupancy";    // (no arguments)
+inline constexpr std::string_view qload = "qload";              // pool: str, optional
+inline constexpr std::string_view qoccupancy = "qoccupancy";    // pool, state, node (a pattern): str, optional
 inline constexpr std::string_view explain = "explain";          // job: str
 inline constexpr std::string_view whatif = "whatif";            // work: a work item map (as in the work map)
 inline constexpr std::string_view handover = "handover";        // to: str, optional (HA: the standby to take over)
 inline constexpr std::string_view reconfigure = "reconfigure";  // (no arguments)
 inline constexpr std::string_view status = "status";            // (no arguments)
+inline constexpr std::string_view drain = "drain";              // nodes: array of str
+inline constexpr std::string_view undrain = "undrain";          // nodes: array of str
+inline constexpr std::string_view jobs = "jobs";                // user, class, state: str, optional
+inline constexpr std::string_view users = "users";              // user, class, state: str, optional
 }  // namespace admin_commands
 
 struct admin_request {

@@ -65,6 +65,8 @@ inline constexpr std::string_view scheduler_backoff = "scheduler_backoff";
 // for a full map; an orchestrator that sends deltas answers with one at once.
 inline constexpr std::string_view workmap_resync = "workmap_resync";
 inline constexpr std::string_view workmap_delta_refused = "workmap_delta_refused";
+// Another RM drives this bus by mistake: one without HA beside HA candidates (detail: instance, ha, reason).
+inline constexpr std::string_view foreign_rm = "foreign_rm";
 }  // namespace event_kinds
 
 struct rm_event {

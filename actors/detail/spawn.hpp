@@ -34,8 +34,14 @@ caf::actor spawn_workmap_diff(caf::actor_system& sys, actor_env env);
 // `intake_elsewhere`: the intake runs in another process, which may have announced the pool's machines before
 // this one joined the bus; the scheduler asks for them when its first work slice shows the bus carries its
 // messages (a request sent at once could be lost before its publisher's connection is up).
+// `replaces`: it takes over from another scheduler of the pool in this process (a reconfiguration, an HA
+// step-down): it answers admin's reads only once it has scheduled a round (pool_scheduler.cpp).
 caf::actor spawn_pool_scheduler(caf::actor_system& sys, actor_env env, std::string pool, std::uint64_t generation,
-                                std::stop_token retired = {}, bool restarted = false, bool intake_elsewhere = false);
+                                std::stop_token retired = {}, bool restarted = false, bool intake_elsewhere = false,
+                                bool replaces = false);
+// rival_watch.cpp: another RM driving this bus by mistake (without HA beside HA candidates), in the log and
+// as rm.events.
+caf::actor spawn_rival_watch(caf::actor_system& sys, actor_env env);
 // eviction.cpp
 caf::actor spawn_eviction(caf::actor_system& sys, actor_env env);
 // publication.cpp

@@ -6,7 +6,8 @@ namespace rmbus::messages {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> op_names{"update", "down", "vary_off", "vary_on", "forget", "unreachable"};
+constexpr std::array<std::string_view, 8> op_names{"update", "down",  "vary_off", "vary_on",
+                                                   "forget", "drain", "undrain",  "unreachable"};
 constexpr std::array<std::string_view, 6> op_keys{"op", "node", "ip", "memory_mb", "quiesced", "nodepool"};
 constexpr std::array<std::string_view, 2> root_keys{"ops", "announced_to"};
 

@@ -5,7 +5,9 @@
 // uses (memory, quiesce, nodepool) or the node comes (back) up; a heartbeat that changes nothing refreshes
 // liveness in the intake and goes no further. Eviction sends `unreachable` the moment the intake reports a
 // node down (nothing new goes there from then on) and `down` when its work is to be evicted (at once, or
-// later when the mass-loss brake paces evictions), and `vary_off` / `vary_on` for the admin's requests. Intake sends `forget` for a node down longer than [limits]
+// later when the mass-loss brake paces evictions), and `vary_off` / `vary_on` / `drain` / `undrain` for the
+// admin's requests, also for a node the configuration expects that has not reported yet: its scheduler
+// applies the mark when the node's first `update` comes. Intake sends `forget` for a node down longer than [limits]
 // forget_down_ms; the scheduler removes the machine unless it still holds shares, and answers with
 // machines_forgotten (machines_forgotten.hpp).
 //
@@ -24,7 +26,9 @@
 
 namespace rmbus::messages {
 
-enum class node_op_kind { update, down, vary_off, vary_on, forget, unreachable };  // wire: "update" | "down" | ...
+// Added: drain / undrain (the admin's drain mark: no new work, nothing evicted); unreachable (reported down,
+// its eviction not yet due: out of placement, its work kept).
+enum class node_op_kind { update, down, vary_off, vary_on, forget, drain, undrain, unreachable };  // wire: "update" | ...
 std::string_view to_string(node_op_kind k);
 
 struct node_op {

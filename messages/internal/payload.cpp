@@ -37,6 +37,7 @@ result<payload> decode_payload(std::string_view topic, std::string_view body, co
   if (topic == it::done) return as_payload(decode_round_done(topic, body, limits, env_out));
   if (topic == it::answer) return as_payload(decode_admin_answer(topic, body, limits, env_out));
   if (topic == it::vary) return as_payload(decode_vary_request(topic, body, limits, env_out));
+  if (topic == it::marks_query) return as_payload(decode_admin_query(topic, body, limits, env_out));
   if (topic == it::recovered) return as_payload(decode_recovered_nodes(topic, body, limits, env_out));
   if (topic == it::reconfigure) return as_payload(decode_reconfigure_request(topic, body, limits, env_out));
   if (topic == it::forgotten) return as_payload(decode_machines_forgotten(topic, body, limits, env_out));

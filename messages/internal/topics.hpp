@@ -21,6 +21,8 @@ inline constexpr std::string_view done = "rm.internal.done";            // round
 inline constexpr std::string_view query_prefix = "rm.internal.query.";  // + top-level pool: admin_query
 inline constexpr std::string_view answer = "rm.internal.answer";        // admin_answer
 inline constexpr std::string_view vary = "rm.internal.vary";            // vary_request
+// admin -> eviction: an admin_query about the nodes (status, qoccupancy: nodes never seen, the admin marks).
+inline constexpr std::string_view marks_query = "rm.internal.marks";
 inline constexpr std::string_view recovered = "rm.internal.recovered";  // recovered_nodes
 inline constexpr std::string_view reconfigure = "rm.internal.reconfigure";  // reconfigure_request
 inline constexpr std::string_view forgotten = "rm.internal.forgotten";  // machines_forgotten

@@ -5,7 +5,7 @@
 namespace rmbus::messages {
 
 namespace {
-constexpr std::array<std::string_view, 2> op_names{"vary_on", "vary_off"};  // index = off
+constexpr std::array<std::string_view, 4> op_names{"vary_on", "vary_off", "undrain", "drain"};  // index = off + 2 drain
 constexpr std::array<std::string_view, 3> keys{"qid", "op", "nodes"};
 }  // namespace
 
@@ -14,7 +14,7 @@ std::string encode(const envelope& env, const vary_request& msg) {
   detail::packer pk{buf};
   detail::pack_envelope_head(pk, env, 3);
   detail::pack_kv_uint(pk, "qid", msg.qid);
-  detail::pack_kv_str(pk, "op", op_names[msg.off ? 1 : 0]);
+  detail::pack_kv_str(pk, "op", op_names[(msg.off ? 1 : 0) + (msg.drain ? 2 : 0)]);
   detail::pack_key(pk, "nodes");
   pk.pack_array(static_cast<std::uint32_t>(msg.nodes.size()));
   for (const auto& n : msg.nodes) detail::pack_str(pk, n);
@@ -32,7 +32,8 @@ result<vary_request> decode_vary_request(std::string_view topic, std::string_vie
                             case 1: {
                               int off = 0;
                               detail::read_enum(v, f, op_names, off);
-                              msg.off = off == 1;
+                              msg.off = off % 2 == 1;
+                              msg.drain = off >= 2;
                               break;
                             }
                             case 2: detail::read(v, f, msg.nodes); break;

@@ -1,5 +1,6 @@
 #pragma once
-// rm.internal.vary — admin -> eviction: vary nodes off (no new work, fair-share work evicted) or back on.
+// rm.internal.vary — admin -> eviction: vary nodes off (no new work, fair-share work evicted) or back on;
+// added: drain them (no new work, nothing evicted) or undrain them.
 // Eviction answers on rm.internal.answer (admin_answer with `nodes` done and `unknown` names).
 
 #include <cstdint>
@@ -14,8 +15,9 @@ namespace rmbus::messages {
 
 struct vary_request {
   std::uint64_t qid = 0;
-  bool off = true;  // wire key "op": "vary_off" | "vary_on"
+  bool off = true;  // wire key "op": "vary_off" | "vary_on", or with `drain` "drain" | "undrain"
   std::vector<std::string> nodes;
+  bool drain = false;  // the drain mark rather than vary-off: `off` sets it, !off clears it
 
   friend bool operator==(const vary_request&, const vary_request&) = default;
 };

@@ -42,6 +42,15 @@ const std::string base_classes =
 
 }  // namespace
 
+TEST_CASE("a misspelt native key gets the nearest known key, as DUCC's keys do", "[config][errors]") {
+  RMBUS_CHECK_CONFIG_ERROR(native("[scheduling]\nquantom = \"1G\"\n" + base_toml), "site.toml", 2,
+                           "unknown key 'quantom' in [scheduling]; did you mean quantum?");
+  RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "wieght = 3\n"), "site.toml", next,
+                           "unknown key 'wieght' in class 'normal'; did you mean weight?");
+  // Nothing near: the list of known keys alone, no guess.
+  RMBUS_CHECK_CONFIG_ERROR(native("[timing]\nzzzzzz = 1\n" + base_toml), "site.toml", 2, "unknown key 'zzzzzz' in [timing] (known: ");
+}
+
 TEST_CASE("an unknown key names its file and line", "[config][errors]") {
   RMBUS_CHECK_CONFIG_ERROR(native(base_toml + "weihgt = 3\n"), "site.toml", next, "unknown key 'weihgt'");
   RMBUS_CHECK_CONFIG_ERROR(native("[scheduling]\nquantum = \"1G\"\nqunatum = 2\n" + base_toml), "site.toml", 3,
@@ -537,7 +546,7 @@ TEST_CASE("log rotation, health and accounting keys: bounds and types name the k
   RMBUS_CHECK_CONFIG_ERROR(native("[health]\ndisk_warn_percent = 101\n" + base_toml), "site.toml", 2,
                            "health.disk_warn_percent = 101 is out of range (0..100)");
   RMBUS_CHECK_CONFIG_ERROR(native("[health]\nenable = true\n" + base_toml), "site.toml", 2,
-                           "unknown key 'enable' in [health] (known: enabled, disk_warn_percent)");
+                           "unknown key 'enable' in [health]; did you mean enabled? (known: enabled, disk_warn_percent)");
   RMBUS_CHECK_CONFIG_ERROR(native("[accounting]\nfiles = \"x\"\n" + base_toml), "site.toml", 2,
                            "unknown key 'files' in [accounting]");
   // DUCC road: the rmbus.* keys, with the same bounds; an unknown rmbus.* key is an error, as ducc.rm.* ones.

@@ -35,14 +35,28 @@ TEST_CASE("sizes: strings with a unit or integers in MB", "[config][native]") {
   CHECK(d::size_text(16384) == "16G");
   CHECK(d::size_text(1536) == "1536M");
 
-  auto as_int = rc::parse_native("[scheduling]\nquantum = 2048\n" + one_pool, "site.toml");
-  auto as_text = rc::parse_native("[scheduling]\nquantum = \"2G\"\n" + one_pool, "site.toml");
-  CHECK(as_int.scheduling.settings.quantum_mb == 2048);
-  CHECK(as_int == as_text);
+  auto in_mb = rc::parse_native("[scheduling]\nquantum = \"2048M\"\n" + one_pool, "site.toml");
+  auto in_gb = rc::parse_native("[scheduling]\nquantum = \"2G\"\n" + one_pool, "site.toml");
+  CHECK(in_mb.scheduling.settings.quantum_mb == 2048);
+  CHECK(in_mb == in_gb);
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[scheduling]\nquantum = \"0M\"\n" + one_pool, "site.toml"), "site.toml",
+                           2, "quantum must be greater than 0");
+  // Other sizes still take a bare number of MB.
+  auto allotment = rc::parse_native("[scheduling]\nquantum = \"1G\"\nglobal_allotment = 4096\n" + one_pool, "site.toml");
+  CHECK(allotment.scheduling.settings.global_allotment_mb == 4096);
+}
+
+TEST_CASE("a bare number for a quantum is refused, naming the unit", "[config][native]") {
+  // DUCC's ducc.rm.share.quantum = 1 means 1 GB; here a bare 1 would silently have meant 1 MB.
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[scheduling]\nquantum = 1\n" + one_pool, "site.toml"), "site.toml", 2,
+                           "scheduling.quantum = 1 has no unit: write \"1G\" or \"1M\" (DUCC's ducc.rm.share.quantum "
+                           "= 1 means 1 GB)");
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[scheduling]\nquantum = 4096\n" + one_pool, "site.toml"), "site.toml", 2,
+                           "write \"4096G\" or \"4096M\"");
+  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[[nodepool]]\nname = \"main\"\nquantum = 16\n", "site.toml"), "site.toml",
+                           3, "nodepool 'main'.quantum = 16 has no unit");
   RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[scheduling]\nquantum = -1\n" + one_pool, "site.toml"), "site.toml", 2,
-                           "must not be negative");
-  RMBUS_CHECK_CONFIG_ERROR(rc::parse_native("[scheduling]\nquantum = 0\n" + one_pool, "site.toml"), "site.toml", 2,
-                           "quantum must be greater than 0");
+                           "has no unit");
 }
 
 TEST_CASE("every section is read", "[config][native]") {

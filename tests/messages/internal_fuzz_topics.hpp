@@ -9,12 +9,12 @@
 
 namespace rmbus::messages::fuzz {
 
-inline constexpr std::array<std::string_view, 18> internal_topics{
+inline constexpr std::array<std::string_view, 19> internal_topics{
     "rm.internal.node.alpha",  "rm.internal.nodestate", "rm.internal.nodesnap", "rm.internal.nodesync",
     "rm.internal.work.alpha",  "rm.internal.round",     "rm.internal.plan",     "rm.internal.done",
     "rm.internal.query.alpha", "rm.internal.answer",    "rm.internal.vary",     "rm.internal.recovered",
     "rm.internal.reconfigure", "rm.internal.forgotten", "rm.internal.seedreq",  "rm.internal.seed.alpha",
-    "rm.internal.worksync",   "rm.internal.plansync",
+    "rm.internal.worksync",   "rm.internal.plansync",   "rm.internal.marks",
 };
 
 }  // namespace rmbus::messages::fuzz

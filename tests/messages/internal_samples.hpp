@@ -17,7 +17,9 @@ inline node_ops full_node_ops() {
   return node_ops{{node_op{node_op_kind::update, "n01", "10.0.0.1", 98304, true, "alpha-gpu"},
                    node_op{node_op_kind::down, "n02", "", 0, false, ""},
                    node_op{node_op_kind::vary_off, "n03", "", 0, false, ""},
-                   node_op{node_op_kind::vary_on, "n04", "", 0, false, ""}}, {}};
+                   node_op{node_op_kind::vary_on, "n04", "", 0, false, ""},
+                   node_op{node_op_kind::drain, "n05", "", 0, false, ""},
+                   node_op{node_op_kind::undrain, "n06", "", 0, false, ""}}, {}};
 }
 
 inline node_changes full_node_changes() {

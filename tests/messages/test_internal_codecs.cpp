@@ -75,6 +75,9 @@ TEST_CASE("every internal message round-trips through its codec") {
   round_trips(samples::full_admin_answer(), decode_admin_answer, it::answer);
   round_trips(samples::full_vary_request(), decode_vary_request, it::vary);
   round_trips(vary_request{1, false, {}}, decode_vary_request, it::vary);
+  round_trips(vary_request{2, true, {"n1"}, true}, decode_vary_request, it::vary);   // drain
+  round_trips(vary_request{3, false, {"n1"}, true}, decode_vary_request, it::vary);  // undrain
+  round_trips(samples::full_admin_query(), decode_admin_query, it::marks_query);
   round_trips(samples::full_recovered_nodes(), decode_recovered_nodes, it::recovered);
   round_trips(reconfigure_request{}, decode_reconfigure_request, it::reconfigure);
 }

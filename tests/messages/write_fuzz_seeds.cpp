@@ -26,7 +26,8 @@ int main(int argc, char** argv) {
                              samples::full_vary_request(),  samples::full_recovered_nodes(),
                              reconfigure_request{},         samples::full_machines_forgotten(),
                              seed_request{"alpha", 1'700'000'000'123}, samples::full_rm_state(),
-                             work_sync_request{"alpha", 12}, plan_sync_request{"alpha", 3}};
+                             work_sync_request{"alpha", 12}, plan_sync_request{"alpha", 3},
+                             samples::full_admin_query()};
   static_assert(std::size(samples) == fuzz::internal_topics.size());
   for (std::size_t i = 0; i < std::size(samples); ++i) {
     std::string name{fuzz::internal_topics[i]};

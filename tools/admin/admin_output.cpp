@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "tools/admin/clock_text.hpp"
+
 namespace rmbus::tools::admin {
 
 namespace {
@@ -127,41 +129,92 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep = "
   return out;
 }
 
-std::string status_text(const value::map& r) {
+// "label" padded to the status table's first column.
+std::string label(std::string_view l) { return std::string{l} + std::string(l.size() < 12 ? 12 - l.size() : 1, ' '); }
+
+std::string seconds_ago(std::uint64_t ms) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(1);
+  o << static_cast<double>(ms) / 1000.0 << " s ago";
+  return o.str();
+}
+
+std::string status_text(const value::map& r, std::int64_t now_ms) {
   std::ostringstream o;
   const auto up_ms = unum(r, "uptime_ms");
-  o << "instance  " << str(r, "instance") << "\n"
-    << "cycle     " << num(r, "cycle") << "\n"
-    << "uptime    " << up_ms / 1000 << " s\n"
-    << "pools     " << join(strings(r, "pools")) << "\n";
+  o << label("instance") << str(r, "instance") << "\n";
+  if (field(r, "version") != nullptr) o << label("version") << str(r, "version") << "\n";
+  o << label("cycle") << num(r, "cycle") << "\n";
+  if (field(r, "last_round_at_ms") != nullptr)
+    o << label("last round") << seconds_ago(unum(r, "last_round_ms_ago")) << " (at "
+      << clock_time(static_cast<std::int64_t>(unum(r, "last_round_at_ms")), now_ms) << ")\n";
+  else
+    o << label("last round") << "none yet\n";
+  o << label("uptime") << up_ms / 1000 << " s\n";
+  std::string pools = join(strings(r, "pools"));
+  if (const auto restarting = strings(r, "restarting"); !restarting.empty())
+    pools += " (restarting, no round since: " + join(restarting) + ")";
+  if (const auto silent = strings(r, "unanswered"); !silent.empty()) pools += " (no answer: " + join(silent) + ")";
+  o << label("pools") << pools << "\n";
+  if (const auto& n = sub(r, "nodes"); field(n, "expected") != nullptr) {
+    o << label("nodes") << num(n, "up") << " up, " << num(n, "missing") << " missing, " << num(n, "down")
+      << " down of " << num(n, "expected") << " expected";
+    if (unum(n, "never_seen") > 0) o << " (" << num(n, "never_seen") << " never seen)";
+    o << "; " << num(n, "schedulable") << " schedulable, " << num(n, "varied_off") << " varied off, "
+      << num(n, "drained") << " drained\n";
+  }
+  if (const auto& j = sub(r, "jobs"); field(j, "total") != nullptr)
+    o << label("jobs") << num(j, "total") << ": " << num(j, "scheduled") << " scheduled, " << num(j, "pending")
+      << " pending, " << num(j, "refused") << " refused\n";
   // With [ha] enabled: this process's role and epoch, the active it heard, and the peers heard.
   if (field(r, "role") != nullptr) {
-    o << "role      " << str(r, "role") << "\n"
-      << "epoch     " << num(r, "epoch") << "\n"
-      << "rank      " << num(r, "rank") << "\n";
+    o << label("role") << str(r, "role") << "\n"
+      << label("epoch") << num(r, "epoch") << "\n"
+      << label("rank") << num(r, "rank") << "\n";
     if (field(r, "active") != nullptr)
-      o << "active    " << str(r, "active")
+      o << label("active") << str(r, "active")
         << (field(r, "active_admin") != nullptr ? " (admin " + str(r, "active_admin") + ")" : std::string{}) << "\n";
     for (const auto& p : list(r, "peers"))
       if (const auto* m = p.as_map())
-        o << "peer      " << str(*m, "instance") << "  " << str(*m, "state") << "  rank " << num(*m, "rank")
+        o << label("peer") << str(*m, "instance") << "  " << str(*m, "state") << "  rank " << num(*m, "rank")
           << "  epoch " << num(*m, "epoch") << "  heard " << num(*m, "heard_ms_ago") << " ms ago\n";
     for (const auto& i : strings(r, "rank_conflicts"))
-      o << "warning   " << i << " has this RM's rank " << num(r, "rank")
+      o << label("warning") << i << " has this RM's rank " << num(r, "rank")
         << ": two candidates of one rank can coin the same epoch; give each its own [ha] rank\n";
+    if (field(r, "ha_warning") != nullptr) o << label("warning") << str(r, "ha_warning") << "\n";
   }
   return o.str();
 }
 
-std::string vary_text(bool off, const value::map& r) {
-  const std::string done = off ? "varied off" : "varied on";
+// vary-off, vary-on, drain, undrain: one row per node named.
+std::string vary_text(std::string_view cmd, const value::map& r) {
+  const bool off = cmd == "vary_off";
   table t{{"NODE", "RESULT"}, {false, false}};
-  // `nodes` lists every known node of the request; `already` those of them that were so before it.
+  // `nodes` lists every known node of the request; `already` those of them that were so before it;
+  // `never_seen` those the configuration expects that have not reported (the mark waits for them).
   const auto already = strings(r, "already");
-  for (const auto& n : strings(r, "nodes"))
-    t.add({n, std::find(already.begin(), already.end(), n) == already.end() ? done
-              : off                                                         ? "already varied off"
-                    : "already schedulable (was not varied off)"});
+  const auto never_seen = strings(r, "never_seen");
+  std::map<std::string, std::uint64_t> running;  // drain: shares running on each node
+  for (const auto& e : list(r, "running"))
+    if (const auto* m = e.as_map()) running[str(*m, "node")] = unum(*m, "shares");
+  const auto done = [&](const std::string& n) -> std::string {
+    const auto in = [&](const std::vector<std::string>& xs) { return std::find(xs.begin(), xs.end(), n) != xs.end(); };
+    if (in(already)) {
+      if (cmd == "vary_off") return "already varied off";
+      if (cmd == "vary_on") return "already schedulable (was not varied off)";
+      if (cmd == "drain") return "already drained";
+      return "already schedulable (was not drained)";
+    }
+    std::string text = cmd == "vary_off" ? "varied off" : cmd == "vary_on" ? "varied on" : cmd == "drain" ? "drained" : "undrained";
+    if (cmd == "drain" && !in(never_seen)) {
+      const auto k = running.count(n) ? running.at(n) : 0;
+      text += k == 0 ? ": no new work; nothing running" : ": no new work; " + std::to_string(k) + " share(s) still running";
+    }
+    if (in(never_seen)) text += " (never seen yet: applies when it first reports)";
+    return text;
+  };
+  for (const auto& n : strings(r, "nodes")) t.add({n, done(n)});
   for (const auto& n : strings(r, "unknown"))
     t.add({n, "unknown: never heard of (no heartbeat, no recovered process); nothing done"});
   std::string out = t.text();
@@ -214,9 +267,19 @@ std::map<int, std::string> by_order(const value::map& m) {
 std::string qload_text(const value::map& r) {
   std::string out;
   table pools{{"POOL", "QUANTUM", "NODES UP", "QUANTA", "FREE"}, {false, true, true, true, true}};
-  table classes{{"POOL", "CLASS", "PRIORITY", "WEIGHT", "ORDER", "DEMAND", "AWARDED"},
-                {false, false, true, true, true, true, true}};
-  table groups{{"POOL", "CLASS", "GROUP", "PARENT", "WEIGHT", "ORDER", "DEMAND", "AWARDED", "FAIR SHARE"},
+  // CAP: what the job caps allow (processes, by order): what How Much was asked to give. Not "demand", which
+  // everywhere else (explain, rmbus-top, rmbus-web, rm.state) is what the remaining work could use.
+  bool any_unmet = false;
+  for (const auto& p : list(r, "pools"))
+    if (const auto* pm = p.as_map()) any_unmet = any_unmet || !list(*pm, "unmet").empty();
+  std::vector<std::string> class_header{"POOL", "CLASS", "PRIORITY", "WEIGHT", "ORDER", "CAP", "AWARDED"};
+  std::vector<bool> class_right{false, false, true, true, true, true, true};
+  if (any_unmet) {
+    class_header.push_back("UNMET BECAUSE");
+    class_right.push_back(false);
+  }
+  table classes{class_header, class_right};
+  table groups{{"POOL", "CLASS", "GROUP", "PARENT", "WEIGHT", "ORDER", "CAP", "AWARDED", "FAIR SHARE"},
                {false, false, false, false, true, true, true, true, true}};
   for (const auto& p : list(r, "pools")) {
     const auto* pm = p.as_map();
@@ -224,31 +287,52 @@ std::string qload_text(const value::map& r) {
     const auto pool = str(*pm, "pool");
     const auto q = unum(*pm, "quantum_mb");
     pools.add({pool, gb_text(q), num(*pm, "nodes_up"), num(*pm, "quanta"), num(*pm, "free_quanta")});
-    auto rows = [&](table& t, const value::map& c, std::vector<std::string> lead,
-                    std::vector<std::string> tail) {
-      const auto demand = by_order(sub(c, "demand_by_order"));
+    // The demand no machine can meet, by class and order: (processes, why).
+    std::map<std::string, std::map<int, std::pair<std::string, std::string>>> unmet;
+    for (const auto& u : list(*pm, "unmet"))
+      if (const auto* um = u.as_map()) {
+        const auto jobs = unum(*um, "jobs");
+        unmet[str(*um, "class")][static_cast<int>(unum(*um, "order"))] = {
+            num(*um, "processes"), (jobs > 1 ? std::to_string(jobs) + " jobs: " : std::string{}) + str(*um, "text")};
+      }
+    auto rows = [&](table& t, const value::map& c, std::vector<std::string> lead, std::vector<std::string> tail,
+                    const std::map<int, std::pair<std::string, std::string>>* class_unmet) {
+      // The caps under their own name, else under the name they had first.
+      const auto cap = by_order(sub(c, field(c, "cap_by_order") != nullptr ? "cap_by_order" : "demand_by_order"));
       const auto awarded = by_order(sub(c, "awarded_by_order"));
       std::map<int, bool> orders;
-      for (const auto& [o, _] : demand) orders[o] = true;
+      for (const auto& [o, _] : cap) orders[o] = true;
       for (const auto& [o, _] : awarded) orders[o] = true;
+      if (class_unmet != nullptr)
+        for (const auto& [o, _] : *class_unmet) orders[o] = true;
       if (orders.empty()) orders[0] = true;
       for (const auto& [o, _] : orders) {
+        const auto* why = class_unmet != nullptr && class_unmet->count(o) ? &class_unmet->at(o) : nullptr;
         auto row = lead;
         row.push_back(o == 0 ? "-" : orders_cell(o, q));
-        row.push_back(demand.count(o) ? demand.at(o) : "0");
+        row.push_back(cap.count(o) ? cap.at(o) : why != nullptr ? why->first : "0");
         row.push_back(awarded.count(o) ? awarded.at(o) : "0");
         for (const auto& x : tail) row.push_back(x);
+        if (class_unmet != nullptr && any_unmet) row.push_back(why != nullptr ? why->second : "");
         t.add(std::move(row));
       }
     };
     for (const auto& c : list(*pm, "classes"))
-      if (const auto* cm = c.as_map())
-        rows(classes, *cm, {pool, str(*cm, "class"), num(*cm, "priority"), num(*cm, "weight")}, {});
+      if (const auto* cm = c.as_map()) {
+        const auto name = str(*cm, "class");
+        auto it = unmet.find(name);
+        static const std::map<int, std::pair<std::string, std::string>> none;
+        rows(classes, *cm, {pool, name, num(*cm, "priority"), num(*cm, "weight")}, {},
+             it == unmet.end() ? &none : &it->second);
+        if (it != unmet.end()) unmet.erase(it);
+      }
+    // A class whose only work no machine can hold has no load of its own.
+    for (const auto& [name, by] : unmet) rows(classes, value::map{}, {pool, name, "-", "-"}, {}, &by);
     for (const auto& g : list(*pm, "groups"))
       if (const auto* gm = g.as_map())
         rows(groups, *gm,
              {pool, str(*gm, "class"), str(*gm, "group"), str(*gm, "parent"), num(*gm, "weight")},
-             {num(*gm, "pure_fair_share_quanta")});
+             {num(*gm, "pure_fair_share_quanta")}, nullptr);
   }
   out += pools.text() + "\n";
   out += classes.empty() ? "no class has work\n" : classes.text();
@@ -269,9 +353,13 @@ std::string qoccupancy_text(const value::map& r, bool details) {
       if (nm == nullptr) continue;
       auto state = str(*nm, "state");
       const bool quiesced = flag(*nm, "quiesced");
+      const bool drained = flag(*nm, "drained");
       if (quiesced) state += " (quiesced)";
-      // Free quanta only where new work can go: a varied-off, down, blacklisted or quiescing node has none.
-      const bool schedulable = str(*nm, "state") == "up" && !quiesced;
+      // Slurm's words: draining while its work runs on, drained once it is empty.
+      if (drained) state += list(*nm, "shares").empty() ? " (drained)" : " (draining)";
+      // Free quanta only where new work can go: a varied-off, down, blacklisted, quiescing or drained node has
+      // none.
+      const bool schedulable = str(*nm, "state") == "up" && !quiesced && !drained;
       std::map<std::string, int> jobs, leaving;
       std::size_t count = 0;
       for (const auto& s : list(*nm, "shares")) {
@@ -295,20 +383,27 @@ std::string qoccupancy_text(const value::map& r, bool details) {
              join(job_cells, " ")});
     }
   }
+  // Nodes the configuration names that never reported: nothing is known of them but their marks.
+  for (const auto& n : list(r, "never_seen"))
+    if (const auto* nm = n.as_map()) {
+      std::string state = "never seen";
+      for (const auto& m : strings(*nm, "marks")) state += m == "varied_off" ? " (varied off)" : " (" + m + ")";
+      t.add({str(*nm, "node"), str(*nm, "pool"), str(*nm, "nodepool"), state, "-", "-", "-", "0", ""});
+    }
   std::string out = t.empty() ? "no nodes\n" : t.text();
   if (details && !shares_detail.empty()) out += "\nshares:\n" + shares_detail;
   return out;
 }
 
-std::string explanation_text(const value::map& r) {
+std::string explanation_text(const value::map& r, std::int64_t now_ms) {
   std::string out;
   if (!str(r, "pool").empty()) out += "pool " + str(r, "pool") + "\n";
-  out += str(sub(r, "explanation"), "text");
+  out += with_clock_times(str(sub(r, "explanation"), "text"), now_ms);
   if (!out.empty() && out.back() != '\n') out += "\n";
   return out;
 }
 
-std::string whatif_text(const value::map& r) {
+std::string whatif_text(const value::map& r, std::int64_t now_ms) {
   const auto& plan = sub(r, "plan");
   std::string out = "would be " + str(plan, "status");
   out += ": " + num(plan, "given") + " process(es) of order " + num(plan, "order") + " (" +
@@ -331,19 +426,44 @@ std::string whatif_text(const value::map& r) {
       if (const auto* pm = p.as_map()) t.add({"  " + str(*pm, "job"), str(*pm, "share"), str(*pm, "node")});
     out += t.text();
   }
-  return out + explanation_text(r);
+  return out + explanation_text(r, now_ms);
+}
+
+// jobs: one row per job, as squeue lists them; DEMAND is what its remaining work could use.
+std::string jobs_text(const value::map& r) {
+  table t{{"JOB", "USER", "CLASS", "POOL", "STATE", "PROCS", "MEMORY", "DEMAND", "REASON"},
+          {false, false, false, false, false, true, true, true, false}};
+  for (const auto& j : list(r, "jobs"))
+    if (const auto* m = j.as_map())
+      t.add({str(*m, "job"), str(*m, "user"), str(*m, "class").empty() ? "-" : str(*m, "class"),
+             str(*m, "pool").empty() ? "-" : str(*m, "pool"), str(*m, "status"), num(*m, "processes"),
+             gb_text(unum(*m, "memory_mb")), num(*m, "demand"), str(*m, "reason") == "none" ? "" : str(*m, "reason_text")});
+  return t.empty() ? "no jobs\n" : t.text();
+}
+
+std::string users_text(const value::map& r) {
+  table t{{"USER", "JOBS", "PENDING", "PROCS", "QUANTA", "DEMAND"}, {false, true, true, true, true, true}};
+  for (const auto& u : list(r, "users"))
+    if (const auto* m = u.as_map())
+      t.add({str(*m, "user"), num(*m, "jobs"), num(*m, "pending"), num(*m, "processes"), num(*m, "quanta"),
+             num(*m, "demand")});
+  return t.empty() ? "no users\n" : t.text();
 }
 
 }  // namespace
 
 outcome outcome_of(std::string_view cmd, const messages::admin_reply& reply) {
   if (reply.ok) return outcome::success;
+  // A pool's fresh scheduler has not scheduled a round: nothing shown, ask again.
+  if (const auto* v = field(reply.results, "restarting"); v != nullptr && v->as_array() && !v->as_array()->empty())
+    return outcome::restarting;
   // Part of it was done: nodes varied while others were unknown, or some pools answered and some did not.
-  if (cmd == "vary_off" || cmd == "vary_on") {
+  if (cmd == "vary_off" || cmd == "vary_on" || cmd == "drain" || cmd == "undrain") {
     const auto* v = field(reply.results, "nodes");
     const auto* a = v ? v->as_array() : nullptr;
     return a != nullptr && !a->empty() ? outcome::partial : outcome::refused;
   }
+  if (cmd == "jobs" || cmd == "users") return field(reply.results, cmd) != nullptr ? outcome::partial : outcome::refused;
   if (cmd == "qload" || cmd == "qoccupancy") {
     const auto* v = field(reply.results, "pools");
     const auto* a = v ? v->as_array() : nullptr;
@@ -360,6 +480,8 @@ int exit_code(outcome o) {
       return exit_partial;
     case outcome::refused:
       return exit_refused;
+    case outcome::restarting:
+      return exit_restarting;
   }
   return exit_refused;
 }
@@ -377,14 +499,17 @@ std::string json_of_client_error(const std::string& error) {
   return o.dump() + "\n";
 }
 
-std::string text_of(std::string_view cmd, const messages::admin_reply& reply, bool details) {
+std::string text_of(std::string_view cmd, const messages::admin_reply& reply, bool details, std::int64_t now_ms) {
   const auto& r = reply.results;
-  if (cmd == "status") return reply.ok ? status_text(r) : std::string{};
-  if (cmd == "vary_off" || cmd == "vary_on") return vary_text(cmd == "vary_off", r);
+  if (outcome_of(cmd, reply) == outcome::restarting) return {};  // nothing it shows would hold the running work
+  if (cmd == "status") return reply.ok ? status_text(r, now_ms) : std::string{};
+  if (cmd == "vary_off" || cmd == "vary_on" || cmd == "drain" || cmd == "undrain") return vary_text(cmd, r);
   if (cmd == "qload") return field(r, "pools") ? qload_text(r) : std::string{};
   if (cmd == "qoccupancy") return field(r, "pools") ? qoccupancy_text(r, details) : std::string{};
-  if (cmd == "explain") return reply.ok ? explanation_text(r) : std::string{};
-  if (cmd == "whatif") return reply.ok ? whatif_text(r) : std::string{};
+  if (cmd == "jobs") return field(r, "jobs") ? jobs_text(r) : std::string{};
+  if (cmd == "users") return field(r, "users") ? users_text(r) : std::string{};
+  if (cmd == "explain") return reply.ok ? explanation_text(r, now_ms) : std::string{};
+  if (cmd == "whatif") return reply.ok ? whatif_text(r, now_ms) : std::string{};
   if (cmd == "handover") return reply.ok ? "handover: this RM stepped down; " + str(r, "to") + " takes over\n" : std::string{};
   if (cmd == "reconfigure") {
     if (!reply.ok) return {};

@@ -5,6 +5,7 @@
 //
 // Thread-safety: pure functions.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -13,8 +14,9 @@
 namespace rmbus::tools::admin {
 
 // Full success, partial success (the RM did part of what was asked: some nodes varied, some pools answered),
-// or refusal (the RM answered with an error and did nothing).
-enum class outcome { success, partial, refused };
+// refusal (the RM answered with an error and did nothing), or a pool restarting (a fresh scheduler has not
+// scheduled a round yet: what it would show lacks the running work; ask again).
+enum class outcome { success, partial, refused, restarting };
 outcome outcome_of(std::string_view cmd, const messages::admin_reply& reply);
 
 // The exit codes of docs/admin.md. The others: 2 usage, 3 no answer, 4 key refused (CURVE).
@@ -24,6 +26,7 @@ inline constexpr int exit_usage = 2;
 inline constexpr int exit_no_answer = 3;
 inline constexpr int exit_key_refused = 4;
 inline constexpr int exit_partial = 5;
+inline constexpr int exit_restarting = 6;
 int exit_code(outcome o);
 
 // The reply as one JSON object: `ok`, `error` when not ok, and the results as further keys; MessagePack maps
@@ -33,9 +36,10 @@ std::string json_of(const messages::admin_reply& reply);
 std::string json_of_client_error(const std::string& error);
 
 // The reply for people. `cmd` is the wire command (vary_off, qload, ...); `details` lists every share under
-// the qoccupancy table. Errors are not in it: the caller prints them (outcome_of, reply.error). qload lists
-// share groups (when configured) after the classes.
-std::string text_of(std::string_view cmd, const messages::admin_reply& reply, bool details);
+// the qoccupancy table; `now_ms` (ms since the epoch) decides whether a time shown carries its date. Errors
+// are not in it: the caller prints them (outcome_of, reply.error). qload lists share groups (when configured)
+// after the classes. Nothing while a pool is restarting.
+std::string text_of(std::string_view cmd, const messages::admin_reply& reply, bool details, std::int64_t now_ms);
 
 // A size in GB as people read it: "8 GB", "1.5 GB", "512 MB" below one GB.
 std::string gb_text(std::uint64_t mb);

@@ -14,7 +14,11 @@ const std::vector<command_name>& command_names() {
       {"explain", {}},
       {"whatif", {"what-if"}},
       {"reconfigure", {"reconfig"}},
-      {"handover", {}},  // HA: the active steps down (issue 21)
+      {"handover", {}},  // HA: the active steps down
+      {"drain", {}},     // Slurm's DRAIN: no new work, what runs finishes
+      {"undrain", {}},
+      {"jobs", {}},      // squeue-like
+      {"users", {}},
   };
   return names;
 }
@@ -56,6 +60,31 @@ std::optional<std::string> unknown_command_message(std::string_view word) {
   }
   out += " (commands: " + list + ")";
   return out;
+}
+
+std::optional<std::string> unknown_value_message(std::string_view option, std::string_view value,
+                                                 const std::vector<std::string>& allowed) {
+  std::vector<std::string_view> candidates;
+  std::string list;
+  for (const auto& a : allowed) {
+    if (value == a) return std::nullopt;
+    candidates.emplace_back(a);
+    list += (list.empty() ? "" : ", ") + a;
+  }
+  std::string out = std::string{option} + ": '" + std::string{value} + "' is not one of " + list;
+  if (auto near = config::detail::closest_name(value, candidates)) out += "; did you mean '" + *near + "'?";
+  return out;
+}
+
+const std::vector<std::string>& node_states() {
+  static const std::vector<std::string> states{"up",      "varied_off", "down",      "blacklisted",
+                                               "drained", "quiesced",   "never_seen"};
+  return states;
+}
+
+const std::vector<std::string>& job_states() {
+  static const std::vector<std::string> states{"scheduled", "pending", "refused"};
+  return states;
 }
 
 }  // namespace rmbus::tools::admin

@@ -26,4 +26,13 @@ std::optional<std::string> subcommand_word(const std::vector<std::string>& args)
 // closest known name when one is close, and the list.
 std::optional<std::string> unknown_command_message(std::string_view word);
 
+// nullopt when `value` is one of `allowed`; otherwise the message for option `option`: the value, the closest
+// allowed one when one is close, and the list.
+std::optional<std::string> unknown_value_message(std::string_view option, std::string_view value,
+                                                 const std::vector<std::string>& allowed);
+
+// The states qoccupancy --state takes, and jobs --state.
+const std::vector<std::string>& node_states();
+const std::vector<std::string>& job_states();
+
 }  // namespace rmbus::tools::admin

@@ -54,6 +54,16 @@ std::optional<std::string> endpoint_problem(std::string_view option, std::string
   return std::nullopt;
 }
 
+std::string with_tcp_scheme(std::string_view endpoint) {
+  const auto colon = endpoint.rfind(':');
+  if (endpoint.find("://") != std::string_view::npos || colon == std::string_view::npos || colon == 0 ||
+      colon + 1 == endpoint.size())
+    return std::string{endpoint};
+  for (auto c : endpoint.substr(colon + 1))
+    if (c < '0' || c > '9') return std::string{endpoint};
+  return "tcp://" + std::string{endpoint};
+}
+
 std::optional<std::string> environment(const char* name) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return std::nullopt;

@@ -34,6 +34,10 @@ rm_endpoints endpoints_of_configuration(const std::string& native, const std::st
 // otherwise what is wrong, naming the option and saying `expected tcp://HOST:PORT` (e.g. for "localhost:5562").
 std::optional<std::string> endpoint_problem(std::string_view option, std::string_view endpoint);
 
+// A client endpoint as people write it: "HOST:PORT" (no scheme, a port of digits) means tcp://HOST:PORT;
+// anything else is returned as it is (endpoint_problem then judges it).
+std::string with_tcp_scheme(std::string_view endpoint);
+
 // The value of environment variable `name`, when set and not empty.
 std::optional<std::string> environment(const char* name);
 

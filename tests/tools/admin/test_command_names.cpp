@@ -8,7 +8,8 @@ using namespace rmbus::tools::admin;
 
 TEST_CASE("DUCC's names and the wire's are commands too") {
   for (const char* w :
-       {"vary_off", "vary_on", "qload", "qoccupancy", "vary-off", "status", "whatif", "explain", "handover"})
+       {"vary_off", "vary_on", "qload", "qoccupancy", "vary-off", "status", "whatif", "explain", "handover", "drain",
+        "undrain", "jobs", "users"})
     CHECK_FALSE(unknown_command_message(w));
 }
 
@@ -17,7 +18,7 @@ TEST_CASE("a misspelt command gets the nearest name and the list") {
   REQUIRE(m);
   CHECK(*m ==
         "unknown command 'qocupancy'; did you mean 'qoccupancy'? (commands: status, qload, qoccupancy, "
-        "vary-off, vary-on, explain, whatif, reconfigure, handover)");
+        "vary-off, vary-on, explain, whatif, reconfigure, handover, drain, undrain, jobs, users)");
   // Near an alias: the command the alias names.
   const auto v = unknown_command_message("vary_of");
   REQUIRE(v);
@@ -36,4 +37,18 @@ TEST_CASE("the command word skips the global options and their values") {
         std::optional<std::string>{"vary_off"});
   CHECK_FALSE(subcommand_word({"--json"}));
   CHECK_FALSE(subcommand_word({}));
+}
+
+TEST_CASE("a misspelt state gets the nearest one and the list") {
+  CHECK_FALSE(unknown_value_message("--state", "pending", job_states()));
+  CHECK(unknown_value_message("--state", "pendng", job_states()) ==
+        std::optional<std::string>{"--state: 'pendng' is not one of scheduled, pending, refused; did you mean 'pending'?"});
+  CHECK(unknown_value_message("--state", "varied-off", node_states())->find("did you mean 'varied_off'?") !=
+        std::string::npos);
+  CHECK(unknown_value_message("--state", "zzz", job_states())->find("did you mean") == std::string::npos);
+}
+
+TEST_CASE("global options after the command do not hide it") {
+  CHECK(subcommand_word({"whatif", "--user", "bob", "--json"}) == std::optional<std::string>{"whatif"});
+  CHECK(subcommand_word({"jobs", "--user", "bob"}) == std::optional<std::string>{"jobs"});
 }

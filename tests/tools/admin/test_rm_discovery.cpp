@@ -14,6 +14,7 @@ namespace fs = std::filesystem;
 using rmbus::tools::endpoint_problem;
 using rmbus::tools::endpoints_of_configuration;
 using rmbus::tools::environment;
+using rmbus::tools::with_tcp_scheme;
 
 namespace {
 
@@ -107,6 +108,16 @@ TEST_CASE("an endpoint is checked before connecting: the option, the value and w
   const auto list = endpoint_problem("--bus-sub", "tcp://rm1:5561,rm2:5561");
   REQUIRE(list);
   CHECK(list->find("rm2:5561") != std::string::npos);
+}
+
+TEST_CASE("HOST:PORT means tcp://HOST:PORT and anything else is left for the checks") {
+  CHECK(with_tcp_scheme("127.0.0.1:5562") == "tcp://127.0.0.1:5562");
+  CHECK(with_tcp_scheme("rm1.example.org:5562") == "tcp://rm1.example.org:5562");
+  CHECK(with_tcp_scheme("tcp://rm1:5562") == "tcp://rm1:5562");
+  CHECK(with_tcp_scheme("ipc:///run/rmbus.sock") == "ipc:///run/rmbus.sock");
+  CHECK(with_tcp_scheme("localhost") == "localhost");
+  CHECK(with_tcp_scheme("localhost:port") == "localhost:port");
+  CHECK(endpoint_problem("--admin", with_tcp_scheme("localhost")));
 }
 
 TEST_CASE("the environment variable counts only when set and not empty") {
