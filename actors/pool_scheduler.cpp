@@ -292,7 +292,6 @@ void inject_fault(scheduler_actor* self, std::uint64_t cycle) {
   std::this_thread::sleep_for(stall);
 }
 
-      case messages::node_op_kind::unreachable: s.machine_unreachable(node); break;
 void answer(scheduler_actor* self, const messages::admin_query& q, bool restarting = false) {
   auto& st = self->state;
   messages::admin_answer a;
@@ -322,6 +321,27 @@ void answer_held_queries(scheduler_actor* self) {
   auto held = std::move(self->state.held_queries);
   self->state.held_queries.clear();
   for (const auto& q : held) answer(self, q);
+}
+
+// Nodes the round found above their order by what the work map shows there, brought back under it: a warning
+// and an rm.events over_order_repaired each, naming the shares taken back.
+void report_repairs(scheduler_actor* self, std::uint64_t cycle) {
+  auto& st = self->state;
+  for (const auto& r : st.sched->last_repairs()) {
+    std::string shares;
+    for (const auto& id : r.shares) shares += (shares.empty() ? "" : ",") + id.str();
+    spdlog::warn("pool {}: node {} ran {} quanta, above its order {} (the work map shows it so): round {} takes back "
+                 "{} share(s), least invested first: {}",
+                 st.pool, r.node.str(), r.held, r.order, cycle, r.shares.size(), shares);
+    route(self, st.env.router, st.stamper, std::string{messages::topics::rm_events},
+          messages::rm_event{std::string{messages::event_kinds::over_order_repaired},
+                             {{"pool", st.pool},
+                              {"node", r.node.str()},
+                              {"held", std::to_string(r.held)},
+                              {"order", std::to_string(r.order)},
+                              {"cycle", std::to_string(cycle)},
+                              {"shares", shares}}});
+  }
 }
 
 // One round: the pool's work map as the slices made it (st.work), scheduled with the slice's round input.
