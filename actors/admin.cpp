@@ -61,6 +61,10 @@ struct admin_state {
   std::map<std::uint64_t, pending_query> pending;
   std::uint64_t cycle = 0;  // last round started
   std::int64_t round_seen_ms = 0;  // when it started (wall clock as this process saw it); 0: none yet
+  // The schedule's safety as status shows it (rm.events this process routed): plans the publication guard
+  // refused (should stay 0: the core never plans above an order) and nodes brought back under their order.
+  std::uint64_t guard_refusals = 0;
+  std::uint64_t over_order_repairs = 0;
   std::map<std::string, messages::refused_work> refused;  // refused before any pool, in the last round
   std::int64_t started_ms = 0;
   caf::actor ha;  // HA on: the election's actor, which hands over
@@ -301,6 +305,10 @@ void finish_status(admin_actor* self, pending_query q, const std::vector<std::st
     for (const auto& p : silent) names.emplace_back(p);
     r["unanswered"] = value{std::move(names)};
   }
+  value::map safety;
+  safety["guard_refusals"] = value{st.guard_refusals};
+  safety["over_order_repairs"] = value{st.over_order_repairs};
+  r["safety"] = value{std::move(safety)};
   if (st.env.ha) add_ha_status(*st.env.ha, r);
   q.promise.deliver(reply_body(self, true, {}, std::move(r)));
 }
@@ -682,6 +690,11 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
           for (const auto& w : r->refused) st.refused[w.id] = w;
           return;
         }
+        if (const auto* e = m.as<messages::rm_event>()) {
+          st.guard_refusals += e->kind == messages::event_kinds::invariant_violation;
+          st.over_order_repairs += e->kind == messages::event_kinds::over_order_repaired;
+          return;
+        }
         const auto* a = m.as<messages::admin_answer>();
         if (a == nullptr) return;
         auto it = st.pending.find(a->qid);
@@ -701,7 +714,8 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
 
 caf::actor spawn_admin(caf::actor_system& sys, actor_env env, std::function<config::rm_config()> reload) {
   auto router = env.router;
-  const std::vector<std::string> subscriptions{std::string{topics::answer}, std::string{topics::round}};
+  const std::vector<std::string> subscriptions{std::string{topics::answer}, std::string{topics::round},
+                                               std::string{topics::rm_events}};
   auto self = sys.spawn(admin, std::move(env), std::move(reload));
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).

@@ -133,7 +133,13 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
                                  "HA: times this process became the active RM (after silence, or by a handover).")),
       ha_rank_conflicts(r.add_counter("rmbus_ha_rank_conflicts_total",
                                       "HA: other candidates heard with this process's [ha] rank (a configuration "
-                                      "error: two candidates of one rank can coin the same epoch).")) {}
+                                      "error: two candidates of one rank can coin the same epoch).")),
+      guard_refusals(r.add_counter("rmbus_guard_refusals_total",
+                                   "Plans publication's last-line guard refused because they would put a node above "
+                                   "its order (invariant_violation events). Should stay 0: the core never plans so.")),
+      over_order_repairs(r.add_counter("rmbus_over_order_repairs_total",
+                                       "Nodes the work map showed above their order that a round brought back under "
+                                       "it (over_order_repaired events).")) {}
 
 rm_metrics_settings rm_metrics_settings_of(const config::rm_config& cfg) {
   rm_metrics_settings s;
@@ -222,6 +228,8 @@ void rm_metrics::on_event(const messages::rm_event& e) {
   else if (e.kind == messages::event_kinds::bad_message) f_->bus_bad_messages.inc({"body"});
   else if (e.kind == messages::event_kinds::health) on_health(e);
   else if (e.kind == messages::event_kinds::job_done) on_job_done(e);
+  else if (e.kind == messages::event_kinds::invariant_violation) f_->guard_refusals.inc({});
+  else if (e.kind == messages::event_kinds::over_order_repaired) f_->over_order_repairs.inc({});
   else if (e.kind.starts_with("ha_")) on_ha(e);
 }
 

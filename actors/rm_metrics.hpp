@@ -95,6 +95,8 @@ struct rm_metric_families {
   metrics::gauge ha_epoch;
   metrics::counter ha_takeovers;
   metrics::counter ha_rank_conflicts;
+  metrics::counter guard_refusals;
+  metrics::counter over_order_repairs;
 };
 
 struct rm_metrics_settings {

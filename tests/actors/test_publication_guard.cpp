@@ -11,6 +11,7 @@
 
 #include "actors/detail/spawn.hpp"
 #include "config/loader.hpp"
+#include "messages/admin.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/topics.hpp"
 
@@ -56,9 +57,10 @@ struct publication_alone {
   caf::actor publication;
   envelope_stamper stamper{"test-scheduler"};
 
-  explicit publication_alone(const std::string& text = config_text) {
-    auto rm =
-        std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(text, "test.toml"));
+  std::shared_ptr<const rmbus::config::rm_config> rm;
+
+  explicit publication_alone(const std::string& text = config_text)
+      : rm{std::make_shared<const rmbus::config::rm_config>(rmbus::config::parse_native(text, "test.toml"))} {
     router = spawn_router(sys, caf::actor{}, "rmbus.test", false);
     publication = spawn_publication(sys, actor_env{router, "rmbus.test", rm, {}});
   }
@@ -158,6 +160,42 @@ TEST_CASE("publication publishes the last good plan instead of one that overbook
   auto third = next_state(self, events);
   REQUIRE(third);
   CHECK(ids_in(*third) == std::vector<std::string>{"g7.1"});
+}
+
+TEST_CASE("status counts the plans the guard refused, so that an operator sees the last line had to act") {
+  publication_alone t;
+  auto admin = spawn_admin(t.sys, actor_env{t.router, "rmbus.test", t.rm, {}}, [] { return rmbus::config::rm_config{}; });
+  caf::scoped_actor self{t.sys};
+  caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_state}, caf::actor{self});
+  std::vector<msg::rm_event> events;
+  auto guard_refusals = [&] {
+    // No pool or eviction answers here: status answers at its deadline, naming them, with its own counts.
+    const auto body = msg::encode(msg::envelope{}, msg::admin_request{"status", {}});
+    std::optional<std::uint64_t> out;
+    self->request(admin, std::chrono::seconds(10), atoms::admin::value, body, std::string{"test"}, std::string{},
+                  std::string{})
+        .receive(
+            [&](const std::string& reply) {
+              auto r = msg::decode_admin_reply(msg::topics::admin, reply);
+              REQUIRE(r);
+              const auto* safety = r.value().results.at("safety").as_map();
+              REQUIRE(safety != nullptr);
+              const auto* n = safety->at("guard_refusals").as_uint();
+              REQUIRE(n != nullptr);
+              out = *n;
+            },
+            [&](const caf::error& e) { FAIL("status: " << caf::to_string(e)); });
+    return out;
+  };
+  CHECK(guard_refusals() == std::optional<std::uint64_t>{0});
+  t.round(1);
+  t.route(std::string{topics::plan}, plan(1, 7, {"g7.1", "g7.2"}));
+  REQUIRE(next_state(self, events));
+  t.round(2);
+  t.route(std::string{topics::plan}, plan(2, 7, {"g7.1", "g7.2", "g7.3"}));  // 3 quanta on a node of 2
+  REQUIRE(next_state(self, events));
+  CHECK(guard_refusals() == std::optional<std::uint64_t>{1});
+  caf::anon_send_exit(admin, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("once a fresh scheduler asks for its start, publication answers with the last schedule and ignores older plans") {

@@ -165,6 +165,7 @@ TEST_CASE("status shows the version, the last round's age, the nodes up and expe
   CHECK(j.at("nodes").at("never_seen") == 0);
   CHECK(j.at("jobs").at("scheduled") == 1);
   CHECK(j.at("jobs").at("pending") == 1);
+  CHECK(j.at("safety").at("guard_refusals") == 0);
 
   const auto text = f.admin({"status"});
   INFO(text.output);
@@ -173,6 +174,7 @@ TEST_CASE("status shows the version, the last round's age, the nodes up and expe
   CHECK(std::regex_search(text.output, std::regex{R"(\nlast round +[0-9.]+ s ago \(at \d\d:\d\d:\d\d\)\n)"}));
   CHECK(text.output.find("nodes       6 up, 0 missing, 0 down of 6 expected") != std::string::npos);
   CHECK(text.output.find("jobs        2: 1 scheduled, 1 pending, 0 refused") != std::string::npos);
+  CHECK(text.output.find("safety      0 plan(s) refused by the guard") != std::string::npos);
 }
 
 TEST_CASE("a node the configuration expects that never reported is listed, and varied off before it boots") {

@@ -167,6 +167,13 @@ std::string status_text(const value::map& r, std::int64_t now_ms) {
   if (const auto& j = sub(r, "jobs"); field(j, "total") != nullptr)
     o << label("jobs") << num(j, "total") << ": " << num(j, "scheduled") << " scheduled, " << num(j, "pending")
       << " pending, " << num(j, "refused") << " refused\n";
+  if (const auto& s = sub(r, "safety"); field(s, "guard_refusals") != nullptr) {
+    o << label("safety") << num(s, "guard_refusals") << " plan(s) refused by the guard, "
+      << num(s, "over_order_repairs") << " node(s) brought back under their order\n";
+    if (unum(s, "guard_refusals") > 0)
+      o << label("warning") << "the publication guard refused a plan that would put a node above its order (see "
+        << "the invariant_violation events and the log): report it, the core should never plan so\n";
+  }
   // With [ha] enabled: this process's role and epoch, the active it heard, and the peers heard.
   if (field(r, "role") != nullptr) {
     o << label("role") << str(r, "role") << "\n"

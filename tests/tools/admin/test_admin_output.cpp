@@ -279,6 +279,8 @@ TEST_CASE("status: version, the last round as a clock time, nodes, jobs, and the
                                        {"scheduled", value{std::uint64_t{2}}},
                                        {"pending", value{std::uint64_t{1}}},
                                        {"refused", value{std::uint64_t{0}}}}};
+  r.results["safety"] = value{value::map{{"guard_refusals", value{std::uint64_t{0}}},
+                                         {"over_order_repairs", value{std::uint64_t{1}}}}};
   r.results["role"] = value{"active"};
   r.results["epoch"] = value{std::uint64_t{4}};
   r.results["rank"] = value{std::uint64_t{1}};
@@ -293,10 +295,21 @@ TEST_CASE("status: version, the last round as a clock time, nodes, jobs, and the
         "pools       alpha, beta (restarting, no round since: beta)\n"
         "nodes       6 up, 0 missing, 1 down of 8 expected (1 never seen); 5 schedulable, 1 varied off, 0 drained\n"
         "jobs        3: 2 scheduled, 1 pending, 0 refused\n"
+        "safety      0 plan(s) refused by the guard, 1 node(s) brought back under their order\n"
         "role        active\n"
         "epoch       4\n"
         "rank        1\n"
         "warning     no standby heard within takeover_ms: if this RM stops, no other takes over\n");
+}
+
+TEST_CASE("status: a plan the guard refused is a warning") {
+  admin_reply r;
+  r.results["instance"] = value{"rmbus.1.x"};
+  r.results["safety"] = value{value::map{{"guard_refusals", value{std::uint64_t{2}}},
+                                         {"over_order_repairs", value{std::uint64_t{0}}}}};
+  const auto text = text_of("status", r, false, now);
+  CHECK(text.find("safety      2 plan(s) refused by the guard, 0 node(s) brought back under their order\n"
+                  "warning     the publication guard refused a plan") != std::string::npos);
 }
 
 TEST_CASE("jobs as squeue lists them, and users summed") {
