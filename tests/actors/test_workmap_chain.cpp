@@ -55,19 +55,19 @@ TEST_CASE("a gap is reported once and later deltas wait until the next full map 
   chain.full_map("orch", 5);
   const auto before = held;
   // Delta 6 was lost: delta 7 names it as its base.
-  workmap_delta d7{6, {item("x")}, {}, {}, {}};
+  workmap_delta d7{6, {item("x")}, {}, {}, {}, {}};
   auto v = chain.apply("orch", 7, d7, held);
   CHECK(v.what == outcome::gap);
   CHECK(v.reason.find("base 6") != std::string::npos);
   CHECK(held == before);
   CHECK(chain.waiting_for_full_map());
-  workmap_delta d8{7, {item("y")}, {}, {}, {}};
+  workmap_delta d8{7, {item("y")}, {}, {}, {}, {}};
   CHECK(chain.apply("orch", 8, d8, held).what == outcome::waiting);
   CHECK(held == before);
   // Recovery: a full map, then deltas on it again.
   held = map_of({item("a"), item("x"), item("y")});
   chain.full_map("orch", 9);
-  workmap_delta d10{9, {}, {}, {"x"}, {}};
+  workmap_delta d10{9, {}, {}, {"x"}, {}, {}};
   CHECK(chain.apply("orch", 10, d10, held).what == outcome::applied);
   CHECK(held == map_of({item("a"), item("y")}));
 }
@@ -75,17 +75,17 @@ TEST_CASE("a gap is reported once and later deltas wait until the next full map 
 TEST_CASE("a delta before any full map or after a reset is a gap and so is one of another src") {
   workmap_chain chain{1000};
   workmap_chain::item_map held;
-  workmap_delta d{1, {item("a")}, {}, {}, {}};
+  workmap_delta d{1, {item("a")}, {}, {}, {}, {}};
   CHECK(chain.apply("orch", 2, d, held).what == outcome::gap);
-  CHECK(chain.apply("orch", 3, workmap_delta{2, {}, {}, {}, {}}, held).what == outcome::waiting);
+  CHECK(chain.apply("orch", 3, workmap_delta{2, {}, {}, {}, {}, {}}, held).what == outcome::waiting);
   CHECK(held.empty());
   chain.full_map("orch", 4);
   chain.reset();  // reconfiguration
-  CHECK(chain.apply("orch", 5, workmap_delta{4, {item("b")}, {}, {}, {}}, held).what == outcome::gap);
+  CHECK(chain.apply("orch", 5, workmap_delta{4, {item("b")}, {}, {}, {}, {}}, held).what == outcome::gap);
   CHECK(held.empty());
 
   chain.full_map("orch", 6);
-  const auto v = chain.apply("other", 7, workmap_delta{6, {item("c")}, {}, {}, {}}, held);
+  const auto v = chain.apply("other", 7, workmap_delta{6, {item("c")}, {}, {}, {}, {}}, held);
   CHECK(v.what == outcome::gap);
   CHECK(v.reason.find("other") != std::string::npos);
   CHECK(held.empty());
@@ -99,10 +99,10 @@ TEST_CASE("a delta that contradicts its base is refused whole: nothing of it app
     const char* says;
   };
   const std::vector<bad_case> cases{
-      {"added id held already", {1, {item("c"), item("a")}, {}, {}, {}}, "added[1]: id 'a' is in the map already"},
-      {"changed id unknown", {1, {item("c")}, {item("b", 3), item("zz")}, {}, {}}, "changed[1]: unknown id 'zz'"},
-      {"removed id unknown", {1, {}, {item("b", 3)}, {"a", "zz"}, {}}, "removed[1]: unknown id 'zz'"},
-      {"beyond max items", {1, {item("c"), item("d"), item("e")}, {}, {}, {}}, "more than max_array_len 4"},
+      {"added id held already", {1, {item("c"), item("a")}, {}, {}, {}, {}}, "added[1]: id 'a' is in the map already"},
+      {"changed id unknown", {1, {item("c")}, {item("b", 3), item("zz")}, {}, {}, {}}, "changed[1]: unknown id 'zz'"},
+      {"removed id unknown", {1, {}, {item("b", 3)}, {"a", "zz"}, {}, {}}, "removed[1]: unknown id 'zz'"},
+      {"beyond max items", {1, {item("c"), item("d"), item("e")}, {}, {}, {}, {}}, "more than max_array_len 4"},
   };
   for (const auto& c : cases) {
     SECTION(c.name) {
@@ -113,7 +113,7 @@ TEST_CASE("a delta that contradicts its base is refused whole: nothing of it app
       CHECK(v.what == outcome::refused);
       CHECK(v.reason.find(c.says) != std::string::npos);
       CHECK(held == base);
-      CHECK(chain.apply("orch", 3, workmap_delta{2, {}, {}, {"a"}, {}}, held).what == outcome::waiting);
+      CHECK(chain.apply("orch", 3, workmap_delta{2, {}, {}, {"a"}, {}, {}}, held).what == outcome::waiting);
       CHECK(held == base);
     }
   }

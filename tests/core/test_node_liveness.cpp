@@ -14,7 +14,7 @@ const machine_id n1("n1");
 }
 
 TEST_CASE("interval 30 s, stability 6: missing after one missed heartbeat, down at 3 minutes") {
-  node_liveness w(liveness_config{30000, 6});
+  node_liveness w(liveness_config{30000, 6, {}});
   auto first = w.heartbeat(n1, 0);
   REQUIRE(first);
   CHECK(first->first_heard);
@@ -54,7 +54,7 @@ TEST_CASE("interval 30 s, stability 6: missing after one missed heartbeat, down 
 }
 
 TEST_CASE("a node heartbeating once per interval never changes status") {
-  node_liveness w(liveness_config{30000, 6});
+  node_liveness w(liveness_config{30000, 6, {}});
   w.heartbeat(n1, 0);
   for (int k = 1; k <= 100; ++k) {
     // heartbeat somewhere inside each interval, tick at its end: counter reads 1 at every tick
@@ -82,7 +82,7 @@ TEST_CASE("a missing node that heartbeats is back up at once") {
 }
 
 TEST_CASE("transitions of one tick come out in node-name order") {
-  node_liveness w(liveness_config{1000, 3});
+  node_liveness w(liveness_config{1000, 3, {}});
   for (const char* n : {"zeta", "alpha", "mid"}) w.heartbeat(machine_id(n), 0);
   w.tick(1000);
   auto t = w.tick(2000);  // all three at counter 2: missing
@@ -98,7 +98,7 @@ TEST_CASE("transitions of one tick come out in node-name order") {
 }
 
 TEST_CASE("stability 2: the first real miss is already death (missing is skipped)") {
-  node_liveness w(liveness_config{500, 2});
+  node_liveness w(liveness_config{500, 2, {}});
   w.heartbeat(n1, 0);
   CHECK(w.tick(500).empty());  // counter 1
   auto t = w.tick(1000);       // counter 2 = stability
@@ -108,8 +108,8 @@ TEST_CASE("stability 2: the first real miss is already death (missing is skipped
 }
 
 TEST_CASE("bad configuration is refused with the value named: forget removes a node") {
-  CHECK_THROWS_AS(node_liveness(liveness_config{0, 6}), std::invalid_argument);
-  CHECK_THROWS_AS(node_liveness(liveness_config{30000, 1}), std::invalid_argument);
+  CHECK_THROWS_AS(node_liveness(liveness_config{0, 6, {}}), std::invalid_argument);
+  CHECK_THROWS_AS(node_liveness(liveness_config{30000, 1, {}}), std::invalid_argument);
   node_liveness w;
   w.heartbeat(n1, 0);
   CHECK(w.known(n1));
@@ -130,7 +130,7 @@ TEST_CASE("a heartbeat is late only when more than 1.5 intervals after the node'
 
 TEST_CASE("a heartbeat just before a tick belongs to that tick's interval: jitter never makes a node missing") {
   // Interval 1000 ms. The agent's heartbeats land 10 ms before the watchdog's ticks, then 10 ms after them.
-  node_liveness w(liveness_config{1000, 6});
+  node_liveness w(liveness_config{1000, 6, {}});
   w.heartbeat(n1, 990);
   CHECK(w.tick(1000).empty());  // heard 10 ms ago (< 500): this interval had its heartbeat, counter stays 0
   CHECK(w.missed(n1) == 0);
@@ -139,7 +139,7 @@ TEST_CASE("a heartbeat just before a tick belongs to that tick's interval: jitte
   CHECK(w.tick(3000).empty());  // 990 ms since: counter 1
   CHECK(w.status(n1) == node_status::up);
   // A node that really stops: heard at 990, then silent.
-  node_liveness s(liveness_config{1000, 6});
+  node_liveness s(liveness_config{1000, 6, {}});
   s.heartbeat(n1, 990);
   CHECK(s.tick(1000).empty());  // counter 0
   CHECK(s.tick(2000).empty());  // counter 1
@@ -149,7 +149,7 @@ TEST_CASE("a heartbeat just before a tick belongs to that tick's interval: jitte
 }
 
 TEST_CASE("down_since lists the nodes down at or before a cutoff, a heartbeat takes a node off it, a forgotten node is new again") {
-  node_liveness w(liveness_config{1000, 2});
+  node_liveness w(liveness_config{1000, 2, {}});
   const machine_id a("a"), b("b"), c("c");
   w.heartbeat(a, 0);
   w.heartbeat(b, 0);
@@ -186,7 +186,7 @@ TEST_CASE("down_since lists the nodes down at or before a cutoff, a heartbeat ta
 TEST_CASE("with many nodes heard in scrambled order, tick, down_since and nodes_with list them in name order") {
   // The nodes are kept hashed; every list that comes out must still be in name order, whatever the order
   // they were heard in (here a fixed scramble of 500 names, some sharing long prefixes).
-  node_liveness w(liveness_config{1000, 3});
+  node_liveness w(liveness_config{1000, 3, {}});
   std::vector<machine_id> names;
   for (int i = 0; i < 500; ++i) names.emplace_back("node" + std::to_string((i * 7919) % 500) + ".cluster");
   for (const auto& n : names) w.heartbeat(n, 0);
@@ -215,7 +215,7 @@ TEST_CASE("with many nodes heard in scrambled order, tick, down_since and nodes_
 }
 
 TEST_CASE("a heartbeat hands back the node's previous last-heard time: 0 for a node never heard") {
-  node_liveness w(liveness_config{1000, 3});
+  node_liveness w(liveness_config{1000, 3, {}});
   std::int64_t before = -1;
   w.heartbeat(n1, 500, &before);
   CHECK(before == 0);
@@ -232,7 +232,7 @@ TEST_CASE("a tick names exactly the nodes whose missed count moved past the forg
   // Interval 1000 ms, stability 4. a heartbeats every interval, b stops after 0, c stops after 1,900 and is
   // down from the start of the last tick on: only silent nodes are named, once per tick while they are
   // counted, and a down node no longer.
-  node_liveness w(liveness_config{1000, 4});
+  node_liveness w(liveness_config{1000, 4, {}});
   const machine_id a("a"), b("b"), c("c");
   for (const auto& n : {a, b, c}) w.heartbeat(n, 0);
   const auto named = [&](std::int64_t now) {
@@ -267,7 +267,7 @@ TEST_CASE("a tick names exactly the nodes whose missed count moved past the forg
 }
 
 TEST_CASE("a node's slot reaches its record without its name until the node is forgotten, and a freed slot is reused") {
-  node_liveness w(liveness_config{1000, 3});
+  node_liveness w(liveness_config{1000, 3, {}});
   const machine_id a("a"), b("b");
   node_liveness::slot sa = 99, sb = 99;
   REQUIRE(w.heartbeat(a, 0, nullptr, &sa));
@@ -309,7 +309,7 @@ TEST_CASE("a node's slot reaches its record without its name until the node is f
 
 TEST_CASE("the index hashes names with the hash it is given, and stays right when every name collides") {
   int calls = 0;
-  liveness_config cfg{1000, 3};
+  liveness_config cfg{1000, 3, {}};
   cfg.name_hash = [&calls](std::string_view) -> std::uint64_t {
     ++calls;
     return 42;  // one bucket for all: what crafted names would do to an unkeyed hash

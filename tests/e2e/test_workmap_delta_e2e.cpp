@@ -197,26 +197,26 @@ TEST_CASE("bad deltas are refused whole with an event and a counter and change n
   const std::vector<bad_delta> cases{
       {"an unknown id",
        [&](const msg::envelope& env, std::uint64_t base) {
-         return msg::encode(env, msg::workmap_delta{base, {}, {stranger}, {"alice-1"}, {}});
+         return msg::encode(env, msg::workmap_delta{base, {}, {stranger}, {"alice-1"}, {}, {}});
        },
        "changed[0]: unknown id 'nobody'"},
       {"malformed: one id twice",
        [&](const msg::envelope& env, std::uint64_t base) {
          auto again = stranger;
          again.id = "alice-1";
-         return msg::encode(env, msg::workmap_delta{base, {}, {again}, {"alice-1"}, {}});
+         return msg::encode(env, msg::workmap_delta{base, {}, {again}, {"alice-1"}, {}, {}});
        },
        "named twice in one delta"},
       {"beyond the bound on entries",
        [&](const msg::envelope& env, std::uint64_t base) {
-         msg::workmap_delta d{base, {}, {}, {"alice-1"}, {}};
+         msg::workmap_delta d{base, {}, {}, {"alice-1"}, {}, {}};
          for (std::size_t i = 0; i < msg::workmap_delta_max_entries; ++i) d.removed.push_back("x" + std::to_string(i));
          return msg::encode(env, d);
        },
        "send a full map instead"},
       {"a base the RM never had",
        [&](const msg::envelope& env, std::uint64_t base) {
-         return msg::encode(env, msg::workmap_delta{base + 1000, {}, {}, {"alice-1"}, {}});
+         return msg::encode(env, msg::workmap_delta{base + 1000, {}, {}, {"alice-1"}, {}, {}});
        },
        ""},
   };
@@ -270,7 +270,7 @@ TEST_CASE("HA: deltas carry the orchestrator's rm_epoch and the RM heeds it as i
   // Its own maps paused, so that this echo is the last the RM hears (it heeds the last map's, full or delta).
   c.pause_maps(true);
   c.inject_workmap([&](const msg::envelope& env, std::uint64_t base) {
-    msg::workmap_delta d{base, {}, {}, {}, echoed};
+    msg::workmap_delta d{base, {}, {}, {}, echoed, {}};
     return msg::encode(env, d);
   });
   auto demoted = c.wait_event([&](const msg::rm_event& e) { return e.kind == "ha_demoted" && ++seen > before; }, deadline);

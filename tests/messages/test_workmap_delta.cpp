@@ -92,7 +92,7 @@ TEST_CASE("make_workmap_delta lists added and changed items and removed ids: app
   REQUIRE(d.changed.size() == 1);
   CHECK(d.changed[0] == after["b"]);
   CHECK(d.removed == std::vector<std::string>{"a"});
-  CHECK(make_workmap_delta(9, after, after) == workmap_delta{9, {}, {}, {}, {}});
+  CHECK(make_workmap_delta(9, after, after) == workmap_delta{9, {}, {}, {}, {}, {}});
 }
 
 TEST_CASE("a delta without base_seq or with base_seq 0 is refused") {

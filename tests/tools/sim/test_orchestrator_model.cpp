@@ -50,7 +50,7 @@ msg::rm_state state(const std::string& job_id, std::vector<share_order> shares,
   j.id = job_id;
   j.status = status;
   j.memory_mb = 4096;
-  for (auto& o : shares) j.shares.push_back({o.id, o.node, 4, o.status});
+  for (auto& o : shares) j.shares.push_back({o.id, o.node, 4, o.status, std::nullopt});
   s.jobs.push_back(std::move(j));
   return s;
 }
@@ -353,7 +353,7 @@ TEST_CASE("orchestrator: a big job is replayed exactly and quickly") {
   js.id = "big";
   js.status = msg::job_status::scheduled;
   for (int i = 0; i < 2000; ++i)
-    js.shares.push_back({"s" + std::to_string(i), "n" + std::to_string(i % 50), 4, msg::share_status::new_});
+    js.shares.push_back({"s" + std::to_string(i), "n" + std::to_string(i % 50), 4, msg::share_status::new_, std::nullopt});
   s.jobs.push_back(js);
   m.on_state(s, 0);
   m.advance(499999);
