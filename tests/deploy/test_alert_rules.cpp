@@ -58,11 +58,11 @@ TEST_CASE("promtool check rules accepts the shipped alert rules, with every aler
   const auto r = run_to_end(promtool(), {"check", "rules", rules_file.string()}, 60s);
   INFO(r.output);
   REQUIRE(r.status == 0);
-  CHECK(r.output.find("SUCCESS: 9 rules found") != std::string::npos);
+  CHECK(r.output.find("SUCCESS: 10 rules found") != std::string::npos);
   const auto names = alert_names(slurp(rules_file));
   for (const char* wanted :
        {"RmbusDown", "RmbusNoRoundPublished", "RmbusRoundOverBudget", "RmbusMissingNodesJump",
-        "RmbusMassLoss", "RmbusGuardRefusedPlan", "RmbusNoActive", "RmbusTwoActives", "RmbusTakeoverFlapping"}) {
+        "RmbusMassLoss", "RmbusGuardRefusedPlan", "RmbusNoActive", "RmbusTwoActives", "RmbusTakeoverFlapping", "RmbusHaRankConflict"}) {
     INFO(wanted);
     CHECK(names.count(wanted) == 1);
   }
@@ -115,6 +115,8 @@ TEST_CASE("the unit tests fail when a rule is made wrong") {
       {"no round: lag threshold of 20 s", "rmbus_round_lag_ms > 120000", "rmbus_round_lag_ms > 20000"},
       {"round budget: every phase counted", "{phase=\"total\"}", ""},
       {"mass loss: the wrong event kind", "kind=\"mass_loss\"", "kind=\"mass_loss_over\""},
+      {"rank conflict: the wrong counter", "increase(rmbus_ha_rank_conflicts_total[10m])",
+       "increase(rmbus_ha_takeovers_total[10m])"},
       {"guard: fires on the counter's value, not its increase", "increase(rmbus_guard_refusals_total[10m]) > 0",
        "rmbus_guard_refusals_total >= 0"},
       {"no active: judged by the lowest role", "max by (job) (rmbus_ha_role) == 0",
