@@ -111,9 +111,9 @@ std::string make_instance() {
 // A short spin (and one sleeping poll) keeps a busy RM fast and lets an idle one sleep; a relaxed worker wakes at
 // once for work handed to it from outside (the bus bridge, timers), and looks for work to steal every 50 ms.
 // CAF's default, 10 ms, woke each idle worker 100 times a second; at 50,000 idle nodes the workers' CPU fell
-// by a quarter with 50 ms (docs/performance.md). Waking more often cost a few percent of a core and gained
-// nothing measurable. A busy worker's own queue is stolen from by a worker still spinning after its last
-// job; only work queued behind a long job while the other worker sleeps waits for the steal.
+// by a quarter with 50 ms (docs/architecture.md, "Threads and memory"). Waking more often cost a few percent
+// of a core and gained nothing measurable. A busy worker's own queue is stolen from by a worker still spinning
+// after its last job; only work queued behind a long job while the other worker sleeps waits for the steal.
 // CURVE (docs/bus.md "Security"): this process's key pair, the client keys its bridge uses, and the ZAP handler
 // for its server sockets (embedded forwarder, admin endpoint), read from the files [security] names.
 struct curve_setup {

@@ -43,7 +43,7 @@ void apply_vector_edits(std::vector<T>& v, const std::vector<vector_edit>& edits
   const std::size_t n_after = n + inserts - erases;
   // Room for an eighth more when the vector must grow: a vector built whole by one call (a first round's
   // 100,000 plan entries) has none, and std::vector would move it to a buffer twice its size at the next
-  // single insertion, faulting in 20 MB on the path of one arrival (docs/performance.md).
+  // single insertion, faulting in 20 MB on the path of one arrival (docs/architecture.md).
   if (n_after > v.capacity()) v.reserve(with_room_to_grow(n_after));
   if (n_after > n) v.resize(n_after);
 

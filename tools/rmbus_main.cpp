@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   // mmap threshold is unmapped when freed; the top of an arena is trimmed; and a thread's arena deletes a
   // heap (64 MB) that a free leaves empty, unless the heap before it is short of `top_pad` bytes. The last
   // one unmapped the bus subscriber's copy of every work map, whose heap held nothing else: with the default
-  // pad each map faulted its pages in anew (docs/performance.md, "Heaps that glibc gave back"). Keeping them
+  // pad each map faulted its pages in anew (docs/architecture.md, "Threads and memory"). Keeping them
   // costs a bounded amount of memory: freed blocks are reused by the next map, and a pad that is never
   // touched is address space, not resident memory.
   mallopt(M_MMAP_THRESHOLD, 64 << 20);
