@@ -715,7 +715,7 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
 caf::actor spawn_admin(caf::actor_system& sys, actor_env env, std::function<config::rm_config()> reload) {
   auto router = env.router;
   const std::vector<std::string> subscriptions{std::string{topics::answer}, std::string{topics::round},
-                                               std::string{topics::rm_events}};
+                                               std::string{messages::topics::rm_events}};
   auto self = sys.spawn(admin, std::move(env), std::move(reload));
   // Subscribed from the spawning thread, so the subscriptions are in place before anything this
   // thread routes next (an actor's own start-up runs later, on a scheduler thread).
