@@ -218,11 +218,27 @@ void ask_full_plan(publication_actor* self, const std::string& pool) {
   publish(self, topics::plan_sync, messages::plan_sync_request{pool, st.generation[pool]});
 }
 
+// Nothing is published this round. The plans applied gave their entries to the tables (apply_queued) and
+// cannot be applied again: each pool sends a full plan instead, as a culprit does. Returns false.
+bool refuse_round(publication_actor* self) {
+  auto& st = self->state;
+  std::vector<std::string> applied;
+  for (const auto& [pool, jobs] : st.tables.applied()) applied.push_back(pool);
+  for (const auto& pool : applied) {
+    st.tables.rollback(pool);
+    st.queued.erase(pool);
+    st.tables.break_chain(pool);
+    ask_full_plan(self, pool);
+  }
+  return false;
+}
+
 // The last line of defence: a pool whose plan would put a node above its order has its last published plan
 // published in its place (its table taken back; this round's changes only: the rest was checked when it went
 // out), and its next plan must be full. Returns false when the round still overbooks a node (a node whose
-// order fell), and then nothing may be published: every table is taken back, and every pool's next plan must
-// be full.
+// order fell), or when a refused pool has no good plan of this process to fall back on (its rm.state would
+// list none of its work), and then nothing may be published: every table is taken back, and every pool's next
+// plan must be full.
 bool guard_against_overbooking(publication_actor* self) {
   auto& st = self->state;
   const node_quanta_lookup quanta_of = [&st](std::string_view node) { return st.nodes.order_of(node); };
@@ -232,6 +248,10 @@ bool guard_against_overbooking(publication_actor* self) {
   for (const auto& n : found) nodes.insert(n.node);
   const auto culprits = st.tables.touching(nodes);
   const auto what = describe(found);
+  // A pool this process has published nothing good for (a fresh HA active's first round, seeded from its
+  // predecessor) has no last good plan: taken back, its table would be empty, and rm.state would list none of
+  // its running work. Then nothing is published this round, as when even the last good plans overbook.
+  bool nothing_to_fall_back_on = false;
   for (const auto& pool : culprits) {
     spdlog::error("round {}: pool {}'s plan would put nodes above their order: {}; publishing its last good plan instead",
                   st.cycle, pool, what);
@@ -247,6 +267,14 @@ bool guard_against_overbooking(publication_actor* self) {
     st.queued.erase(pool);
     st.tables.break_chain(pool);
     ask_full_plan(self, pool);
+    const auto* left = st.tables.table(pool);
+    nothing_to_fall_back_on = nothing_to_fall_back_on || left == nullptr || left->empty();
+  }
+  if (nothing_to_fall_back_on) {
+    spdlog::error("round {}: a refused pool has no good plan published by this process to fall back on; this round "
+                  "is not published",
+                  st.cycle);
+    return refuse_round(self);
   }
   std::set<std::string> again = st.order_fell;
   again.insert(nodes.begin(), nodes.end());
@@ -254,17 +282,7 @@ bool guard_against_overbooking(publication_actor* self) {
   if (still.empty()) return true;
   spdlog::error("round {}: even the last good plans put nodes above their order ({}); this round is not published",
                 st.cycle, describe(still));
-  // The plans applied gave their entries to the tables (apply_queued) and cannot be applied again: each pool
-  // sends a full plan instead, as a culprit does.
-  std::vector<std::string> applied;
-  for (const auto& [pool, jobs] : st.tables.applied()) applied.push_back(pool);
-  for (const auto& pool : applied) {
-    st.tables.rollback(pool);
-    st.queued.erase(pool);
-    st.tables.break_chain(pool);
-    ask_full_plan(self, pool);
-  }
-  return false;
+  return refuse_round(self);
 }
 
 // Whether rm.state of this round is the last one with the round's changes applied (else the tables' listing).

@@ -414,24 +414,31 @@ void nodepool_scheduler::note_over_order(int mi) {
   dirty_ = true;
 }
 
-// A node the work map shows above its order (a process started late, work recovered onto a node heard smaller)
-// is brought back under it by DUCC's rule for preemption: least invested first (investment_less), fair-share
-// work before non-preemptable work, which is evicted only if the fair-share work does not suffice.
-void nodepool_scheduler::repair_over_order() {
+// A node the work map shows above its order (a process started late, work recovered onto a node heard smaller,
+// a predecessor's grant adopted beside processes the map shows) is brought back under it. First the `new`
+// shares the map has never shown are withdrawn: no process runs for them, so nothing is lost (a predecessor's
+// grant that its orchestrator did start comes back with the next map as a recovered process). Then DUCC's
+// rule for preemption: least invested first (investment_less), fair-share work before non-preemptable work,
+// which is evicted only if the fair-share work does not suffice.
+void nodepool_scheduler::repair_over_order(bool unstarted_only) {
+  const auto unstarted = [](const share_rec& sh) { return sh.status == share_status::new_share && !sh.seen; };
+  std::vector<machine_id> still_over;
   for (const auto& name : std::exchange(over_order_, {})) {
     auto it = model_.machine_index.find(name);
     if (it == model_.machine_index.end()) continue;
-    const auto& mc = model_.machines[static_cast<std::size_t>(it->second)];
+    const int mi = it->second;
+    const auto& mc = model_.machines[static_cast<std::size_t>(mi)];
     int held = mc.used - mc.removing;
     if (mc.unheard || mc.foreign || held <= mc.order) continue;
     std::vector<int> victims;
     for (int s : mc.shares) {
       const auto& sh = model_.shares[static_cast<std::size_t>(s)];
-      if (!sh.removing() && !sh.blacklisted) victims.push_back(s);
+      if (!sh.removing() && !sh.blacklisted && (!unstarted_only || unstarted(sh))) victims.push_back(s);
     }
     std::sort(victims.begin(), victims.end(), [&](int a, int b) {
       const auto& x = model_.shares[static_cast<std::size_t>(a)];
       const auto& y = model_.shares[static_cast<std::size_t>(b)];
+      if (unstarted(x) != unstarted(y)) return unstarted(x);
       if (x.fixed != y.fixed) return !x.fixed;
       return investment_less(model_, x, y);
     });
@@ -441,17 +448,26 @@ void nodepool_scheduler::repair_over_order() {
       const auto& sh = model_.shares[static_cast<std::size_t>(s)];
       held -= sh.order;
       r.shares.push_back(sh.id);
-      if (sh.fixed) evict_share(s);
-      else model_.mark_removing(s, share_status::preempt);
+      if (unstarted(sh)) {
+        model_.remove_share(s);
+        dirty_ = true;
+      } else if (sh.fixed) {
+        evict_share(s);
+      } else {
+        model_.mark_removing(s, share_status::preempt);
+      }
     }
-    repairs_.push_back(std::move(r));
+    if (held > mc.order) still_over.push_back(name);
+    if (!r.shares.empty()) repairs_.push_back(std::move(r));
   }
+  if (unstarted_only) over_order_ = std::move(still_over);
 }
 
 // A settling round: every job is counted what it holds, so the plan lists each share as it stands (the
 // recovered ones as running) and no stage runs that could give, preempt or move anything. A job that holds
 // nothing waits with the reason `settling`. The next full round must run, whatever changed.
 const schedule_plan& nodepool_scheduler::settle_round(const round_input& in) {
+  repair_over_order(/*unstarted_only=*/true);
   for (auto& j : model_.jobs) {
     if (!j.live || j.refused) continue;
     j.given = model_.current(j);

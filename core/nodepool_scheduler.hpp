@@ -202,7 +202,9 @@ class nodepool_scheduler {
  private:
   const schedule_plan& settle_round(const round_input& in);
   // Brings every machine listed in over_order_ back under its order (docs/architecture.md, "Recovery").
-  void repair_over_order();
+  // `unstarted_only` (a settling round, which preempts nothing): only the `new` shares the work map has never
+  // shown are withdrawn; a machine still above its order stays listed for the next full round.
+  void repair_over_order(bool unstarted_only = false);
   // A machine holds more than its order: the next full round repairs it.
   void note_over_order(int machine);
   void evict_where(int machine, bool (*evictable)(const cluster_model&, const share_rec&));

@@ -334,6 +334,9 @@ void nodepool_scheduler::adopt_shares_of(int ji) {
     sh.seen = s.status == share_status::running;
     if (s.reclaim_at_ms > 0) model_.set_reclaim(slot, s.reclaim_at_ms);
     dirty_ = true;
+    // The predecessor's schedule may be older than the map beside it (a standby that missed its last states):
+    // what it granted there may no longer fit beside what the map shows.
+    note_over_order(mi);
   }
 }
 

@@ -162,6 +162,23 @@ TEST_CASE("publication publishes the last good plan instead of one that overbook
   CHECK(ids_in(*third) == std::vector<std::string>{"g7.1"});
 }
 
+TEST_CASE("a first plan that overbooks a node is not published as an empty schedule: nothing goes out that round") {
+  // A fresh HA active's first round, seeded from its predecessor, has no good plan of its own to fall back on:
+  // an rm.state of an empty table would list none of the running work.
+  publication_alone t;
+  caf::scoped_actor self{t.sys};
+  caf::anon_send(t.router, atoms::subscribe::value, std::string{msg::topics::rm_state}, caf::actor{self});
+  std::vector<msg::rm_event> events;
+  t.round(1);
+  t.route(std::string{topics::plan}, plan(1, 7, {"g7.1", "g7.2", "g7.3"}));  // 3 quanta on a node of 2
+  t.round(2);
+  t.route(std::string{topics::plan}, plan(2, 7, {"g7.1", "g7.2"}));  // full: the guard asked for one
+  const auto first = next_state(self, events);
+  REQUIRE(first);
+  CHECK(first->cycle == 2);
+  CHECK(ids_in(*first) == std::vector<std::string>{"g7.1", "g7.2"});
+}
+
 TEST_CASE("status counts the plans the guard refused, so that an operator sees the last line had to act") {
   publication_alone t;
   auto admin = spawn_admin(t.sys, actor_env{t.router, "rmbus.test", t.rm, {}}, [] { return rmbus::config::rm_config{}; });

@@ -211,3 +211,49 @@ TEST_CASE("an adopted share on a machine not heard of yet holds its quanta there
   REQUIRE(b != nullptr);
   CHECK(b->shares.size() == 8 * nodes.size() - 4);
 }
+
+TEST_CASE("a predecessor's grants older than the map beside them are withdrawn where they no longer fit, even "
+          "while settling") {
+  // A standby that missed its predecessor's last schedules takes over: the schedule it adopts gives alice all
+  // of its machine as new shares, while the map shows bob's four processes running there too (granted by a later schedule
+  // it never heard). Adopted as they stand, it would list 12 quanta of 8.
+  harness h{one_pool({fair_class("normal")})};
+  h.machines("n", 1, 8);
+  h.job("alice-1", "alice", "normal", 1).max_processes = 8;
+  h.round(false);  // 8 new shares on n000, not started
+  REQUIRE(h.with_status("alice-1", share_status::new_share) == 8);
+  const auto stale = published_of(h.last);
+
+  auto work = h.work;
+  auto bob = job_item("bob-1", "bob", "normal", 1);
+  for (int i = 1; i <= 4; ++i) {
+    process_report p;
+    p.id = share_id("later.b" + std::to_string(i));
+    p.node = machine_id("n000");
+    p.state = process_state::running;
+    bob.processes.push_back(p);
+  }
+  work[bob.id] = bob;
+
+  successor next{h};
+  next.s.adopt_published(stale);
+  next.s.apply_work(work);
+  round_input settling{h.now + 10000, {}};
+  settling.settling = true;
+  const auto& plan = next.s.schedule(settling);
+  int held = 0, alice_new = 0, bob_running = 0;
+  for (const auto& j : plan.jobs)
+    for (const auto& s : j.shares) {
+      if (s.node != machine_id("n000") || s.status == share_status::evict) continue;
+      held += s.quanta;
+      alice_new += j.id == job_id("alice-1") && s.status == share_status::new_share;
+      bob_running += j.id == job_id("bob-1") && s.status == share_status::running;
+    }
+  CHECK(held == 8);
+  CHECK(bob_running == 4);  // what runs is kept: the settling round preempts nothing
+  CHECK(alice_new == 4);
+  REQUIRE(next.s.last_repairs().size() == 1);
+  CHECK(next.s.last_repairs().front().node == machine_id("n000"));
+  CHECK(next.s.last_repairs().front().held == 12);
+  CHECK(next.s.last_repairs().front().shares.size() == 4);
+}
