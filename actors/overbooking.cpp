@@ -38,7 +38,7 @@ std::vector<overbooked_node> find_overbooked_nodes(const std::vector<messages::j
     const auto quanta = h.quanta;
     const auto order = quanta_of(node);
     if (!order || quanta <= *order) continue;
-    out.push_back({std::string{node}, *order, quanta, {}});
+    out.push_back({std::string{node}, *order, quanta, {}, {}});
   }
   if (out.empty()) return out;
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.node < b.node; });
