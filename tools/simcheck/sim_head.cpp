@@ -141,8 +141,9 @@ const core::schedule_plan& sim_head::round(std::int64_t now_ms) {
     if (it == memory_.end()) return std::nullopt;
     return it->second / cfg_.settings.quantum_mb;
   };
-  guard_refused_last_ = !actors::find_overbooked_nodes(wire, order_of).empty();
-  if (guard_refused_last_) ++guard_refusals_;
+  overbooked_.clear();
+  for (const auto& n : actors::find_overbooked_nodes(wire, order_of)) overbooked_.push_back(n.node);
+  if (!overbooked_.empty()) ++guard_refusals_;
   else {
     published_ = plan;
     published_cycle_ = cycle_;

@@ -52,7 +52,9 @@ class sim_head {
   const core::schedule_plan& published() const { return published_; }
   std::uint64_t cycle() const { return cycle_; }
   std::uint64_t published_cycle() const { return published_cycle_; }
-  bool guard_refused_last() const { return guard_refused_last_; }
+  bool guard_refused_last() const { return !overbooked_.empty(); }
+  // The nodes the guard found overbooked in the last round's plan (empty: it was published).
+  const std::vector<std::string>& overbooked() const { return overbooked_; }
   std::uint64_t guard_refusals() const { return guard_refusals_; }
 
   bool down(const std::string& node) const;
@@ -78,7 +80,7 @@ class sim_head {
   core::schedule_plan published_;
   std::uint64_t cycle_ = 0;
   std::uint64_t published_cycle_ = 0;  // the cycle of the plan published last (the guard may hold a newer back)
-  bool guard_refused_last_ = false;
+  std::vector<std::string> overbooked_;
   std::uint64_t guard_refusals_ = 0;
 };
 

@@ -264,12 +264,20 @@ class run {
       count(move_kind::scheduler_replaced, "a fresh scheduler adopts the schedule of cycle " +
                                                std::to_string(head_.published_cycle()));
     }
+    note_late_starts();
     const auto& plan = head_.round(end);
     result_.repairs += head_.scheduler().last_repairs().size();
     for (const auto& rep : head_.scheduler().last_repairs())
       note("core: " + rep.node.str() + " above its order (" + std::to_string(rep.held) + " of " +
            std::to_string(rep.order) + "), " + std::to_string(rep.shares.size()) + " shares taken back");
-    if (head_.guard_refused_last()) note("publication: the guard held the plan of cycle " + std::to_string(head_.cycle()) + " back");
+    if (head_.guard_refused_last()) {
+      note("publication: the guard held the plan of cycle " + std::to_string(head_.cycle()) + " back");
+      if (!std::all_of(head_.overbooked().begin(), head_.overbooked().end(), [&](const std::string& n) { return late_start_on(n); }))
+      {
+        ++result_.guard_refusals_unexplained;
+        for (const auto& n : head_.overbooked()) describe_node(n);
+      }
+    }
     mark_seen();
     check(plan);
     result_.rounds_run = r;
@@ -296,6 +304,17 @@ class run {
       queue_.push(deliver_at + rng_.between(100, interval_ms * 2), rng_.raw(), map_event{m});
     }
     queue_.push(deliver_at, rng_.raw(), map_event{std::move(m)});
+  }
+
+  // A process the orchestrator started late (after the RM withdrew its share) ran on the node in the last few
+  // rounds: a map delayed or reordered may still show it to the RM after it ended.
+  bool late_start_on(const std::string& node) const {
+    auto it = late_start_round_.find(node);
+    return it != late_start_round_.end() && round_ - it->second <= 5;
+  }
+  void note_late_starts() {
+    for (const auto& [share, p] : orch_.processes())
+      if (p.rogue) late_start_round_[p.node] = round_;
   }
 
   // The processes of the map the round applied are known to the RM from now on.
@@ -385,6 +404,7 @@ class run {
   std::vector<sim_node> nodes_;
   std::map<std::string, int> submit_round_;
   std::map<std::string, int> end_round_;
+  std::map<std::string, int> late_start_round_;  // node -> the last round a late start ran there
   run_result result_;
   int round_ = 0;
   std::int64_t now_ = 0;

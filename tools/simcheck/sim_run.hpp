@@ -28,6 +28,8 @@ struct run_result {
   int rounds_run = 0;
   std::array<std::uint64_t, move_kinds> moves{};
   std::uint64_t guard_refusals = 0;  // plans the publication guard would have held back
+  // ...of which on a node where no late start of the orchestrator's own ran or waited: the core's doing alone
+  std::uint64_t guard_refusals_unexplained = 0;
   std::uint64_t repairs = 0;         // nodes the core found above their order and repaired
   std::optional<violation> failure;  // the first rule broken
   std::deque<std::string> history;   // the last moves and events before the failure (or the end)
