@@ -416,7 +416,8 @@ void nodepool_scheduler::note_over_order(int mi) {
 
 // A node the work map shows above its order (a process started late, work recovered onto a node heard smaller)
 // is brought back under it by DUCC's rule for preemption: least invested first (investment_less), fair-share
-// work before non-preemptable work, which is evicted only if the fair-share work does not suffice.
+// work before non-preemptable work, which is evicted only if the fair-share work does not suffice. Shares not
+// started yet go first, all of them, whatever their policy: they stop nothing that runs.
 void nodepool_scheduler::repair_over_order() {
   for (const auto& name : std::exchange(over_order_, {})) {
     auto it = model_.machine_index.find(name);
@@ -432,13 +433,22 @@ void nodepool_scheduler::repair_over_order() {
     std::sort(victims.begin(), victims.end(), [&](int a, int b) {
       const auto& x = model_.shares[static_cast<std::size_t>(a)];
       const auto& y = model_.shares[static_cast<std::size_t>(b)];
+      // A share not started yet first, whatever its policy: taking it back stops nothing that runs, and the
+      // orchestrator never starts it. Kept while a running process is preempted instead, it stays `new` on a
+      // node above its order, and publication's guard holds back every plan that lists it, the preemption with
+      // it, for good (rmbus-sim-check seed 10188: a fixed share granted, then a late start recovered there).
+      const bool x_new = x.status == share_status::new_share, y_new = y.status == share_status::new_share;
+      if (x_new != y_new) return x_new;
       if (x.fixed != y.fixed) return !x.fixed;
       return investment_less(model_, x, y);
     });
     over_order_repair r{name, held, mc.order, {}};
     for (int s : victims) {
-      if (held <= mc.order) break;
       const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+      // Every share not started yet goes, not only as many as bring the node under its order: one left `new`
+      // beside the processes taken back (which hold their space until they are gone) would be a start above the
+      // order, which publication's guard refuses, and with it the plan that takes them back (seed 15659).
+      if (held <= mc.order && sh.status != share_status::new_share) break;
       held -= sh.order;
       r.shares.push_back(sh.id);
       if (sh.fixed) evict_share(s);

@@ -1,6 +1,7 @@
 #include "tools/simcheck/sim_run.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <variant>
 #include <vector>
@@ -266,12 +267,16 @@ class run {
     }
     note_late_starts();
     const auto& plan = head_.round(end);
+    if (std::getenv("SIMCHECK_DEBUG") != nullptr && plan.counts.given + plan.counts.preempted + plan.counts.evicted > 0)
+      note("core: given " + std::to_string(plan.counts.given) + ", preempted " + std::to_string(plan.counts.preempted) +
+           ", evicted " + std::to_string(plan.counts.evicted));
     result_.repairs += head_.scheduler().last_repairs().size();
     for (const auto& rep : head_.scheduler().last_repairs())
       note("core: " + rep.node.str() + " above its order (" + std::to_string(rep.held) + " of " +
            std::to_string(rep.order) + "), " + std::to_string(rep.shares.size()) + " shares taken back");
     if (head_.guard_refused_last()) {
       note("publication: the guard held the plan of cycle " + std::to_string(head_.cycle()) + " back");
+      if (std::getenv("SIMCHECK_DEBUG") != nullptr) for (const auto& n : head_.overbooked()) describe_node(n);
       if (!std::all_of(head_.overbooked().begin(), head_.overbooked().end(), [&](const std::string& n) { return late_start_on(n); }))
       {
         ++result_.guard_refusals_unexplained;
@@ -371,7 +376,18 @@ class run {
     result_.failure = std::move(v);
   }
 
+  void count_new_left_on_down_nodes(const core::schedule_plan& plan) {
+    for (const auto& j : plan.jobs)
+      for (const auto& sh : j.shares)
+        if (sh.status == core::share_status::new_share && head_.down(sh.node.str()) &&
+            orch_.processes().count(sh.id.str()) == 0) {
+          ++result_.new_left_on_down_nodes;
+          return;
+        }
+  }
+
   void check(const core::schedule_plan& plan) {
+    count_new_left_on_down_nodes(plan);
     auto found = checker_.check(facts(plan));
     if (!found.empty()) fail(found.front());
   }

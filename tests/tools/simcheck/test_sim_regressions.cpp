@@ -30,6 +30,14 @@ TEST_CASE("seeds 852 and 865: the same adopted evictions, another way") {
   passes(865);
 }
 
+TEST_CASE("seed 10188: a repair takes back the share not started yet, not the running process beside it") {
+  passes(10188);
+}
+
+TEST_CASE("seed 15659: a repair takes back every share not started yet on the node, so the guard lets it out") {
+  passes(15659);
+}
+
 TEST_CASE("a seed replays exactly") {
   run_settings s;
   s.seed = 4242;
