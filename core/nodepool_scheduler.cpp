@@ -415,11 +415,11 @@ void nodepool_scheduler::note_over_order(int mi) {
 }
 
 // A node the work map shows above its order (a process started late, work recovered onto a node heard smaller,
-// a predecessor's grant adopted beside processes the map shows) is brought back under it. First the `new`
-// shares the map has never shown are withdrawn: no process runs for them, so nothing is lost (a predecessor's
-// grant that its orchestrator did start comes back with the next map as a recovered process). Then DUCC's
-// rule for preemption: least invested first (investment_less), fair-share work before non-preemptable work,
-// which is evicted only if the fair-share work does not suffice.
+// a predecessor's grant adopted beside processes the map shows) is brought back under it. First every `new`
+// share there goes, whatever its policy: taking it back stops nothing that runs (one the map has never shown
+// is withdrawn outright; a predecessor's grant that its orchestrator did start comes back with the next map as
+// a recovered process). Then DUCC's rule for preemption: least invested first (investment_less), fair-share
+// work before non-preemptable work, which is evicted only if the fair-share work does not suffice.
 void nodepool_scheduler::repair_over_order(bool unstarted_only) {
   const auto unstarted = [](const share_rec& sh) { return sh.status == share_status::new_share && !sh.seen; };
   std::vector<machine_id> still_over;
@@ -438,14 +438,22 @@ void nodepool_scheduler::repair_over_order(bool unstarted_only) {
     std::sort(victims.begin(), victims.end(), [&](int a, int b) {
       const auto& x = model_.shares[static_cast<std::size_t>(a)];
       const auto& y = model_.shares[static_cast<std::size_t>(b)];
-      if (unstarted(x) != unstarted(y)) return unstarted(x);
+      // A share not started yet first: kept while a running process is preempted instead, it stays `new` on a
+      // node above its order, and publication's guard holds back every plan that lists it, the preemption with
+      // it, for good (rmbus-sim-check seed 10188: a fixed share granted, then a late start recovered there).
+      const bool x_new = x.status == share_status::new_share, y_new = y.status == share_status::new_share;
+      if (x_new != y_new) return x_new;
       if (x.fixed != y.fixed) return !x.fixed;
       return investment_less(model_, x, y);
     });
     over_order_repair r{name, held, mc.order, {}};
     for (int s : victims) {
-      if (held <= mc.order) break;
       const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+      // In a full round every `new` share goes, not only as many as bring the node under its order: one left
+      // `new` beside processes taken back (which hold their space until they are gone) would be a start above
+      // the order, which publication's guard refuses, and with it the plan that takes them back (seed 15659).
+      // A settling round takes nothing back, so it stops as soon as the node fits.
+      if (held <= mc.order && (unstarted_only || sh.status != share_status::new_share)) break;
       held -= sh.order;
       r.shares.push_back(sh.id);
       if (unstarted(sh)) {

@@ -329,13 +329,19 @@ void nodepool_scheduler::adopt_shares_of(int ji) {
     const int slot = model_.add_share(ji, mi, std::max(1, s.quanta), s.id, 0, s.status);
     auto& sh = model_.shares[static_cast<std::size_t>(slot)];
     sh.published = true;
-    sh.removal_published = sh.removing();  // as the last schedule published it
+    // A removal the predecessor published goes out again in this scheduler's first round, and counts from that
+    // round's cycle: until the orchestrator's echo says it acted on it, the share keeps its space. A map built
+    // before the orchestrator read the removal may lack a process it is about to start from the earlier `new`
+    // (rmbus-sim-check seed 624: the space was given again while that process started).
+    sh.removal_published = false;
+    if (sh.removing()) model_.removals.push_back(slot);
     // A running share was shown by an earlier map: missing from this one, its process has ended.
     sh.seen = s.status == share_status::running;
     if (s.reclaim_at_ms > 0) model_.set_reclaim(slot, s.reclaim_at_ms);
     dirty_ = true;
-    // The predecessor's schedule may be older than the map beside it (a standby that missed its last states):
-    // what it granted there may no longer fit beside what the map shows.
+    // The predecessor granted it without knowing a process the map shows there now (a late start; a standby
+    // that missed its predecessor's last schedules): together they may hold more than the node has
+    // (rmbus-sim-check seed 54, rmbus-soak --ha --partition).
     note_over_order(mi);
   }
 }

@@ -256,4 +256,78 @@ TEST_CASE("a predecessor's grants older than the map beside them are withdrawn w
   CHECK(next.s.last_repairs().front().node == machine_id("n000"));
   CHECK(next.s.last_repairs().front().held == 12);
   CHECK(next.s.last_repairs().front().shares.size() == 4);
+
+namespace {
+
+int held_on(const schedule_plan& plan, const std::string& node) {
+  int held = 0;
+  for (const auto& j : plan.jobs)
+    for (const auto& s : j.shares)
+      if (s.node.str() == node && (s.status == share_status::running || s.status == share_status::new_share))
+        held += s.quanta;
+  return held;
+}
+
+}  // namespace
+
+TEST_CASE("rmbus-sim-check seed 54: adopted shares on a node a recovered process already fills are repaired") {
+  // The orchestrator started a process the predecessor had withdrawn (a late start); the fresh scheduler
+  // recovers it from the map, then adopts the predecessor's new shares of a job that sorts after it. Recovery
+  // saw room; adoption filled the node past its order, and nothing noted it for repair.
+  harness h{one_pool({fair_class("normal")})};
+  h.machine("n000", 4);
+  h.job("b", "u2", "normal", 1).max_processes = 4;
+  h.round(false);  // 4 new shares of 1 GB fill n000; not started yet
+  REQUIRE(h.with_status("b", share_status::new_share) == 4);
+
+  successor next{h};
+  next.s.adopt_published(published_of(h.last));
+  auto work = h.work;
+  auto& late = work[job_id("a")] = job_item("a", "u1", "normal", 1);
+  late.max_processes = 1;
+  late.processes.push_back(running_process("x.1", "n000"));  // a share id no schedule lists any more
+  next.s.apply_work(work);
+  const auto& plan = next.s.schedule({h.now + 10000, {}});
+  CHECK(held_on(plan, "n000") <= 4);
+  REQUIRE(next.s.last_repairs().size() == 1);
+  CHECK(next.s.last_repairs().front().node.str() == "n000");
+}
+
+TEST_CASE("rmbus-sim-check seed 624: an adopted eviction holds its space until the orchestrator acts on it") {
+  // The predecessor evicted two `new` shares (their node went down and came back) in round 2; the orchestrator,
+  // still about to start them, has acted on round 1 only. A fresh scheduler adopting round 2's schedule must not
+  // take a map without those processes as proof that they are gone: they may start any moment.
+  harness h{one_pool({fair_class("normal")})};
+  h.machine("n000", 2);
+  h.job("a", "u1", "normal", 1).max_processes = 2;
+  h.s.apply_work(h.work);
+  h.last = h.s.schedule({h.now += 10000, {}, false, 1});
+  REQUIRE(h.with_status("a", share_status::new_share) == 2);
+  h.s.machine_down(machine_id("n000"));
+  h.machine("n000", 2);
+  h.s.set_acted_cycle(1);
+  h.s.apply_work(h.work);
+  h.last = h.s.schedule({h.now += 10000, {}, false, 2});
+  REQUIRE(h.with_status("a", share_status::evict) == 2);
+
+  successor next{h};
+  next.s.adopt_published(published_of(h.last));
+  h.job("b", "u2", "normal", 1).max_processes = 2;  // work that would take n000 at once
+  for (std::uint64_t cycle = 3; cycle <= 4; ++cycle) {
+    next.s.set_acted_cycle(1);  // maps built before the orchestrator read round 2
+    next.s.apply_work(h.work);
+    const auto& plan = next.s.schedule({h.now += 10000, {}, false, cycle});
+    const auto* b = plan.find(job_id("b"));
+    REQUIRE(b != nullptr);
+    CHECK(b->shares.empty());  // n000's 2 quanta are still held by a's evicted shares
+    CHECK(plan.find(job_id("a"))->shares.size() == 2);
+  }
+  // The orchestrator has acted on the fresh scheduler's first round, which listed the evictions: gone, and
+  // n000 is shared out again (a and b split it).
+  next.s.set_acted_cycle(3);
+  next.s.apply_work(h.work);
+  const auto& plan = next.s.schedule({h.now += 10000, {}, false, 5});
+  for (const auto& s : plan.find(job_id("a"))->shares) CHECK(s.status == share_status::new_share);
+  CHECK(held_on(plan, "n000") == 2);
+  CHECK_FALSE(plan.find(job_id("b"))->shares.empty());
 }
