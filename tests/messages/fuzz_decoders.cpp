@@ -1,5 +1,6 @@
-// libFuzzer target over every decoder of messages/. Built only with -DRMBUS_FUZZ=ON and clang; see
-// tests/messages/CMakeLists.txt and docs/protocol.md for how to run it.
+// libFuzzer target over every decoder of messages/. The libFuzzer build needs -DRMBUS_FUZZ=ON and clang (see
+// tests/messages/CMakeLists.txt and docs/protocol.md for how to run it); every build replays the committed
+// seeds through it as the ctest entry fuzz_decoders_replay.
 //
 // Each input is fed to every decode_* function under the default limits and under tight ones. The fuzzer
 // (with ASan and UBSan) looks for crashes, leaks and undefined behaviour; on top of that, whatever a decoder
