@@ -317,7 +317,16 @@ rm_config load_ducc(const std::filesystem::path& properties_path) {
   source_loc named_at = classes_at ? classes_at->second : source_loc{file, 0};
   auto dir = properties_path.parent_path();
   auto users_path = relative_to(dir, users_name);
-  if (!std::filesystem::exists(users_path)) users_path.clear();  // optional, as in DUCC
+  // Optional, as in DUCC: a registry that is not there is no registry. A path that cannot even be looked at
+  // (too long, a folder without access) is the key's error, never an exception of the filesystem library.
+  std::error_code ec;
+  const bool users_exist = std::filesystem::exists(users_path, ec);
+  if (ec) {
+    auto users_at = r.get("ducc.rm.user.registry");
+    errors.add(users_at ? users_at->second : source_loc{file, 0},
+               "ducc.rm.user.registry: cannot look at '" + users_path.string() + "': " + ec.message());
+  }
+  if (!users_exist) users_path.clear();
   auto settings = s;
   cfg.scheduling = read_class_files(relative_to(dir, classes_name), users_path, named_at, site, settings, errors);
   errors.throw_if_any();

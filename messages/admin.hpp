@@ -3,7 +3,8 @@
 //
 // Unlike bus messages, a request and a reply are ONE frame each (no topic frame): a MessagePack map with
 // string keys whose envelope keys (v, seq, ts_ms, src) are OPTIONAL — a one-off client need not keep
-// sequence numbers — but type-checked when present.
+// sequence numbers — but type-checked when present. `epoch` is not an admin envelope key: in a request it is
+// an argument, in a reply a result (status's HA epoch); envelope::epoch is neither read nor written here.
 //   request: `cmd` (str) plus the command's arguments as further top-level keys;
 //   reply:   `ok` (bool), `error` (str; required and non-empty when ok is false, else omitted) plus the
 //            results as further top-level keys.

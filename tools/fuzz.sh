@@ -34,18 +34,21 @@ declare -A seeds=(
   [fuzz_internal_decoders]=tests/messages/fuzz_seeds_internal
   [fuzz_native_config]=tests/config/fuzz_seeds_native
   [fuzz_ducc_config]=tests/config/fuzz_seeds_ducc
+  [fuzz_curve_files]=tests/bus/fuzz_seeds_curve
 )
 declare -A dicts=(
   [fuzz_decoders]=tests/messages/fuzz_decoders.dict
   [fuzz_internal_decoders]=tests/messages/fuzz_internal_decoders.dict
   [fuzz_native_config]=tests/config/fuzz_native_config.dict
   [fuzz_ducc_config]=tests/config/fuzz_ducc_config.dict
+  [fuzz_curve_files]=tests/bus/fuzz_curve_files.dict
 )
 declare -A folders=(
   [fuzz_decoders]=tests/messages [fuzz_internal_decoders]=tests/messages
   [fuzz_native_config]=tests/config [fuzz_ducc_config]=tests/config
+  [fuzz_curve_files]=tests/bus
 )
-all=(fuzz_decoders fuzz_internal_decoders fuzz_native_config fuzz_ducc_config)
+all=(fuzz_decoders fuzz_internal_decoders fuzz_native_config fuzz_ducc_config fuzz_curve_files)
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do
   [ -n "${seeds[$t]:-}" ] || { echo "fuzz.sh: unknown target $t (known: ${all[*]})" >&2; exit 2; }

@@ -195,7 +195,11 @@ envelope read_envelope(const msgpack::object_map& root, bool keys_optional) {
   envelope env;
   for (std::uint32_t i = 0; i < root.size; ++i) {
     const auto& kv = root.ptr[i];
-    switch (keys.take(key_of(kv, at), at)) {
+    const auto key = key_of(kv, at);
+    // The admin channel's envelope has no epoch: there `epoch` is an argument or a result (status's), which
+    // the admin decoders keep. Reading it here too would make the re-encoded body carry it twice.
+    if (keys_optional && key == "epoch") continue;
+    switch (keys.take(key, at)) {
       case 0: read(kv.val, at.key("v"), env.v); break;
       case 1: read(kv.val, at.key("seq"), env.seq); break;
       case 2: read(kv.val, at.key("ts_ms"), env.ts_ms); break;

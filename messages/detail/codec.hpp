@@ -184,8 +184,9 @@ void read(const msgpack::object& o, const path& at, std::vector<std::string>& ou
 // read_flat_envelope).
 inline constexpr std::array<std::string_view, 5> envelope_keys{"v", "seq", "ts_ms", "src", "epoch"};
 
-// Reads v/seq/ts_ms/src from a body's root map. When `keys_optional` (admin requests and replies), absent
-// keys keep their defaults; present keys are still type-checked.
+// Reads v/seq/ts_ms/src (and epoch) from a body's root map. When `keys_optional` (admin requests and
+// replies), absent keys keep their defaults, present keys are still type-checked, and `epoch` is not an
+// envelope key (it is left to the admin decoders as an argument or result; docs/protocol.md section 5).
 envelope read_envelope(const msgpack::object_map& root, bool keys_optional);
 
 // Runs `fn(root_object)` on the unpacked body and turns every failure into a decode_error for `topic`.

@@ -193,6 +193,21 @@ TEST_CASE("a malformed key file is refused with its name, line and what is wrong
   CHECK(parse_key_file("secret = \"" + a.secret_key + "\"\n", "k").public_key == a.public_key);
 }
 
+// Found by fuzz_curve_files (seed fuzz_seeds_curve/regression-secret-with-nul.key): ZeroMQ reads a key up to
+// its first NUL, so a 40-byte "key" with a NUL after five Z85 characters passed, and the public key derived
+// from it came from an uninitialised buffer (the key file read back differently each time).
+TEST_CASE("a key holding a NUL byte is not a CURVE key in a key file or the keys file") {
+  const auto a = make_curve_keypair();
+  std::string with_nul = a.secret_key;
+  with_nul[5] = '\0';
+  CHECK_FALSE(is_z85_key(with_nul));
+  CHECK(is_z85_key(a.secret_key));
+  CHECK_THAT(error_of([&] { parse_key_file("secret = " + with_nul + "\n", "k"); }),
+             Catch::Contains("k:1: secret: not a CURVE key"));
+  CHECK_THAT(error_of([&] { parse_keys_file("agent sim " + with_nul + "\n", "keys"); }),
+             Catch::Contains("keys:1: not a CURVE public key"));
+}
+
 TEST_CASE("the keys file lists roles, a name and a public key per line, and refuses mistakes by line") {
   const auto a = make_curve_keypair();
   const auto b = make_curve_keypair();

@@ -1,5 +1,6 @@
 // libFuzzer target over the DUCC configuration loader: ducc.properties, ducc.classes, the ducc.users registry
-// and nodefiles. Built only with -DRMBUS_FUZZ=ON and clang; tools/fuzz.sh runs it.
+// and nodefiles. The libFuzzer build needs -DRMBUS_FUZZ=ON and clang (tools/fuzz.sh runs it); every build
+// replays the committed seeds as fuzz_ducc_config_replay.
 //
 // An input is up to five files (fuzz_files.hpp): ducc.properties, ducc.classes, ducc.users, a.nodes and
 // b.nodes.regex, read by load_ducc exactly as rmbus reads a site. The loader must either return a

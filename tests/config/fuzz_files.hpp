@@ -29,15 +29,23 @@ inline std::vector<std::string_view> split_files(std::string_view input, std::si
   return parts;
 }
 
-// A folder of its own for this fuzzing process, made once.
+// A folder of its own for this fuzzing process, made once and removed when the process ends normally (the
+// replay runs in every ctest run; a crashing input leaves it for inspection).
 inline const std::filesystem::path& scratch_dir() {
-  static const std::filesystem::path dir = [] {
+  struct owned_folder {
+    std::filesystem::path path;
+    ~owned_folder() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const owned_folder dir = [] {
     std::string tmpl = (std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp");
     tmpl += "/rmbus-fuzz-config-XXXXXX";
     if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    return std::filesystem::path{tmpl};
+    return owned_folder{std::filesystem::path{tmpl}};
   }();
-  return dir;
+  return dir.path;
 }
 
 // Writes part i to names[i]; names without a part are removed, so an earlier input leaves nothing behind.

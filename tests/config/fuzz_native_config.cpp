@@ -1,5 +1,5 @@
-// libFuzzer target over the native (TOML) configuration loader. Built only with -DRMBUS_FUZZ=ON and clang;
-// tools/fuzz.sh runs it.
+// libFuzzer target over the native (TOML) configuration loader. The libFuzzer build needs -DRMBUS_FUZZ=ON and
+// clang (tools/fuzz.sh runs it); every build replays the committed seeds as fuzz_native_config_replay.
 //
 // An input is up to three files (fuzz_files.hpp): the TOML text, `a.nodes` and `b.nodes.regex`, so nodefiles,
 // imports and patterns are reached too. The loader must either return a configuration or throw config_error;

@@ -325,6 +325,23 @@ TEST_CASE("file problems: unreadable files, import cycles, bad regular expressio
   RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 2, "cannot read class file");
 }
 
+// Found by fuzz_ducc_config (issue 55; seed fuzz_seeds_ducc/regression-user-registry-name-too-long.properties):
+// a registry path the filesystem cannot even look at escaped load_ducc as std::filesystem::filesystem_error,
+// so `rmbus --check-config` printed no file and line.
+TEST_CASE("ducc.rm.user.registry naming a path too long to look at is that key's error, at its line",
+          "[config][errors]") {
+  scratch_dir dir;
+  dir.write("ducc.classes", base_classes);
+  const std::string too_long(300, 'y');  // a file name is at most 255 bytes (NAME_MAX)
+  auto props = dir.write("ducc.properties", "ducc.ws.port = 1\nducc.rm.user.registry = " + too_long + "\n");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 2,
+                           "ducc.rm.user.registry: cannot look at '");
+  RMBUS_CHECK_CONFIG_ERROR(rc::load_ducc(props), "ducc.properties", 2, "File name too long");
+  // A registry that is simply not there is no registry, as in DUCC.
+  props = dir.write("ducc.properties", "ducc.rm.user.registry = absent.users\n");
+  CHECK_NOTHROW(rc::load_ducc(props));
+}
+
 TEST_CASE("every problem is reported at once, one line each", "[config][errors]") {
   try {
     native(base_toml + "weight = 0\npriority = \"x\"\nusers = \"bob\"\n[[nodepool]]\nname = \"main\"\n");

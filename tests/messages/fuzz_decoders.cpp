@@ -1,5 +1,6 @@
-// libFuzzer target over every decoder of messages/. Built only with -DRMBUS_FUZZ=ON and clang; see
-// tests/messages/CMakeLists.txt and docs/protocol.md for how to run it.
+// libFuzzer target over every decoder of messages/. The libFuzzer build needs -DRMBUS_FUZZ=ON and clang (see
+// tests/messages/CMakeLists.txt and docs/protocol.md for how to run it); every build replays the committed
+// seeds through it as the ctest entry fuzz_decoders_replay.
 //
 // Each input is fed to every decode_* function under the default limits and under tight ones. The fuzzer
 // (with ASan and UBSan) looks for crashes, leaks and undefined behaviour; on top of that, whatever a decoder
@@ -14,7 +15,10 @@
 #include "messages/envelope.hpp"
 #include "messages/heartbeat.hpp"
 #include "messages/rm_cycle.hpp"
+#include "messages/detail/peek.hpp"
 #include "messages/rm_event.hpp"
+#include "messages/rm_ha.hpp"
+#include "messages/rm_marks.hpp"
 #include "messages/rm_nodes.hpp"
 #include "messages/rm_schedule_changes.hpp"
 #include "messages/rm_state.hpp"
@@ -53,6 +57,16 @@ void run_all(std::string_view body, const decode_limits& limits) {
   check_fixed_point(body, limits, decode_rm_nodes);
   check_fixed_point(body, limits, decode_rm_cycle);
   check_fixed_point(body, limits, decode_rm_event);
+  check_fixed_point(body, limits, decode_rm_ha);
+  check_fixed_point(body, limits, decode_rm_marks);
+  // What the actors peek at before (or instead of) a full decode: the epoch of a foreign schedule, a map's
+  // sender, the head of a keyed array.
+  (void)detail::peek_top_level_uint(body, "epoch");
+  (void)detail::peek_top_level_str(body, "src");
+  (void)detail::peek_first_top_level_key(body, "full", "work");
+  (void)detail::peek_last_top_level_value(body, "work");
+  (void)detail::peek_array_head(body);
+  (void)detail::peek_keyed_map(body, "id");
   check_fixed_point(body, limits, decode_admin_request);
   check_fixed_point(body, limits, decode_admin_reply);
   if (auto v = decode_value("fuzz", body, limits)) {

@@ -1,6 +1,6 @@
 // libFuzzer target over every decoder of messages/internal/ (the typed actor-to-actor messages, which travel
-// the bus when roles are split over processes). Built only with -DRMBUS_FUZZ=ON and clang; tools/fuzz.sh runs
-// it.
+// the bus when roles are split over processes). The libFuzzer build needs -DRMBUS_FUZZ=ON and clang
+// (tools/fuzz.sh runs it); every build replays the committed seeds as fuzz_internal_decoders_replay.
 //
 // An input's first byte picks the topic (internal_fuzz_topics.hpp), the rest is the body, decoded by
 // decode_payload as the router decodes it, under the default limits and under tight ones. Beyond what ASan and

@@ -113,3 +113,43 @@ TEST_CASE("an admin body encoded with a default envelope decodes again (empty sr
   CHECK(env == envelope{});
   CHECK(encode(env, r.value()) == body);
 }
+
+TEST_CASE("epoch in an admin request is an argument, not the envelope's, so it is written once") {
+  // Found by the fuzzer (issue 55; seed fuzz_seeds/regression-admin-epoch-argument.bin): a whatif request
+  // carrying `epoch` decoded it both into the envelope and into the arguments, and the re-encoded body
+  // held the key twice. The admin envelope has no epoch (docs/protocol.md section 5).
+  const auto body = encode_value(value{value::map{{"v", 1},
+                                                  {"seq", 7},
+                                                  {"src", "sample-src"},
+                                                  {"epoch", std::uint64_t{1700000000123}},
+                                                  {"cmd", "whatif"},
+                                                  {"nothing", value{}}}});
+  envelope env;
+  auto r = decode_admin_request(topics::admin, body, {}, &env);
+  REQUIRE(r.ok());
+  CHECK_FALSE(env.epoch.has_value());
+  CHECK(arguments(r.value()).get_uint("epoch").value() == 1700000000123);
+  const auto once = encode(env, r.value());
+  envelope env2;
+  auto again = decode_admin_request(topics::admin, once, {}, &env2);
+  REQUIRE(again.ok());
+  CHECK(again.value() == r.value());
+  CHECK(encode(env2, again.value()) == once);
+  // The argument is any value, as every argument is: no envelope type check applies to it.
+  auto text = decode_admin_request(topics::admin, encode_value(value{value::map{{"cmd", "status"}, {"epoch", "x"}}}));
+  REQUIRE(text.ok());
+  CHECK(arguments(text.value()).get_string("epoch").value() == "x");
+}
+
+TEST_CASE("epoch in an admin reply is a result (status's HA epoch), and an envelope epoch is not written") {
+  const admin_reply rep{true, {}, {{"epoch", std::uint64_t{30002}}, {"role", "active"}}};
+  envelope with_epoch{1, 2, 3, "admin"};
+  with_epoch.epoch = 99;
+  const auto body = encode(with_epoch, rep);
+  envelope env;
+  auto r = decode_admin_reply(topics::admin, body, {}, &env);
+  REQUIRE(r.ok());
+  CHECK_FALSE(env.epoch.has_value());
+  CHECK(results(r.value()).get_uint("epoch").value() == 30002);
+  CHECK(encode(env, r.value()) == body);
+}
