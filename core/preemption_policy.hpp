@@ -26,7 +26,8 @@
 //      due, so that the round runs again then even if nothing else changes.
 //
 // A claimant looks for room in its class's pool and the pools nested below it, on machines its host list
-// allows, as What Of places it. Claimants are served most starved user first (held / count).
+// allows, as What Of places it (never in a sibling pool, where the space would be freed for nothing).
+// Claimants are served most starved user first (held / count).
 
 #include <cstdint>
 #include <vector>

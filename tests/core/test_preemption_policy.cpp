@@ -200,3 +200,80 @@ TEST_CASE("sparing: a quiet cluster comes to rest where DUCC's rules with doubli
   CHECK(sparing_restless == 0);
   CHECK(sparing_last_busy < 12);
 }
+
+namespace {
+
+// A two-level nodepool tree: "default" (no machines of its own) over the siblings A (a000-a003) and B
+// (b000-b003), one-quantum machines. Class "top" lives on default and may use both siblings; class "inA" may
+// use A only, "inB" B only.
+scheduler_config sibling_pools(preemption_policy p) {
+  auto cfg = one_pool({fair_class("top"), fair_class("inA", 100, 10, "A"), fair_class("inB", 100, 10, "B")});
+  add_subpool(cfg, "A", {"a000", "a001", "a002", "a003"});
+  add_subpool(cfg, "B", {"b000", "b001", "b002", "b003"});
+  cfg.settings.preemption_policy = p;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("both policies: a claimant in nested pool A takes victims only in A, never in its sibling B") {
+  for (auto p : {preemption_policy::ducc, preemption_policy::sparing}) {
+    INFO("policy " << (p == preemption_policy::ducc ? "ducc" : "sparing"));
+    harness h(sibling_pools(p));
+    h.machines("a", 4, 1);
+    h.machines("b", 4, 1);
+    h.job("x", "u1", "top", 1);
+    h.round();
+    REQUIRE(h.count("x") == 8);  // a squatter on every machine of A and of B
+    // x's processes in B are the least invested: the investment order alone would preempt them first
+    for (auto& proc : h.work[job_id("x")].processes) proc.run_ms = proc.node.str()[0] == 'b' ? 10 : 900000;
+    h.job("c", "u2", "inA", 1);
+    h.round();
+    // By hand. How Much, pool A: only inA has work there, it is given all of A's 4. Pool default: top and inA
+    // (weights 100 / 100) share its 8 quanta, 4 each; inA keeps the count of its own (deepest) level, 4.
+    // So x is counted 4 and holds 8: 4 above its count; c is counted 4 and holds 0 (A is full of x).
+    REQUIRE(h.plan("x").given == 4);
+    REQUIRE(h.plan("c").given == 4);
+    // c can use A only: x's 4 processes in A go, its 4 in B stay (preempting one there frees nothing for c)
+    CHECK(h.with_status("x", share_status::preempt) == 4);
+    for (const auto& sh : h.plan("x").shares) {
+      INFO("x on " << sh.node.str());
+      CHECK((sh.status == share_status::preempt) == (sh.node.str()[0] == 'a'));
+    }
+    h.round();  // the orchestrator confirmed the exits
+    CHECK(h.count("c") == 4);
+    for (const char* n : {"a000", "a001", "a002", "a003"}) CHECK(h.on_machine("c", n) == 1);
+    CHECK(h.count("x") == 4);
+    for (const char* n : {"b000", "b001", "b002", "b003"}) CHECK(h.on_machine("x", n) == 1);
+    h.round();
+    CHECK(h.last.counts.preempted == 0);  // and it rests there
+  }
+}
+
+TEST_CASE("ducc: a job above its own cap still sheds down to it, in a sibling pool only for that") {
+  harness h(sibling_pools(preemption_policy::ducc));
+  h.machines("a", 4, 1);
+  h.machines("b", 4, 1);
+  h.job("x", "u1", "top", 1);
+  h.round();
+  REQUIRE(h.count("x") == 8);
+  for (auto& proc : h.work[job_id("x")].processes) proc.run_ms = proc.node.str()[0] == 'b' ? 10 : 900000;
+  h.work[job_id("x")].max_processes = 2;  // x itself asks for 2 now
+  h.job("c", "u2", "inA", 1);
+  h.round();
+  // By hand. x's cap is 2: top wants 2, inA 4 of default's 8; x is counted 2, c 4 (A's 4, its own level).
+  REQUIRE(h.plan("x").given == 2);
+  REQUIRE(h.plan("c").given == 4);
+  // x sheds 6: first its 4 in A, where c can use the space (whatever their investment), then 2 in B because
+  // x must come down to its cap of 2 anyway.
+  CHECK(h.with_status("x", share_status::preempt) == 6);
+  int preempted_in_b = 0;
+  for (const auto& sh : h.plan("x").shares) {
+    if (sh.node.str()[0] == 'a') CHECK(sh.status == share_status::preempt);
+    else preempted_in_b += sh.status == share_status::preempt ? 1 : 0;
+  }
+  CHECK(preempted_in_b == 2);
+  h.round();
+  CHECK(h.count("c") == 4);
+  CHECK(h.count("x") == 2);
+}
