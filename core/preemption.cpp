@@ -32,23 +32,15 @@ bool investment_less(const cluster_model& m, const share_rec& a, const share_rec
 
 namespace {
 
-// Per pool: whether a fair-share job short of its count (What Of ran) belongs to a class that may use the pool
-// (the class's pool or one above it). Empty when no job is short: then DUCC's rule stands as it is.
-std::vector<char> pools_claimants_reach(const cluster_model& m) {
-  std::vector<char> own(m.pools.size(), 0);
-  bool any = false;
-  for (const auto& j : m.jobs) {
-    if (!j.live || j.refused || m.policy_of(j) != policy::fair_share || m.current(j) >= j.given) continue;
-    const int pool = m.class_pool(j);
-    if (pool < 0) continue;
-    own[static_cast<std::size_t>(pool)] = 1;
-    any = true;
-  }
-  if (!any) return {};
+// Per pool: whether a class that may use it (the pool's own or one above it) has a fair-share job short of its
+// count, from `short_in` (per pool: its own classes have one). Empty when no job is short: then DUCC's rule
+// stands as it is.
+std::vector<char> pools_claimants_reach(const cluster_model& m, const std::vector<char>& short_in) {
+  if (std::none_of(short_in.begin(), short_in.end(), [](char c) { return c != 0; })) return {};
   std::vector<char> reach(m.pools.size(), 0);
   for (std::size_t p = 0; p < m.pools.size(); ++p)
     for (int a = static_cast<int>(p); a >= 0 && reach[p] == 0; a = m.pools[static_cast<std::size_t>(a)].parent)
-      reach[p] = own[static_cast<std::size_t>(a)];
+      reach[p] = short_in[static_cast<std::size_t>(a)];
   return reach;
 }
 
@@ -58,10 +50,20 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
   // One sweep over the jobs (slot order) finds the few the three steps below look at. A fair-share job
   // that holds no more than its count now cannot come to hold more: the steps only take shares away.
   std::vector<int> reserving, fixed, surplus, drop_deadlines;
+  // Per pool: one of its own classes has a fair-share job short of its count (What Of ran), as of now and
+  // after the clearing below.
+  std::vector<char> short_in(m.pools.size(), 0);
+  const auto note_if_short = [&](int ji) {
+    const auto& j = m.jobs[static_cast<std::size_t>(ji)];
+    if (m.current(j) >= j.given || !j.live || j.refused || m.policy_of(j) != policy::fair_share) return;
+    const int pool = m.class_pool(j);
+    if (pool >= 0) short_in[static_cast<std::size_t>(pool)] = 1;
+  };
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     prefetch_ahead(m.jobs, i);
     const auto& j = m.jobs[i];
     if (!j.live) continue;
+    note_if_short(static_cast<int>(i));
     if (j.earmarks && !j.reserve_machines.empty()) reserving.push_back(static_cast<int>(i));
     if (j.earmarks && !j.fixed_machines.empty()) fixed.push_back(static_cast<int>(i));
     if (m.current(j) > j.given && m.policy_of(j) == policy::fair_share) surplus.push_back(static_cast<int>(i));
@@ -79,8 +81,10 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
       for (int s : slots) {
         auto& sh = m.shares[static_cast<std::size_t>(s)];
         if (sh.job == ji || sh.fixed || sh.removing()) continue;
+        const int owner = sh.job;
         if (!sh.published) m.remove_share(s);
         else m.mark_removing(s, share_status::preempt);
+        note_if_short(owner);
       }
       if (m.current(j) < j.given && j.reason == reason_code::none) {
         set_reason_text(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
@@ -108,8 +112,10 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
       for (int s : cands) {
         if (freeing >= j.order) break;
         freeing += m.shares[static_cast<std::size_t>(s)].order;
+        const int owner = m.shares[static_cast<std::size_t>(s)].job;
         if (!m.shares[static_cast<std::size_t>(s)].published) m.remove_share(s);
         else m.mark_removing(s, share_status::preempt);
+        note_if_short(owner);
       }
       if (j.reason == reason_code::none) {
         set_reason_text(j, reason_code::waiting_for_preemptions, "Waiting for preemptions.");
@@ -124,7 +130,7 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
   const sparing_choice pick = sparing ? choose_sparing_victims(m, now_ms) : sparing_choice{};
   // Under DUCC's rules, while some job is short, the part of a surplus that fair share took away (not the
   // job's own cap) is shed only in pools a short job may use (sparing's claimants look only there, R1).
-  const std::vector<char> reach = sparing || surplus.empty() ? std::vector<char>{} : pools_claimants_reach(m);
+  const std::vector<char> reach = sparing || surplus.empty() ? std::vector<char>{} : pools_claimants_reach(m, short_in);
   std::vector<int> chosen, left;  // one job's victims, and the rest of its candidates
   for (int ji : surplus) {
     const auto& j = m.jobs[static_cast<std::size_t>(ji)];
