@@ -5,6 +5,7 @@
 #include "core/preemption_policy.hpp"
 #include "core/prefetch.hpp"
 #include "core/reason_text.hpp"
+#include "core/reservation_choice.hpp"
 
 namespace rmbus::core {
 
@@ -72,6 +73,8 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
   for (int ji : drop_deadlines)
     for (int s : m.jobs[static_cast<std::size_t>(ji)].shares) m.set_reclaim(s, 0);
   const bool sparing = m.settings.preemption_policy == preemption_policy::sparing;
+  // Under the sparing policy a reservation clears the machine that costs least (reservation_choice.hpp).
+  if (sparing && !reserving.empty()) choose_sparing_reservation_machines(m, reserving);
   // First, machines earmarked for a reservation are cleared of preemptable work (the reservation's class
   // has the better priority; what is cleared there counts toward the owners' surplus below).
   for (int ji : reserving) {

@@ -277,3 +277,61 @@ TEST_CASE("ducc: a job above its own cap still sheds down to it, in a sibling po
   CHECK(h.count("c") == 4);
   CHECK(h.count("x") == 2);
 }
+
+TEST_CASE("sparing reservations: the machine cleared is the least invested one of users above their counts") {
+  for (auto p : {preemption_policy::ducc, preemption_policy::sparing}) {
+    INFO("policy " << (p == preemption_policy::ducc ? "ducc" : "sparing"));
+    auto cfg = one_pool({reserve_class("res"), fair_class("normal")});
+    cfg.settings.preemption_policy = p;
+    harness h(cfg);
+    for (const char* name : {"m0", "m1", "m2", "m3"}) h.machine(name, 4);  // order 4 each
+    // Running (recovered from the map), four processes per machine: u2's b (4 work items: it can use 4) on
+    // m0, invested 10 ms each; u1's a on m1, m2 and m3, invested 5000, 1000 and 3000 ms each.
+    auto& b = h.job("b", "u2", "normal", 1, 4);
+    auto& a = h.job("a", "u1", "normal", 1);
+    int seq = 0;
+    const auto run = [&](work_item& w, const char* node, std::int64_t run_ms) {
+      for (int k = 0; k < 4; ++k) {
+        auto proc = running_process("old." + std::to_string(++seq), node);
+        proc.run_ms = run_ms;
+        w.processes.push_back(proc);
+      }
+    };
+    run(b, "m0", 10);
+    run(a, "m1", 5000);
+    run(a, "m2", 1000);
+    run(a, "m3", 3000);
+    h.round();
+    REQUIRE(h.count("a") == 12);
+    REQUIRE(h.count("b") == 4);
+    REQUIRE(h.last.counts.preempted == 0);
+    h.job("r", "u3", "res", 4).kind = work_kind::reservation;
+    h.round();
+    // By hand. How Much earmarks one machine of order 4 for r; the 12 quanta left give u2 its 4 (all b can
+    // use) and u1 8: u1 holds 4 above its count, u2 exactly its count.
+    REQUIRE(h.plan("a").given == 8);
+    REQUIRE(h.plan("b").given == 4);
+    if (p == preemption_policy::ducc) {
+      // DUCC's rule: no machine is free, all four have 4 live quanta, so the first by name, m0, is cleared
+      // (u2 falls to 0 of 4), and a still sheds its 4 above its count, the least invested (m2): 8 preempted.
+      CHECK(h.last.counts.preempted == 8);
+      CHECK(h.with_status("b", share_status::preempt) == 4);
+      for (const auto& sh : h.plan("a").shares) CHECK((sh.status == share_status::preempt) == (sh.node.str() == "m2"));
+      h.round();
+      CHECK(h.on_machine("r", "m0") == 1);
+      continue;
+    }
+    // Sparing: m0's victims are the least invested (40 ms), but u2 is at its count; of u1's machines, whose
+    // clearing takes nothing below u1's count, m2 holds the least invested work (4000 ms against 12000 on m3
+    // and 20000 on m1). Clearing it brings u1 to its count: nothing else is preempted.
+    CHECK(h.last.counts.preempted == 4);
+    CHECK(h.with_status("b", share_status::preempt) == 0);
+    for (const auto& sh : h.plan("a").shares) CHECK((sh.status == share_status::preempt) == (sh.node.str() == "m2"));
+    h.round();
+    CHECK(h.on_machine("r", "m2") == 1);
+    CHECK(h.count("b") == 4);
+    CHECK(h.count("a") == 8);
+    h.round();
+    CHECK(h.last.counts.preempted == 0);
+  }
+}
