@@ -53,6 +53,11 @@ std::vector<std::string> startup_summary(const rm_config& cfg, const startup_fac
     line += "; classes: " + (classes.empty() ? std::string{"none"} : classes);
     out.push_back(line);
   }
+  // The policy in force, however it was set (native key, ducc.properties, or neither: "ducc").
+  out.push_back(std::string{"preemption policy: "} +
+                (sc.settings.preemption_policy == core::preemption_policy::sparing
+                     ? "sparing (preempts only for starved claimants, only what they need)"
+                     : "ducc (every fair-share job above its count sheds the surplus)"));
   std::string endpoints = "endpoints: bus pub " + rt.bus_pub + ", bus sub " + rt.bus_sub;
   endpoints += facts.embedded_forwarder ? " (embedded forwarder)" : " (an existing forwarder)";
   endpoints += ", admin " + rt.admin + ", metrics " + facts.metrics;

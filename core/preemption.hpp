@@ -15,6 +15,14 @@
 // fewer than needed), fixed (non-preemptable) shares never are, and a job never goes below its count.
 // A preemption, once marked, is never taken back.
 //
+// Victims only where a short job can use the space (issue 52; docs/ducc-differences.md 48): a class may use
+// its own pool and the pools below it, never a sibling's. While some fair-share job is short of its count
+// after What Of, a surplus is shed first from machines in pools some short job's class may use (in the order
+// above), and from other machines only as far as the job must come down to its own cap. With no job short,
+// or every candidate usable (always so without nested pools), this is DUCC's choice unchanged. The sparing
+// policy looks for room only where its claimant may go already (preemption_policy.hpp, R1), and chooses the
+// machine a reservation clears by its cost (reservation_choice.hpp).
+//
 // Reclaim grace (rmbus extension, EGO's reclaim grace period): when the class of a job above its count sets
 // reclaim_grace_ms > 0, the processes chosen from it keep status running and get a deadline (now + grace)
 // instead of being preempted. Each later round chooses again, those already carrying a deadline first (the

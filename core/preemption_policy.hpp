@@ -26,7 +26,9 @@
 //      due, so that the round runs again then even if nothing else changes.
 //
 // A claimant looks for room in its class's pool and the pools nested below it, on machines its host list
-// allows, as What Of places it. Claimants are served most starved user first (held / count).
+// allows, as What Of places it (never in a sibling pool, where the space would be freed for nothing).
+// Claimants are served most starved user first (held / count). Whole-machine reservations clear the machine
+// whose clearing costs least (reservation_choice.hpp) before this function runs.
 
 #include <cstdint>
 #include <vector>

@@ -15,6 +15,7 @@ set(RMBUS_CORE_SCHEDULER_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/plan_keeper.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/preemption.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/preemption_policy.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/reservation_choice.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/reserve_count.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/schedule_plan.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/share_tree.cpp

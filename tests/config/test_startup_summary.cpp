@@ -1,6 +1,8 @@
 // rmbus's start-up summary (issue 17): the configuration's source, each pool with its quantum, nodes expected
-// and classes, every endpoint, and when scheduling starts, as printed.
+// and classes, the preemption policy in force, every endpoint, and when scheduling starts, as printed.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 
 #include "config/loader.hpp"
 #include "config/startup_summary.hpp"
@@ -49,9 +51,22 @@ default = true
           "nodepool alpha: quantum 1 GB, 2 node(s) expected, and every node no pool names; classes: normal "
           "(FAIR_SHARE weight 100, default)",
           "nodepool big: quantum 4 GB, 1 node(s) expected; classes: fixed (FIXED_SHARE, default)",
+          "preemption policy: ducc (every fair-share job above its count sheds the surplus)",
           "endpoints: bus pub tcp://127.0.0.1:5560, bus sub tcp://127.0.0.1:5561 (embedded forwarder), admin "
           "tcp://127.0.0.1:5562, metrics http://127.0.0.1:9464/metrics",
           "scheduling starts after init stability: 2 heartbeat intervals of 0.3 s = 0.6 s from now, or at "
           "once on "
           "a work map naming live processes (a restart)"});
+}
+
+TEST_CASE("the summary names the preemption policy in force, as the configuration sets it") {
+  const std::string pools = "[[nodepool]]\nname = \"p\"\n\n[[class]]\nname = \"normal\"\npolicy = \"FAIR_SHARE\"\n"
+                            "nodepool = \"p\"\ndefault = true\n";
+  const auto sparing = startup_summary(
+      parse_native("[scheduling]\npreemption_policy = \"sparing\"\n\n" + pools, "site.toml"), startup_facts{});
+  CHECK(std::count(sparing.begin(), sparing.end(),
+                   "preemption policy: sparing (preempts only for starved claimants, only what they need)") == 1);
+  const auto unset = startup_summary(parse_native(pools, "site.toml"), startup_facts{});
+  CHECK(std::count(unset.begin(), unset.end(),
+                   "preemption policy: ducc (every fair-share job above its count sheds the surplus)") == 1);
 }

@@ -200,3 +200,138 @@ TEST_CASE("sparing: a quiet cluster comes to rest where DUCC's rules with doubli
   CHECK(sparing_restless == 0);
   CHECK(sparing_last_busy < 12);
 }
+
+namespace {
+
+// A two-level nodepool tree: "default" (no machines of its own) over the siblings A (a000-a003) and B
+// (b000-b003), one-quantum machines. Class "top" lives on default and may use both siblings; class "inA" may
+// use A only, "inB" B only.
+scheduler_config sibling_pools(preemption_policy p) {
+  auto cfg = one_pool({fair_class("top"), fair_class("inA", 100, 10, "A"), fair_class("inB", 100, 10, "B")});
+  add_subpool(cfg, "A", {"a000", "a001", "a002", "a003"});
+  add_subpool(cfg, "B", {"b000", "b001", "b002", "b003"});
+  cfg.settings.preemption_policy = p;
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("both policies: a claimant in nested pool A takes victims only in A, never in its sibling B") {
+  for (auto p : {preemption_policy::ducc, preemption_policy::sparing}) {
+    INFO("policy " << (p == preemption_policy::ducc ? "ducc" : "sparing"));
+    harness h(sibling_pools(p));
+    h.machines("a", 4, 1);
+    h.machines("b", 4, 1);
+    h.job("x", "u1", "top", 1);
+    h.round();
+    REQUIRE(h.count("x") == 8);  // a squatter on every machine of A and of B
+    // x's processes in B are the least invested: the investment order alone would preempt them first
+    for (auto& proc : h.work[job_id("x")].processes) proc.run_ms = proc.node.str()[0] == 'b' ? 10 : 900000;
+    h.job("c", "u2", "inA", 1);
+    h.round();
+    // By hand. How Much, pool A: only inA has work there, it is given all of A's 4. Pool default: top and inA
+    // (weights 100 / 100) share its 8 quanta, 4 each; inA keeps the count of its own (deepest) level, 4.
+    // So x is counted 4 and holds 8: 4 above its count; c is counted 4 and holds 0 (A is full of x).
+    REQUIRE(h.plan("x").given == 4);
+    REQUIRE(h.plan("c").given == 4);
+    // c can use A only: x's 4 processes in A go, its 4 in B stay (preempting one there frees nothing for c)
+    CHECK(h.with_status("x", share_status::preempt) == 4);
+    for (const auto& sh : h.plan("x").shares) {
+      INFO("x on " << sh.node.str());
+      CHECK((sh.status == share_status::preempt) == (sh.node.str()[0] == 'a'));
+    }
+    h.round();  // the orchestrator confirmed the exits
+    CHECK(h.count("c") == 4);
+    for (const char* n : {"a000", "a001", "a002", "a003"}) CHECK(h.on_machine("c", n) == 1);
+    CHECK(h.count("x") == 4);
+    for (const char* n : {"b000", "b001", "b002", "b003"}) CHECK(h.on_machine("x", n) == 1);
+    h.round();
+    CHECK(h.last.counts.preempted == 0);  // and it rests there
+  }
+}
+
+TEST_CASE("ducc: a job above its own cap still sheds down to it, in a sibling pool only for that") {
+  harness h(sibling_pools(preemption_policy::ducc));
+  h.machines("a", 4, 1);
+  h.machines("b", 4, 1);
+  h.job("x", "u1", "top", 1);
+  h.round();
+  REQUIRE(h.count("x") == 8);
+  for (auto& proc : h.work[job_id("x")].processes) proc.run_ms = proc.node.str()[0] == 'b' ? 10 : 900000;
+  h.work[job_id("x")].max_processes = 2;  // x itself asks for 2 now
+  h.job("c", "u2", "inA", 1);
+  h.round();
+  // By hand. x's cap is 2: top wants 2, inA 4 of default's 8; x is counted 2, c 4 (A's 4, its own level).
+  REQUIRE(h.plan("x").given == 2);
+  REQUIRE(h.plan("c").given == 4);
+  // x sheds 6: first its 4 in A, where c can use the space (whatever their investment), then 2 in B because
+  // x must come down to its cap of 2 anyway.
+  CHECK(h.with_status("x", share_status::preempt) == 6);
+  int preempted_in_b = 0;
+  for (const auto& sh : h.plan("x").shares) {
+    if (sh.node.str()[0] == 'a') CHECK(sh.status == share_status::preempt);
+    else preempted_in_b += sh.status == share_status::preempt ? 1 : 0;
+  }
+  CHECK(preempted_in_b == 2);
+  h.round();
+  CHECK(h.count("c") == 4);
+  CHECK(h.count("x") == 2);
+}
+
+TEST_CASE("sparing reservations: the machine cleared is the least invested one of users above their counts") {
+  for (auto p : {preemption_policy::ducc, preemption_policy::sparing}) {
+    INFO("policy " << (p == preemption_policy::ducc ? "ducc" : "sparing"));
+    auto cfg = one_pool({reserve_class("res"), fair_class("normal")});
+    cfg.settings.preemption_policy = p;
+    harness h(cfg);
+    for (const char* name : {"m0", "m1", "m2", "m3"}) h.machine(name, 4);  // order 4 each
+    // Running (recovered from the map), four processes per machine: u2's b (4 work items: it can use 4) on
+    // m0, invested 10 ms each; u1's a on m1, m2 and m3, invested 5000, 1000 and 3000 ms each.
+    auto& b = h.job("b", "u2", "normal", 1, 4);
+    auto& a = h.job("a", "u1", "normal", 1);
+    int seq = 0;
+    const auto run = [&](work_item& w, const char* node, std::int64_t run_ms) {
+      for (int k = 0; k < 4; ++k) {
+        auto proc = running_process("old." + std::to_string(++seq), node);
+        proc.run_ms = run_ms;
+        w.processes.push_back(proc);
+      }
+    };
+    run(b, "m0", 10);
+    run(a, "m1", 5000);
+    run(a, "m2", 1000);
+    run(a, "m3", 3000);
+    h.round();
+    REQUIRE(h.count("a") == 12);
+    REQUIRE(h.count("b") == 4);
+    REQUIRE(h.last.counts.preempted == 0);
+    h.job("r", "u3", "res", 4).kind = work_kind::reservation;
+    h.round();
+    // By hand. How Much earmarks one machine of order 4 for r; the 12 quanta left give u2 its 4 (all b can
+    // use) and u1 8: u1 holds 4 above its count, u2 exactly its count.
+    REQUIRE(h.plan("a").given == 8);
+    REQUIRE(h.plan("b").given == 4);
+    if (p == preemption_policy::ducc) {
+      // DUCC's rule: no machine is free, all four have 4 live quanta, so the first by name, m0, is cleared
+      // (u2 falls to 0 of 4), and a still sheds its 4 above its count, the least invested (m2): 8 preempted.
+      CHECK(h.last.counts.preempted == 8);
+      CHECK(h.with_status("b", share_status::preempt) == 4);
+      for (const auto& sh : h.plan("a").shares) CHECK((sh.status == share_status::preempt) == (sh.node.str() == "m2"));
+      h.round();
+      CHECK(h.on_machine("r", "m0") == 1);
+      continue;
+    }
+    // Sparing: m0's victims are the least invested (40 ms), but u2 is at its count; of u1's machines, whose
+    // clearing takes nothing below u1's count, m2 holds the least invested work (4000 ms against 12000 on m3
+    // and 20000 on m1). Clearing it brings u1 to its count: nothing else is preempted.
+    CHECK(h.last.counts.preempted == 4);
+    CHECK(h.with_status("b", share_status::preempt) == 0);
+    for (const auto& sh : h.plan("a").shares) CHECK((sh.status == share_status::preempt) == (sh.node.str() == "m2"));
+    h.round();
+    CHECK(h.on_machine("r", "m2") == 1);
+    CHECK(h.count("b") == 4);
+    CHECK(h.count("a") == 8);
+    h.round();
+    CHECK(h.last.counts.preempted == 0);
+  }
+}
