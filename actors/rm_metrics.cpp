@@ -126,14 +126,20 @@ rm_metric_families::rm_metric_families(metrics::metrics_registry& r)
       bus_shed(r.add_counter("rmbus_bus_shed_total",
                              "Heartbeats the embedded forwarder dropped because the same node sent more than two "
                              "back to back and then more than one per minimum gap (one publisher flooding).")),
-      ha_role(r.add_gauge("rmbus_ha_role", "HA ([ha] enabled): 1 while this process is the active RM, 0 while a standby.")),
+      // Only an HA candidate exports the HA families (the runtime sets them at start): a role of 0 on an RM
+      // without HA would read as "standby" and page "no active" (RmbusNoActive).
+      ha_role(r.add_gauge("rmbus_ha_role", "HA ([ha] enabled): 1 while this process is the active RM, 0 while a standby.",
+                          {}, 0, metrics::presence::from_first_update)),
       ha_epoch(r.add_gauge("rmbus_ha_epoch", "HA: the epoch this process publishes under while active; the highest it has "
-                                             "heard while a standby.")),
+                                             "heard while a standby.",
+                           {}, 0, metrics::presence::from_first_update)),
       ha_takeovers(r.add_counter("rmbus_ha_takeovers_total",
-                                 "HA: times this process became the active RM (after silence, or by a handover).")),
+                                 "HA: times this process became the active RM (after silence, or by a handover).", {},
+                                 0, metrics::presence::from_first_update)),
       ha_rank_conflicts(r.add_counter("rmbus_ha_rank_conflicts_total",
                                       "HA: other candidates heard with this process's [ha] rank (a configuration "
-                                      "error: two candidates of one rank can coin the same epoch).")),
+                                      "error: two candidates of one rank can coin the same epoch).",
+                                      {}, 0, metrics::presence::from_first_update)),
       guard_refusals(r.add_counter("rmbus_guard_refusals_total",
                                    "Plans publication's last-line guard refused because they would put a node above "
                                    "its order (invariant_violation events). Should stay 0: the core never plans so.")),

@@ -371,9 +371,11 @@ runtime::runtime(runtime_options options) : impl_(std::make_unique<impl>()) {
     m.families->up.set({}, 1);
     m.families->build_info.set({rmbus::version, m.instance}, 1);
     if (rt.ha.enabled && m.opt.run.head()) {
-      m.families->ha_role.set({}, 0);  // every candidate starts as a standby
+      // Only candidates export the HA families (rm_metric_families); every candidate starts as a standby.
+      m.families->ha_role.set({}, 0);
       m.families->ha_epoch.set({}, 0);
       m.families->ha_takeovers.inc({}, 0);
+      m.families->ha_rank_conflicts.inc({}, 0);
     }
     m.bus_stats.emplace(m.families);
     m.http.emplace(rt.metrics, [&m] { return m.render_metrics(); });

@@ -100,7 +100,7 @@ metrics_registry::~metrics_registry() = default;
 
 std::size_t metrics_registry::add_family(std::string name, std::string help, int type,
                                          std::vector<std::string> label_names, std::vector<double> bounds,
-                                         std::size_t max_series) {
+                                         std::size_t max_series, presence shown) {
   if (!valid_name(name, true)) throw std::invalid_argument("metrics: bad metric name '" + name + "'");
   for (const auto& l : label_names) {
     if (!valid_name(l, false) || l.rfind("__", 0) == 0)
@@ -129,19 +129,22 @@ std::size_t metrics_registry::add_family(std::string name, std::string help, int
   f->label_names = std::move(label_names);
   f->bounds = std::move(bounds);
   f->max_series = max_series == 0 ? options_.max_series_per_family : max_series;
-  if (f->label_names.empty() && type != histogram_type) f->series_by_labels.emplace(label_values{}, series{});
+  if (f->label_names.empty() && type != histogram_type && shown == presence::from_registration)
+    f->series_by_labels.emplace(label_values{}, series{});
   families_.push_back(std::move(f));
   return families_.size() - 1;
 }
 
 counter metrics_registry::add_counter(std::string name, std::string help, std::vector<std::string> label_names,
-                                      std::size_t max_series) {
-  return counter{this, add_family(std::move(name), std::move(help), counter_type, std::move(label_names), {}, max_series)};
+                                      std::size_t max_series, presence shown) {
+  return counter{this,
+                 add_family(std::move(name), std::move(help), counter_type, std::move(label_names), {}, max_series, shown)};
 }
 
 gauge metrics_registry::add_gauge(std::string name, std::string help, std::vector<std::string> label_names,
-                                  std::size_t max_series) {
-  return gauge{this, add_family(std::move(name), std::move(help), gauge_type, std::move(label_names), {}, max_series)};
+                                  std::size_t max_series, presence shown) {
+  return gauge{this,
+               add_family(std::move(name), std::move(help), gauge_type, std::move(label_names), {}, max_series, shown)};
 }
 
 histogram metrics_registry::add_histogram(std::string name, std::string help, std::vector<std::string> label_names,

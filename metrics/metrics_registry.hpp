@@ -13,7 +13,8 @@
 // UTF-8 character boundary), so two long values with the same beginning share a series.
 //
 // Label-less counters and gauges exist (at 0) from their registration, so a scrape shows them before anything
-// happened; labelled series appear on their first update.
+// happened, unless registered with presence::from_first_update (a family that only some processes may fill,
+// such as the HA role: a 0 there would claim something); labelled series appear on their first update.
 //
 // Thread-safety: every member (and every handle's member) may be called from any thread; one mutex guards
 // the whole registry, so render() is a consistent snapshot. The registry must outlive its handles.
@@ -31,6 +32,9 @@ namespace rmbus::metrics {
 
 // Values of a family's labels, in the order of the label names given at registration.
 using label_values = std::vector<std::string>;
+
+// When a label-less counter or gauge first shows in a scrape.
+enum class presence { from_registration, from_first_update };
 
 struct registry_options {
   std::size_t max_series_per_family = 1000;
@@ -93,9 +97,9 @@ class metrics_registry {
   // with "__"; a name may be registered once. Violations are programming errors: std::invalid_argument.
   // `max_series` 0 means the registry's default.
   counter add_counter(std::string name, std::string help, std::vector<std::string> label_names = {},
-                      std::size_t max_series = 0);
+                      std::size_t max_series = 0, presence shown = presence::from_registration);
   gauge add_gauge(std::string name, std::string help, std::vector<std::string> label_names = {},
-                  std::size_t max_series = 0);
+                  std::size_t max_series = 0, presence shown = presence::from_registration);
   // REQUIRES: `bounds` non-empty, finite and strictly increasing; no label named "le".
   histogram add_histogram(std::string name, std::string help, std::vector<std::string> label_names,
                           std::vector<double> bounds, std::size_t max_series = 0);
@@ -112,7 +116,8 @@ class metrics_registry {
   struct series;
 
   std::size_t add_family(std::string name, std::string help, int type, std::vector<std::string> label_names,
-                         std::vector<double> bounds, std::size_t max_series);
+                         std::vector<double> bounds, std::size_t max_series,
+                         presence shown = presence::from_registration);
   // The series for `labels`, created if there is room; nullptr (and the overflow counted) if not.
   // REQUIRES: mutex_ held.
   series* find_or_add(family& f, const label_values& labels);

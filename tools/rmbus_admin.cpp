@@ -42,6 +42,7 @@
 #include "tools/admin/admin_output.hpp"
 #include "tools/admin/command_names.hpp"
 #include "tools/common/rm_discovery.hpp"
+#include "tools/common/version_flag.hpp"
 
 namespace msg = rmbus::messages;
 namespace out = rmbus::tools::admin;
@@ -166,6 +167,8 @@ int main(int argc, char** argv) {
     }
 
   CLI::App app{"rmbus-admin: talks to the RM's admin endpoint (docs/admin.md)"};
+  rmbus::tools::add_version_flag(app, "rmbus-admin");
+
   // The global options are taken after the command too (rmbus-admin whatif ... --json).
   app.fallthrough();
   auto* admin_opt =

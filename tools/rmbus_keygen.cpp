@@ -15,6 +15,7 @@
 #include <string>
 
 #include "bus/curve.hpp"
+#include "tools/common/version_flag.hpp"
 
 namespace fs = std::filesystem;
 using namespace rmbus::bus;
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
   std::string role_list;
   std::string keys_file;
   CLI::App app{"rmbus-keygen: makes a CURVE key pair (NAME.key, mode 0600, and NAME.pub)"};
+  rmbus::tools::add_version_flag(app, "rmbus-keygen");
   app.add_option("--out", out, "DIR/NAME: writes DIR/NAME.key and DIR/NAME.pub; NAME names the key")
       ->required();
   auto* roles_opt = app.add_option(

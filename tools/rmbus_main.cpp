@@ -35,6 +35,7 @@
 #include "config/render.hpp"
 #include "config/startup_summary.hpp"
 #include "logging/rotating_sink.hpp"
+#include "tools/common/version_flag.hpp"
 
 namespace {
 
@@ -118,6 +119,8 @@ int main(int argc, char** argv) {
   int threads = 2;
 
   CLI::App app{"rmbus: the resource manager (DUCC's RM as a message-bus actor system)"};
+  rmbus::tools::add_version_flag(app, "rmbus");
+
   auto* native_opt = app.add_option("--config", native, "native (TOML) configuration file")->check(CLI::ExistingFile);
   app.add_option("--ducc", ducc, "DUCC ducc.properties (class file and nodefiles relative to its folder)")
       ->check(CLI::ExistingFile)

@@ -36,6 +36,7 @@
 #include "bus/zap_handler.hpp"
 #include "messages/heartbeat.hpp"
 #include "messages/topics.hpp"
+#include "tools/common/version_flag.hpp"
 
 namespace {
 
@@ -72,6 +73,8 @@ int main(int argc, char** argv) {
   std::string keys_file;
 
   CLI::App app{"rmbus-proxy: forwards bus messages between publishers (XSUB) and subscribers (XPUB)"};
+  rmbus::tools::add_version_flag(app, "rmbus-proxy");
+
   // One forwarder binds one pair; several forwarders are several rmbus-proxy (or rmbus) processes, each
   // client listing them all (docs/bus.md, "Several forwarders").
   const auto one_endpoint = [](const std::string& ep) -> std::string {

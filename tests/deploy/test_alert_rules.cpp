@@ -112,6 +112,8 @@ TEST_CASE("the unit tests fail when a rule is made wrong") {
       {"missing nodes: 1% of the cluster pages", "0.1 * sum without", "0.01 * sum without"},
       {"no round: processes that never publish are judged", "and rmbus_rounds_total > 0",
        "and rmbus_rounds_total >= 0"},
+      {"no round: HA standbys (a demoted former active, a standby's growing lag) judged",
+       "unless on (job, instance) rmbus_ha_role == 0", "unless on (job, instance) rmbus_ha_role == 2"},
       {"no round: lag threshold of 20 s", "rmbus_round_lag_ms > 120000", "rmbus_round_lag_ms > 20000"},
       {"round budget: every phase counted", "{phase=\"total\"}", ""},
       {"mass loss: the wrong event kind", "kind=\"mass_loss\"", "kind=\"mass_loss_over\""},

@@ -108,6 +108,11 @@ TEST_CASE("one process: /metrics over HTTP shows the schedule, heartbeats and th
   CHECK(value_of(first, "rmbus_processes{class=\"normal\",status=\"running\"}") == 3);
   CHECK(value_of(first, "rmbus_nodes{state=\"up\"}") == 6);  // a1..a4, b1, b2
   CHECK(value_of(first, "rmbus_up") == 1);
+  // No HA configured: no HA series, so the alert rules do not take this RM for a lone standby.
+  for (const char* ha : {"rmbus_ha_role", "rmbus_ha_epoch", "rmbus_ha_takeovers_total", "rmbus_ha_rank_conflicts_total"}) {
+    INFO(ha);
+    CHECK(first.count(ha) == 0);
+  }
   CHECK(value_of(first, "rmbus_heartbeats_received_total") > 0);
   CHECK(value_of(first, "rmbus_bus_messages_total{topic=\"agent.heartbeat\"}") > 0);
   CHECK(value_of(first, "rmbus_bus_messages_total{topic=\"orchestrator.workmap\"}") > 0);

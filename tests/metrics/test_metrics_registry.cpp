@@ -11,6 +11,7 @@
 
 using rmbus::metrics::metrics_registry;
 using rmbus::metrics::registry_options;
+using rmbus::metrics::presence;
 
 namespace {
 
@@ -55,6 +56,20 @@ TEST_CASE("a label-less counter is exported at 0 from its registration, a labell
   const auto text = r.render();
   CHECK(text.find("\na_total 0\n") != std::string::npos);
   CHECK(text.find("\nb_total{") == std::string::npos);
+}
+
+TEST_CASE("a label-less gauge or counter registered to show from its first update is absent until then") {
+  metrics_registry r;
+  const auto role = r.add_gauge("role", "R.", {}, 0, presence::from_first_update);
+  const auto flips = r.add_counter("flips_total", "F.", {}, 0, presence::from_first_update);
+  auto text = r.render();
+  CHECK(text.find("\nrole ") == std::string::npos);
+  CHECK(text.find("\nflips_total ") == std::string::npos);
+  role.set({}, 0);
+  flips.inc({}, 0);
+  text = r.render();
+  CHECK(text.find("\nrole 0\n") != std::string::npos);
+  CHECK(text.find("\nflips_total 0\n") != std::string::npos);
 }
 
 TEST_CASE("histograms render cumulative buckets, +Inf, _sum and _count per label set") {

@@ -25,6 +25,7 @@
 #include "core/work_map.hpp"
 #include "tools/bench/fairness.hpp"
 #include "tools/bench/workload.hpp"
+#include "tools/common/version_flag.hpp"
 
 using namespace rmbus;
 using clock_type = std::chrono::steady_clock;
@@ -315,6 +316,7 @@ std::vector<size_spec> parse_sizes(const std::string& text) {
 
 int main(int argc, char** argv) {
   CLI::App app{"rmbus-bench: time the DUCC scheduling cycle on a seeded synthetic cluster"};
+  rmbus::tools::add_version_flag(app, "rmbus-bench");
   std::string sizes_text = "1000/2000,5000/10000,10000/20000,50000/100000/1000";
   std::vector<int> quanta{15, 1};
   int rounds = 21;

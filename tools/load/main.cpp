@@ -44,6 +44,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
+#include "tools/common/version_flag.hpp"
 #include "tools/load/load_run.hpp"
 #include "tools/load/stats.hpp"
 
@@ -54,6 +55,7 @@ using namespace std::chrono_literals;
 int main(int argc, char** argv) {
   options o;
   CLI::App app{"rmbus-load: drives a real rmbus over tcp loopback and measures the whole process"};
+  rmbus::tools::add_version_flag(app, "rmbus-load");
   std::string phases = "startup,intake,latency,idle,split,pools";
   app.add_option("--nodes", o.nodes, "nodes (agents)")->check(CLI::Range(4, 200000));
   app.add_option("--jobs", o.jobs, "work items of the DUCC-shaped mix")->check(CLI::Range(4, 400000));

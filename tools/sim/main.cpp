@@ -29,10 +29,11 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "bus/endpoint_list.hpp"
 #include "bus/curve.hpp"
+#include "bus/endpoint_list.hpp"
 #include "bus/log_level.hpp"
 #include "tools/common/tool_logging.hpp"
+#include "tools/common/version_flag.hpp"
 #include "tools/sim/driver.hpp"
 #include "tools/sim/random_scenario.hpp"
 #include "tools/sim/report.hpp"
@@ -68,6 +69,8 @@ int main(int argc, char** argv) {
   std::string key_file, server_key_file;
 
   CLI::App app{"rmbus-sim: simulated agents and orchestrator in a closed loop with a running rmbus"};
+  rmbus::tools::add_version_flag(app, "rmbus-sim");
+
   // Several forwarders (EP,EP,...): every agent and the orchestrator publish through each, and the copies of
   // rm.state that arrive are dropped by the subscriber (docs/bus.md, "Several forwarders").
   const auto endpoint_list = [](const std::string& list) { return rmbus::bus::endpoint_list_error(list).value_or(""); };
@@ -118,11 +121,9 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 2;
+    // --help and --version print and exit 0; every bad argument exits 2.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   if (!rmbus::tools::start_tool_logging("rmbus-sim", log_level, std::cerr)) return 2;
   try {

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/common/version_flag.hpp"
 #include "tools/soak/soak_driver.hpp"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   opt.work_dir = "rmbus-soak";
   long time_bound_s = 1500;
   CLI::App app{"rmbus-soak: kill rmbus under load, restart it, and check the rules of recovery"};
+  rmbus::tools::add_version_flag(app, "rmbus-soak");
   app.add_option("--rmbus", opt.rmbus_path, "the rmbus executable")->capture_default_str();
   app.add_option("--work-dir", opt.work_dir, "configuration and rmbus.log go here")->capture_default_str();
   app.add_option("--kills", opt.kills, "SIGKILLs (each followed by a restart)")->capture_default_str()->check(CLI::Range(1, 100000));

@@ -34,12 +34,13 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "bus/endpoint_list.hpp"
 #include "bus/curve.hpp"
+#include "bus/endpoint_list.hpp"
 #include "bus/subscriber.hpp"
 #include "config/config_error.hpp"
 #include "tools/common/rm_discovery.hpp"
 #include "tools/common/tool_logging.hpp"
+#include "tools/common/version_flag.hpp"
 #include "tools/top/monitor_model.hpp"
 #include "tools/top/monitored_message.hpp"
 #include "tools/top/render.hpp"
@@ -195,6 +196,7 @@ int main(int argc, char** argv) {
   std::string key_file;
   std::string server_key_file;
   CLI::App app{"rmbus-top: the live monitor of a running rmbus"};
+  rmbus::tools::add_version_flag(app, "rmbus-top");
   auto* sub_opt = app.add_option("--bus-sub", endpoint,
                                  "the bus forwarder's subscriber side (rmbus's --bus-sub; several forwarders: "
                                  "EP,EP,...; default: from --config/--ducc, else $RMBUS_BUS_SUB, else "

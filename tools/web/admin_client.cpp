@@ -26,10 +26,13 @@ admin_client::~admin_client() = default;
 const std::string& admin_client::endpoint() const { return impl_->options.endpoint; }
 
 admin_outcome admin_client::request(const messages::admin_request& req) {
+  return request(req, impl_->options.endpoint);
+}
+
+admin_outcome admin_client::request(const messages::admin_request& req, const std::string& endpoint) {
   auto& m = *impl_;
   std::lock_guard lock{m.mutex};
   const auto timeout = m.options.timeout;
-  const auto& endpoint = m.options.endpoint;
   zmq::socket_t sock{m.ctx, zmq::socket_type::req};
   sock.set(zmq::sockopt::linger, 0);
   std::optional<zmq::socket_t> events;

@@ -43,7 +43,9 @@ class admin_client {
   admin_client(const admin_client&) = delete;
   admin_client& operator=(const admin_client&) = delete;
 
+  // Asks the endpoint given at construction, or `endpoint` (with the same CURVE keys and timeout).
   admin_outcome request(const messages::admin_request& req);
+  admin_outcome request(const messages::admin_request& req, const std::string& endpoint);
   const std::string& endpoint() const;
 
  private:

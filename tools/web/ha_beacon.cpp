@@ -26,6 +26,7 @@ messages::result<ha_beacon> read_ha_beacon(const messages::value& body) {
   uint_of("rank", b.rank);
   str_of("instance", b.instance);
   str_of("state", b.state);
+  str_of("admin", b.admin);
   return b;
 }
 

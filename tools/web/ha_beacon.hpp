@@ -25,6 +25,7 @@ struct ha_beacon {
   std::string instance;
   std::optional<std::uint64_t> rank;
   std::string state;            // the role as the RM words it (e.g. active, standby)
+  std::string admin;            // the sender's admin endpoint (messages/rm_ha.hpp), empty when absent
   std::uint64_t wrong_types = 0;  // keys present with a type we did not expect (ignored)
 };
 

@@ -2,7 +2,8 @@
 // publishes for monitors (rm.state, rm.nodes, rm.cycle, rm.events, and rm.ha when the RM sends it) at the
 // bus forwarder's subscriber side, so it works against an RM on another host; it folds them into a
 // view_model and serves one page (built into the binary) that the model's snapshots update by server-sent
-// events. The admin endpoint is used only for `explain`, when --admin (or the configuration) names it.
+// events. The admin endpoint is used only for `explain`, when --admin (or the configuration) names it; with
+// HA, explain follows the active RM that rm.ha names (explain_target.hpp).
 //
 //   rmbus-web [--bus-sub EP] [--admin EP] [--listen 127.0.0.1:8080] [--config FILE | --ducc FILE]
 //             [--key FILE --server-key FILE [--admin-server-key FILE]] [--push-ms 250] [--log-level info]
@@ -11,6 +12,9 @@
 // into a snapshot when it moved, at most every --push-ms, and a health tick each second otherwise); the HTTP
 // server's pool. Exit status: 0 on SIGINT/SIGTERM; 1 on an unexpected error; 2 for a bad argument, a
 // configuration that does not load, an endpoint ZeroMQ refuses or an address that cannot be bound.
+// SIGHUP (what `systemctl reload rmbus-web` sends) is logged and changes nothing: every setting comes from the
+// command line or is read once at start, and the log goes to stderr (the journal), so there is nothing to
+// reopen; a restart applies new settings.
 
 #include <malloc.h>
 #include <signal.h>
@@ -30,9 +34,11 @@
 #include "bus/subscriber.hpp"
 #include "config/config_error.hpp"
 #include "tools/common/tool_logging.hpp"
+#include "tools/common/version_flag.hpp"
 #include "tools/web/admin_client.hpp"
 #include "tools/web/admin_json.hpp"
 #include "tools/web/endpoints.hpp"
+#include "tools/web/explain_target.hpp"
 #include "tools/web/snapshot_hub.hpp"
 #include "tools/web/view_model.hpp"
 #include "tools/web/web_server.hpp"
@@ -54,13 +60,24 @@ std::int64_t wall_ms() {
 // The model, written by the subscriber's thread and read by the builder's.
 class shared_model {
  public:
+  explicit shared_model(std::string admin) : explain_(std::move(admin)) {}
+
   void fold(web::web_message message, const messages::envelope& env) {
     const auto t = now_ms();
     {
       std::lock_guard lock{mutex_};
+      if (const auto* b = std::get_if<web::ha_beacon>(&message); b != nullptr && explain_.heard(*b))
+        spdlog::info("explain now asks {}: the admin endpoint of the active {} (epoch {}), named by rm.ha",
+                     explain_.endpoint(), explain_.active_instance(), explain_.active_epoch().value_or(0));
       model_.fold(std::move(message), t, env.src, env.ts_ms);
     }
     changed_.notify_all();
+  }
+
+  // The admin endpoint explain goes to: --admin, or the active the newest rm.ha epoch names.
+  std::string explain_endpoint() {
+    std::lock_guard lock{mutex_};
+    return explain_.endpoint();
   }
 
   void rejected(const std::string& what) {
@@ -103,6 +120,7 @@ class shared_model {
   std::mutex mutex_;
   std::condition_variable changed_;
   web::view_model model_;
+  web::explain_target explain_;
   bool stopping_ = false;
 };
 
@@ -157,15 +175,17 @@ struct settings {
 };
 
 int run(const settings& s) {
-  // Blocked before any thread exists, so only the main thread takes them (sigwait) and stops in order.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Blocked before any thread exists, so only the main thread takes them (sigwait) and stops in order; SIGHUP
+  // too, which would otherwise end the process.
+  sigset_t handled_signals;
+  sigemptyset(&handled_signals);
+  sigaddset(&handled_signals, SIGINT);
+  sigaddset(&handled_signals, SIGTERM);
+  sigaddset(&handled_signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &handled_signals, nullptr);
 
   zmq::context_t ctx;
-  shared_model shared;
+  shared_model shared{s.admin};
   bus::subscriber_options so;
   so.curve = s.bus_curve;
   so.name = "rmbus-web";
@@ -191,16 +211,18 @@ int run(const settings& s) {
 
   std::optional<web::admin_client> admin;
   if (!s.admin.empty()) admin.emplace(ctx, web::admin_client_options{s.admin, s.admin_curve, s.admin_timeout});
-  auto explain = [&admin](const std::string& job) -> web::json_response {
+  auto explain = [&admin, &shared](const std::string& job) -> web::json_response {
     if (!admin) return {404, "{\"ok\":false,\"error\":\"explain needs the admin endpoint: start rmbus-web with --admin\"}"};
     messages::admin_request req;
     req.cmd = "explain";
     req.args["job"] = messages::value{job};
-    const auto outcome = admin->request(req);
+    const auto endpoint = shared.explain_endpoint();
+    const auto outcome = admin->request(req, endpoint);
     if (outcome.reply)
-      spdlog::info("explain {}: {}", job, outcome.reply->ok ? "answered" : "error: " + outcome.reply->error);
+      spdlog::info("explain {} at {}: {}", job, endpoint,
+                   outcome.reply->ok ? "answered" : "error: " + outcome.reply->error);
     else
-      spdlog::warn("explain {}: {}", job, outcome.error);
+      spdlog::warn("explain {} at {}: {}", job, endpoint, outcome.error);
     return web::admin_response(outcome);
   };
 
@@ -228,7 +250,10 @@ int run(const settings& s) {
   spdlog::info("serving {} from {}", url, s.bus_sub);
 
   int sig = 0;
-  sigwait(&stop_signals, &sig);
+  for (sigwait(&handled_signals, &sig); sig == SIGHUP; sigwait(&handled_signals, &sig))
+    spdlog::info("reload (SIGHUP): nothing to reload, rmbus-web reads its settings once at start and logs to "
+                 "stderr; restart it to change them. Still serving {}",
+                 url);
   spdlog::info("stopping on signal {}", sig);
   server->stop();
   shared.stop();
@@ -249,6 +274,7 @@ int main(int argc, char** argv) {
   std::string key_file, server_key_file, admin_server_key_file;
   int push_ms = 250, admin_timeout_ms = 5000;
   CLI::App app{"rmbus-web: the live web monitor of a running rmbus"};
+  rmbus::tools::add_version_flag(app, "rmbus-web");
   app.add_option("--bus-sub", bus_sub, "the bus forwarder's subscriber side (rmbus's --bus-sub; default "
                                        "tcp://127.0.0.1:5561, or the configuration's)");
   app.add_option("--admin", admin, "the RM's admin endpoint, for explain (default: none, or the configuration's)");

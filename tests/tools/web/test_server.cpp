@@ -151,9 +151,11 @@ TEST_CASE("rmbus-web is read-only and refuses bad explain requests clearly", "[w
     CHECK(r->status == 504);
     CHECK(json::parse(r->body)["error"] == "no answer from " + admin + " within 300 ms");
     CHECK(c.Get("/")->status == 200);
-    // The outcome is logged.
+    // The outcome is logged, with the endpoint asked.
     CHECK(rmbus::e2e::eventually(
-        [&] { return rmbus::e2e::read_all(web.log).find("explain j1: no answer from") != std::string::npos; },
+        [&] {
+          return rmbus::e2e::read_all(web.log).find("explain j1 at " + admin + ": no answer from") != std::string::npos;
+        },
         std::chrono::seconds(5)));
   }
 }
@@ -193,4 +195,38 @@ TEST_CASE("rmbus-web refuses what it cannot use, with exit status 2 and the reas
   INFO(r.output);
   CHECK(r.status == std::optional<int>{2});
   CHECK(r.output.find("[security] curve = true: give --key") != std::string::npos);
+}
+
+TEST_CASE("rmbus-web takes SIGHUP (systemctl reload): it logs that nothing is reloaded and keeps serving",
+          "[web][server]") {
+  ts::fake_rm rm{[](rmbus::bus::publisher& pub) {
+    pub.publish(topics::rm_state, state());
+    pub.publish(topics::rm_nodes, nodes());
+  }};
+  web_under_test web{{"--bus-sub", rm.endpoint()}};
+  REQUIRE(rmbus::e2e::eventually(
+      [&] {
+        const auto [status, body] = web.proc.get("/api/snapshot");
+        return status == 200 && json::parse(body)["health"]["cycle"] == 3;
+      },
+      std::chrono::seconds(20)));
+  for (int reload = 1; reload <= 2; ++reload) {
+    INFO("reload " << reload);
+    web.proc.signal(SIGHUP);
+    REQUIRE(rmbus::e2e::eventually(
+        [&] {
+          const auto text = rmbus::e2e::read_all(web.log);
+          std::size_t lines = 0;
+          for (auto at = text.find("reload (SIGHUP): nothing to reload"); at != std::string::npos;
+               at = text.find("reload (SIGHUP): nothing to reload", at + 1))
+            ++lines;
+          return lines == static_cast<std::size_t>(reload);
+        },
+        std::chrono::seconds(10)));
+    CHECK(web.proc.running());
+    CHECK(web.proc.get("/").first == 200);
+    const auto [status, body] = web.proc.get("/api/snapshot");
+    CHECK(status == 200);
+    CHECK(json::parse(body)["health"]["cycle"] == 3);
+  }
 }

@@ -275,6 +275,22 @@ def main():
         driver.execute_script("document.getElementById('job').scrollIntoView()")
         driver.save_screenshot(os.path.join(a.artifacts, "job.png"))
 
+        # A job the RM never listed, opened by its address right after ann-2: nothing of ann-2 stays.
+        driver.execute_script("location.hash = '#job=nosuch'")
+        wait(driver, 10, lambda d: "nosuch" in text_of(d, "job-title"), "the job view opens for nosuch")
+        seen = driver.execute_script("return rmbusWeb.snapshots")
+        wait(driver, 15, lambda d: d.execute_script("return rmbusWeb.snapshots") >= seen + 2,
+             "two more snapshots arrive")
+        title = text_of(driver, "job-title")
+        check(title == "Job nosuch (not known)", "a job never listed says 'not known': %r" % title)
+        count = text_of(driver, "job-share-count")
+        check(count == "", "no share count of another job for nosuch: %r" % count)
+        shares = text_of(driver, "job-shares")
+        check(shares == "none", "no shares of another job for nosuch: %r" % shares)
+        facts = text_of(driver, "job-facts")
+        check("ann" not in facts and "has not listed this job" in facts, "no facts of ann-2 for nosuch: %r" % facts)
+        driver.save_screenshot(os.path.join(a.artifacts, "job-not-known.png"))
+
         # 4. A change on the bus shows up without a reload: the scenario submits 'late' 45 s in.
         driver.execute_script("window.scrollTo(0, 0)")
         set_input(driver, "j-text", "late")

@@ -50,6 +50,8 @@ class web_process {
   web_process& operator=(const web_process&) = delete;
 
   const std::string& log() const { return log_; }
+  void signal(int sig) { proc_->signal(sig); }
+  bool running() { return proc_->running(); }
   int port() const { return port_; }
   httplib::Client client() const {
     httplib::Client c{"127.0.0.1", port_};

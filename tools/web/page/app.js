@@ -25,6 +25,7 @@ const S = {
   kinds: new Set(),
   tab: 'overview',
   job: null,             // selected job id
+  seenJobs: new Set(),   // opened jobs this page has seen in rm.state (only opened ones, so it stays small)
   node: null,            // selected node name
   expanded: new Set(),   // Overview rows opened: "pool|class" and "pool|class|user"
   collapsed: new Set(),  // classes closed by the reader (classes start open)
@@ -439,6 +440,7 @@ for (const id of ['j-status', 'j-text']) $(id).addEventListener('input', () => r
 
 function openJob(id, scroll) {
   S.job = id;
+  if (S.jobIndex.has(id)) S.seenJobs.add(id);
   if (location.hash !== '#job=' + encodeURIComponent(id)) history.replaceState(null, '', '#job=' + encodeURIComponent(id));
   showTab('jobs');
   if (scroll) jobTable.scrollToKey(id);
@@ -452,8 +454,18 @@ function renderJob() {
   if (!S.job || !s) { box.hidden = true; return; }
   box.hidden = false;
   const i = S.jobIndex.get(S.job);
-  $('job-title').textContent = 'Job ' + S.job + (i == null ? ' (no longer in rm.state)' : '');
-  if (i == null) { $('job-facts').innerHTML = ''; $('job-shares').innerHTML = ''; renderExplain(); return; }
+  if (i == null) {
+    // Nothing of another job may stay on screen: facts, shares and their count all go.
+    const gone = S.seenJobs.has(S.job);
+    $('job-title').textContent = 'Job ' + S.job + (gone ? ' (no longer in rm.state)' : ' (not known)');
+    $('job-facts').innerHTML = '<div class="dim">' + (gone ? 'The RM no longer lists this job: it finished or was withdrawn.'
+      : 'The RM has not listed this job in rm.state since this page opened.') + '</div>';
+    $('job-share-count').textContent = '';
+    $('job-shares').innerHTML = '<div class="dim">none</div>';
+    renderExplain();
+    return;
+  }
+  $('job-title').textContent = 'Job ' + S.job;
   const j = s.jobs[i];
   const f = [['user', esc(j[J.user])], ['class', esc(j[J.cls])], ['pool', esc(j[J.pool] || '-')],
     ['status', esc(j[J.status])], ['memory per process', fmtMB(j[J.mb])], ['awarded (How Much)', j[J.given]],
@@ -643,6 +655,7 @@ function onSnapshot(ev) {
   S.snap = snap;
   S.health = snap.health;
   S.jobIndex = new Map(snap.jobs.map((j, i) => [j[J.id], i]));
+  if (S.job && S.jobIndex.has(S.job)) S.seenJobs.add(S.job);
   const added = takeEvents(snap.events);
   renderTab(added);
   const t2 = performance.now();
