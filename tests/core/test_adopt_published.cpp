@@ -256,6 +256,7 @@ TEST_CASE("a predecessor's grants older than the map beside them are withdrawn w
   CHECK(next.s.last_repairs().front().node == machine_id("n000"));
   CHECK(next.s.last_repairs().front().held == 12);
   CHECK(next.s.last_repairs().front().shares.size() == 4);
+}
 
 namespace {
 
