@@ -74,8 +74,9 @@ int main(int argc, char** argv) {
                  "the RM's fair-share preemption policy in every configuration (ducc, the default, or sparing)")
       ->check(CLI::IsMember({"ducc", "sparing"}));
   app.add_option("--seed", o.seed, "workload seed");
-  app.add_option("--phases", phases, "comma-separated: startup, intake, latency, idle, split, pools, failover, events; or "
-                                     "serve (alone: keep the cluster running for an outside observer)");
+  app.add_option("--phases", phases,
+                 "comma-separated: startup, intake, latency, idle, split, pools, failover, events, restart; or serve "
+                 "(alone: keep the cluster running for an outside observer)");
   app.add_option("--events", o.events, "events: changes published as deltas")->check(CLI::Range(2, 100000));
   app.add_option("--event-ms", o.event_ms, "events: ms between two changes")->check(CLI::Range(1, 10000));
   app.add_option("--schedule-changes", o.schedule_changes,
