@@ -12,11 +12,8 @@ processes. Passes when
 Every wait has a deadline; rmbus is stopped at the end. Exit status 0 when every check passed.
 """
 import argparse
-import fcntl
 import os
-import random
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +21,9 @@ import time
 
 import msgpack
 import zmq
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from script_support import Fail, check, free_port  # noqa: E402
 
 CONFIG = """
 [scheduling]
@@ -49,41 +49,6 @@ default = true
 """
 JOBS, PROCESSES = 3, 2
 
-_claimed_ports = []  # open claim files: their locks hold until this process exits
-
-
-def free_port():
-    """A loopback port below the kernel's ephemeral range, claimed against other test processes as
-    tests/support/child_process.cpp does (the same claim files)."""
-    with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-        low = int(f.read().split()[0])
-    os.makedirs("/tmp/rmbus-test-ports", exist_ok=True)
-    for _ in range(1000):
-        port = random.randint(10000, low - 1)
-        claim = open(f"/tmp/rmbus-test-ports/{port}", "a")
-        try:
-            fcntl.flock(claim, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            claim.close()
-            continue
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-        _claimed_ports.append(claim)
-        return port
-    raise Fail("no free loopback port below the ephemeral range")
-
-
-class Fail(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Fail(what)
-    print("ok:", what, flush=True)
 
 
 def running_shares(state):
