@@ -96,11 +96,7 @@ bool nodepool_scheduler::update_machine(const machine_report& r) {
     mc.name = r.name;
     mc.ip = r.ip;
     mc.pool = pool_index(find_nodepool(cfg, r.name.str(), r.ip));
-    mi = static_cast<int>(model_.machines.size());
-    model_.machines.push_back(mc);
-    model_.machine_index[r.name] = mi;
-    model_.machines_changed();
-    dirty_ = true;
+    mi = add_machine_rec(std::move(mc));
   } else {
     mi = it->second;
     auto& known = model_.machines[static_cast<std::size_t>(mi)];
@@ -243,9 +239,13 @@ int nodepool_scheduler::add_foreign_machine(const machine_id& name, std::uint64_
   mc.order = usable_machine_order(memory_mb, model_.settings.reserved_dram_mb, model_.quantum_mb);
   mc.pool = pool_index(model_.top_pool);
   mc.foreign = true;
+  return add_machine_rec(std::move(mc));
+}
+
+int nodepool_scheduler::add_machine_rec(machine_rec mc) {
   const int mi = static_cast<int>(model_.machines.size());
-  model_.machines.push_back(mc);
-  model_.machine_index[name] = mi;
+  model_.machine_index[mc.name] = mi;
+  model_.machines.push_back(std::move(mc));
   model_.machines_changed();
   dirty_ = true;
   return mi;

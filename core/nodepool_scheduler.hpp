@@ -205,6 +205,8 @@ class nodepool_scheduler {
   // `unstarted_only` (a settling round, which preempts nothing): only the `new` shares the work map has never
   // shown are withdrawn; a machine still above its order stays listed for the next full round.
   void repair_over_order(bool unstarted_only = false);
+  // A machine not known before enters the model (indexed by name); returns its index.
+  int add_machine_rec(machine_rec mc);
   // A machine holds more than its order: the next full round repairs it.
   void note_over_order(int machine);
   void evict_where(int machine, bool (*evictable)(const cluster_model&, const share_rec&));

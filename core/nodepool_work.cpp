@@ -279,12 +279,7 @@ int nodepool_scheduler::register_unheard_machine(const machine_id& name, std::ui
   mc.name = name;
   mc.pool = pool_index(find_nodepool(cfg, name.str(), ""));
   mc.unheard = true;
-  const int mi = static_cast<int>(model_.machines.size());
-  model_.machines.push_back(mc);
-  model_.machine_index[name] = mi;
-  model_.machines_changed();
-  dirty_ = true;
-  return mi;
+  return add_machine_rec(std::move(mc));
 }
 
 void nodepool_scheduler::adopt_published(published_schedule shares) {
