@@ -416,9 +416,9 @@ void nodepool_scheduler::note_over_order(int mi) {
 
 // A node the work map shows above its order (a process started late, work recovered onto a node heard smaller,
 // a predecessor's grant adopted beside processes the map shows) is brought back under it. First every `new`
-// share there goes, whatever its policy: taking it back stops nothing that runs (one the map has never shown
-// is withdrawn outright; a predecessor's grant that its orchestrator did start comes back with the next map as
-// a recovered process). Then DUCC's rule for preemption: least invested first (investment_less), fair-share
+// share there goes, whatever its policy: taking it back stops nothing that runs. It is preempted, not dropped:
+// its space stays held until the orchestrator's echo shows it acted, since it may be starting that process
+// late (dropping it re-gave the space: rmbus-sim-check seeds 3860, 4574, 8884, 9172). Then DUCC's rule for preemption: least invested first (investment_less), fair-share
 // work before non-preemptable work, which is evicted only if the fair-share work does not suffice.
 void nodepool_scheduler::repair_over_order(bool unstarted_only) {
   const auto unstarted = [](const share_rec& sh) { return sh.status == share_status::new_share && !sh.seen; };
@@ -449,17 +449,13 @@ void nodepool_scheduler::repair_over_order(bool unstarted_only) {
     over_order_repair r{name, held, mc.order, {}};
     for (int s : victims) {
       const auto& sh = model_.shares[static_cast<std::size_t>(s)];
-      // In a full round every `new` share goes, not only as many as bring the node under its order: one left
-      // `new` beside processes taken back (which hold their space until they are gone) would be a start above
-      // the order, which publication's guard refuses, and with it the plan that takes them back (seed 15659).
-      // A settling round takes nothing back, so it stops as soon as the node fits.
-      if (held <= mc.order && (unstarted_only || sh.status != share_status::new_share)) break;
+      // Every `new` share goes, not only as many as bring the node under its order: one left `new` beside
+      // shares taken back (which hold their space until they are gone) would be a start above the order, which
+      // publication's guard refuses, and with it the plan that takes them back (seed 15659).
+      if (held <= mc.order && sh.status != share_status::new_share) break;
       held -= sh.order;
       r.shares.push_back(sh.id);
-      if (unstarted(sh)) {
-        model_.remove_share(s);
-        dirty_ = true;
-      } else if (sh.fixed) {
+      if (sh.fixed) {
         evict_share(s);
       } else {
         model_.mark_removing(s, share_status::preempt);

@@ -202,8 +202,8 @@ class nodepool_scheduler {
  private:
   const schedule_plan& settle_round(const round_input& in);
   // Brings every machine listed in over_order_ back under its order (docs/architecture.md, "Recovery").
-  // `unstarted_only` (a settling round, which preempts nothing): only the `new` shares the work map has never
-  // shown are withdrawn; a machine still above its order stays listed for the next full round.
+  // `unstarted_only` (a settling round, which stops nothing that runs): only the `new` shares the work map has
+  // never shown are taken back; a machine still above its order stays listed for the next full round.
   void repair_over_order(bool unstarted_only = false);
   // A machine not known before enters the model (indexed by name); returns its index.
   int add_machine_rec(machine_rec mc);

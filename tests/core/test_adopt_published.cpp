@@ -241,21 +241,26 @@ TEST_CASE("a predecessor's grants older than the map beside them are withdrawn w
   round_input settling{h.now + 10000, {}};
   settling.settling = true;
   const auto& plan = next.s.schedule(settling);
-  int held = 0, alice_new = 0, bob_running = 0;
+  // The grants taken back are preempted, not dropped: the orchestrator may be starting them late, so their
+  // space stays held until it acts. All of them go: a `new` share left beside them would be a start above the
+  // order, which publication's guard refuses.
+  int starting_or_running = 0, alice_new = 0, alice_taken_back = 0, bob_running = 0;
   for (const auto& j : plan.jobs)
     for (const auto& s : j.shares) {
-      if (s.node != machine_id("n000") || s.status == share_status::evict) continue;
-      held += s.quanta;
+      if (s.node != machine_id("n000")) continue;
+      if (s.status == share_status::new_share || s.status == share_status::running) starting_or_running += s.quanta;
       alice_new += j.id == job_id("alice-1") && s.status == share_status::new_share;
+      alice_taken_back += j.id == job_id("alice-1") && s.status == share_status::preempt;
       bob_running += j.id == job_id("bob-1") && s.status == share_status::running;
     }
-  CHECK(held == 8);
-  CHECK(bob_running == 4);  // what runs is kept: the settling round preempts nothing
-  CHECK(alice_new == 4);
+  CHECK(starting_or_running == 4);
+  CHECK(bob_running == 4);  // what runs is kept: the settling round stops nothing that runs
+  CHECK(alice_new == 0);
+  CHECK(alice_taken_back == 8);
   REQUIRE(next.s.last_repairs().size() == 1);
   CHECK(next.s.last_repairs().front().node == machine_id("n000"));
   CHECK(next.s.last_repairs().front().held == 12);
-  CHECK(next.s.last_repairs().front().shares.size() == 4);
+  CHECK(next.s.last_repairs().front().shares.size() == 8);
 }
 
 namespace {
