@@ -44,7 +44,8 @@ struct recovery_count {
 // Rule 1 over the first rm.state of the restarted RM.
 recovery_count count_recovered(const messages::rm_state& state, const std::vector<running_process>& processes);
 
-// Rule 2: one line per node holding more quanta than its order. Nodes absent from `node_order` are not
+// Rule 2: one line per node holding more quanta than its order, naming the state's cycle and the node's
+// shares. Nodes absent from `node_order` are not
 // checked (the soak's cluster names every node it runs).
 std::vector<std::string> over_order(const messages::rm_state& state, const std::map<std::string, std::uint64_t>& node_order);
 

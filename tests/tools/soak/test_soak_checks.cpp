@@ -66,7 +66,8 @@ TEST_CASE("a node above its order is reported, counting shares being preempted")
                         job("j2", {share("a.4", "s1", 3, fresh), share("a.5", "s1", 2, preempt)})});
   const auto p = over_order(s, order);
   REQUIRE(p.size() == 1);
-  CHECK(p[0] == "node s1 holds 9 quanta, its order is 8");
+  CHECK(p[0] == "node s1 holds 9 quanta, its order is 8 (cycle " + std::to_string(s.cycle) +
+                ": j1/a.1(2 running) j1/a.2(2 running) j2/a.4(3 new) j2/a.5(2 preempt))");
   const auto ok = state({job("j1", {share("a.1", "s1", 8, running), share("a.3", "s2", 8, running)})});
   CHECK(over_order(ok, order).empty());
 }
