@@ -200,6 +200,14 @@ bool nodepool_scheduler::machine_unreachable(const machine_id& name) {
   if (mc.down) return true;
   mc.down = true;
   model_.machines_changed();
+  // A grant whose process no map has shown is withdrawn now: left `new` it would ask the orchestrator to start
+  // it on a node reported down while the mass-loss brake paces the eviction of what does run (rmbus-sim-check
+  // counted such rounds). The job is placed elsewhere this round. One the orchestrator started since the last
+  // map is evicted with it: the least invested work there, where the brake protects what has run a while.
+  for (int s : mc.shares) {
+    const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+    if (sh.status == share_status::new_share && !sh.seen && evict_on_down(model_, sh)) evict_share(s);
+  }
   dirty_ = true;
   return true;
 }

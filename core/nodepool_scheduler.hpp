@@ -92,8 +92,8 @@ class nodepool_scheduler {
   // The node stopped answering: every share on it except unmanaged reservations is evicted.
   bool machine_down(const machine_id& name);
   // The node is reported down, its work not evicted yet (the mass-loss brake paces evictions): nothing new is
-  // placed on it from now on; machine_down evicts later, or its next heartbeat (update_machine) brings it back
-  // with what it holds.
+  // placed on it from now on, and its grants whose processes no map has shown are evicted at once; machine_down
+  // evicts the rest later, or its next heartbeat (update_machine) brings it back with what it holds.
   bool machine_unreachable(const machine_id& name);
   // Admin vary-off: fair-share shares are evicted, nothing new is placed; fixed work stays.
   bool vary_off(const machine_id& name);

@@ -291,6 +291,7 @@ TEST_CASE("a node reported down whose eviction is held back takes nothing new an
   h.machines("n", 2, 8);                            // n000, n001: order 8 each
   h.job("a", "u1", "normal", 2).max_processes = 8;  // fills both: 4 processes of order 2 on each
   h.round();
+  h.round();  // the map shows the processes: running work, not grants still to start
   REQUIRE(h.count("a") == 8);
   REQUIRE(h.on_machine("a", "n001") == 4);
   // n001 is silent long enough to be down; the mass-loss brake holds its eviction back.
@@ -320,4 +321,28 @@ TEST_CASE("a node reported down whose eviction is held back takes nothing new an
   REQUIRE(h.s.machine_down(machine_id("n001")));
   h.round(false);
   CHECK(h.with_status("a", share_status::evict) + h.with_status("b", share_status::evict) == there);
+}
+
+TEST_CASE("a grant not yet started on a node reported down is withdrawn at once and placed on a live node") {
+  harness h(one_pool({fair_class("normal")}));
+  h.machines("n", 2, 8);                            // n000, n001: order 8 each
+  h.job("a", "u1", "normal", 2).max_processes = 4;  // 4 processes of order 2: fits on one machine
+  h.round(false);                                   // granted, not started yet
+  const int granted_on_n001 = h.on_machine("a", "n001");
+  const int granted_on_n000 = h.on_machine("a", "n000");
+  REQUIRE(granted_on_n000 + granted_on_n001 == 4);
+  // The node holding grants falls silent; the mass-loss brake holds its eviction back (machine_down is not
+  // called), but what never started there has nothing to protect.
+  const std::string silent = granted_on_n001 > 0 ? "n001" : "n000";
+  const std::string live = silent == "n001" ? "n000" : "n001";
+  const int stranded = h.on_machine("a", silent);
+  REQUIRE(h.s.machine_unreachable(machine_id(silent)));
+  h.round(false);
+  INFO("silent " << silent);
+  // Nothing `new` is left on the node reported down: the stranded grants are evicted there...
+  CHECK(h.on_machine("a", silent) == 0);
+  CHECK(h.with_status("a", share_status::evict) == stranded);
+  // ... and the job gets its processes on the live node instead, in the same round.
+  CHECK(h.on_machine("a", live) == 4);
+  CHECK(h.count("a") == 4);
 }
