@@ -63,7 +63,7 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
   for (std::size_t i = 0; i < m.jobs.size(); ++i) {
     prefetch_ahead(m.jobs, i);
     auto& j = m.jobs[i];
-    j.claim_q = 0;
+    if (j.claim_q != 0) j.claim_q = 0;  // a write to every record would cost each its write-back
     if (!is_fair_job(m, j) || j.user_slot < 0) continue;
     auto& u = users[entity(j)];
     u.given_q += static_cast<std::int64_t>(j.given) * j.order;
@@ -83,9 +83,6 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
   };
 
   // R2 (and R5 for claimants): who claims how many processes. Oldest first within a user.
-  std::sort(short_jobs.begin(), short_jobs.end(), [&](int a, int b) {
-    return m.job_rank[static_cast<std::size_t>(a)] < m.job_rank[static_cast<std::size_t>(b)];
-  });
   std::vector<std::int64_t> left_to_claim(users.size(), 0);
   for (std::size_t u = 0; u < users.size(); ++u) {
     const auto& t = users[u];
@@ -95,6 +92,15 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
     if (t.min_short_order > 0 && deficit >= t.min_short_order && (2 * deficit > t.given_q || 2 * t.held_q < t.fair_q))
       left_to_claim[u] = deficit;
   }
+  // Only these may claim (left_to_claim only falls): of some 5,000 short jobs a few hundred, so sort only them.
+  std::erase_if(short_jobs, [&](int ji) {
+    const auto& j = m.jobs[static_cast<std::size_t>(ji)];
+    const auto u = entity(j);
+    return left_to_claim[u] < j.order && !(m.current(j) == 0 && users[u].held_q < users[u].given_q);
+  });
+  std::sort(short_jobs.begin(), short_jobs.end(), [&](int a, int b) {
+    return m.job_rank[static_cast<std::size_t>(a)] < m.job_rank[static_cast<std::size_t>(b)];
+  });
   std::vector<claim> claims;
   for (int ji : short_jobs) {
     auto& j = m.jobs[static_cast<std::size_t>(ji)];
@@ -128,18 +134,33 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
   // Per machine: space free or being freed that no claim took yet.
   std::vector<int> spare(m.machines.size(), 0);
   std::vector<char> usable(m.machines.size(), 0);  // schedulable: a victim there frees space someone may use
+  // Where a claimed process may go: machines with victims or space being freed (others were full or had no
+  // room for what What Of placed).
+  std::vector<char> candidate(m.machines.size(), 0);
   for (std::size_t mi = 0; mi < m.machines.size(); ++mi) {
     prefetch_ahead(m.machines, mi);
     const auto& mc = m.machines[mi];
     usable[mi] = mc.schedulable() ? 1 : 0;
     spare[mi] = usable[mi] != 0 ? std::max(0, mc.free()) + mc.removing : 0;
+    candidate[mi] = usable[mi] != 0 && mc.removing > 0 ? 1 : 0;
   }
   // The victims, job by job (a job's are adjacent), with what the choice reads of them.
   std::vector<victim> victims;
   std::vector<int> victims_begin(m.jobs.size(), 0);  // per job slot: its first victim
   std::int64_t held_back_until = 0;  // the first time a victim R5 holds back becomes takeable
   for (std::size_t k = 0; k < surplus_jobs.size(); ++k) {
-    prefetch_listed(m.jobs, surplus_jobs, k, [](int ji) { return ji; });
+    // Reads of scattered records: the jobs', their share lists' and their shares', each asked for ahead.
+    if (k + records_ahead < surplus_jobs.size()) {  // the lines this loop reads of a job record
+      const auto& ahead = m.jobs[static_cast<std::size_t>(surplus_jobs[k + records_ahead])];
+      prefetch_record(&ahead);
+      __builtin_prefetch(&ahead.shares);
+      __builtin_prefetch(&ahead.claimed_at_ms);
+    }
+    if (k + 4 < surplus_jobs.size())
+      __builtin_prefetch(m.jobs[static_cast<std::size_t>(surplus_jobs[k + 4])].shares.data());
+    if (k + 2 < surplus_jobs.size())
+      for (int s : m.jobs[static_cast<std::size_t>(surplus_jobs[k + 2])].shares)
+        __builtin_prefetch(&m.shares[static_cast<std::size_t>(s)]);
     const int ji = surplus_jobs[k];
     const auto& j = m.jobs[static_cast<std::size_t>(ji)];
     if (budget[entity(j)] < j.order) continue;
@@ -157,6 +178,7 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
       if (sh.removing() || sh.fixed || sh.blacklisted) continue;
       if (usable[static_cast<std::size_t>(sh.machine)] == 0) continue;
       victims.push_back({s, sh.machine, ji, sh.order, entity(j)});
+      candidate[static_cast<std::size_t>(sh.machine)] = 1;
     }
   }
   // Per machine, its victims in R3's order: by machine here, sorted when a plan first reads them (the order
@@ -224,7 +246,7 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
   // victims go out of reach (chosen, their job down to its count, their unit's budget below their order; none
   // comes back, as budgets and rooms only fall), so that the room index (sparing_room_index.hpp) offers
   // plan_on only machines where it may succeed, in R1's order. Per unit its victims, so that a budget falling
-  // below some of their orders finds them. Candidates: the machines with victims or space being freed.
+  // below some of their orders finds them.
   std::vector<char> counted(victims.size(), 0);  // per victim: its quanta are in its machine's offer
   std::vector<int> offer(m.machines.size(), 0);
   std::vector<int> unit_begin(users.size() + 1, 0), unit_end(users.size(), 0);
@@ -241,16 +263,13 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
     offer[static_cast<std::size_t>(v.machine)] += v.order;
     unit_top[v.unit] = std::max(unit_top[v.unit], v.order);
   }
-  std::vector<char> candidate(m.machines.size(), 0);
-  for (std::size_t mi = 0; mi < m.machines.size(); ++mi)
-    candidate[mi] = on_begin[mi + 1] > on_begin[mi] || (usable[mi] != 0 && m.machines[mi].removing > 0) ? 1 : 0;
-  sparing_room_index rooms(m, candidate);
+  std::vector<int> reach(m.machines.size());
+  for (std::size_t mi = 0; mi < m.machines.size(); ++mi) reach[mi] = spare[mi] + offer[mi];
+  sparing_room_index rooms(m, candidate, spare, reach);
   const auto refresh = [&](int mi) {
     rooms.set(mi, spare[static_cast<std::size_t>(mi)],
               spare[static_cast<std::size_t>(mi)] + offer[static_cast<std::size_t>(mi)]);
   };
-  for (std::size_t mi = 0; mi < m.machines.size(); ++mi)
-    if (candidate[mi] != 0) refresh(static_cast<int>(mi));
   const auto uncount = [&](int k) {
     if (counted[static_cast<std::size_t>(k)] == 0) return;
     counted[static_cast<std::size_t>(k)] = 0;

@@ -4,8 +4,9 @@
 
 namespace rmbus::core {
 
-sparing_room_index::sparing_room_index(const cluster_model& m, const std::vector<char>& candidate)
-    : m_(m), where_(m.machines.size()), spare_(m.machines.size(), 0), reach_(m.machines.size(), 0) {
+sparing_room_index::sparing_room_index(const cluster_model& m, const std::vector<char>& candidate,
+                                       const std::vector<int>& spare, const std::vector<int>& reach)
+    : m_(m), where_(m.machines.size()), spare_(spare), reach_(reach) {
   std::vector<int> by_name(m.machines.size());
   for (std::size_t mi = 0; mi < m.machines.size(); ++mi)
     by_name[static_cast<std::size_t>(m.machine_rank[mi])] = static_cast<int>(mi);
@@ -26,7 +27,8 @@ sparing_room_index::sparing_room_index(const cluster_model& m, const std::vector
     g.tree.assign(2 * g.width, node{});
     for (std::size_t i = 0; i < g.machines.size(); ++i) {
       where_[static_cast<std::size_t>(g.machines[i])] = {static_cast<int>(gi), static_cast<int>(i)};
-      g.tree[g.width + i] = leaf_node(0, 0);
+      const auto mi = static_cast<std::size_t>(g.machines[i]);
+      g.tree[g.width + i] = leaf_node(spare[mi], reach[mi]);
     }
     for (std::size_t at = g.width - 1; at >= 1; --at) g.tree[at] = joined(g.tree[2 * at], g.tree[2 * at + 1]);
   }
