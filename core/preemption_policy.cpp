@@ -149,8 +149,9 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
   std::vector<int> victims_begin(m.jobs.size(), 0);  // per job slot: its first victim
   std::int64_t held_back_until = 0;  // the first time a victim R5 holds back becomes takeable
   for (std::size_t k = 0; k < surplus_jobs.size(); ++k) {
-    // Reads of scattered records: the jobs', their share lists' and their shares', each asked for ahead.
-    if (k + records_ahead < surplus_jobs.size()) {  // the lines this loop reads of a job record
+    // Reads of scattered records, each asked for ahead: the lines of a job record this loop reads, its share
+    // list, and its shares.
+    if (k + records_ahead < surplus_jobs.size()) {
       const auto& ahead = m.jobs[static_cast<std::size_t>(surplus_jobs[k + records_ahead])];
       prefetch_record(&ahead);
       __builtin_prefetch(&ahead.shares);
