@@ -137,6 +137,9 @@ void plan_preemptions(cluster_model& m, std::int64_t now_ms) {
   std::vector<int> chosen, left;  // one job's victims, and the rest of its candidates
   for (int ji : surplus) {
     const auto& j = m.jobs[static_cast<std::size_t>(ji)];
+    // Under sparing most jobs above their counts shed nothing this round: with no deadline to drop, nothing
+    // below would change for them.
+    if (sparing && pick.shed[static_cast<std::size_t>(ji)] == 0 && j.reclaiming == 0) continue;
     const auto* rc = m.class_of(j);
     const std::int64_t grace = rc != nullptr ? rc->reclaim_grace_ms : 0;
     int excess = sparing ? pick.shed[static_cast<std::size_t>(ji)] : m.current(j) - j.given;

@@ -27,8 +27,10 @@
 //
 // A claimant looks for room in its class's pool and the pools nested below it, on machines its host list
 // allows, as What Of places it (never in a sibling pool, where the space would be freed for nothing).
-// Claimants are served most starved user first (held / count). Whole-machine reservations clear the machine
-// whose clearing costs least (reservation_choice.hpp) before this function runs.
+// Claimants are served most starved user first (held / count). R1's machine is found through an index of
+// the candidate machines and what each could offer (sparing_room_index.hpp), not by trying each.
+// Whole-machine reservations clear the machine whose clearing costs least (reservation_choice.hpp) before
+// this function runs.
 
 #include <cstdint>
 #include <vector>

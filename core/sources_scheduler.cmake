@@ -19,6 +19,7 @@ set(RMBUS_CORE_SCHEDULER_SOURCES
   ${CMAKE_CURRENT_SOURCE_DIR}/reserve_count.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/schedule_plan.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/share_tree.cpp
+  ${CMAKE_CURRENT_SOURCE_DIR}/sparing_room_index.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/split_order.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/unmet_demand.cpp
   ${CMAKE_CURRENT_SOURCE_DIR}/what_of.cpp

@@ -335,3 +335,39 @@ TEST_CASE("sparing reservations: the machine cleared is the least invested one o
     CHECK(h.last.counts.preempted == 0);
   }
 }
+
+TEST_CASE("sparing R1/R3: a machine whose victims went out of reach earlier in the round is passed by") {
+  harness h(config(preemption_policy::sparing));
+  h.machines("n", 8, 1);  // n000-n007, one quantum each
+  // Running (recovered from the map): u1's a on n000-n003, u2's b on n004-n007.
+  auto& a = h.job("a", "u1", "normal", 1);
+  auto& b = h.job("b", "u2", "normal", 1);
+  for (int k = 0; k < 8; ++k) {
+    const std::string node = "n00" + std::to_string(k);
+    (k < 4 ? a : b).processes.push_back(running_process("old." + std::to_string(k), node));
+  }
+  h.round();
+  REQUIRE(h.count("a") == 4);
+  REQUIRE(h.count("b") == 4);
+  REQUIRE(h.last.counts.preempted == 0);
+  h.job("c", "u3", "normal", 1);
+  h.round();
+  // By hand. Three users share 8 quanta: a 3, b 3, c 2. c holds none of its count (starved) and claims 2;
+  // a and b may each lose 4 - 3 = 1.
+  REQUIRE(h.plan("a").given == 3);
+  REQUIRE(h.plan("b").given == 3);
+  REQUIRE(h.plan("c").given == 2);
+  // Every machine costs c one quantum preempted, so R1 takes them by name: n000 (a's) first. Then a is down to
+  // its count: its processes on n001-n003 are victims no longer, and c's second process goes to n004 (b's),
+  // the first machine by name whose victim may still go; n005-n007 keep b's.
+  CHECK(h.last.counts.preempted == 2);
+  for (const auto& [job, node] : {std::pair{"a", "n000"}, {"b", "n004"}}) {
+    for (const auto& sh : h.plan(job).shares) {
+      INFO(job << " on " << sh.node.str());
+      CHECK((sh.status == share_status::preempt) == (sh.node.str() == node));
+    }
+  }
+  h.round();
+  CHECK(h.on_machine("c", "n000") == 1);
+  CHECK(h.on_machine("c", "n004") == 1);
+}

@@ -18,5 +18,6 @@ rmbus_add_test(NAME test_start_estimate SOURCES test_start_estimate.cpp LIBS rmb
 rmbus_add_test(NAME test_held_back SOURCES test_held_back.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_adopt_published SOURCES test_adopt_published.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_preemption_policy SOURCES test_preemption_policy.cpp LIBS rmbus_core TIMEOUT 60)
+rmbus_add_test(NAME test_sparing_room_index SOURCES test_sparing_room_index.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_apply_changes SOURCES test_apply_changes.cpp LIBS rmbus_core TIMEOUT 60)
 rmbus_add_test(NAME test_drain_and_unmet SOURCES test_drain_and_unmet.cpp LIBS rmbus_core TIMEOUT 60)
