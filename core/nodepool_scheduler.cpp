@@ -204,12 +204,14 @@ bool nodepool_scheduler::machine_unreachable(const machine_id& name) {
   // it on a node reported down while the mass-loss brake paces the eviction of what does run (rmbus-sim-check
   // counted such rounds). The job is placed elsewhere this round. One the orchestrator started since the last
   // map is evicted with it: the least invested work there, where the brake protects what has run a while.
-  for (int s : mc.shares) {
-    const auto& sh = model_.shares[static_cast<std::size_t>(s)];
-    if (sh.status == share_status::new_share && !sh.seen && evict_on_down(model_, sh)) evict_share(s);
-  }
+  for (int s : mc.shares) withdraw_if_unstarted(s);
   dirty_ = true;
   return true;
+}
+
+void nodepool_scheduler::withdraw_if_unstarted(int s) {
+  const auto& sh = model_.shares[static_cast<std::size_t>(s)];
+  if (sh.status == share_status::new_share && !sh.seen && evict_on_down(model_, sh)) evict_share(s);
 }
 
 bool nodepool_scheduler::vary_off(const machine_id& name) {

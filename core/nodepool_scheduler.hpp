@@ -210,6 +210,9 @@ class nodepool_scheduler {
   // A machine holds more than its order: the next full round repairs it.
   void note_over_order(int machine);
   void evict_where(int machine, bool (*evictable)(const cluster_model&, const share_rec&));
+  // A `new` share whose process no map has shown, on a node reported down: evicted (its job is placed
+  // elsewhere); unmanaged reservations stay, as on a node that goes down.
+  void withdraw_if_unstarted(int share);
   void evict_overflow(int machine);
   void evict_share(int share_slot);
   void arrive(const work_item& item);

@@ -334,6 +334,8 @@ void nodepool_scheduler::adopt_shares_of(int ji) {
     sh.seen = s.status == share_status::running;
     if (s.reclaim_at_ms > 0) model_.set_reclaim(slot, s.reclaim_at_ms);
     dirty_ = true;
+    // A predecessor's grant on a node reported down since: withdrawn, as machine_unreachable does.
+    if (model_.machines[static_cast<std::size_t>(mi)].down) withdraw_if_unstarted(slot);
     // The predecessor granted it without knowing a process the map shows there now (a late start; a standby
     // that missed its predecessor's last schedules): together they may hold more than the node has
     // (rmbus-sim-check seed 54, rmbus-soak --ha --partition).

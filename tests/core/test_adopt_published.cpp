@@ -337,3 +337,33 @@ TEST_CASE("rmbus-sim-check seed 624: an adopted eviction holds its space until t
   CHECK(held_on(plan, "n000") == 2);
   CHECK_FALSE(plan.find(job_id("b"))->shares.empty());
 }
+
+TEST_CASE("a predecessor's grant on a node reported down since is withdrawn by the successor and placed elsewhere") {
+  harness h{one_pool({fair_class("normal")})};
+  h.machines("n", 2, 8);
+  h.job("alice-1", "alice", "normal", 2).max_processes = 4;  // 4 processes of order 2: one machine's worth
+  h.round(false);  // granted, not started
+  std::string silent;
+  for (const auto& s : h.plan("alice-1").shares) silent = s.node.str();
+  const std::string live = silent == "n000" ? "n001" : "n000";
+  const int stranded = h.on_machine("alice-1", silent);
+  REQUIRE(stranded > 0);
+
+  // The successor hears the node is down (as the intake announces it) before it adopts the schedule.
+  successor next{h};
+  REQUIRE(next.s.machine_unreachable(machine_id(silent)));
+  next.s.adopt_published(published_of(h.last));
+  next.s.apply_work(h.work);  // the map still shows no process of alice
+  const auto& plan = next.s.schedule({h.now + 10000, {}});
+  const auto* alice = plan.find(job_id("alice-1"));
+  REQUIRE(alice != nullptr);
+  int new_on_silent = 0, evicted = 0, on_live = 0;
+  for (const auto& s : alice->shares) {
+    new_on_silent += s.node.str() == silent && s.status == share_status::new_share;
+    evicted += s.status == share_status::evict;
+    on_live += s.node.str() == live && (s.status == share_status::new_share || s.status == share_status::running);
+  }
+  CHECK(new_on_silent == 0);
+  CHECK(evicted == stranded);
+  CHECK(on_live == 4);
+}
