@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
   if (!seeds_given) return usage_error("--seeds is required");
 
   const auto started = std::chrono::steady_clock::now();  // for the summary only: the runs read no clock
-  std::uint64_t failures = 0, rounds = 0, guard_refusals = 0, unexplained = 0, repairs = 0, new_on_down = 0;
+  std::uint64_t failures = 0, rounds = 0, guard_refusals = 0, unexplained = 0, repairs = 0;
   std::array<std::uint64_t, move_kinds> moves{};
   for (std::uint64_t k = 0; k < o.seeds; ++k) {
     rmbus::simcheck::run_settings s;
@@ -93,7 +93,6 @@ int main(int argc, char** argv) {
     rounds += static_cast<std::uint64_t>(r.rounds_run);
     guard_refusals += r.guard_refusals;
     unexplained += r.guard_refusals_unexplained;
-    new_on_down += r.new_left_on_down_nodes;
     repairs += r.repairs;
     for (std::size_t m = 0; m < move_kinds; ++m) moves[m] += r.moves[m];
     if (r.failure) {
@@ -110,7 +109,7 @@ int main(int argc, char** argv) {
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   std::cout << "rmbus-sim-check: seeds " << o.seeds << " (from " << o.first_seed << "), failures " << failures
             << ", rounds " << rounds << ", guard refusals " << guard_refusals << " (" << unexplained << " without a late start)"
-            << ", rounds with a new share left on a down node " << new_on_down << ", repairs " << repairs
+            << ", repairs " << repairs
             << ", moves";
   for (std::size_t m = 0; m < move_kinds; ++m) std::cout << " " << move_names[m] << "=" << moves[m];
   std::cout << ", wall " << wall_ms << " ms\n";

@@ -49,6 +49,8 @@ std::vector<violation> round_checker::check(const round_facts& facts) {
 
   std::map<std::string, const node_fact*> by_name;
   for (const auto& n : facts.nodes) by_name[n.name] = &n;
+  std::set<std::string> started;  // shares whose process the orchestrator runs or is starting
+  for (const auto& p : facts.processes) started.insert(p.share);
   for (const auto& s : facts.plan) {
     if (s.status != core::share_status::new_share) continue;
     const bool granted_now = in_last_plan_.count(s.share) == 0;
@@ -56,6 +58,9 @@ std::vector<violation> round_checker::check(const round_facts& facts) {
     if (granted_now && it != by_name.end() && (it->second->down || it->second->varied_off))
       report("new_on_dead_node", s.node,
              "share " + s.share + " of " + s.job + " granted on a node " + (it->second->down ? "down" : "varied off"));
+    else if (it != by_name.end() && it->second->down && started.count(s.share) == 0)
+      report("new_on_dead_node", s.node,
+             "share " + s.share + " of " + s.job + " left new on a node down, its process never started");
     auto seen = ids_seen_.find(s.share);
     if (seen != ids_seen_.end() && (granted_now || seen->second.job != s.job || seen->second.node != s.node))
       report("share_id_reused", s.node,

@@ -9,7 +9,8 @@
 //                      the processes the orchestrator is not stopping fit (the excess is a stop not done yet);
 //   repair_late        ...but from the second round after the RM applied a map that shows such a process, the
 //                      plan must hold no more than the node's order there (the rest preempted or evicted);
-//   new_on_dead_node   a share granted `new` this round on a node the intake last reported down, or varied off;
+//   new_on_dead_node   a share granted `new` this round on a node the intake last reported down, or varied off,
+//                      or a `new` share whose process the orchestrator never started left on a node down;
 //   process_lost       a process the orchestrator runs, that a map the RM applied listed, missing from the plan;
 //   share_id_reused    a share id granted `new` again after it left the plan, or for another job or node.
 //

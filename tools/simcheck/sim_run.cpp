@@ -376,18 +376,7 @@ class run {
     result_.failure = std::move(v);
   }
 
-  void count_new_left_on_down_nodes(const core::schedule_plan& plan) {
-    for (const auto& j : plan.jobs)
-      for (const auto& sh : j.shares)
-        if (sh.status == core::share_status::new_share && head_.down(sh.node.str()) &&
-            orch_.processes().count(sh.id.str()) == 0) {
-          ++result_.new_left_on_down_nodes;
-          return;
-        }
-  }
-
   void check(const core::schedule_plan& plan) {
-    count_new_left_on_down_nodes(plan);
     auto found = checker_.check(facts(plan));
     if (!found.empty()) fail(found.front());
   }

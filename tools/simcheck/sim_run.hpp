@@ -31,9 +31,6 @@ struct run_result {
   // ...of which on a node where no late start of the orchestrator's own ran or waited: the core's doing alone
   std::uint64_t guard_refusals_unexplained = 0;
   std::uint64_t repairs = 0;         // nodes the core found above their order and repaired
-  // Rounds whose plan still lists as `new` (not started) a share granted before its node went down: not a rule
-  // broken (nothing new was granted there), but the orchestrator is told to start it on a node reported down.
-  std::uint64_t new_left_on_down_nodes = 0;
   std::optional<violation> failure;  // the first rule broken
   std::deque<std::string> history;   // the last moves and events before the failure (or the end)
 };

@@ -44,6 +44,19 @@ TEST_CASE("a new share on a node the intake reports down breaks new_on_dead_node
   CHECK(found.front().round == 7);
 }
 
+TEST_CASE("a new share granted earlier and left on a node since reported down breaks new_on_dead_node") {
+  round_checker c;
+  auto f = two_nodes();
+  f.plan.push_back({"a", "a.1", "n01", 1, share_status::new_share});
+  CHECK(c.check(f).empty());  // granted while n01 was up
+  f.round = 8;
+  f.nodes[1].down = true;
+  CHECK(names_rule(c.check(f), "new_on_dead_node", "n01"));  // still new there, never started
+  f.round = 9;
+  f.processes.push_back({"a.1", "n01", 1, false, false});  // the orchestrator did start it before the silence
+  CHECK(c.check(f).empty());
+}
+
 TEST_CASE("a new share on a varied-off node breaks new_on_dead_node") {
   round_checker c;
   auto f = two_nodes();
