@@ -1,7 +1,7 @@
 // rmbus-sim-check: runs the seeded simulation of the RM's head with a nemesis (tools/simcheck/sim_run.hpp) for
 // seeds S..S+N-1 and checks the schedule's rules after every round (round_checker.hpp).
 //
-//   rmbus-sim-check --seeds N [--seed S] [--rounds R] [--verbose]
+//   rmbus-sim-check --seeds N [--seed S] [--rounds R] [--policy ducc|sparing] [--verbose]
 //
 // Prints one summary line; a failing seed prints the seed, the round, the node, the rule and the recent
 // history, and replays exactly with `--seed <it> --seeds 1`. Exit 0: every seed passed; 1: one failed;
@@ -26,6 +26,7 @@ struct options {
   std::uint64_t seeds = 0;
   std::uint64_t first_seed = 1;
   int rounds = 60;
+  bool sparing = false;
   bool verbose = false;
 };
 
@@ -41,15 +42,17 @@ std::optional<std::uint64_t> parse_count(std::string_view text) {
 
 int usage_error(const std::string& what) {
   std::cerr << "rmbus-sim-check: " << what << "\n"
-            << "usage: rmbus-sim-check --seeds N [--seed S] [--rounds R] [--verbose]\n";
+            << "usage: rmbus-sim-check --seeds N [--seed S] [--rounds R] [--policy ducc|sparing] [--verbose]\n";
   return 2;
 }
 
-void print_failure(const rmbus::simcheck::run_result& r) {
+void print_failure(const rmbus::simcheck::run_result& r, const options& o) {
   const auto& v = *r.failure;
   std::cout << "FAILED seed " << r.seed << ": round " << v.round << ", node " << (v.node.empty() ? "-" : v.node)
             << ", rule " << v.rule << ": " << v.detail << "\n"
-            << "  replay: rmbus-sim-check --seed " << r.seed << " --seeds 1\n  history:\n";
+            << "  replay: rmbus-sim-check --seed " << r.seed << " --seeds 1"
+            << (o.rounds != options{}.rounds ? " --rounds " + std::to_string(o.rounds) : std::string{})
+            << (o.sparing ? " --policy sparing" : "") << "\n  history:\n";
   for (const auto& line : r.history) std::cout << "    " << line << "\n";
 }
 
@@ -62,6 +65,14 @@ int main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if (arg == "--verbose") {
       o.verbose = true;
+      continue;
+    }
+    if (arg == "--policy") {
+      if (i + 1 >= argc) return usage_error("--policy needs a value");
+      const std::string_view policy = argv[++i];
+      if (policy != "ducc" && policy != "sparing")
+        return usage_error("--policy takes ducc or sparing, not '" + std::string(policy) + "'");
+      o.sparing = policy == "sparing";
       continue;
     }
     if (arg != "--seeds" && arg != "--seed" && arg != "--rounds") return usage_error("unknown argument '" + std::string(arg) + "'");
@@ -89,6 +100,7 @@ int main(int argc, char** argv) {
     rmbus::simcheck::run_settings s;
     s.seed = o.first_seed + k;
     s.rounds = o.rounds;
+    s.sparing = o.sparing;
     const auto r = rmbus::simcheck::run_seed(s);
     rounds += static_cast<std::uint64_t>(r.rounds_run);
     guard_refusals += r.guard_refusals;
@@ -97,7 +109,7 @@ int main(int argc, char** argv) {
     for (std::size_t m = 0; m < move_kinds; ++m) moves[m] += r.moves[m];
     if (r.failure) {
       ++failures;
-      print_failure(r);
+      print_failure(r, o);
     } else if (o.verbose) {
       std::cout << "seed " << r.seed << ": passed, " << r.rounds_run << " rounds, " << r.repairs << " repairs, guard refusals "
                 << r.guard_refusals << " (" << r.guard_refusals_unexplained << " without a late start)\n";

@@ -29,9 +29,10 @@ core::resource_class make_class(std::string name, core::policy p, int priority, 
   return c;
 }
 
-core::scheduler_config make_config() {
+core::scheduler_config make_config(bool sparing) {
   core::scheduler_config cfg;
   cfg.settings.quantum_mb = quantum_mb;
+  cfg.settings.preemption_policy = sparing ? core::preemption_policy::sparing : core::preemption_policy::ducc;
   core::nodepool_def pool;
   pool.name = "default";
   cfg.nodepools.push_back(pool);
@@ -79,7 +80,7 @@ struct sim_node {
 
 class run {
  public:
-  explicit run(const run_settings& s) : s_(s), rng_(s.seed), head_(make_config(), head_settings{}) {
+  explicit run(const run_settings& s) : s_(s), rng_(s.seed), head_(make_config(s.sparing), head_settings{}) {
     result_.seed = s.seed;
     make_cluster();
     make_workload();

@@ -21,6 +21,7 @@ struct run_settings {
   std::uint64_t seed = 1;
   int rounds = 60;        // in all, the quiet ones included
   int quiet_rounds = 15;  // at the end, without the nemesis
+  bool sparing = false;   // the sparing preemption policy instead of DUCC's
 };
 
 struct run_result {
