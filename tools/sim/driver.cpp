@@ -147,9 +147,16 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   };
   const auto warm_start = steady::now();
   const auto ready_deadline = warm_start + options.ready_timeout;
+  // Jobs (kind job) are what the progress line's `done D/N` counts; services, APs and reservations have no
+  // natural end and are named apart, so the two counts agree.
+  std::size_t job_count = 0;
+  for (const auto& j : sc.jobs) job_count += j.kind == messages::work_kind::job ? 1 : 0;
   progress << "rmbus-sim: " << sc.name << ": " << nodes.size() << " nodes (" << sc.cluster.nodes_description
-           << "), " << sc.jobs.size() << " jobs; publishing to " << options.bus_pub << ", subscribed at "
-           << options.bus_sub << "; waiting for the RM's first rm.state\n"
+           << "), " << job_count << " jobs";
+  if (sc.jobs.size() > job_count)
+    progress << " and " << sc.jobs.size() - job_count << " services / APs / reservations";
+  progress << "; publishing to " << options.bus_pub << ", subscribed at " << options.bus_sub
+           << "; waiting for the RM's first rm.state\n"
            << std::flush;
   {
     auto next_beat = warm_start;
@@ -227,9 +234,16 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   std::optional<messages::rm_nodes> rm_nodes;
   std::size_t jobs_total = 0;
   for (const auto& j : sc.jobs) jobs_total += j.kind == messages::work_kind::job ? 1 : 0;
+  // A refused job ends without running: it is counted as refused, never as done.
   auto jobs_done = [&] {
     std::size_t n = 0;
-    for (const auto& j : orch.jobs()) n += j.kind == messages::work_kind::job && j.completed_ms ? 1 : 0;
+    for (const auto& j : orch.jobs())
+      n += j.kind == messages::work_kind::job && j.completed_ms && !j.refused ? 1 : 0;
+    return n;
+  };
+  auto jobs_refused = [&] {
+    std::size_t n = 0;
+    for (const auto& j : orch.jobs()) n += j.kind == messages::work_kind::job && j.refused ? 1 : 0;
     return n;
   };
 
@@ -326,7 +340,8 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
       }
     }
     if (options.summary_every.count() > 0 && wall_now >= next_summary && !rec.samples().empty()) {
-      progress << progress_line(rec.samples().back(), rec.users(), nodes.size(), jobs_done(), jobs_total)
+      progress << progress_line(rec.samples().back(), rec.users(), nodes.size(), jobs_done(), jobs_total,
+                                jobs_refused())
                << "\n"
                << std::flush;
       next_summary = std::max(next_summary + options.summary_every, wall_now);
