@@ -16,6 +16,7 @@
 #include "bus/publisher.hpp"
 #include "bus/subscriber.hpp"
 #include "messages/heartbeat.hpp"
+#include "messages/not_scheduling.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_nodes.hpp"
 #include "messages/epoch_fence.hpp"
@@ -161,11 +162,25 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   {
     auto next_beat = warm_start;
     auto next_map = warm_start;
+    // While it waits, the RM's own word on why it does not schedule yet (rm.events not_scheduling: its
+    // start-up window and the time left, or no work map), said when it changes and every 5 s, so a person
+    // watching the embedded default's minute-long window sees it count down rather than one silent line.
+    std::string said_reason;
+    auto said_at = warm_start;
     for (std::uint64_t guard = 0; guard < 10'000'000; ++guard) {
       const auto now = steady::now();
+      std::optional<messages::not_scheduling> why;
       {
         std::lock_guard<std::mutex> lock(in.mu);
         if (in.state && nodes_up_in_rm() == nodes.size()) break;
+        for (const auto& e : in.events)
+          if (auto n = messages::not_scheduling_of(e)) why = std::move(n);
+        in.events.clear();
+      }
+      if (why && (why->reason != said_reason || now - said_at >= std::chrono::seconds(5))) {
+        progress << "rmbus-sim: the RM says: " << messages::describe(*why) << "\n" << std::flush;
+        said_reason = why->reason;
+        said_at = now;
       }
       if (now >= ready_deadline || interrupted()) break;
       if (now >= next_beat) {

@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "bus/curve.hpp"
 #include "tests/support/child_process.hpp"
@@ -452,4 +453,43 @@ TEST_CASE("e2e: rmbus-sim's report and progress agree with themselves over refus
     if (l.find(" | done ") != std::string::npos) last_done = l;
   REQUIRE_FALSE(last_done.empty());
   CHECK(last_done.find(" | done " + f.at("jobs_completed") + "/4 (1 refused) | ") != std::string::npos);
+}
+
+// Issue 51, "the first minute": while the RM's start-up window is open, rmbus-sim says so and counts it down
+// (the RM's rm.events not_scheduling, printed when it changes and every 5 s) instead of one line standing for
+// the whole wait. rmbus-sim.toml with init_stability 40: a 12 s window (40 x 300 ms).
+TEST_CASE("e2e: rmbus-sim counts down the RM's start-up window") {
+  temp_dir dir;
+  auto config = slurp(std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml");
+  const auto at = config.find("init_stability = 2\n");
+  REQUIRE(at != std::string::npos);
+  config.replace(at, std::string("init_stability = 2\n").size(), "init_stability = 40\n");
+  const std::string config_file = dir.path + "/slow-start.toml";
+  std::ofstream{config_file} << config;
+  running_rm rm{dir.path + "/rmbus.log", config_file};
+  const std::string scenario = dir.path + "/one.toml";
+  std::ofstream{scenario} << "name = \"one\"\n[cluster]\nnodes = \"1x32G\"\n"
+                          << "[[job]]\nat_s = 0\nuser = \"alice\"\nclass = \"normal\"\nmemory = \"4G\"\n"
+                          << "items = 10\nthreads = 1\nitem_ms = 100\n";
+  const auto run = ts::run_to_end(
+      RMBUS_SIM_BIN,
+      {"--bus-pub", rm.pub, "--bus-sub", rm.sub, "--scenario", scenario, "--speed", "10", "--seconds", "3",
+       "--ready-timeout-s", "40", "--summary-every-ms", "0"},
+      std::chrono::seconds(90));
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  // The lines the RM's reports gave, in order: each says the window and what is left of it, less each time.
+  std::vector<double> left;
+  std::istringstream lines(run.output);
+  const std::string prefix =
+      "rmbus-sim: the RM says: starting: in the start-up stability window, scheduling starts in ";
+  for (std::string l; std::getline(lines, l);)
+    if (l.rfind(prefix, 0) == 0) {
+      CHECK(l.find(" (a 12 s window; at once on a work map naming live processes)") != std::string::npos);
+      left.push_back(std::stod(l.substr(prefix.size())));
+    }
+  REQUIRE(left.size() >= 2);  // at once, then every 5 s of the 12
+  for (std::size_t i = 1; i < left.size(); ++i) CHECK(left[i] < left[i - 1]);
+  CHECK(left.front() <= 12.0);
+  CHECK(run.output.find("rmbus-sim: the RM answered after ") != std::string::npos);
 }
