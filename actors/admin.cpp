@@ -29,6 +29,7 @@
 #include "config/config_changes.hpp"
 #include "config/config_error.hpp"
 #include "core/nodepool_scheduler.hpp"
+#include "messages/not_scheduling.hpp"
 #include "messages/topics.hpp"
 #include "rmbus/version.hpp"
 
@@ -66,6 +67,10 @@ struct admin_state {
   std::uint64_t guard_refusals = 0;
   std::uint64_t over_order_repairs = 0;
   std::map<std::string, messages::refused_work> refused;  // refused before any pool, in the last round
+  // Why the RM runs no rounds, as differencing last reported it (rm.events `not_scheduling`), and when it
+  // came: status shows it while no round started after it.
+  std::optional<messages::not_scheduling> not_scheduling;
+  std::int64_t not_scheduling_at_ms = 0;
   std::int64_t started_ms = 0;
   caf::actor ha;  // HA on: the election's actor, which hands over
   static inline const char* name = "rmbus.admin";
@@ -270,6 +275,30 @@ value::map refused_explanation(const messages::refused_work& w) {
 
 void add_ha_status(const ha_gate& gate, value::map& r);
 
+// status's `scheduling`: `scheduling` when a round started since the last report of why none runs, else that
+// report aged to now; nothing when neither was heard (a standby, or differencing in another process).
+void add_scheduling_status(const admin_state& st, std::int64_t now, value::map& r) {
+  if (st.env.ha && !st.env.ha->active()) return;
+  value::map s;
+  if (st.not_scheduling && st.not_scheduling_at_ms >= st.round_seen_ms) {
+    const auto n =
+        messages::aged(*st.not_scheduling,
+                       static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - st.not_scheduling_at_ms)));
+    s["state"] = value{n.reason};
+    s["for_ms"] = value{n.for_ms};
+    s["limit_ms"] = value{n.limit_ms};
+    if (n.reason == messages::not_scheduling_reasons::starting) s["left_ms"] = value{n.left_ms};
+    s["text"] = value{messages::describe(n)};
+  } else if (st.round_seen_ms > 0) {
+    s["state"] = value{std::string{"scheduling"}};
+    s["text"] = value{std::string{"scheduling: a round started "} +
+                      std::to_string(std::max<std::int64_t>(0, now - st.round_seen_ms)) + " ms ago"};
+  } else {
+    return;
+  }
+  r["scheduling"] = value{std::move(s)};
+}
+
 // status: this process's own facts, what the pools and eviction counted, and with HA its role and peers. A
 // pool that did not answer in time leaves its counts out and is named in `unanswered`; status is still ok.
 void finish_status(admin_actor* self, pending_query q, const std::vector<std::string>& silent) {
@@ -309,6 +338,7 @@ void finish_status(admin_actor* self, pending_query q, const std::vector<std::st
   safety["guard_refusals"] = value{st.guard_refusals};
   safety["over_order_repairs"] = value{st.over_order_repairs};
   r["safety"] = value{std::move(safety)};
+  add_scheduling_status(st, now, r);
   if (st.env.ha) add_ha_status(*st.env.ha, r);
   q.promise.deliver(reply_body(self, true, {}, std::move(r)));
 }
@@ -693,6 +723,10 @@ caf::behavior admin(admin_actor* self, actor_env env, std::function<config::rm_c
         if (const auto* e = m.as<messages::rm_event>()) {
           st.guard_refusals += e->kind == messages::event_kinds::invariant_violation;
           st.over_order_repairs += e->kind == messages::event_kinds::over_order_repaired;
+          if (auto n = messages::not_scheduling_of(*e)) {
+            st.not_scheduling = std::move(n);
+            st.not_scheduling_at_ms = wall_clock_ms();
+          }
           return;
         }
         const auto* a = m.as<messages::admin_answer>();

@@ -21,7 +21,9 @@
 // with each pool's machines (state, quanta, free quanta; each plan lists the machines that changed). It is
 // published with every round, and outside rounds when nodes changed, at most once per heartbeat interval,
 // so a cluster of thousands of nodes coming up costs a handful of rm.nodes, not one per node. Finally
-// round_done lets the next round start.
+// round_done lets the next round start. While no round is published for 2 orchestrator periods (an idle RM:
+// actors/not_scheduling_watch.hpp), rm.nodes goes out again every report period, so that a monitor started
+// beside an idle RM sees its nodes beside the reason it does not schedule.
 //
 // Safety (docs/reliability.md, "In-flight grants" and "The last line of defence"):
 //  - Plans carry their scheduler's generation. A fresh scheduler asks for the last published schedule
@@ -41,6 +43,7 @@
 
 #include "actors/detail/spawn.hpp"
 #include "actors/node_report_table.hpp"
+#include "actors/not_scheduling_watch.hpp"
 #include "actors/overbooking.hpp"
 #include "actors/plan_tables.hpp"
 #include "actors/round_listing.hpp"
@@ -95,6 +98,7 @@ struct publication_state {
   std::int64_t nodes_published_ms = 0;
   bool nodes_pending = false;    // changes not yet published
   bool nodes_timer_set = false;  // a delayed publication is scheduled
+  std::int64_t round_published_ms = 0;  // the last round published (0: none yet)
   static inline const char* name = "rmbus.publication";
 };
 
@@ -405,6 +409,7 @@ void publish_round(publication_actor* self) {
   if (changes) publish(self, messages::topics::rm_schedule_changes, std::move(*changes));
   publish_cycles(self);
   publish_nodes(self);
+  st.round_published_ms = st.nodes_published_ms;
   for (auto& e : events) publish(self, messages::topics::rm_events, std::move(e));
   publish(self, topics::done, messages::round_done{st.cycle});
 }
@@ -484,10 +489,28 @@ void ask_snapshot(publication_actor* self) {
   publish(self, topics::node_sync, messages::node_sync_request{st.stamper.src(), {}});
 }
 
+// Every report period: rm.nodes again when no round was published for 2 orchestrator periods and none went
+// out within the period (an idle RM's monitors see its nodes). A standby publishes nothing.
+void republish_idle_nodes(publication_actor* self) {
+  auto& st = self->state;
+  const auto& rt = st.env.cfg->runtime;
+  const auto period = not_scheduling_period_ms(rt.orchestrator_publish_ms);
+  const auto now = wall_clock_ms();
+  if (st.env.ha && !st.env.ha->may_publish()) return;
+  if (now - st.round_published_ms > 2 * rt.orchestrator_publish_ms && now - st.nodes_published_ms >= period)
+    publish_nodes(self);
+}
+
 caf::behavior publication(publication_actor* self, actor_env env) {
   self->state.env = env;
   self->state.stamper = envelope_stamper{env.src("publisher")};
+  self->send(self, atoms::tick::value);
   return {
+      [self](atoms::tick) {
+        republish_idle_nodes(self);
+        const auto period = not_scheduling_period_ms(self->state.env.cfg->runtime.orchestrator_publish_ms);
+        self->delayed_send(self, std::chrono::milliseconds(period), atoms::tick::value);
+      },
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       // Mutable: a plan's body moves into the queue (on_plan).
       [self](atoms::deliver, messages::routed_message& m) {

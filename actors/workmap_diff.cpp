@@ -21,6 +21,9 @@
 // give nothing new, round_input::settling) until settle_ms after start, so that every live agent has been
 // heard before anything is given or taken on a partial picture of the cluster.
 // This actor also owns the cross-pool allotment partition (actors/allotment_partition.hpp).
+// While it runs no rounds it says why every report period (rm.events `not_scheduling`,
+// actors/not_scheduling_watch.hpp): its start-up window, no work map, or a round overdue; the reason is
+// logged when it changes, so an idle RM reads as idle in its log, its status and its monitors.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -34,6 +37,7 @@
 #include "actors/allotment_partition.hpp"
 #include "actors/departed_jobs.hpp"
 #include "actors/echo_wait.hpp"
+#include "actors/not_scheduling_watch.hpp"
 #include "actors/workmap_bytes.hpp"
 #include "actors/workmap_chain.hpp"
 #include "actors/workmap_gate.hpp"
@@ -84,6 +88,11 @@ struct diff_state {
   std::map<std::string, bool> wants_more;                            // job -> pending or short, last round
   std::int64_t started_ms = 0;       // wall clock at spawn: the settle window counts from it
   std::int64_t settle_until_ms = 0;  // rounds before this time only report (0: no window)
+  // Why no round runs (actors/not_scheduling_watch.hpp): the last map taken, the round in flight's start,
+  // and the reason last reported (logged when it changes; "" while scheduling).
+  std::optional<std::int64_t> map_taken_ms;
+  std::int64_t round_started_ms = 0;
+  std::string idle_reason;
   std::uint64_t pending_seq = 0;  // envelope seq and src of the map waiting for its round
   std::string pending_src;
   // That map's rm_cycle: the last schedule its orchestrator acted on. The schedulers drop a removed share the
@@ -255,6 +264,7 @@ void start_round(diff_actor* self, const std::map<std::string, messages::work_it
   }
   route(self, st.env.router, st.stamper, std::string{topics::round}, std::move(round));
   st.in_flight = true;
+  st.round_started_ms = wall_clock_ms();
   // Guard: should publication never report the round done (its process died), do not stall forever.
   const auto guard = std::chrono::milliseconds(2 * st.env.cfg->runtime.round_timeout_ms + 1000);
   self->delayed_send(self, guard, atoms::timeout::value, st.cycle);
@@ -338,6 +348,7 @@ void take_as_last(diff_actor* self, messages::envelope&& env, const messages::wo
   auto& st = self->state;
   note_echo(st, head.rm_epoch, head.rm_cycle);
   st.chain->full_map(env.src, env.seq);
+  st.map_taken_ms = wall_clock_ms();
   st.pending = st.last;
   st.pending_seq = env.seq;
   st.pending_src = std::move(env.src);
@@ -416,6 +427,7 @@ void on_delta(diff_actor* self, const std::string& topic, const std::string& bod
       for (const auto& w : d.value().added) st.slicer.touch(w.id);
       for (const auto& w : d.value().changed) st.slicer.touch(w.id);
       for (const auto& id : d.value().removed) st.slicer.touch(id);
+      st.map_taken_ms = wall_clock_ms();
       st.pending = st.last;
       st.pending_seq = env.seq;
       st.pending_src = std::move(env.src);
@@ -506,6 +518,7 @@ void on_workmap(diff_actor* self, const std::string& topic, std::string& body) {
 
   if (!st.ready)
     start_on_live_work(st, std::any_of(items.begin(), items.end(), [](const auto& i) { return names_live_process(i.second); }));
+  st.map_taken_ms = wall_clock_ms();
   st.pending = std::move(fresh);
   st.pending_seq = env.seq;
   st.pending_src = std::move(env.src);
@@ -524,6 +537,42 @@ void on_plan(diff_actor* self, const messages::pool_plan& plan) {
     st.wants_more[j.id] = j.status != messages::job_status::scheduled || !j.reason.empty();
 }
 
+// Every report period: why no round runs, published and logged when the reason changes; nothing while rounds
+// run. A standby runs no rounds by design and says nothing (the active speaks for the RM).
+void report_not_scheduling(diff_actor* self) {
+  auto& st = self->state;
+  const auto& rt = st.env.cfg->runtime;
+  if (st.env.ha && !st.env.ha->active()) {
+    st.idle_reason.clear();
+    return;
+  }
+  scheduling_facts f;
+  f.now_ms = wall_clock_ms();
+  f.started_ms = st.started_ms;
+  f.window_ms = rt.heartbeat_interval_ms * std::max(0, rt.init_stability);
+  f.ready = st.ready;
+  f.last_map_ms = st.map_taken_ms;
+  if (st.in_flight) f.round_started_ms = st.round_started_ms;
+  f.cycle = st.cycle;
+  f.workmap_period_ms = rt.orchestrator_publish_ms;
+  f.round_timeout_ms = rt.round_timeout_ms;
+  const auto why = why_not_scheduling(f);
+  if (!why) {
+    if (!st.idle_reason.empty()) spdlog::info("scheduling again (round {})", st.cycle);
+    st.idle_reason.clear();
+    return;
+  }
+  auto text = messages::describe(*why);
+  if (why->reason != st.idle_reason) {
+    if (why->reason == messages::not_scheduling_reasons::round_overdue)
+      spdlog::warn("not scheduling: {}", text);
+    else
+      spdlog::info("not scheduling: {}", text);
+  }
+  st.idle_reason = why->reason;
+  publish_event(self, messages::to_event(*why));
+}
+
 caf::behavior workmap_diff(diff_actor* self, actor_env env) {
   auto& st = self->state;
   st.env = env;
@@ -533,6 +582,7 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
   const auto rt = env.cfg->runtime;
   self->delayed_send(self, std::chrono::milliseconds(rt.heartbeat_interval_ms * std::max(0, rt.init_stability)),
                      atoms::ready::value);
+  self->send(self, atoms::tick::value);  // the first report at once: a monitor started with the RM hears why
   return {
       [self](atoms::probe) { return static_cast<std::uint64_t>(self->mailbox().size()); },  // health
       // The body by reference: the router sends each consumer a message of its own, so CAF hands its bytes over
@@ -553,8 +603,14 @@ caf::behavior workmap_diff(diff_actor* self, actor_env env) {
         if (!self->state.ready) spdlog::info("init stability reached: scheduling starts");
         self->state.ready = true;
         next_round(self);
+        report_not_scheduling(self);  // at once: the window's report would otherwise stand for a period
       },
       [self](atoms::settled) { end_settling(self); },
+      [self](atoms::tick) {
+        report_not_scheduling(self);
+        const auto period = not_scheduling_period_ms(self->state.env.cfg->runtime.orchestrator_publish_ms);
+        self->delayed_send(self, std::chrono::milliseconds(period), atoms::tick::value);
+      },
       [self](atoms::ha_active) {
         // HA: this process is the active RM now. The last map is complete: schedule it at once rather than
         // wait for the orchestrator's next one.

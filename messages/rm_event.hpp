@@ -67,6 +67,9 @@ inline constexpr std::string_view workmap_resync = "workmap_resync";
 inline constexpr std::string_view workmap_delta_refused = "workmap_delta_refused";
 // Another RM drives this bus by mistake: one without HA beside HA candidates (detail: instance, ha, reason).
 inline constexpr std::string_view foreign_rm = "foreign_rm";
+// Why the RM runs no rounds, every report period while it runs none (messages/not_scheduling.hpp): its
+// start-up window, no work map, or a round overdue.
+inline constexpr std::string_view not_scheduling = "not_scheduling";
 }  // namespace event_kinds
 
 struct rm_event {

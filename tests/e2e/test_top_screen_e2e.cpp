@@ -2,11 +2,14 @@
 // real rmbus-top in a tmux session of 120 x 40, its screen read with `tmux capture-pane -p`. What it must
 // show: the pools, the jobs, the refused work with its reason; after a resize to a narrow window, long
 // reasons and notes wrapped onto the next lines rather than cut; `q` quits with status 0.
+// A second case tells an idle RM (NOT SCHEDULING and why) from a hung one (STALE) on the same screen.
 //
 // tmux runs on a private socket (its own server, no user configuration) and is killed at the end. Every wait
 // is bounded: the screen is read every 100 ms until it shows what is expected or the deadline passes.
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <cstdlib>
+#include <functional>
 #include <regex>
 #include <sstream>
 
@@ -173,4 +176,79 @@ TEST_CASE("rmbus-top in tmux: pools, jobs and refused work on screen, a narrow w
     REQUIRE(quit);
     CHECK(status == "0\n");
   }
+}
+
+// Issue 51: an idle RM read as a dead one. Started with no orchestrator, the screen says NOT SCHEDULING and
+// why (no work map since start); with maps, the rounds; when the maps stop, NOT SCHEDULING again with how
+// long and no STALE; and when the RM itself stops answering (SIGSTOP: a hung process), STALE.
+TEST_CASE("rmbus-top in tmux tells an idle RM from a hung one") {
+  REQUIRE_FALSE(std::string(RMBUS_TOP_BIN).empty());
+  REQUIRE_FALSE(std::string(RMBUS_TMUX).empty());
+  rm_fixture f{layout::single};
+  tmux_session tmux;
+  tmux.run({"new-session", "-d", "-s", "top", "-x", "120", "-y", "40"});
+  tmux.run({"respawn-pane", "-k", "-t", "top",
+            "'" + std::string(RMBUS_TOP_BIN) + "' --bus-sub " + f.bus_sub() + " --refresh-ms 200 2>'" +
+                f.dir() + "/top.log'"});
+  std::string screen;
+  const auto shows = [&](const std::function<bool(const std::string&)>& what,
+                         std::chrono::milliseconds within) {
+    return eventually(
+        [&] {
+          screen = tmux.screen();
+          return what(flat(screen));
+        },
+        within);
+  };
+  const auto has = [](const std::string& text, const std::string& what) {
+    return text.find(what) != std::string::npos;
+  };
+
+  {  // no orchestrator at all
+    const bool idle = shows(
+        [&](const std::string& t) {
+          return has(t, "NOT SCHEDULING") && has(t, "scheduling idle: no work map for") &&
+                 has(t, "(none since rmbus started)");
+        },
+        deadline);
+    INFO(screen);
+    REQUIRE(idle);
+    CHECK_FALSE(has(screen, "STALE"));
+  }
+
+  auto& c = f.cluster();
+  c.start();
+  c.submit(rmbus::e2e::job("alice-1", "alice", "normal", 1024));
+  {  // maps come: the rounds show, and the reason is gone
+    const bool scheduling = shows(
+        [&](const std::string& t) {
+          return has(t, "alice-1 ") && has(t, " cycle ") && !has(t, "NOT SCHEDULING");
+        },
+        deadline);
+    INFO(screen);
+    REQUIRE(scheduling);
+  }
+
+  c.pause_maps(true);
+  // Maps stop: idle, with the last round, and not stale (after 2 configured periods of 10 s, a report
+  // within 5 s).
+  {
+    const bool idle = shows(
+        [&](const std::string& t) {
+          return has(t, "NOT SCHEDULING") && has(t, "idle: no work map for") &&
+                 has(t, "(the last round was ") && !has(t, "STALE");
+        },
+        deadline);
+    INFO(screen);
+    REQUIRE(idle);
+  }
+
+  f.kill_rm(SIGSTOP);
+  {  // hung: its word stops coming, and after 3 report periods (5 s each) the screen says STALE
+    const bool stale =
+        shows([&](const std::string& t) { return has(t, "STALE: the RM's last word came "); }, deadline);
+    INFO(screen);
+    CHECK(stale);
+  }
+  f.kill_rm(SIGCONT);
 }

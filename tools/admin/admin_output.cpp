@@ -152,6 +152,9 @@ std::string status_text(const value::map& r, std::int64_t now_ms) {
   else
     o << label("last round") << "none yet\n";
   o << label("uptime") << up_ms / 1000 << " s\n";
+  // Why no round runs (or that rounds run), as the RM's work-map differencing last said.
+  if (const auto& sc = sub(r, "scheduling"); field(sc, "text") != nullptr)
+    o << label("scheduling") << str(sc, "text") << "\n";
   std::string pools = join(strings(r, "pools"));
   if (const auto restarting = strings(r, "restarting"); !restarting.empty())
     pools += " (restarting, no round since: " + join(restarting) + ")";

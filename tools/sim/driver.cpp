@@ -16,6 +16,7 @@
 #include "bus/publisher.hpp"
 #include "bus/subscriber.hpp"
 #include "messages/heartbeat.hpp"
+#include "messages/not_scheduling.hpp"
 #include "messages/rm_event.hpp"
 #include "messages/rm_nodes.hpp"
 #include "messages/epoch_fence.hpp"
@@ -147,18 +148,39 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   };
   const auto warm_start = steady::now();
   const auto ready_deadline = warm_start + options.ready_timeout;
+  // Jobs (kind job) are what the progress line's `done D/N` counts; services, APs and reservations have no
+  // natural end and are named apart, so the two counts agree.
+  std::size_t job_count = 0;
+  for (const auto& j : sc.jobs) job_count += j.kind == messages::work_kind::job ? 1 : 0;
   progress << "rmbus-sim: " << sc.name << ": " << nodes.size() << " nodes (" << sc.cluster.nodes_description
-           << "), " << sc.jobs.size() << " jobs; publishing to " << options.bus_pub << ", subscribed at "
-           << options.bus_sub << "; waiting for the RM's first rm.state\n"
+           << "), " << job_count << " jobs";
+  if (sc.jobs.size() > job_count)
+    progress << " and " << sc.jobs.size() - job_count << " services / APs / reservations";
+  progress << "; publishing to " << options.bus_pub << ", subscribed at " << options.bus_sub
+           << "; waiting for the RM's first rm.state\n"
            << std::flush;
   {
     auto next_beat = warm_start;
     auto next_map = warm_start;
+    // While it waits, the RM's own word on why it does not schedule yet (rm.events not_scheduling: its
+    // start-up window and the time left, or no work map), said when it changes and every 5 s, so a person
+    // watching the embedded default's minute-long window sees it count down rather than one silent line.
+    std::string said_reason;
+    auto said_at = warm_start;
     for (std::uint64_t guard = 0; guard < 10'000'000; ++guard) {
       const auto now = steady::now();
+      std::optional<messages::not_scheduling> why;
       {
         std::lock_guard<std::mutex> lock(in.mu);
         if (in.state && nodes_up_in_rm() == nodes.size()) break;
+        for (const auto& e : in.events)
+          if (auto n = messages::not_scheduling_of(e)) why = std::move(n);
+        in.events.clear();
+      }
+      if (why && (why->reason != said_reason || now - said_at >= std::chrono::seconds(5))) {
+        progress << "rmbus-sim: the RM says: " << messages::describe(*why) << "\n" << std::flush;
+        said_reason = why->reason;
+        said_at = now;
       }
       if (now >= ready_deadline || interrupted()) break;
       if (now >= next_beat) {
@@ -227,9 +249,16 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
   std::optional<messages::rm_nodes> rm_nodes;
   std::size_t jobs_total = 0;
   for (const auto& j : sc.jobs) jobs_total += j.kind == messages::work_kind::job ? 1 : 0;
+  // A refused job ends without running: it is counted as refused, never as done.
   auto jobs_done = [&] {
     std::size_t n = 0;
-    for (const auto& j : orch.jobs()) n += j.kind == messages::work_kind::job && j.completed_ms ? 1 : 0;
+    for (const auto& j : orch.jobs())
+      n += j.kind == messages::work_kind::job && j.completed_ms && !j.refused ? 1 : 0;
+    return n;
+  };
+  auto jobs_refused = [&] {
+    std::size_t n = 0;
+    for (const auto& j : orch.jobs()) n += j.kind == messages::work_kind::job && j.refused ? 1 : 0;
     return n;
   };
 
@@ -326,7 +355,8 @@ driver_outcome run_simulation(const scenario& sc, const driver_options& options,
       }
     }
     if (options.summary_every.count() > 0 && wall_now >= next_summary && !rec.samples().empty()) {
-      progress << progress_line(rec.samples().back(), rec.users(), nodes.size(), jobs_done(), jobs_total)
+      progress << progress_line(rec.samples().back(), rec.users(), nodes.size(), jobs_done(), jobs_total,
+                                jobs_refused())
                << "\n"
                << std::flush;
       next_summary = std::max(next_summary + options.summary_every, wall_now);

@@ -174,30 +174,33 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
   };
 
   // What the RM holds back by design (rm.state capped_by: prediction, the initialization cap, ...) wants,
-  // for now, what it was given; refused work wants nothing (issue 17: neither reads as unfairness).
+  // for now, what it was given; refused work wants nothing (issue 17: neither reads as unfairness). Work
+  // counts only once the RM lists it: before that it may yet be refused (an unknown class), and a refused
+  // job's first samples would give its user a fair share the report then says it was never counted in.
   std::map<std::string, std::uint64_t> capped_at;
-  std::set<std::string> refused_now;
+  std::set<std::string> refused_now, listed;
   if (state != nullptr)
     for (const auto& js : state->jobs) {
+      listed.insert(js.id);
       if (!js.capped_by.empty()) capped_at[js.id] = js.given;
       if (js.status == messages::job_status::refused) refused_now.insert(js.id);
     }
+  // The largest node up in each pool, in its quanta: a job of a larger order fits no machine there and waits
+  // for one to join; its demand would take a share of its class from the users who can run (issue 51).
+  std::map<std::string, std::uint64_t> largest_up;
+  if (nodes != nullptr)
+    for (const auto& n : nodes->nodes)
+      if (n.state == messages::node_state::up || n.state == messages::node_state::quiesced)
+        largest_up[n.pool] = std::max(largest_up[n.pool], n.quanta);
   // Demand and fair shares over the fair-share classes, pool by pool.
   std::map<std::string, std::map<std::string, class_demand>> demand;  // pool -> class -> demand
   for (const auto& j : jobs) {
     if (j.arrived && j.state != messages::work_state::completed && j.processes == 0) ++s.pending_jobs;
-    if (j.demand == 0 || j.refused || refused_now.count(j.id)) continue;
+    if (j.demand == 0 || j.refused || refused_now.count(j.id) || !listed.count(j.id)) continue;
     const auto capped = capped_at.find(j.id);
     const std::uint64_t wants = capped == capped_at.end() ? j.demand : std::min(j.demand, capped->second);
-    if (auto u = user_index.find(j.user); u != user_index.end()) s.users[u->second].demand_processes += wants;
     const class_spec* c = class_of(classes_, j.class_name, j.kind);
-    if (c == nullptr || c->policy != class_policy::fair_share) continue;
     const std::string pool = pool_for(j, c);
-    auto ps = s.pools.find(pool);
-    if (ps == s.pools.end()) {  // several pools (or none reported yet) and this job's is not known
-      if (!s.pools.empty()) ++s.unplaced_jobs;
-      continue;
-    }
     std::uint64_t order = 0;
     if (auto o = order_of.find(j.id); o != order_of.end()) {
       order = o->second;
@@ -205,6 +208,14 @@ void recorder::sample_now(std::int64_t t_ms, const std::vector<job_view>& jobs,
       const auto q = pool_quantum_mb.find(pool);
       const std::uint64_t quantum = q != pool_quantum_mb.end() ? q->second : quantum_mb_;
       order = (j.memory_mb + quantum - 1) / quantum;
+    }
+    if (auto l = largest_up.find(pool); l != largest_up.end() && order > l->second) continue;  // fits nowhere
+    if (auto u = user_index.find(j.user); u != user_index.end()) s.users[u->second].demand_processes += wants;
+    if (c == nullptr || c->policy != class_policy::fair_share) continue;
+    auto ps = s.pools.find(pool);
+    if (ps == s.pools.end()) {  // several pools (or none reported yet) and this job's is not known
+      if (!s.pools.empty()) ++s.unplaced_jobs;
+      continue;
     }
     auto& d = demand[pool][c->name];
     d.class_name = c->name;

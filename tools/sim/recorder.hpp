@@ -15,6 +15,9 @@
 // the only pool. Work whose pool is still unknown (several pools, no share yet) is counted as unplaced and
 // left out of fair shares until the RM places some work of its class.
 //
+// Demand (and so fair shares) counts only work the RM lists in rm.state and has not refused, and none of a
+// job whose order exceeds every node up in its pool (no machine can hold it: it waits, and takes nothing).
+//
 // Preemptions and evictions are counted as distinct share ids seen with status preempt / evict in rm.state
 // (a share stays listed so until its process is gone, so no snapshot in between is needed to see it), and
 // separately as rm.events of those kinds; only for the scenario's own jobs (the RM may still list work of an

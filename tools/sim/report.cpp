@@ -516,7 +516,7 @@ std::string render_csv(const recorder& rec) {
 }
 
 std::string progress_line(const sample& s, const std::vector<std::string>& users, std::size_t total_nodes,
-                          std::size_t jobs_done, std::size_t jobs_total) {
+                          std::size_t jobs_done, std::size_t jobs_total, std::size_t jobs_refused) {
   std::ostringstream o;
   char head[64];
   std::snprintf(head, sizeof head, "[%8.1f s] ", static_cast<double>(s.t_ms) / 1000.0);
@@ -539,8 +539,9 @@ std::string progress_line(const sample& s, const std::vector<std::string>& users
   for (std::size_t u = 0; u < shown && u < s.users.size(); ++u)
     o << " " << users[u] << "=" << s.users[u].held_processes;
   if (users.size() > shown) o << " +" << users.size() - shown << " users";
-  o << " | pending " << s.pending_jobs << " | done " << jobs_done << "/" << jobs_total << " | preempted "
-    << s.preemptions << " evicted " << s.evictions;
+  o << " | pending " << s.pending_jobs << " | done " << jobs_done << "/" << jobs_total;
+  if (jobs_refused > 0) o << " (" << jobs_refused << " refused)";
+  o << " | preempted " << s.preemptions << " evicted " << s.evictions;
   return o.str();
 }
 

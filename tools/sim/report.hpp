@@ -122,9 +122,10 @@ std::string render_report(const report_figures& r);
 std::string render_csv(const recorder& rec);
 
 // The progress line for a sample, for people: scenario time, nodes up, quanta used, processes per user
-// (the first eight), pending jobs, jobs done, preemptions / evictions so far.
+// (the first eight), pending jobs, jobs done (completed, never refused) of the jobs, the refused ones when
+// some, preemptions / evictions so far.
 std::string progress_line(const sample& s, const std::vector<std::string>& users, std::size_t total_nodes,
-                          std::size_t jobs_done, std::size_t jobs_total);
+                          std::size_t jobs_done, std::size_t jobs_total, std::size_t jobs_refused = 0);
 
 // Percentile of a sorted vector by nearest rank (p in [0, 100]); 0 for an empty vector.
 double nearest_rank(const std::vector<double>& sorted, double p);

@@ -19,7 +19,9 @@
 // Two threads: the bus subscriber's (decodes, then folds under the model's mutex) and the main one (renders
 // under the same mutex, and owns the terminal). Exit status: 0; 1 on an unexpected error; 2 for a bad
 // argument, an unusable endpoint, or the full screen without a terminal; 3 when --once got no rm.state and
-// rm.nodes within --timeout-ms. Logs go to stderr, never into the picture on stdout.
+// rm.nodes within --timeout-ms. An RM that runs no rounds sends no rm.state: its rm.events not_scheduling and
+// rm.nodes are then the picture (with why it does not schedule), and exit 0. Logs go to stderr, never into
+// the picture on stdout.
 
 #include <signal.h>
 #include <spdlog/spdlog.h>

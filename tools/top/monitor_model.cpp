@@ -145,7 +145,25 @@ void monitor_model::on_event(const messages::rm_event& event, millis now_ms) {
   if (events_by_kind_.count(kind) || events_by_kind_.size() < limits_.max_event_kinds)
     ++events_by_kind_[kind];
   remember_loss(event, now_ms);
+  if (auto why = messages::not_scheduling_of(event)) {
+    // Sent every report period while the RM is idle: listed once per reason (again after a round), so the
+    // recent events are not a column of the same line.
+    const bool in_stretch = not_scheduling_ && not_scheduling_arrival_ > state_arrival_;
+    const bool again = in_stretch && not_scheduling_->reason == why->reason;
+    // The report period is measured within one stretch without rounds, never across the rounds between two.
+    previous_not_scheduling_at_ms_ = in_stretch ? std::optional<millis>{not_scheduling_at_ms_} : std::nullopt;
+    not_scheduling_ = std::move(why);
+    not_scheduling_at_ms_ = now_ms;
+    not_scheduling_arrival_ = ++arrivals_;
+    if (again) return;
+  }
   remember_event(now_ms, kind, cut_bytes(std::move(text), limits_.max_event_text));
+}
+
+std::optional<messages::not_scheduling> monitor_model::not_scheduling(millis now_ms) const {
+  if (!not_scheduling_ || not_scheduling_arrival_ < state_arrival_) return std::nullopt;
+  return messages::aged(*not_scheduling_,
+                        static_cast<std::uint64_t>(std::max<millis>(0, now_ms - not_scheduling_at_ms_)));
 }
 
 void monitor_model::remember_loss(const messages::rm_event& event, millis now_ms) {
@@ -177,10 +195,14 @@ bus_health monitor_model::bus() const {
   return b;
 }
 
-bool monitor_model::complete() const { return state_ && nodes_; }
+bool monitor_model::complete() const {
+  return nodes_ && (state_ || (not_scheduling_ && not_scheduling_arrival_ > state_arrival_));
+}
 
 bool monitor_model::round_complete() const {
-  if (!complete() || nodes_arrival_ < state_arrival_) return false;
+  if (!complete()) return false;
+  if (!state_ || not_scheduling_arrival_ > state_arrival_) return true;  // idle: no round to wait for
+  if (nodes_arrival_ < state_arrival_) return false;
   for (const auto& n : nodes_->nodes) {
     const auto c = cycles_.find(n.pool);
     if (c == cycles_.end() || c->second.cycle.cycle != state_->cycle) return false;
@@ -194,6 +216,12 @@ std::optional<millis> monitor_model::round_interval() const {
 }
 
 bool monitor_model::stale(millis now_ms) const {
+  if (not_scheduling_ && not_scheduling_arrival_ > state_arrival_) {
+    const millis age = now_ms - not_scheduling_at_ms_;
+    const millis period =
+        previous_not_scheduling_at_ms_ ? not_scheduling_at_ms_ - *previous_not_scheduling_at_ms_ : 5000;
+    return age > 2000 && age > 3 * period;
+  }
   const auto interval = round_interval();
   if (!interval) return false;
   const millis age = now_ms - state_at_ms_;

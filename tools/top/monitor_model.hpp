@@ -24,6 +24,7 @@
 
 #include "messages/rm_cycle.hpp"
 #include "messages/rm_event.hpp"
+#include "messages/not_scheduling.hpp"
 #include "messages/rm_nodes.hpp"
 #include "messages/rm_schedule_changes.hpp"
 #include "messages/rm_state.hpp"
@@ -188,14 +189,22 @@ class monitor_model {
   const std::map<std::string, std::uint64_t>& events_by_kind() const { return events_by_kind_; }
   bus_health bus() const;
 
-  // Both snapshots have arrived: enough to show the whole picture.
+  // Both snapshots have arrived, or rm.nodes and the RM's word on why it runs no rounds (an idle RM has no
+  // rm.state to send): enough to show the whole picture.
   bool complete() const;
+  // The RM's last rm.events `not_scheduling` (messages/not_scheduling.hpp), aged to `now_ms`, while no
+  // rm.state came after it; nothing once one did (the RM schedules again) or before any.
+  std::optional<messages::not_scheduling> not_scheduling(millis now_ms) const;
+  millis not_scheduling_at_ms() const { return not_scheduling_at_ms_; }
   // The last rm.state's round in full: rm.nodes arrived after it and every pool in rm.nodes has that
   // round's rm.cycle (the RM publishes state, cycles, nodes, events in that order each round).
   bool round_complete() const;
   // Time between the last two rm.state arrivals: the observed round period.
   std::optional<millis> round_interval() const;
   // No rm.state for more than three observed round periods (and at least 2 s, so jitter never flags it).
+  // While the RM says why it runs no rounds, the silence of rm.state is not staleness: stale is then the
+  // report's own silence, more than three observed report periods (15 s before two reports came; at least 2
+  // s).
   bool stale(millis now_ms) const;
 
   std::vector<pool_summary> pools() const;     // by pool name
@@ -228,6 +237,10 @@ class monitor_model {
   std::deque<recent_event> events_;
   std::map<std::string, std::uint64_t> events_by_kind_;
   std::map<std::string, job_losses> losses_;
+  std::optional<messages::not_scheduling> not_scheduling_;
+  millis not_scheduling_at_ms_ = 0;
+  std::optional<millis> previous_not_scheduling_at_ms_;
+  std::uint64_t not_scheduling_arrival_ = 0;
   bus_health bus_;
   std::uint64_t undecodable_ = 0;
 };

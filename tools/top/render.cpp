@@ -103,10 +103,17 @@ struct section {
 std::vector<std::string> header(const monitor_model& m, const render_options& o) {
   // Most telling first, so a narrow terminal cuts only where the data comes from.
   std::string line = "rmbus-top";
+  // The RM's word on why it runs no rounds: an idle RM is not a silent one.
+  const auto why = m.not_scheduling(o.now_ms);
+  if (why) {
+    line += m.stale(o.now_ms) ? "  STALE: the RM's last word came " +
+                                    format_age(o.now_ms - m.not_scheduling_at_ms()) + " ago"
+                              : "  NOT SCHEDULING";
+  }
   if (const auto& s = m.state()) {
     line += "  cycle " + std::to_string(s->cycle);
     line += "  rm.state " + format_age(o.now_ms - m.state_at_ms()) + " ago";
-    if (m.stale(o.now_ms)) line += "  STALE: rounds came every " + format_age(*m.round_interval());
+    if (!why && m.stale(o.now_ms)) line += "  STALE: rounds came every " + format_age(*m.round_interval());
     line += "  jobs " + std::to_string(s->jobs.size());
     // Said only when there are some, so a cluster without reclaim grace reads as it always did.
     if (const auto n = m.reclaiming(); n > 0) line += "  reclaiming " + std::to_string(n);
@@ -140,7 +147,13 @@ std::vector<std::string> header(const monitor_model& m, const render_options& o)
     topics += (first ? " " : ", ") + terminal_safe(topic) + " " + std::to_string(n);
     first = false;
   }
-  return {line, bus, topics};
+  std::vector<std::string> lines{line};
+  if (why)
+    for (auto& l : wrap(terminal_safe(messages::describe(*why)), 12, o.width, 12))
+      lines.push_back((lines.size() == 1 ? "scheduling  " : "") + l);
+  lines.push_back(bus);
+  lines.push_back(topics);
+  return lines;
 }
 
 // ---- sections
@@ -411,8 +424,11 @@ screen render(const monitor_model& m, const render_options& o) {
   std::vector<section> sections;
   if (!m.state()) {
     section waiting;
-    waiting.head = {"", "waiting for the RM's first rm.state" +
-                            (o.endpoint.empty() ? std::string{} : " on " + terminal_safe(o.endpoint))};
+    waiting.head = {"",
+                    m.not_scheduling(o.now_ms)
+                        ? std::string{"no rm.state: the RM runs no rounds (why: the scheduling line above)"}
+                        : "waiting for the RM's first rm.state" +
+                              (o.endpoint.empty() ? std::string{} : " on " + terminal_safe(o.endpoint))};
     waiting.min_rows = 0;
     sections.push_back(std::move(waiting));
   }

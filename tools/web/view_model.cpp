@@ -225,6 +225,16 @@ void write_health(json_writer& w, const view_model& vm, const snapshot_context& 
   else
     w.key("round_interval_ms").null();
   w.member("stale", m.stale(ctx.now_ms));
+  // Why the RM runs no rounds, while it says so (rm.events not_scheduling, aged to now); null while it
+  // schedules.
+  w.key("not_scheduling");
+  if (const auto why = m.not_scheduling(ctx.now_ms)) {
+    w.begin_object();
+    w.member("reason", why->reason).member("for_ms", why->for_ms).member("text", messages::describe(*why));
+    w.end_object();
+  } else {
+    w.null();
+  }
   if (m.nodes()) w.member("nodes", static_cast<std::uint64_t>(m.nodes()->nodes.size()));
   w.member("reclaiming", m.reclaiming());
   w.member("endpoint", ctx.endpoint).member("admin", ctx.admin);

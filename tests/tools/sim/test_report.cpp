@@ -489,6 +489,10 @@ TEST_CASE("recorder and report: fair shares per nodepool, against each pool's ow
       js("a1", {share("s1", "g1", 4), share("s2", "g1", 4), share("s3", "g1", 4), share("s4", "g1", 4)}));
   st.jobs.push_back(js("c1", {share("s5", "b1", 4)}));
   st.jobs.back().memory_mb = 16384;
+  // bob's and dave's jobs wait, listed by the RM with no share (work the RM does not list yet counts
+  // nowhere).
+  st.jobs.push_back(js("b1", {}));
+  st.jobs.push_back(js("d1", {}));
   std::vector<job_view> jobs = {jv("a1", "alice", "normal", 300), jv("b1", "bob", "bighigh", 200),
                                 jv("c1", "carol", "bigjobs", 10), jv("d1", "dave", "anywhere", 5)};
   jobs[1].memory_mb = 8192;   // bigmem's quantum is 4 GB: order 2
@@ -574,6 +578,7 @@ TEST_CASE("recorder: a class naming no nodepool is placed where the RM put its w
   msg::rm_state st;
   st.jobs.push_back(
       js("a1", {share("s1", "g1", 4), share("s2", "g1", 4), share("s3", "g1", 4), share("s4", "g1", 4)}));
+  st.jobs.push_back(js("d1", {}));  // listed, waiting
   std::vector<job_view> jobs = {jv("a1", "alice", "normal", 300), jv("d1", "dave", "anywhere", 5)};
   rec.sample_now(0, jobs, &st, &nodes, 8);
   CHECK(rec.samples().back().unplaced_jobs == 1);
@@ -593,4 +598,34 @@ TEST_CASE("recorder: a class naming no nodepool is placed where the RM put its w
   rec.sample_now(2000, jobs, &st, &nodes, 8);
   CHECK(rec.samples().back().unplaced_jobs == 0);
   CHECK(rec.samples().back().pools.at("general").users[1].fair_quanta == Approx(20));
+}
+
+TEST_CASE(
+    "recorder: work the RM has not listed, and a job no machine can hold, want no fair share (issue 51)") {
+  recorder rec{{"alice", "bob", "dave"}, embedded_default_classes(), 1024};
+  msg::rm_nodes nodes;
+  for (const char* name : {"n1", "n2"}) {
+    msg::node_report r;
+    r.node = name;
+    r.pool = r.nodepool = "--default--";
+    r.state = msg::node_state::up;
+    r.memory_mb = 32768;
+    r.quanta = 32;
+    r.free_quanta = 32;
+    nodes.nodes.push_back(r);
+  }
+  msg::rm_state st;
+  st.jobs.push_back(js("a1", {}));
+  st.jobs.push_back(js("b1", {}));  // 48 GB: order 48 on machines of 32 quanta
+  std::vector<job_view> jobs = {jv("a1", "alice", "normal", 300), jv("b1", "bob", "normal", 300),
+                                jv("d1", "dave", "normal", 300)};  // d1: not in rm.state yet
+  jobs[1].memory_mb = 49152;
+  rec.sample_now(0, jobs, &st, &nodes, 2);
+  // Only alice's job counts: 64 quanta, all hers. Before, bob's took half and dave's a third of the class.
+  const auto& s = rec.samples().back();
+  CHECK(s.users[0].fair_quanta == Approx(64));
+  CHECK(s.users[1].fair_quanta == 0);
+  CHECK(s.users[1].demand_quanta == 0);
+  CHECK(s.users[1].demand_processes == 0);
+  CHECK(s.users[2].fair_quanta == 0);
 }

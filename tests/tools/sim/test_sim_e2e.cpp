@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "bus/curve.hpp"
 #include "tests/support/child_process.hpp"
@@ -393,4 +394,102 @@ TEST_CASE(
   const auto svg = slurp(plot_file);
   CHECK(svg.find(">nodepool general</text>") != std::string::npos);
   CHECK(svg.find(">nodepool bigmem</text>") != std::string::npos);
+}
+
+// Issue 51, item 6: the report and the progress lines agree with themselves. On 2 x 32 GB (64 quanta of
+// 1 GB): alice's job in normal can use every quantum; bob's only job (48 GB) fits no machine; dave's is in a
+// class the scenario's table knows (gold) but the RM does not, so the RM refuses it; erin's small job ends
+// soon; carol runs a service. Expected:
+//  - dave, refused and "not counted in fair shares", has no fair share (it used to have one from the samples
+//    before the refusal came back);
+//  - bob's unplaceable job takes no part of normal's fair share, so alice's is all of it, less what erin's
+//    small job and carol's service hold (it used to be half, and alice read as over-served);
+//  - the progress lines count dave's job as refused, never as done, and their total is the jobs' count the
+//    first line gives (services apart).
+TEST_CASE("e2e: rmbus-sim's report and progress agree with themselves over refused and unplaceable work") {
+  temp_dir dir;
+  running_rm rm{dir.path + "/rmbus.log"};
+  const std::string scenario = dir.path + "/contradictions.toml";
+  std::ofstream{scenario}
+      << "name = \"contradictions\"\n[cluster]\nnodes = \"2x32G\"\n[orchestrator]\ninit_ms = 1000\n"
+      << "[class.gold]\npolicy = \"FAIR_SHARE\"\nweight = 100\npriority = 10\n"
+      << "[[job]]\nat_s = 0\nid = \"a\"\nuser = \"alice\"\nclass = \"normal\"\nmemory = \"4G\"\n"
+      << "items = 100000\nthreads = 2\nitem_ms = 1000\n"
+      << "[[job]]\nat_s = 0\nid = \"b\"\nuser = \"bob\"\nclass = \"normal\"\nmemory = \"48G\"\n"
+      << "items = 100000\nthreads = 2\nitem_ms = 1000\n"
+      << "[[job]]\nat_s = 0\nid = \"d\"\nuser = \"dave\"\nclass = \"gold\"\nmemory = \"4G\"\n"
+      << "items = 100000\nthreads = 2\nitem_ms = 1000\n"
+      << "[[job]]\nat_s = 0\nid = \"e\"\nuser = \"erin\"\nclass = \"normal\"\nmemory = \"1G\"\n"
+      << "items = 4\nthreads = 1\nitem_ms = 1000\nmax_processes = 1\n"
+      << "[[job]]\nat_s = 0\nid = \"s\"\nuser = \"carol\"\nkind = \"service\"\nmemory = \"2G\"\n";
+  const std::string report_file = dir.path + "/report.txt";
+  const auto run = ts::run_to_end(
+      RMBUS_SIM_BIN,
+      {"--bus-pub", rm.pub, "--bus-sub", rm.sub, "--scenario", scenario, "--speed", "10", "--seconds", "8",
+       "--ready-timeout-s", "20", "--summary-every-ms", "500", "--report", report_file},
+      std::chrono::seconds(60));
+  INFO(run.output);
+  INFO(slurp(dir.path + "/rmbus.log"));
+  REQUIRE(run.status == 0);
+  const auto text = slurp(report_file);
+  INFO(text);
+  const auto f = figures_of(text);
+  REQUIRE_FALSE(f.empty());
+  CHECK(f.at("jobs_refused") == "1");
+  REQUIRE(text.find("Refused (not counted in fair shares):\n  d (user dave): ") != std::string::npos);
+  CHECK(f.at("user.dave.mean_fair_quanta") == "0.000");
+  CHECK(f.at("user.bob.mean_fair_quanta") == "0.000");
+  // alice's share of normal is the pool less what erin (1 quantum while her job runs) and carol's service (2
+  // quanta, off the top) hold: 64 - 2 - 1 = 61 at least most of the time, never half of it.
+  CHECK(std::stod(f.at("user.alice.mean_fair_quanta")) > 55.0);
+
+  // The progress lines: "N jobs and 1 services / APs / reservations" first, then "done D/N (1 refused)" with
+  // D the jobs completed, never counting the refused one.
+  CHECK(run.output.find(": 2 nodes (2x32G), 4 jobs and 1 services / APs / reservations;") !=
+        std::string::npos);
+  std::istringstream lines(run.output);
+  std::string line, last_done;
+  for (std::string l; std::getline(lines, l);)
+    if (l.find(" | done ") != std::string::npos) last_done = l;
+  REQUIRE_FALSE(last_done.empty());
+  CHECK(last_done.find(" | done " + f.at("jobs_completed") + "/4 (1 refused) | ") != std::string::npos);
+}
+
+// Issue 51, "the first minute": while the RM's start-up window is open, rmbus-sim says so and counts it down
+// (the RM's rm.events not_scheduling, printed when it changes and every 5 s) instead of one line standing for
+// the whole wait. rmbus-sim.toml with init_stability 40: a 12 s window (40 x 300 ms).
+TEST_CASE("e2e: rmbus-sim counts down the RM's start-up window") {
+  temp_dir dir;
+  auto config = slurp(std::string(RMBUS_SIM_DIR) + "/rmbus-sim.toml");
+  const auto at = config.find("init_stability = 2\n");
+  REQUIRE(at != std::string::npos);
+  config.replace(at, std::string("init_stability = 2\n").size(), "init_stability = 40\n");
+  const std::string config_file = dir.path + "/slow-start.toml";
+  std::ofstream{config_file} << config;
+  running_rm rm{dir.path + "/rmbus.log", config_file};
+  const std::string scenario = dir.path + "/one.toml";
+  std::ofstream{scenario} << "name = \"one\"\n[cluster]\nnodes = \"1x32G\"\n"
+                          << "[[job]]\nat_s = 0\nuser = \"alice\"\nclass = \"normal\"\nmemory = \"4G\"\n"
+                          << "items = 10\nthreads = 1\nitem_ms = 100\n";
+  const auto run = ts::run_to_end(
+      RMBUS_SIM_BIN,
+      {"--bus-pub", rm.pub, "--bus-sub", rm.sub, "--scenario", scenario, "--speed", "10", "--seconds", "3",
+       "--ready-timeout-s", "40", "--summary-every-ms", "0"},
+      std::chrono::seconds(90));
+  INFO(run.output);
+  REQUIRE(run.status == 0);
+  // The lines the RM's reports gave, in order: each says the window and what is left of it, less each time.
+  std::vector<double> left;
+  std::istringstream lines(run.output);
+  const std::string prefix =
+      "rmbus-sim: the RM says: starting: in the start-up stability window, scheduling starts in ";
+  for (std::string l; std::getline(lines, l);)
+    if (l.rfind(prefix, 0) == 0) {
+      CHECK(l.find(" (a 12 s window; at once on a work map naming live processes)") != std::string::npos);
+      left.push_back(std::stod(l.substr(prefix.size())));
+    }
+  REQUIRE(left.size() >= 2);  // at once, then every 5 s of the 12
+  for (std::size_t i = 1; i < left.size(); ++i) CHECK(left[i] < left[i - 1]);
+  CHECK(left.front() <= 12.0);
+  CHECK(run.output.find("rmbus-sim: the RM answered after ") != std::string::npos);
 }

@@ -171,6 +171,17 @@ function renderHeader() {
   const h = S.health;
   if (!h) return;
   $('stale').hidden = !h.stale;
+  // The RM says why it runs no rounds: idle (no work map), starting (its start-up window), or stuck (a round
+  // overdue). An idle RM is shown as such, not as a dead one; STALE is then its word not coming.
+  const why = h.not_scheduling;
+  const idle = $('idle');
+  idle.hidden = !why || h.stale;
+  if (why) {
+    idle.textContent = why.reason === 'starting' ? 'STARTING' : why.reason === 'round_overdue' ? 'STUCK' : 'IDLE';
+    idle.className = 'badge idle' + (why.reason === 'round_overdue' ? ' stuck' : '');
+    idle.title = why.text;
+  }
+  $('hdr-why').textContent = why ? why.text : '';
   $('hdr-cycle').textContent = h.cycle == null ? 'no rm.state yet' : 'cycle ' + h.cycle;
   $('hdr-age').textContent = h.state_age_ms == null ? '' : 'rm.state ' + fmtAge(h.state_age_ms) + ' ago' +
     (h.round_interval_ms != null ? ' (rounds every ' + fmtPeriod(h.round_interval_ms) + ')' : '');
@@ -592,8 +603,14 @@ function renderHealth() {
   html += card('last round', h.cycle == null ? '-' : 'cycle ' + h.cycle, h.state_age_ms == null ? 'no rm.state yet' :
     'rm.state ' + fmtAge(h.state_age_ms) + ' ago', false);
   html += card('round period', h.round_interval_ms == null ? '-' : fmtPeriod(h.round_interval_ms), 'time between the last two rm.state', false);
-  html += card('RM', h.stale ? '<span id="health-stale">STALE</span>' : 'publishing', h.stale ?
-    'no rm.state for more than 3 round periods' : h.src || '', h.stale);
+  const why = h.not_scheduling;
+  if (why)
+    html += card('RM', h.stale ? '<span id="health-stale">STALE</span>' : '<span id="health-why">' +
+      (why.reason === 'starting' ? 'starting' : why.reason === 'round_overdue' ? 'stuck' : 'idle') + '</span>',
+      h.stale ? 'its word on why it runs no rounds stopped coming' : esc(why.text), h.stale || why.reason === 'round_overdue');
+  else
+    html += card('RM', h.stale ? '<span id="health-stale">STALE</span>' : 'publishing', h.stale ?
+      'no rm.state for more than 3 round periods' : h.src || '', h.stale);
   html += card('HA', h.ha ? esc(h.ha.state || '?') : 'no rm.ha', h.ha ? 'epoch ' + (h.ha.epoch != null ? h.ha.epoch : '-') +
     ', rank ' + (h.ha.rank != null ? h.ha.rank : '-') + '<br>' + esc(h.ha.instance || '') : 'this RM sends no HA beacon', false);
   const b = h.bus;
