@@ -226,7 +226,8 @@ TEST_CASE("rm.nodes carries a node's quanta from its first heartbeat, before any
   caf::scoped_actor self{t.sys};
   t.subscribe(self, msg::topics::rm_nodes);
   t.heartbeat("b1", 17408);
-  auto s = receive_until(self, [](const seen& x) { return !x.rm_nodes.empty(); });
+  // An idle RM also republishes its (still empty) node table: wait for the one the heartbeat changed.
+  auto s = receive_until(self, [](const seen& x) { return !x.rm_nodes.empty() && !x.rm_nodes.back().nodes.empty(); });
   REQUIRE_FALSE(s.rm_nodes.empty());
   const auto& nodes = s.rm_nodes.back().nodes;
   REQUIRE(nodes.size() == 1);
