@@ -203,7 +203,7 @@ bool nodepool_scheduler::machine_unreachable(const machine_id& name) {
   // A grant whose process no map has shown is withdrawn now: left `new` it would ask the orchestrator to start
   // it on a node reported down while the mass-loss brake paces the eviction of what does run (rmbus-sim-check
   // counted such rounds). The job is placed elsewhere this round. One the orchestrator started since the last
-  // map is evicted with it: the least invested work there, where the brake protects what has run a while.
+  // map goes too: it is the least invested work there, and the brake is for work that has run a while.
   for (int s : mc.shares) withdraw_if_unstarted(s);
   dirty_ = true;
   return true;
