@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "messages/rm_state.hpp"
+#include "tests/e2e/admin_json.hpp"
 #include "tests/e2e/file_waits.hpp"
 #include "tests/e2e/rm_fixture.hpp"
 
@@ -26,14 +27,7 @@ namespace {
 
 constexpr auto deadline = 60s;
 
-// The JSON object rmbus-admin --json printed (its last line: a client-side failure is also told on stderr).
-json json_of(const ts::run_result& r) {
-  std::istringstream in(r.output);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return json::parse(last);
-}
+json json_of(const ts::run_result& r) { return rmbus::e2e::admin_json(r.output); }
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;

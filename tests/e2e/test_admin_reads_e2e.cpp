@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "messages/rm_state.hpp"
+#include "tests/e2e/admin_json.hpp"
 #include "tests/e2e/file_waits.hpp"
 #include "tests/e2e/rm_fixture.hpp"
 
@@ -27,14 +28,7 @@ namespace {
 
 constexpr auto deadline = 60s;
 
-// The JSON object rmbus-admin --json printed: its last line (a note on stderr comes before it).
-json json_of(const ts::run_result& r) {
-  std::istringstream in(r.output);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return json::parse(last);
-}
+json json_of(const ts::run_result& r) { return rmbus::e2e::admin_json(r.output); }
 
 // Shares of `job` in a qoccupancy --json reply, over every pool and node.
 std::size_t shares_in_occupancy(const json& occ, const std::string& job) {

@@ -6,8 +6,8 @@
 #include <csignal>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "tests/e2e/admin_json.hpp"
 #include "tests/e2e/file_waits.hpp"
 #include "tests/e2e/ha_checks.hpp"
 #include "tests/e2e/ha_fixture.hpp"
@@ -24,13 +24,7 @@ namespace {
 
 constexpr auto deadline = 60s;
 
-json json_of(const ts::run_result& r) {
-  std::istringstream in(r.output);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return json::parse(last);
-}
+json json_of(const ts::run_result& r) { return rmbus::e2e::admin_json(r.output); }
 
 }  // namespace
 

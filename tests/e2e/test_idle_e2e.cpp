@@ -5,8 +5,8 @@
 // status says how long since the last one and that there was one.
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "tests/e2e/admin_json.hpp"
 #include "tests/e2e/file_waits.hpp"
 #include "tests/e2e/rm_fixture.hpp"
 
@@ -22,21 +22,27 @@ namespace {
 
 constexpr auto deadline = 60s;
 
-// rmbus-admin status --json, parsed (its last line).
+// rmbus-admin status --json, parsed.
 json status_of(rm_fixture& f) {
   const auto r = f.admin({"--json", "status"});
   INFO(r.output);
   REQUIRE(r.status == std::optional<int>{0});
-  std::istringstream in(r.output);
-  std::string line, last;
-  while (std::getline(in, line))
-    if (!line.empty()) last = line;
-  return json::parse(last);
+  return rmbus::e2e::admin_json(r.output);
 }
 
 std::string scheduling_state(const json& status) {
   if (!status.contains("scheduling")) return "(no scheduling key)";
   return status["scheduling"].value("state", "(no state)");
+}
+
+// Asks status until its scheduling state is `state` (bounded by the deadline); `status` keeps the last reply.
+bool wait_scheduling_state(rm_fixture& f, const std::string& state, json& status) {
+  return eventually(
+      [&] {
+        status = status_of(f);
+        return scheduling_state(status) == state;
+      },
+      deadline);
 }
 
 }  // namespace
@@ -46,12 +52,7 @@ TEST_CASE("an RM without an orchestrator says in status and in rmbus-top --once 
 
   // The fixture's start-up window is 2 x 300 ms; then, with no map ever, the RM is idle at once.
   json status;
-  const bool idle = eventually(
-      [&] {
-        status = status_of(f);
-        return scheduling_state(status) == "no_workmap";
-      },
-      deadline);
+  const bool idle = wait_scheduling_state(f, "no_workmap", status);
   INFO(status.dump());
   REQUIRE(idle);
   const auto& s = status["scheduling"];
@@ -90,12 +91,7 @@ TEST_CASE("status says scheduling while work maps come, and idle with the last r
   // The orchestrator stops; its agents go on. After 2 configured periods (20 s) and at most one report period
   // (5 s), the RM says it is idle, that it had maps, and which round was the last.
   c.pause_maps(true);
-  const bool idle = eventually(
-      [&] {
-        status = status_of(f);
-        return scheduling_state(status) == "no_workmap";
-      },
-      deadline);
+  const bool idle = wait_scheduling_state(f, "no_workmap", status);
   INFO(status.dump());
   REQUIRE(idle);
   const auto text = status["scheduling"]["text"].get<std::string>();

@@ -18,14 +18,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 
-from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..", "support"))
 from script_support import Fail, check, free_port  # noqa: E402
+from page_support import start_web, stop_processes, text_of, wait  # noqa: E402
 
 SCENARIO = """
 name = "web-browser-test"
@@ -80,19 +79,6 @@ item_ms = 1000
 """
 
 
-
-
-def wait(driver, timeout_s, cond, what):
-    try:
-        got = WebDriverWait(driver, timeout_s, poll_frequency=0.2).until(lambda d: cond(d))
-    except TimeoutException:
-        raise Fail("within %d s: %s" % (timeout_s, what))
-    print("ok:", what, flush=True)
-    return got
-
-
-def text_of(driver, element_id):
-    return driver.find_element(By.ID, element_id).text
 
 
 def click(driver, css):
@@ -151,14 +137,7 @@ def main():
                     "tcp://127.0.0.1:%d" % admin, "--metrics", "off", "--log-level", "warn"], "rmbus.log")
         start([a.sim, "--bus-pub", "tcp://127.0.0.1:%d" % pub, "--bus-sub", "tcp://127.0.0.1:%d" % sub,
                "--scenario", scenario, "--speed", "1", "--seconds", "200", "--summary-every-ms", "0"], "sim.log")
-        # rmbus-web on a free port: its first line on stdout names the page.
-        web = subprocess.Popen([a.web, "--bus-sub", "tcp://127.0.0.1:%d" % sub, "--admin",
-                                "tcp://127.0.0.1:%d" % admin, "--listen", "127.0.0.1:0", "--log-level", "warn"],
-                               stdout=subprocess.PIPE, stderr=open(os.path.join(work, "web.log"), "w"), text=True)
-        procs.append(web)
-        line = web.stdout.readline()
-        check(line.startswith("rmbus-web: serving http://127.0.0.1:"), "rmbus-web says where it serves: " + line.strip())
-        url = line.split()[2]
+        url = start_web(a.web, sub, admin, work, procs)
 
         driver = start_chromium()
         driver.get(url)
@@ -303,16 +282,7 @@ def main():
     finally:
         if driver:
             stop_chromium(driver)
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 5
-        for p in procs:
-            try:
-                p.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_processes(procs)
         if passed:  # a failure keeps the logs (their last lines are printed above)
             shutil.rmtree(work, ignore_errors=True)
 

@@ -1,0 +1,51 @@
+"""What the headless-Chromium tests of rmbus-web share: rmbus-web started on a free port, bounded waits on the
+page that print what held, and the teardown of the processes a test started."""
+import os
+import signal
+import subprocess
+import time
+
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+from script_support import Fail, check
+
+
+def wait(driver, timeout_s, cond, what):
+    try:
+        got = WebDriverWait(driver, timeout_s, poll_frequency=0.2).until(lambda d: cond(d))
+    except TimeoutException:
+        raise Fail("within %d s: %s" % (timeout_s, what))
+    print("ok:", what, flush=True)
+    return got
+
+
+def text_of(driver, element_id):
+    return driver.find_element(By.ID, element_id).text
+
+
+def start_web(web_bin, sub, admin, work, procs):
+    """rmbus-web on a free port of 127.0.0.1, following the bus at port `sub` and the admin at port `admin`;
+    returns the page's URL, which its first line on stdout names."""
+    web = subprocess.Popen([web_bin, "--bus-sub", "tcp://127.0.0.1:%d" % sub, "--admin",
+                            "tcp://127.0.0.1:%d" % admin, "--listen", "127.0.0.1:0", "--log-level", "warn"],
+                           stdout=subprocess.PIPE, stderr=open(os.path.join(work, "web.log"), "w"), text=True)
+    procs.append(web)
+    line = web.stdout.readline()
+    check(line.startswith("rmbus-web: serving http://127.0.0.1:"), "rmbus-web says where it serves: " + line.strip())
+    return line.split()[2]
+
+
+def stop_processes(procs, grace_s=5):
+    """SIGTERM to every process still running, SIGKILL to those not gone within `grace_s` in all."""
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for p in procs:
+        try:
+            p.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
