@@ -1,8 +1,10 @@
 """What the headless-Chromium tests of rmbus-web share: rmbus-web started on a free port, bounded waits on the
 page that print what held, and the teardown of the processes a test started."""
+import argparse
 import os
 import signal
 import subprocess
+import sys
 import time
 
 from selenium.common.exceptions import TimeoutException
@@ -49,3 +51,32 @@ def stop_processes(procs, grace_s=5):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+def parse_args():
+    """The command line both browser tests take from ctest; also puts tools/web (chromium_driver) on the path."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rmbus", required=True)
+    ap.add_argument("--sim", required=True)
+    ap.add_argument("--web", required=True)
+    ap.add_argument("--source", required=True, help="the source tree (rmbus-sim.toml, tools/web)")
+    ap.add_argument("--artifacts", required=True, help="where the screenshots go")
+    a = ap.parse_args()
+    sys.path.insert(0, os.path.join(a.source, "tools", "web"))
+    os.makedirs(a.artifacts, exist_ok=True)
+    return a
+
+
+def start_logged(args, work, log, procs):
+    """A process with its output in `work`/`log`, listed in `procs` for stop_processes."""
+    p = subprocess.Popen(args, stdout=open(os.path.join(work, log), "w"), stderr=subprocess.STDOUT)
+    procs.append(p)
+    return p
+
+
+def start_rmbus(a, pub, sub, admin, log_level, work, procs):
+    """rmbus on the simulation's timings (tools/sim/rmbus-sim.toml) at the given loopback ports."""
+    return start_logged([a.rmbus, "--config", os.path.join(a.source, "tools/sim/rmbus-sim.toml"), "--bus-pub",
+                         "tcp://127.0.0.1:%d" % pub, "--bus-sub", "tcp://127.0.0.1:%d" % sub, "--admin",
+                         "tcp://127.0.0.1:%d" % admin, "--metrics", "off", "--log-level", log_level],
+                        work, "rmbus.log", procs)

@@ -11,11 +11,9 @@ What a user sees, as they see it (the page's DOM text, not its data):
 A screenshot of each view is saved under --artifacts. Every wait has a deadline; every process started here
 is killed at the end. Exit status 0 when every check passed; the first failed check is printed.
 """
-import argparse
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 
@@ -24,7 +22,8 @@ from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..", "support"))
 from script_support import Fail, check, free_port  # noqa: E402
-from page_support import start_web, stop_processes, text_of, wait  # noqa: E402
+from page_support import (parse_args, start_logged, start_rmbus, start_web, stop_processes, text_of,  # noqa: E402
+                          wait)
 
 SCENARIO = """
 name = "web-browser-test"
@@ -103,17 +102,9 @@ def show(driver, tab):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rmbus", required=True)
-    ap.add_argument("--sim", required=True)
-    ap.add_argument("--web", required=True)
-    ap.add_argument("--source", required=True, help="the source tree (rmbus-sim.toml, tools/web)")
-    ap.add_argument("--artifacts", required=True, help="where the screenshots go")
-    a = ap.parse_args()
-    sys.path.insert(0, os.path.join(a.source, "tools", "web"))
+    a = parse_args()
     from chromium_driver import start_chromium, stop_chromium
 
-    os.makedirs(a.artifacts, exist_ok=True)
     for old in os.listdir(a.artifacts):  # screenshots of an earlier run, a failure's among them
         if old.endswith(".png"):
             os.remove(os.path.join(a.artifacts, old))
@@ -124,19 +115,13 @@ def main():
     pub, sub, admin = (free_port() for _ in range(3))
     procs = []
 
-    def start(args, log):
-        p = subprocess.Popen(args, stdout=open(os.path.join(work, log), "w"), stderr=subprocess.STDOUT)
-        procs.append(p)
-        return p
-
     driver = None
     passed = False
     try:
-        rm = start([a.rmbus, "--config", os.path.join(a.source, "tools/sim/rmbus-sim.toml"), "--bus-pub",
-                    "tcp://127.0.0.1:%d" % pub, "--bus-sub", "tcp://127.0.0.1:%d" % sub, "--admin",
-                    "tcp://127.0.0.1:%d" % admin, "--metrics", "off", "--log-level", "warn"], "rmbus.log")
-        start([a.sim, "--bus-pub", "tcp://127.0.0.1:%d" % pub, "--bus-sub", "tcp://127.0.0.1:%d" % sub,
-               "--scenario", scenario, "--speed", "1", "--seconds", "200", "--summary-every-ms", "0"], "sim.log")
+        rm = start_rmbus(a, pub, sub, admin, "warn", work, procs)
+        start_logged([a.sim, "--bus-pub", "tcp://127.0.0.1:%d" % pub, "--bus-sub", "tcp://127.0.0.1:%d" % sub,
+               "--scenario", scenario, "--speed", "1", "--seconds", "200", "--summary-every-ms", "0"], work,
+                     "sim.log", procs)
         url = start_web(a.web, sub, admin, work, procs)
 
         driver = start_chromium()

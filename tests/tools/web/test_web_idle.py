@@ -8,11 +8,9 @@ a short rmbus-sim run and rmbus-web on loopback.
   3. when the RM hangs (SIGSTOP), its word stops coming and the page says STALE instead.
 Exit status 0 when every check passed; the first failed check is printed. Screenshots go to --artifacts.
 """
-import argparse
 import os
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,7 +19,8 @@ from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..", "support"))
 from script_support import Fail, check, free_port  # noqa: E402
-from page_support import start_web, stop_processes, text_of, wait  # noqa: E402
+from page_support import (parse_args, start_logged, start_rmbus, start_web, stop_processes, text_of,  # noqa: E402
+                          wait)
 
 SCENARIO = """
 name = "web-idle-test"
@@ -49,17 +48,9 @@ def shown(driver, element_id):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rmbus", required=True)
-    ap.add_argument("--sim", required=True)
-    ap.add_argument("--web", required=True)
-    ap.add_argument("--source", required=True, help="the source tree (rmbus-sim.toml, tools/web)")
-    ap.add_argument("--artifacts", required=True, help="where the screenshots go")
-    a = ap.parse_args()
-    sys.path.insert(0, os.path.join(a.source, "tools", "web"))
+    a = parse_args()
     from chromium_driver import start_chromium, stop_chromium
 
-    os.makedirs(a.artifacts, exist_ok=True)
     work = tempfile.mkdtemp(prefix="rmbus-web-idle-")
     scenario = os.path.join(work, "idle.toml")
     with open(scenario, "w") as f:
@@ -67,25 +58,19 @@ def main():
     pub, sub, admin = (free_port() for _ in range(3))
     procs = []
 
-    def start(args, log):
-        p = subprocess.Popen(args, stdout=open(os.path.join(work, log), "w"), stderr=subprocess.STDOUT)
-        procs.append(p)
-        return p
-
     driver = None
     passed = False
     rm = None
     try:
-        rm = start([a.rmbus, "--config", os.path.join(a.source, "tools/sim/rmbus-sim.toml"), "--bus-pub",
-                    "tcp://127.0.0.1:%d" % pub, "--bus-sub", "tcp://127.0.0.1:%d" % sub, "--admin",
-                    "tcp://127.0.0.1:%d" % admin, "--metrics", "off", "--log-level", "info"], "rmbus.log")
+        rm = start_rmbus(a, pub, sub, admin, "info", work, procs)
         url = start_web(a.web, sub, admin, work, procs)
         driver = start_chromium()
         driver.get(url)
 
         # 1. Rounds while the simulated orchestrator publishes (the RM's map period is 250 ms).
-        sim = start([a.sim, "--bus-pub", "tcp://127.0.0.1:%d" % pub, "--bus-sub", "tcp://127.0.0.1:%d" % sub,
-                     "--scenario", scenario, "--seconds", "6", "--summary-every-ms", "0"], "sim.log")
+        sim = start_logged([a.sim, "--bus-pub", "tcp://127.0.0.1:%d" % pub, "--bus-sub",
+                            "tcp://127.0.0.1:%d" % sub, "--scenario", scenario, "--seconds", "6",
+                            "--summary-every-ms", "0"], work, "sim.log", procs)
         wait(driver, 60, lambda d: text_of(d, "hdr-cycle").startswith("cycle "), "the header shows the rounds")
         check(not shown(driver, "idle"), "no IDLE badge while rounds come")
 
