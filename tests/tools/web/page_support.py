@@ -80,3 +80,21 @@ def start_rmbus(a, pub, sub, admin, log_level, work, procs):
                          "tcp://127.0.0.1:%d" % pub, "--bus-sub", "tcp://127.0.0.1:%d" % sub, "--admin",
                          "tcp://127.0.0.1:%d" % admin, "--metrics", "off", "--log-level", log_level],
                         work, "rmbus.log", procs)
+
+
+def check_console(driver):
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    check(not errors, "the browser console has no errors: %s" % errors[:3])
+
+
+def report_failure(failure, driver, screenshot, work):
+    """What a failed check leaves: its words, the page as it stood (`screenshot`), and the last lines of each
+    process's log in `work` (kept: the caller removes `work` only after a pass)."""
+    print("FAILED:", failure, flush=True)
+    if driver:
+        driver.save_screenshot(screenshot)
+    for log in ("rmbus.log", "sim.log", "web.log"):
+        path = os.path.join(work, log)
+        if os.path.exists(path):
+            print("---- last lines of", log)
+            print("".join(open(path).readlines()[-15:]))

@@ -19,8 +19,8 @@ from selenium.webdriver.common.by import By
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../..", "support"))
 from script_support import Fail, check, free_port  # noqa: E402
-from page_support import (parse_args, start_logged, start_rmbus, start_web, stop_processes, text_of,  # noqa: E402
-                          wait)
+from page_support import (check_console, parse_args, report_failure, start_logged, start_rmbus,  # noqa: E402
+                          start_web, stop_processes, text_of, wait)
 
 SCENARIO = """
 name = "web-idle-test"
@@ -98,20 +98,12 @@ def main():
         driver.save_screenshot(os.path.join(a.artifacts, "idle-then-hung.png"))
         rm.send_signal(signal.SIGCONT)
 
-        errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
-        check(not errors, "the browser console has no errors: %s" % errors[:3])
+        check_console(driver)
         print("all checks passed; screenshots in", a.artifacts)
         passed = True
         return 0
     except Fail as f:
-        print("FAILED:", f, flush=True)
-        if driver:
-            driver.save_screenshot(os.path.join(a.artifacts, "idle-failure.png"))
-        for log in ("rmbus.log", "sim.log", "web.log"):
-            path = os.path.join(work, log)
-            if os.path.exists(path):
-                print("---- last lines of", log)
-                print("".join(open(path).readlines()[-15:]))
+        report_failure(f, driver, os.path.join(a.artifacts, "idle-failure.png"), work)
         return 1
     finally:
         if driver:
