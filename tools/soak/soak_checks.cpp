@@ -40,19 +40,21 @@ recovery_count count_recovered(const messages::rm_state& state, const std::vecto
 std::vector<std::string> over_order(const messages::rm_state& state,
                                     const std::map<std::string, std::uint64_t>& node_order) {
   std::map<std::string, std::uint64_t> used;
-  std::map<std::string, std::string> held;  // per node: its shares as "job/id(quanta status)"
   for (const auto& j : state.jobs)
-    for (const auto& sh : j.shares) {
-      used[sh.node] += sh.quanta;
-      held[sh.node] += " " + j.id + "/" + sh.id + "(" + std::to_string(sh.quanta) + " " +
-                       std::string(messages::to_string(sh.status)) + ")";
-    }
+    for (const auto& sh : j.shares) used[sh.node] += sh.quanta;
   std::vector<std::string> out;
   for (const auto& [node, q] : used) {
     auto it = node_order.find(node);
-    if (it != node_order.end() && q > it->second)
-      out.push_back("node " + node + " holds " + std::to_string(q) + " quanta, its order is " + std::to_string(it->second) +
-                    " (cycle " + std::to_string(state.cycle) + ":" + held[node] + ")");
+    if (it == node_order.end() || q <= it->second) continue;
+    // Named only for a node above its order: every share there as "job/id(quanta status)".
+    std::string held;
+    for (const auto& j : state.jobs)
+      for (const auto& sh : j.shares)
+        if (sh.node == node)
+          held += " " + j.id + "/" + sh.id + "(" + std::to_string(sh.quanta) + " " +
+                  std::string(messages::to_string(sh.status)) + ")";
+    out.push_back("node " + node + " holds " + std::to_string(q) + " quanta, its order is " + std::to_string(it->second) +
+                  " (cycle " + std::to_string(state.cycle) + ":" + held + ")");
   }
   return out;
 }
