@@ -5,6 +5,8 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <string>
+#include <string_view>
 
 #include "config/detail/declarations.hpp"
 #include "config/detail/values.hpp"
@@ -23,6 +25,41 @@ bool looks_like_ipv4(std::string_view name) {
     if (!(c == '.' || (c >= '0' && c <= '9'))) return false;
   }
   return true;
+}
+
+// libstdc++'s regex compiler reads the number of a back-reference (\\12) or a repeat count ({3,12}) into a long
+// with no bound: twenty digits overflow it, which is undefined behaviour (found by fuzz_native_config), and a count
+// of a million builds a million states. A node pattern needs neither, so such numbers are refused before the
+// pattern is compiled. Returns the first number above max_pattern_number, or an empty string.
+constexpr unsigned max_pattern_number = 1000;
+
+std::string oversized_pattern_number(std::string_view p) {
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  bool in_class = false, in_count = false;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\' && i + 1 < p.size() && !digit(p[i + 1])) {
+      ++i;  // an escaped character: \{ is a brace, \\ a backslash
+      continue;
+    }
+    if (c != '\\') {
+      if (in_class) {
+        in_class = c != ']';
+        continue;
+      }
+      if (c == '[') in_class = true;
+      if (c == '{') in_count = true;
+      if (c == '}') in_count = false;
+      if (c != '{' && !(c == ',' && in_count)) continue;
+    }
+    std::size_t end = i + 1;
+    while (end < p.size() && digit(p[end])) ++end;
+    const auto number = p.substr(i + 1, end - i - 1);
+    if (number.size() > 4 || (!number.empty() && std::stoul(std::string(number)) > max_pattern_number))
+      return std::string(number);
+    i = end - 1;
+  }
+  return {};
 }
 
 // ---- nodepools -------------------------------------------------------------------------------------------
@@ -101,6 +138,12 @@ void check_pool_values(const site_decls& site, const pool_index& index, error_li
       }
     }
     for (const auto& pattern : pool.patterns) {
+      if (const auto number = oversized_pattern_number(pattern.value); !number.empty()) {
+        errors.add(pattern.loc, "nodepool '" + pool.name + "': bad regular expression '" + pattern.value +
+                                    "': the number " + number + " of a back-reference or repeat count is above " +
+                                    std::to_string(max_pattern_number));
+        continue;
+      }
       try {
         std::regex compiled(pattern.value, std::regex::ECMAScript);
       } catch (const std::regex_error& e) {

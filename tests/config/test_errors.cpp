@@ -342,6 +342,34 @@ TEST_CASE("ducc.rm.user.registry naming a path too long to look at is that key's
   CHECK_NOTHROW(rc::load_ducc(props));
 }
 
+// Found by fuzz_native_config (seed fuzz_seeds_native/regression-regex-number-overflow): a back-reference of
+// twenty digits in a nodefile pattern overflowed the long that libstdc++'s regex compiler reads it into
+// (undefined behaviour, reported by UBSan); a repeat count of a million would build a million states.
+TEST_CASE("a node pattern whose back-reference or repeat count is above 1000 is refused at its line before it is compiled",
+          "[config][errors]") {
+  scratch_dir dir;
+  const std::string twenty(20, '6');
+  dir.write("a.nodes.regex", "# patterns\njd[0-9]+(\\" + twenty + ")?\n");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Nodepool a { nodefile a.nodes.regex }\n"), "a.nodes.regex", 2,
+                           "the number " + twenty + " of a back-reference or repeat count is above 1000");
+  dir.write("b.nodes.regex", "n{2,1000000}\n");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Nodepool a { nodefile b.nodes.regex }\n"), "b.nodes.regex", 1,
+                           "the number 1000000 of a back-reference or repeat count is above 1000");
+  dir.write("c.nodes.regex", "n{1001}\n");
+  RMBUS_CHECK_CONFIG_ERROR(ducc(dir, base_classes + "Nodepool a { nodefile c.nodes.regex }\n"), "c.nodes.regex", 1,
+                           "the number 1001 of");
+  // The native road shares the rule.
+  dir.write("d.nodes.regex", "x\\123456\n");
+  RMBUS_CHECK_CONFIG_ERROR(native("[[nodepool]]\nname = \"a\"\nnodefile = \"" + (dir.path() / "d.nodes.regex").string() +
+                                  "\"\n"),
+                           "d.nodes.regex", 1, "the number 123456 of");
+  // Counts up to 1000, escaped braces and braces in a class are patterns as before.
+  for (const std::string pattern : {"n[0-9]{1,1000}", "m\\{99999\\}", "k[{12345]"}) {
+    dir.write("ok.nodes.regex", pattern + "\n");
+    CHECK_NOTHROW(ducc(dir, base_classes + "Nodepool a { nodefile ok.nodes.regex }\n"));
+  }
+}
+
 TEST_CASE("every problem is reported at once, one line each", "[config][errors]") {
   try {
     native(base_toml + "weight = 0\npriority = \"x\"\nusers = \"bob\"\n[[nodepool]]\nname = \"main\"\n");
