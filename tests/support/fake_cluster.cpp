@@ -44,7 +44,8 @@ struct fake_cluster::impl {
   std::uint64_t states_repeated = 0;
   std::atomic<std::uint64_t> heartbeats_sent{0};
   std::int64_t clock_ms = 1'000'000;  // submission times: deterministic and increasing
-  std::function<void(const messages::rm_state&)> state_observer;
+  std::function<void(const messages::rm_state&, const messages::envelope&, const std::set<std::string>&)>
+      state_observer;
   bool holding = false;
   std::vector<std::pair<std::string, messages::work_process>> held;  // (job, process) not started yet
   std::atomic<bool> maps_paused{false};
@@ -76,9 +77,18 @@ struct fake_cluster::impl {
                               sh.node + ", reported down";
     follow(s);
     check_orders();
-    if (state_observer) state_observer(s);
+    if (state_observer) state_observer(s, env, process_ids());
     state = std::move(s);
     ++states;
+  }
+  // The share ids of every process the orchestrator runs or is starting (called with mu held).
+  std::set<std::string> process_ids() const {
+    std::set<std::string> ids;
+    for (const auto& [id, w] : work)
+      for (const auto& p : w.processes)
+        if (p.state != messages::process_state::ended) ids.insert(p.id);
+    for (const auto& [job, p] : held) ids.insert(p.id);
+    return ids;
   }
   // The orchestrator's view after acting: quanta its processes hold per node against the node's order.
   void check_orders() {
@@ -539,6 +549,15 @@ bool fake_cluster::wait_nodes(const std::function<bool(const messages::rm_nodes&
 }
 
 void fake_cluster::set_state_observer(std::function<void(const messages::rm_state&)> observer) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->state_observer = nullptr;
+  if (observer)
+    impl_->state_observer = [observer = std::move(observer)](const messages::rm_state& s, const messages::envelope&,
+                                                             const std::set<std::string>&) { observer(s); };
+}
+
+void fake_cluster::set_acted_observer(
+    std::function<void(const messages::rm_state&, const messages::envelope&, const std::set<std::string>&)> observer) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->state_observer = std::move(observer);
 }

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -174,6 +175,11 @@ class fake_cluster {
   // Called with EVERY rm.state received (after the orchestrator followed it), on the subscriber's thread with
   // the cluster's lock held: it must not call back into the cluster. For checks that may not skip a round.
   void set_state_observer(std::function<void(const messages::rm_state&)> observer);
+  // The same, with the envelope the state came in and the share ids of every process the orchestrator runs right
+  // after following it (started, or queued to start while it holds starts): what the state's shares stand for in
+  // memory. Replaces the plain observer.
+  void set_acted_observer(
+      std::function<void(const messages::rm_state&, const messages::envelope&, const std::set<std::string>&)> observer);
   // Waits until an rm.events event received so far (or later) satisfies `pred`; returns it, or nothing when
   // the deadline passes first.
   std::optional<messages::rm_event> wait_event(const std::function<bool(const messages::rm_event&)>& pred,

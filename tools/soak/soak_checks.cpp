@@ -38,10 +38,12 @@ recovery_count count_recovered(const messages::rm_state& state, const std::vecto
 }
 
 std::vector<std::string> over_order(const messages::rm_state& state,
-                                    const std::map<std::string, std::uint64_t>& node_order) {
+                                    const std::map<std::string, std::uint64_t>& node_order,
+                                    const std::set<std::string>* processes) {
   std::map<std::string, std::uint64_t> used;
   for (const auto& j : state.jobs)
-    for (const auto& sh : j.shares) used[sh.node] += sh.quanta;
+    for (const auto& sh : j.shares)
+      if (!processes || active(sh.status) || processes->count(sh.id) > 0) used[sh.node] += sh.quanta;
   std::vector<std::string> out;
   for (const auto& [node, q] : used) {
     auto it = node_order.find(node);

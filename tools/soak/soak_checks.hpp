@@ -5,8 +5,11 @@
 //   1. recovery   every process the orchestrator was running when the RM died is listed by the restarted RM
 //                 on its node, with its share id (running; or preempt when the first round already takes it
 //                 back for fair share), never as "new";
-//   2. order      no node holds more quanta than its order (every listed share counts: a share being
-//                 preempted still occupies its node until its process is gone);
+//   2. order      no node holds more quanta than its order, counting what the orchestrator may run there:
+//                 every share listed running or new, and a share being preempted or evicted while the
+//                 orchestrator runs its process (it occupies its node until that process is gone). A share
+//                 taken back before its process started holds no memory: the RM keeps its space until the
+//                 orchestrator acts, but the orchestrator never starts it (docs/protocol.md 4.2);
 //   3. share ids  a share id always names the same job on the same node, and a share the RM publishes as
 //                 "new" never carries an id seen in an earlier life of the RM;
 //   4. schedule   within a bounded number of rounds: when the schedule was steady before the kill (the same
@@ -20,6 +23,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,9 +49,12 @@ struct recovery_count {
 recovery_count count_recovered(const messages::rm_state& state, const std::vector<running_process>& processes);
 
 // Rule 2: one line per node holding more quanta than its order, naming the state's cycle and the node's
-// shares. Nodes absent from `node_order` are not
-// checked (the soak's cluster names every node it runs).
-std::vector<std::string> over_order(const messages::rm_state& state, const std::map<std::string, std::uint64_t>& node_order);
+// shares. Nodes absent from `node_order` are not checked (the soak's cluster names every node it runs).
+// `processes`: the share ids of the processes the orchestrator runs or is starting as it acts on `state`; a share
+// being preempted or evicted counts only when its process is among them. Null: every listed share counts (the
+// RM's own accounting, which also holds the space of shares taken back before they started).
+std::vector<std::string> over_order(const messages::rm_state& state, const std::map<std::string, std::uint64_t>& node_order,
+                                    const std::set<std::string>* processes = nullptr);
 
 // Rule 3: every share id ever seen, with the job and node it named and the life of the RM that first
 // published it (0 = the first process, 1 after the first restart, ...).

@@ -38,15 +38,23 @@ std::string soak_config(int heartbeat_ms) {
   return o.str();
 }
 
-// Every rm.state, in order, from the cluster's subscriber thread to the soak's thread.
+// Every rm.state acted on, in order, from the cluster's subscriber thread to the soak's thread, with what the
+// orchestrator ran right after following it, its epoch and when it came.
+struct acted_state {
+  messages::rm_state state;
+  std::set<std::string> processes;
+  std::uint64_t epoch = 0;
+  clock_type::time_point at;
+};
+
 class state_queue {
  public:
-  void push(const messages::rm_state& s) {
+  void push(acted_state s) {
     std::lock_guard<std::mutex> lock(mu_);
-    states_.push_back(s);
+    states_.push_back(std::move(s));
     cv_.notify_all();
   }
-  std::optional<messages::rm_state> pop(clock_type::time_point deadline) {
+  std::optional<acted_state> pop(clock_type::time_point deadline) {
     std::unique_lock<std::mutex> lock(mu_);
     if (!cv_.wait_until(lock, deadline, [&] { return !states_.empty(); })) return std::nullopt;
     auto s = std::move(states_.front());
@@ -57,7 +65,7 @@ class state_queue {
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<messages::rm_state> states_;
+  std::deque<acted_state> states_;
 };
 
 double median_of(std::vector<double> v) {
@@ -66,6 +74,8 @@ double median_of(std::vector<double> v) {
   const auto n = v.size();
   return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+double max_of(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
 
 class soak_run {
  public:
@@ -111,13 +121,16 @@ class soak_run {
     test_support::cluster_options co;
     co.bus_pub = pub_;
     co.bus_sub = sub_;
-    co.period = std::chrono::milliseconds(std::max(50, opt_.heartbeat_ms * 2 / 3));
+    co.period = std::chrono::milliseconds(map_period_ms());
     co.name = "rmbus-soak";
     co.quantum_mb = 1024;  // the orchestrator's own count of nodes above their order
     co.omit_node_memory = opt_.no_node_memory;
     cluster_ = std::make_unique<test_support::fake_cluster>(co);
     for (const auto& [name, order] : node_order_) cluster_->add_node(name, order * 1024);
-    cluster_->set_state_observer([this](const messages::rm_state& s) { queue_.push(s); });
+    cluster_->set_acted_observer(
+        [this](const messages::rm_state& s, const messages::envelope& env, const std::set<std::string>& processes) {
+          queue_.push({s, processes, env.epoch.value_or(0), clock_type::now()});
+        });
     cluster_->start();
     started_ = clock_type::now();
 
@@ -275,22 +288,55 @@ class soak_run {
 
   // The next rm.state, with rules 2 and 3 checked on it (every state, whatever else is waiting for it).
   std::optional<messages::rm_state> next_state(clock_type::time_point deadline) {
-    auto s = queue_.pop(deadline);
-    if (!s) return s;
+    auto a = queue_.pop(deadline);
+    if (!a) return std::nullopt;
+    auto& s = a->state;
     ++sum_.states_checked;
-    for (const auto& p : over_order(*s, node_order_)) {
+    for (const auto& p : over_order(s, node_order_, &a->processes)) {
       violation("order", p);
       ++sum_.over_order;
     }
-    for (const auto& p : ledger_.observe(*s, life_)) {
+    if (!over_order(s, node_order_).empty()) ++sum_.over_order_held;
+    watch_first_grant(*a);
+    for (const auto& p : ledger_.observe(s, life_)) {
       violation("share id", p);
       ++sum_.reused_ids;
     }
-    auto per_job = processes_per_job(*s);
+    auto per_job = processes_per_job(s);
     same_in_a_row_ = same_in_a_row_ < 0 ? same_in_a_row_ + 1 : per_job == last_per_job_ ? same_in_a_row_ + 1 : 0;
     last_per_job_ = std::move(per_job);
-    last_ = *s;
-    return s;
+    last_ = s;
+    return std::move(s);
+  }
+
+  // HA: after a kill, the first `new` share coined under an epoch above the killed one's (its id carries
+  // "-e<epoch>."), timed from the kill and from the first state of that epoch. It needs work waiting for room:
+  // a kill after which none is granted before the next kill is counted apart.
+  struct grant_watch {
+    std::uint64_t epoch_at_kill = 0;
+    clock_type::time_point killed_at;
+    std::optional<clock_type::time_point> epoch_seen_at;
+  };
+  void watch_first_grant(const acted_state& a) {
+    if (!grant_watch_ || a.epoch <= grant_watch_->epoch_at_kill) return;
+    auto& w = *grant_watch_;
+    if (!w.epoch_seen_at) w.epoch_seen_at = a.at;
+    const std::string tag = "-e" + std::to_string(a.epoch) + ".";
+    for (const auto& j : a.state.jobs)
+      for (const auto& sh : j.shares)
+        if (sh.status == messages::share_status::new_ && sh.id.find(tag) != std::string::npos) {
+          const auto ms = [&](clock_type::time_point from) {
+            return std::chrono::duration<double, std::milli>(a.at - from).count();
+          };
+          sum_.first_grant_ms.push_back(ms(w.killed_at));
+          sum_.first_grant_after_epoch_ms.push_back(ms(*w.epoch_seen_at));
+          grant_watch_.reset();
+          return;
+        }
+  }
+  void open_grant_watch(std::uint64_t epoch_at_kill, clock_type::time_point killed_at) {
+    if (grant_watch_) ++sum_.failovers_without_grant;
+    grant_watch_ = grant_watch{epoch_at_kill, killed_at, std::nullopt};
   }
 
   void drain_until(clock_type::time_point t) {
@@ -352,6 +398,7 @@ class soak_run {
       }
       epoch_at_kill = cluster_->accepted_epoch().value_or(0);
       killed_at = clock_type::now();
+      open_grant_watch(epoch_at_kill, killed_at);
       candidates_[*killed]->signal(SIGKILL);
       candidates_[*killed]->wait(10s);
     } else {
@@ -494,9 +541,13 @@ class soak_run {
     return q;
   }
 
+  int map_period_ms() const { return std::max(50, opt_.heartbeat_ms * 2 / 3); }
+
   void violation(const char* rule, const std::string& what) { out_ << "  VIOLATION (" << rule << "): " << what << "\n"; }
 
   soak_summary finish() {
+    if (grant_watch_) ++sum_.failovers_without_grant;
+    grant_watch_.reset();
     sum_.share_ids = ledger_.size();
     const double elapsed = std::chrono::duration<double>(clock_type::now() - started_).count();
     std::vector<double> rounds(sum_.rounds_to_recover.begin(), sum_.rounds_to_recover.end());
@@ -507,6 +558,8 @@ class soak_run {
          << "  processes lost:              " << sum_.processes_lost << "\n"
          << "  schedules above an order:    " << sum_.over_order << " (at the orchestrator, nodes seen above: "
          << sum_.orchestrator_over_order << ")\n"
+         << "  above an order counting shares taken back before they started (space held, not a violation): "
+         << sum_.over_order_held << "\n"
          << "  reused share ids:            " << sum_.reused_ids << " (of " << sum_.share_ids << " ids seen)\n"
          << "  kills in a steady schedule:  " << sum_.steady_kills << " (the rest while the schedule was changing)\n"
          << "  schedules not back in time:  " << sum_.not_back << "\n"
@@ -527,6 +580,11 @@ class soak_run {
       out_ << "  HA failovers:                " << f.size() << " (no new epoch in time: " << sum_.no_takeover << ")\n"
            << "  kill to first new-epoch state: median " << median_of(f) << " ms, max " << (f.empty() ? 0 : f.back())
            << " ms\n"
+           << "  kill to first new share of the new epoch: median " << median_of(sum_.first_grant_ms) << " ms, max "
+           << max_of(sum_.first_grant_ms) << " ms; from the epoch's first state: median "
+           << median_of(sum_.first_grant_after_epoch_ms) << " ms, max " << max_of(sum_.first_grant_after_epoch_ms)
+           << " ms (" << sum_.first_grant_ms.size() << " failovers; " << sum_.failovers_without_grant
+           << " granted nothing before the next kill; the orchestrator maps every " << map_period_ms() << " ms)\n"
            << "  schedules acted on from a lower epoch: " << sum_.lower_epoch_acted << " (refused by the fence: "
            << cluster_->states_refused() << ")\n";
     }
@@ -557,6 +615,7 @@ class soak_run {
   std::vector<std::unique_ptr<test_support::child_process>> forwarders_;
   std::uint64_t over_order_seen_ = 0;
   std::size_t epochs_checked_ = 0;
+  std::optional<grant_watch> grant_watch_;
   std::unique_ptr<test_support::fake_cluster> cluster_;
   state_queue queue_;
   share_ledger ledger_;

@@ -55,7 +55,10 @@ struct soak_summary {
   bool time_bound_hit = false;
   std::uint64_t processes_at_kills = 0;
   std::uint64_t processes_lost = 0;
-  std::uint64_t over_order = 0;    // rm.state messages with a node above its order
+  std::uint64_t over_order = 0;    // rm.state messages with a node above its order (rule 2)
+  // rm.state messages above an order only when shares taken back before they started count too (the space the RM
+  // holds for them until the orchestrator acts): printed, not a violation.
+  std::uint64_t over_order_held = 0;
   std::uint64_t reused_ids = 0;
   std::uint64_t not_back = 0;      // restarts whose schedule did not return within recover_rounds
   std::size_t steady_kills = 0;        // kills while the schedule was steady (see soak_checks.hpp, rule 4)
@@ -68,6 +71,10 @@ struct soak_summary {
   // HA: from each SIGKILL of the active to the first rm.state of the new epoch the orchestrator acted on, and
   // schedules it acted on from below the highest epoch it had accepted (rule 5; the fence makes it 0).
   std::vector<double> failover_ms;
+  // HA: from each kill (and from the new epoch's first state) to the first `new` share coined under the new
+  // epoch; kills after which nothing was granted before the next kill or the end.
+  std::vector<double> first_grant_ms, first_grant_after_epoch_ms;
+  std::uint64_t failovers_without_grant = 0;
   std::uint64_t lower_epoch_acted = 0;
   std::uint64_t no_takeover = 0;  // kills after which no new epoch came within 30 s
   // Times the orchestrator saw a node above its order (its own count, over every schedule acted on); partition:

@@ -72,6 +72,26 @@ TEST_CASE("a node above its order is reported, counting shares being preempted")
   CHECK(over_order(ok, order).empty());
 }
 
+TEST_CASE("with the orchestrator's processes a share taken back counts only while its process runs") {
+  const std::map<std::string, std::uint64_t> order{{"s1", 8}};
+  // s1: 6 running + 2 new = 8, its order; a.5 (2 quanta) preempted as well.
+  const auto s = state({job("j1", {share("a.1", "s1", 6, running), share("a.2", "s1", 2, fresh)}),
+                        job("j2", {share("a.5", "s1", 2, preempt)})});
+  // Taken back before it started (the orchestrator runs a.1 only): it holds no memory.
+  const std::set<std::string> unstarted{"a.1"};
+  CHECK(over_order(s, order, &unstarted).empty());
+  // Its process still runs: 10 quanta on a node of 8.
+  const std::set<std::string> running_still{"a.1", "a.5"};
+  REQUIRE(over_order(s, order, &running_still).size() == 1);
+  CHECK(over_order(s, order, &running_still)[0].rfind("node s1 holds 10 quanta, its order is 8", 0) == 0);
+  // A running or new share counts whether or not the orchestrator has its process yet.
+  const std::set<std::string> none;
+  const auto crowded = state({job("j1", {share("a.1", "s1", 6, running), share("a.2", "s1", 3, fresh)})});
+  CHECK(over_order(crowded, order, &none).size() == 1);
+  // Without the processes every listed share counts (the RM's own accounting).
+  CHECK(over_order(s, order).size() == 1);
+}
+
 TEST_CASE("a share id may not change job or node, nor come back as new in a later life of the RM") {
   share_ledger ledger;
   CHECK(ledger.observe(state({job("j1", {share("a.1", "s1", 1, fresh)})}), 0).empty());
