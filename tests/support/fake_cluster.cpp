@@ -44,8 +44,9 @@ struct fake_cluster::impl {
   std::uint64_t states_repeated = 0;
   std::atomic<std::uint64_t> heartbeats_sent{0};
   std::int64_t clock_ms = 1'000'000;  // submission times: deterministic and increasing
-  std::function<void(const messages::rm_state&, const messages::envelope&, const std::set<std::string>&)>
-      state_observer;
+  std::function<void(const acted_view&)> state_observer;
+  // Each work map's envelope seq -> the epoch it echoed (0: none), the newest 10,000.
+  std::map<std::uint64_t, std::uint64_t> map_echoes;
   bool holding = false;
   std::vector<std::pair<std::string, messages::work_process>> held;  // (job, process) not started yet
   std::atomic<bool> maps_paused{false};
@@ -77,7 +78,13 @@ struct fake_cluster::impl {
                               sh.node + ", reported down";
     follow(s);
     check_orders();
-    if (state_observer) state_observer(s, env, process_ids());
+    if (state_observer) {
+      std::optional<std::uint64_t> echo;
+      if (s.workmap_seq)
+        if (auto it = map_echoes.find(*s.workmap_seq); it != map_echoes.end()) echo = it->second;
+      const auto processes = process_ids();
+      state_observer({s, env, processes, echo});
+    }
     state = std::move(s);
     ++states;
   }
@@ -224,6 +231,8 @@ struct fake_cluster::impl {
         }
         std::lock_guard<std::mutex> lock(mu);
         published_seq = seq;
+        map_echoes[seq] = (delta ? delta->rm_epoch : wm.rm_epoch).value_or(0);
+        if (map_echoes.size() > 10000) map_echoes.erase(map_echoes.begin());
         ++(delta ? (lose ? counts.lost : counts.deltas) : counts.full);
         if (!delta) counts.last_full_seq = seq;
       }
@@ -552,12 +561,10 @@ void fake_cluster::set_state_observer(std::function<void(const messages::rm_stat
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->state_observer = nullptr;
   if (observer)
-    impl_->state_observer = [observer = std::move(observer)](const messages::rm_state& s, const messages::envelope&,
-                                                             const std::set<std::string>&) { observer(s); };
+    impl_->state_observer = [observer = std::move(observer)](const acted_view& v) { observer(v.state); };
 }
 
-void fake_cluster::set_acted_observer(
-    std::function<void(const messages::rm_state&, const messages::envelope&, const std::set<std::string>&)> observer) {
+void fake_cluster::set_acted_observer(std::function<void(const acted_view&)> observer) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->state_observer = std::move(observer);
 }

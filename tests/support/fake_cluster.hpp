@@ -175,11 +175,17 @@ class fake_cluster {
   // Called with EVERY rm.state received (after the orchestrator followed it), on the subscriber's thread with
   // the cluster's lock held: it must not call back into the cluster. For checks that may not skip a round.
   void set_state_observer(std::function<void(const messages::rm_state&)> observer);
-  // The same, with the envelope the state came in and the share ids of every process the orchestrator runs right
-  // after following it (started, or queued to start while it holds starts): what the state's shares stand for in
-  // memory. Replaces the plain observer.
-  void set_acted_observer(
-      std::function<void(const messages::rm_state&, const messages::envelope&, const std::set<std::string>&)> observer);
+  // The same, with the envelope the state came in, the share ids of every process the orchestrator runs right
+  // after following it (started, or queued to start while it holds starts: what the state's shares stand for in
+  // memory), and the epoch echoed by the work map the state's round answered (its workmap_seq; none when the
+  // state names no map or the map is not among the last 10,000). Replaces the plain observer.
+  struct acted_view {
+    const messages::rm_state& state;
+    const messages::envelope& env;
+    const std::set<std::string>& processes;
+    std::optional<std::uint64_t> map_echo;
+  };
+  void set_acted_observer(std::function<void(const acted_view&)> observer);
   // Waits until an rm.events event received so far (or later) satisfies `pred`; returns it, or nothing when
   // the deadline passes first.
   std::optional<messages::rm_event> wait_event(const std::function<bool(const messages::rm_event&)>& pred,

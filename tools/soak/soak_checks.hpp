@@ -4,7 +4,9 @@
 //
 //   1. recovery   every process the orchestrator was running when the RM died is listed by the restarted RM
 //                 on its node, with its share id (running; or preempt when the first round already takes it
-//                 back for fair share), never as "new";
+//                 back for fair share), never as "new"; with HA, in the new active's first state from a work
+//                 map that echoes its epoch (before it, it grants nothing and its map may predate the last
+//                 starts: soak_driver counts what those states missed);
 //   2. order      no node holds more quanta than its order, counting what the orchestrator may run there:
 //                 every share listed running or new, and a share being preempted or evicted while the
 //                 orchestrator runs its process (it occupies its node until that process is gone). A share

@@ -44,6 +44,7 @@ struct acted_state {
   messages::rm_state state;
   std::set<std::string> processes;
   std::uint64_t epoch = 0;
+  std::optional<std::uint64_t> map_echo;  // the epoch echoed by the map its round answered
   clock_type::time_point at;
 };
 
@@ -125,12 +126,12 @@ class soak_run {
     co.name = "rmbus-soak";
     co.quantum_mb = 1024;  // the orchestrator's own count of nodes above their order
     co.omit_node_memory = opt_.no_node_memory;
+    co.map_on_new_epoch = opt_.map_on_new_epoch;
     cluster_ = std::make_unique<test_support::fake_cluster>(co);
     for (const auto& [name, order] : node_order_) cluster_->add_node(name, order * 1024);
-    cluster_->set_acted_observer(
-        [this](const messages::rm_state& s, const messages::envelope& env, const std::set<std::string>& processes) {
-          queue_.push({s, processes, env.epoch.value_or(0), clock_type::now()});
-        });
+    cluster_->set_acted_observer([this](const test_support::fake_cluster::acted_view& v) {
+      queue_.push({v.state, v.processes, v.env.epoch.value_or(0), v.map_echo, clock_type::now()});
+    });
     cluster_->start();
     started_ = clock_type::now();
 
@@ -292,6 +293,7 @@ class soak_run {
     if (!a) return std::nullopt;
     auto& s = a->state;
     ++sum_.states_checked;
+    last_knows_all_ = a->map_echo && *a->map_echo >= a->epoch;
     for (const auto& p : over_order(s, node_order_, &a->processes)) {
       violation("order", p);
       ++sum_.over_order;
@@ -310,33 +312,76 @@ class soak_run {
   }
 
   // HA: after a kill, the first `new` share coined under an epoch above the killed one's (its id carries
-  // "-e<epoch>."), timed from the kill and from the first state of that epoch. It needs work waiting for room:
-  // a kill after which none is granted before the next kill is counted apart.
+  // "-e<epoch>."), timed from the kill and from the first state of that epoch. Only a failover in which the
+  // handshake held work back counts (a state of the new epoch lists a job waiting "for the orchestrator to accept
+  // epoch ..."): after the others the first grant waits for the soak's next arrival, which times the workload,
+  // not the failover. Those, and kills after which nothing was granted before the next kill, are counted apart.
   struct grant_watch {
     std::uint64_t epoch_at_kill = 0;
     clock_type::time_point killed_at;
     std::optional<clock_type::time_point> epoch_seen_at;
+    bool work_held = false;
   };
   void watch_first_grant(const acted_state& a) {
     if (!grant_watch_ || a.epoch <= grant_watch_->epoch_at_kill) return;
     auto& w = *grant_watch_;
     if (!w.epoch_seen_at) w.epoch_seen_at = a.at;
     const std::string tag = "-e" + std::to_string(a.epoch) + ".";
-    for (const auto& j : a.state.jobs)
+    for (const auto& j : a.state.jobs) {
+      w.work_held = w.work_held || j.reason.find("waiting for the orchestrator to accept epoch") != std::string::npos;
       for (const auto& sh : j.shares)
         if (sh.status == messages::share_status::new_ && sh.id.find(tag) != std::string::npos) {
           const auto ms = [&](clock_type::time_point from) {
             return std::chrono::duration<double, std::milli>(a.at - from).count();
           };
-          sum_.first_grant_ms.push_back(ms(w.killed_at));
-          sum_.first_grant_after_epoch_ms.push_back(ms(*w.epoch_seen_at));
+          if (w.work_held) {
+            sum_.first_grant_ms.push_back(ms(w.killed_at));
+            sum_.first_grant_after_epoch_ms.push_back(ms(*w.epoch_seen_at));
+          } else {
+            ++sum_.failovers_without_held_work;
+          }
           grant_watch_.reset();
           return;
         }
+    }
+  }
+  // HA: how long each epoch that took over waited for the orchestrator's echo, as its `ha_echo_accepted` event
+  // says (`waited_ms`, from the takeover); epochs without the event are counted.
+  void collect_echo_waits() {
+    std::map<std::uint64_t, double> waited;
+    for (const auto& e : cluster_->events()) {
+      if (e.kind != "ha_echo_accepted") continue;
+      const auto epoch = e.detail.find("epoch"), ms = e.detail.find("waited_ms");
+      if (epoch == e.detail.end() || ms == e.detail.end()) continue;
+      waited[std::stoull(epoch->second)] = std::stod(ms->second);
+    }
+    for (const auto epoch : sum_.failover_epochs) {
+      if (auto it = waited.find(epoch); it != waited.end())
+        sum_.echo_wait_ms.push_back(it->second);
+      else
+        ++sum_.echo_waits_unreported;
+    }
   }
   void open_grant_watch(std::uint64_t epoch_at_kill, clock_type::time_point killed_at) {
     if (grant_watch_) ++sum_.failovers_without_grant;
     grant_watch_ = grant_watch{epoch_at_kill, killed_at, std::nullopt};
+  }
+
+  // Rule 1 on a state after a restart or a failover. HA: a new active lists what its seed and its last map know,
+  // and that map may predate processes its predecessor's last schedules started (the map period is the gap);
+  // it grants nothing until a map echoes its epoch, which lists them, and an unlisted process is not stopped
+  // (docs/protocol.md 4.3). So the rule is checked on its first state from such a map; what the states before
+  // it missed is counted apart.
+  void check_recovery(const messages::rm_state& s, const std::vector<running_process>& procs,
+                      std::optional<recovery_count>& first) {
+    if (opt_.ha && !last_knows_all_) {
+      if (!unlisted_counted_) sum_.unlisted_before_echo += count_recovered(s, procs).problems.size();
+      unlisted_counted_ = true;
+      return;
+    }
+    first = count_recovered(s, procs);
+    for (const auto& p : first->problems) violation("recovery", p);
+    sum_.processes_lost += first->problems.size();
   }
 
   void drain_until(clock_type::time_point t) {
@@ -399,6 +444,7 @@ class soak_run {
       epoch_at_kill = cluster_->accepted_epoch().value_or(0);
       killed_at = clock_type::now();
       open_grant_watch(epoch_at_kill, killed_at);
+      unlisted_counted_ = false;
       candidates_[*killed]->signal(SIGKILL);
       candidates_[*killed]->wait(10s);
     } else {
@@ -443,16 +489,13 @@ class soak_run {
         const auto epoch = cluster_->accepted_epoch().value_or(0);
         if (epoch <= epoch_at_kill) continue;
         sum_.failover_ms.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - killed_at).count());
+        sum_.failover_epochs.push_back(epoch);
         start_candidate(*killed);  // back as a standby
         restarted_standby = true;
       }
       ++rounds;
       if (opt_.trace) out_ << "    round " << rounds << " after restart:\n" << describe(*s);
-      if (!first) {
-        first = count_recovered(*s, procs);
-        for (const auto& p : first->problems) violation("recovery", p);
-        sum_.processes_lost += first->problems.size();
-      }
+      if (!first) check_recovery(*s, procs, first);
       if (last_per_job_ == before) {
         back = true;
         target = "the pre-kill schedule";
@@ -486,6 +529,10 @@ class soak_run {
         start_candidate(*killed);
       }
     }
+    // HA: the recovery rule waits for the new active's first state from a map that echoes its epoch (at most
+    // 10 s more; see check_recovery).
+    for (const auto until = clock_type::now() + 10s; !first && restarted_standby && clock_type::now() < until;)
+      if (auto s = next_state(until)) check_recovery(*s, procs, first);
     if (!first) {
       sum_.processes_lost += procs.size();
       first = recovery_count{};
@@ -541,13 +588,14 @@ class soak_run {
     return q;
   }
 
-  int map_period_ms() const { return std::max(50, opt_.heartbeat_ms * 2 / 3); }
+  int map_period_ms() const { return opt_.map_period_ms > 0 ? opt_.map_period_ms : std::max(50, opt_.heartbeat_ms * 2 / 3); }
 
   void violation(const char* rule, const std::string& what) { out_ << "  VIOLATION (" << rule << "): " << what << "\n"; }
 
   soak_summary finish() {
     if (grant_watch_) ++sum_.failovers_without_grant;
     grant_watch_.reset();
+    if (opt_.ha) collect_echo_waits();
     sum_.share_ids = ledger_.size();
     const double elapsed = std::chrono::duration<double>(clock_type::now() - started_).count();
     std::vector<double> rounds(sum_.rounds_to_recover.begin(), sum_.rounds_to_recover.end());
@@ -580,11 +628,18 @@ class soak_run {
       out_ << "  HA failovers:                " << f.size() << " (no new epoch in time: " << sum_.no_takeover << ")\n"
            << "  kill to first new-epoch state: median " << median_of(f) << " ms, max " << (f.empty() ? 0 : f.back())
            << " ms\n"
-           << "  kill to first new share of the new epoch: median " << median_of(sum_.first_grant_ms) << " ms, max "
-           << max_of(sum_.first_grant_ms) << " ms; from the epoch's first state: median "
-           << median_of(sum_.first_grant_after_epoch_ms) << " ms, max " << max_of(sum_.first_grant_after_epoch_ms)
-           << " ms (" << sum_.first_grant_ms.size() << " failovers; " << sum_.failovers_without_grant
-           << " granted nothing before the next kill; the orchestrator maps every " << map_period_ms() << " ms)\n"
+           << "  echo wait (takeover to the orchestrator's echo, ha_echo_accepted): median "
+           << median_of(sum_.echo_wait_ms) << " ms, max " << max_of(sum_.echo_wait_ms) << " ms ("
+           << sum_.echo_wait_ms.size() << " epochs; " << sum_.echo_waits_unreported
+           << " without the event; the orchestrator maps every " << map_period_ms() << " ms)\n"
+           << "  first new share of the new epoch, where the handshake held work back: from the kill median "
+           << median_of(sum_.first_grant_ms) << " ms, max " << max_of(sum_.first_grant_ms)
+           << " ms; from the epoch's first state median " << median_of(sum_.first_grant_after_epoch_ms) << " ms, max "
+           << max_of(sum_.first_grant_after_epoch_ms) << " ms (" << sum_.first_grant_ms.size() << " failovers; "
+           << sum_.failovers_without_held_work << " granted with no work held back; "
+           << sum_.failovers_without_grant << " granted nothing before the next kill)\n"
+           << "  processes unlisted in a new active's first state, before its echo (not lost: listed from the echo on): "
+           << sum_.unlisted_before_echo << "\n"
            << "  schedules acted on from a lower epoch: " << sum_.lower_epoch_acted << " (refused by the fence: "
            << cluster_->states_refused() << ")\n";
     }
@@ -616,6 +671,8 @@ class soak_run {
   std::uint64_t over_order_seen_ = 0;
   std::size_t epochs_checked_ = 0;
   std::optional<grant_watch> grant_watch_;
+  bool last_knows_all_ = false;    // the last state's round answered a map echoing its epoch
+  bool unlisted_counted_ = false;  // this failover's first state before the echo was counted
   std::unique_ptr<test_support::fake_cluster> cluster_;
   state_queue queue_;
   share_ledger ledger_;

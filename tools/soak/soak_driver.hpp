@@ -46,6 +46,10 @@ struct soak_options {
   // The orchestrator lists its processes without node_memory_mb, as DUCC's does: a restarted RM recovers work on
   // nodes it has not heard yet without their sizes (--no-node-memory).
   bool no_node_memory = false;
+  // The orchestrator's work-map period in ms (0: two thirds of heartbeat_ms, at least 50), and whether it maps at
+  // once when it accepts a new epoch (true, as docs/protocol.md 4.8 advises) or only at its next period.
+  int map_period_ms = 0;
+  bool map_on_new_epoch = true;
 };
 
 struct soak_summary {
@@ -71,10 +75,18 @@ struct soak_summary {
   // HA: from each SIGKILL of the active to the first rm.state of the new epoch the orchestrator acted on, and
   // schedules it acted on from below the highest epoch it had accepted (rule 5; the fence makes it 0).
   std::vector<double> failover_ms;
-  // HA: from each kill (and from the new epoch's first state) to the first `new` share coined under the new
-  // epoch; kills after which nothing was granted before the next kill or the end.
+  // HA: the epoch each failover reached, and how long it waited for the orchestrator's echo (its
+  // ha_echo_accepted event; epochs without one counted). From each kill (and from the new epoch's first state)
+  // to the first `new` share coined under the new epoch, over the failovers whose handshake held work back; the
+  // failovers that granted with no work held back, and those that granted nothing before the next kill or the end.
+  std::vector<std::uint64_t> failover_epochs;
+  // HA: processes running at a kill that the new active's first state, computed before a map echoed its epoch,
+  // did not list (rule 1 is checked on its first state from such a map).
+  std::uint64_t unlisted_before_echo = 0;
+  std::vector<double> echo_wait_ms;
+  std::uint64_t echo_waits_unreported = 0;
   std::vector<double> first_grant_ms, first_grant_after_epoch_ms;
-  std::uint64_t failovers_without_grant = 0;
+  std::uint64_t failovers_without_held_work = 0, failovers_without_grant = 0;
   std::uint64_t lower_epoch_acted = 0;
   std::uint64_t no_takeover = 0;  // kills after which no new epoch came within 30 s
   // Times the orchestrator saw a node above its order (its own count, over every schedule acted on); partition:
