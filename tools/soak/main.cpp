@@ -39,10 +39,6 @@ int main(int argc, char** argv) {
   app.add_flag("--no-node-memory", opt.no_node_memory,
                "the orchestrator omits node_memory_mb (as DUCC's does): a restarted RM recovers work on nodes it "
                "has not heard yet without their sizes");
-  app.add_option("--map-period-ms", opt.map_period_ms,
-                 "the orchestrator's work-map period (0: two thirds of --heartbeat-ms, at least 50)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 60000));
   bool periodic_only = false;
   app.add_flag("--no-prompt-map", periodic_only,
                "with --ha: the orchestrator maps only at its period, not at once when it accepts a new epoch");

@@ -588,7 +588,8 @@ class soak_run {
     return q;
   }
 
-  int map_period_ms() const { return opt_.map_period_ms > 0 ? opt_.map_period_ms : std::max(50, opt_.heartbeat_ms * 2 / 3); }
+  // The fake cluster's period: its work maps and its agents' heartbeats, inside the RM's heartbeat interval.
+  int map_period_ms() const { return std::max(50, opt_.heartbeat_ms * 2 / 3); }
 
   void violation(const char* rule, const std::string& what) { out_ << "  VIOLATION (" << rule << "): " << what << "\n"; }
 

@@ -46,9 +46,8 @@ struct soak_options {
   // The orchestrator lists its processes without node_memory_mb, as DUCC's does: a restarted RM recovers work on
   // nodes it has not heard yet without their sizes (--no-node-memory).
   bool no_node_memory = false;
-  // The orchestrator's work-map period in ms (0: two thirds of heartbeat_ms, at least 50), and whether it maps at
-  // once when it accepts a new epoch (true, as docs/protocol.md 4.8 advises) or only at its next period.
-  int map_period_ms = 0;
+  // Whether the orchestrator maps at once when it accepts a new epoch (true, as docs/protocol.md 4.8 advises) or
+  // only at its next period (two thirds of heartbeat_ms, at least 50 ms; its agents heartbeat at the same period).
   bool map_on_new_epoch = true;
 };
 
