@@ -285,6 +285,9 @@ struct cluster_model {
   // The earliest reclaim deadline plan_preemptions left pending (0 = none): the round due then must run
   // even if nothing else changed.
   std::int64_t next_reclaim_ms = 0;
+  // Sparing preemption's R2 (preemption_policy.hpp): since when each (class, user) short of its count has been
+  // short without a break; rewritten every round with the units short in it.
+  std::map<std::pair<int, user_id>, std::int64_t> sparing_short_since;
   std::vector<int> created_shares;  // share slots added since the last round was published
   std::vector<int> removals;        // share slots marked preempt or evict since the last round was published
 

@@ -1,6 +1,8 @@
 #include "core/preemption_policy.hpp"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 
 #include "core/preemption.hpp"
 #include "core/prefetch.hpp"
@@ -11,6 +13,10 @@ namespace rmbus::core {
 
 std::int64_t sparing_hold_ms(const cluster_model& m) {
   return sparing_hold_epochs * std::max<std::int64_t>(1, m.settings.epoch_ms);
+}
+
+std::int64_t sparing_patience_ms(const cluster_model& m) {
+  return sparing_patience_epochs * std::max<std::int64_t>(1, m.settings.epoch_ms);
 }
 
 namespace {
@@ -24,6 +30,7 @@ struct user_totals {
   std::int64_t held_q = 0;   // quanta they hold (not being removed)
   std::int64_t fair_q = 0;   // their pure fair share (quanta)
   int min_short_order = 0;   // smallest order among its jobs short of their counts (0: none)
+  std::int64_t short_since = 0;  // when short by a process or more: since when, without a break
 };
 
 struct victim_key {
@@ -76,6 +83,19 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
       surplus_jobs.push_back(static_cast<int>(i));
     }
   }
+  // How long each unit has been short without a break: the units short now keep their time or start it.
+  {
+    std::map<std::pair<int, user_id>, std::int64_t> since;
+    for (std::size_t e = 0; e < users.size(); ++e) {
+      auto& t = users[e];
+      if (t.min_short_order == 0 || t.given_q - t.held_q < t.min_short_order) continue;
+      const std::pair<int, user_id> key{static_cast<int>(e / n_users), m.users[e % n_users]};
+      const auto it = m.sparing_short_since.find(key);
+      t.short_since = it == m.sparing_short_since.end() ? now_ms : it->second;
+      since.emplace(key, t.short_since);
+    }
+    m.sparing_short_since = std::move(since);
+  }
   if (short_jobs.empty()) return out;
   const auto ratio_of = [&](std::size_t e) {
     const auto& t = users[e];
@@ -83,14 +103,22 @@ sparing_choice choose_sparing_victims(cluster_model& m, std::int64_t now_ms) {
   };
 
   // R2 (and R5 for claimants): who claims how many processes. Oldest first within a user.
+  const std::int64_t patience = sparing_patience_ms(m);
   std::vector<std::int64_t> left_to_claim(users.size(), 0);
   for (std::size_t u = 0; u < users.size(); ++u) {
     const auto& t = users[u];
     const std::int64_t deficit = t.given_q - t.held_q;
-    // Starved: short by at least one process of its order, and by more than half of its count or holding
-    // less than half of its pure fair share (a ramp by doubling is never short by more than half its count).
-    if (t.min_short_order > 0 && deficit >= t.min_short_order && (2 * deficit > t.given_q || 2 * t.held_q < t.fair_q))
+    if (t.min_short_order == 0 || deficit < t.min_short_order) continue;
+    // Starved: short by more than half of its count or holding less than half of its pure fair share (a ramp
+    // by doubling is never short by more than half its count); or short, by less, for `patience` without a
+    // break, which churn seldom allows but a standing gap always reaches.
+    if (2 * deficit > t.given_q || 2 * t.held_q < t.fair_q || now_ms - t.short_since >= patience) {
       left_to_claim[u] = deficit;
+    } else {
+      // The round must run when the patience runs out, even if nothing else changes by then.
+      const std::int64_t due = t.short_since + patience;
+      if (m.next_reclaim_ms == 0 || due < m.next_reclaim_ms) m.next_reclaim_ms = due;
+    }
   }
   // Only these may claim (left_to_claim only falls): of some 5,000 short jobs a few hundred, so sort only them.
   std::erase_if(short_jobs, [&](int ji) {

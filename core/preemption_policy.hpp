@@ -12,8 +12,9 @@
 //   R2 really starved: fair share is apportioned per class and then per user, so the unit is a user's work
 //      in one class. It claims only when it is short of its count (summed over its jobs in the class, so a
 //      user's jobs in a class are never preempted for one another) by at least one process of its order
-//      AND by more than half of its count; then its short jobs claim, oldest first, up to that shortfall. A
-//      job that holds nothing claims one process (so new work starts) unless its user is at or above its
+//      AND either by more than half of its count, or for `sparing_patience_epochs` without a break (a gap
+//      that churn does not close by itself); then its short jobs claim, oldest first, up to that shortfall.
+//      A job that holds nothing claims one process (so new work starts) unless its user is at or above its
 //      count in the class.
 //   R3 victims: only (class, user) units above their count, and never below it; among their jobs above
 //      their counts, first those with idle processes (less work left than processes can take: about to
@@ -42,6 +43,9 @@ namespace rmbus::core {
 // R5's hold, in scheduling epochs.
 inline constexpr int sparing_hold_epochs = 10;
 std::int64_t sparing_hold_ms(const cluster_model& m);
+// R2's patience with a shortfall of half its count or less, in scheduling epochs.
+inline constexpr int sparing_patience_epochs = 30;
+std::int64_t sparing_patience_ms(const cluster_model& m);
 
 struct sparing_choice {
   std::vector<int> shed;     // per job slot: processes it sheds this round (0 unless above its count)
