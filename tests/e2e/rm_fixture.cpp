@@ -13,16 +13,20 @@
 
 namespace rmbus::e2e {
 
-std::string test_config() {
+config_lines sparing_policy() { return {"preemption_policy = \"sparing\"\n", "orchestrator_publish_ms = 200\n"}; }
+
+std::string test_config(const config_lines& extra) {
   return R"toml(
 [scheduling]
 quantum = "1G"
+)toml" + extra.scheduling + R"toml(
 
 [timing]
 heartbeat_interval_ms = 300
 node_stability = 4
 init_stability = 2
 round_timeout_ms = 3000
+)toml" + extra.timing + R"toml(
 
 [log]
 level = "info"
@@ -88,14 +92,14 @@ test_support::job_spec job(const std::string& id, const std::string& user, const
   return j;
 }
 
-rm_fixture::rm_fixture(layout how, placement_options where, std::string extra_config)
+rm_fixture::rm_fixture(layout how, placement_options where, std::string extra_config, const config_lines& lines)
     : how_(how), where_(std::move(where)) {
   failed_before_ = failed_assertions();
   char tmpl[] = "/tmp/rmbus-e2e-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   config_ = dir_ + "/rmbus.toml";
-  std::ofstream{config_} << test_config() << extra_config;
+  std::ofstream{config_} << test_config(lines) << extra_config;
   pub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
   sub_ = "tcp://" + where_.bus_host + ":" + std::to_string(test_support::free_port());
   admin_ = test_support::loopback(test_support::free_port());

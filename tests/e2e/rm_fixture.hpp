@@ -30,8 +30,15 @@ enum class layout { single, split, split_proxy };
 
 // Two top-level pools: alpha (a1..a4) and beta (b1, b2), every node 8 GB = order 8 at the 1 GB quantum.
 // Classes: normal (FAIR_SHARE, alpha, default), beta-normal (FAIR_SHARE, beta), reserve (RESERVE, alpha,
-// default), fixed (FIXED_SHARE, alpha).
-std::string test_config();
+// default), fixed (FIXED_SHARE, alpha). `extra` lines go into its [scheduling] and [timing] tables.
+struct config_lines {
+  std::string scheduling;  // e.g. "preemption_policy = \"sparing\"\n"
+  std::string timing;      // e.g. "orchestrator_publish_ms = 200\n"
+};
+std::string test_config(const config_lines& extra = {});
+// The sparing preemption policy, with the epoch at the fake orchestrator's 200 ms map period: sparing's waits are
+// counted in epochs (DUCC's default epoch of 10 s would make its patience 300 s).
+config_lines sparing_policy();
 
 // Extra configuration: two share groups under class normal, physics (weight 3, user ann) and bio (weight 1,
 // user bob).
@@ -54,8 +61,9 @@ struct placement_options {
 
 class rm_fixture {
  public:
-  // `extra_config` is appended to test_config() (new tables, e.g. "[health]\nenabled = true\n").
-  explicit rm_fixture(layout how, placement_options where = {}, std::string extra_config = {});
+  // `extra_config` is appended to test_config(lines) (new tables, e.g. "[health]\nenabled = true\n").
+  explicit rm_fixture(layout how, placement_options where = {}, std::string extra_config = {},
+                      const config_lines& lines = {});
   ~rm_fixture();
 
   void start_rm();             // (re)starts the RM process(es)

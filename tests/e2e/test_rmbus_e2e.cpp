@@ -52,8 +52,10 @@ bool has_event(const ts::fake_cluster& c, const std::string& kind, const std::st
   return false;
 }
 
-void placement_and_fair_split(layout how) {
-  rm_fixture f{how};
+// The fair-share cases run under both preemption policies (issue 52): each reaches the same fair split,
+// which both policies must keep; `policy` empty is the default (ducc), else rmbus::e2e::sparing_policy().
+void placement_and_fair_split(layout how, const rmbus::e2e::config_lines& policy = {}) {
+  rm_fixture f{how, {}, {}, policy};
   auto& c = f.cluster();
   c.start();
   c.submit(job("alice-1", "alice", "normal", 1024));
@@ -65,13 +67,15 @@ void placement_and_fair_split(layout how) {
   c.submit(job("bob-1", "bob", "normal", 1024));
   // Two users of equal weight in one class share 32 quanta: 32 / 2 = 16 each. Alice shrinks by preemption
   // (her extra shares are marked preempt, then vanish from the work map).
-  REQUIRE(c.wait_state(
+  const bool split = c.wait_state(
       [](const msg::rm_state& s) {
         const auto* a = ts::find_job(s, "alice-1");
         return a != nullptr && a->shares.size() == 16 && ts::active_shares(s, "alice-1") == 16 &&
                ts::active_shares(s, "bob-1") == 16;
       },
-      deadline));
+      deadline);
+  if (!split && c.last_state()) WARN("the last schedule:\n" << ts::summary(*c.last_state()));
+  REQUIRE(split);
   CHECK(has_event(c, "preempt", "job", "alice-1"));
   CHECK(ts::double_bookings(*c.last_state(), quanta_of_nodes).empty());
   // Graceful stop: every process of the layout exits 0 on SIGTERM.
@@ -102,8 +106,8 @@ void two_pools_in_one_round(layout how, rmbus::e2e::placement_options where = {}
   CHECK(both);
 }
 
-void kill_and_restart(layout how) {
-  rm_fixture f{how};
+void kill_and_restart(layout how, const rmbus::e2e::config_lines& policy = {}) {
+  rm_fixture f{how, {}, {}, policy};
   auto& c = f.cluster();
   c.start();
   c.submit(job("alice-1", "alice", "normal", 1024));
@@ -177,8 +181,10 @@ TEST_CASE("two processes: SIGKILL and restart recovers every running process wit
   kill_and_restart(layout::split);
 }
 
-TEST_CASE("a node that stops heartbeating goes missing then down: fair-share work moves and a reservation stays") {
-  rm_fixture f{layout::single};
+namespace {
+
+void node_down_moves_fair_share_work(const rmbus::e2e::config_lines& policy) {
+  rm_fixture f{layout::single, {}, {}, policy};
   auto& c = f.cluster();
   c.start();
   // carol reserves a whole 8 GB machine (order 8); alice runs 8 processes of 1 GB.
@@ -217,6 +223,25 @@ TEST_CASE("a node that stops heartbeating goes missing then down: fair-share wor
   CHECK(has_event(c, "node_down", "node", fair));
   CHECK(has_event(c, "evict", "job", "alice-1"));
   CHECK(has_event(c, "evict", "reason", "node down"));
+}
+
+}  // namespace
+
+TEST_CASE("a node that stops heartbeating goes missing then down: fair-share work moves and a reservation stays") {
+  node_down_moves_fair_share_work({});
+}
+
+TEST_CASE("sparing policy: a node that stops heartbeating goes missing then down: fair-share work moves and a "
+          "reservation stays") {
+  node_down_moves_fair_share_work(rmbus::e2e::sparing_policy());
+}
+
+TEST_CASE("sparing policy: a job gets shares on its pool's nodes and a second user's job makes it shrink to a fair split") {
+  placement_and_fair_split(layout::single, rmbus::e2e::sparing_policy());
+}
+
+TEST_CASE("sparing policy: SIGKILL and restart recovers every running process with nothing double-booked") {
+  kill_and_restart(layout::single, rmbus::e2e::sparing_policy());
 }
 
 TEST_CASE("vary-off and vary-on through rmbus-admin with clear errors for bad requests and exit 0 on SIGTERM") {
