@@ -27,7 +27,7 @@ bool looks_like_ipv4(std::string_view name) {
   return true;
 }
 
-// libstdc++'s regex compiler reads the number of a back-reference (\\12) or a repeat count ({3,12}) into a long
+// libstdc++'s regex compiler reads the number of a back-reference (\12) or a repeat count ({3,12}) into a long
 // with no bound: twenty digits overflow it, which is undefined behaviour (found by fuzz_native_config), and a count
 // of a million builds a million states. A node pattern needs neither, so such numbers are refused before the
 // pattern is compiled. Returns the first number above max_pattern_number, or an empty string.

@@ -27,10 +27,11 @@ using namespace std::chrono_literals;
 // then a plain weighted water-fill that tools/sim/fair_share.hpp computes independently of the RM.
 const std::vector<soak_class> soak_classes{{"normal", 100, 10}, {"low", 50, 10}};
 
+// Logged at info, so that a takeover that does not come can be read afterwards in rmbus-N.log.
 std::string soak_config(int heartbeat_ms) {
   std::ostringstream o;
   o << "[scheduling]\nquantum = \"1G\"\n\n[timing]\nheartbeat_interval_ms = " << heartbeat_ms
-    << "\nnode_stability = 4\ninit_stability = 2\nround_timeout_ms = 3000\n\n[log]\nlevel = \"warn\"\n\n"
+    << "\nnode_stability = 4\ninit_stability = 2\nround_timeout_ms = 3000\n\n[log]\nlevel = \"info\"\n\n"
     << "[[nodepool]]\nname = \"soak\"\n\n";
   for (const auto& c : soak_classes)
     o << "[[class]]\nname = \"" << c.name << "\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"soak\"\npriority = "
@@ -615,13 +616,10 @@ class soak_run {
          << "  back to the pre-kill one:    " << sum_.rounds_to_recover.size() - sum_.back_at_fair_share - sum_.back_settled
          << ", to the fair share: " << sum_.back_at_fair_share << ", settled elsewhere: " << sum_.back_settled << "\n"
          << "  rounds to recover:           median " << median_of(rounds) << ", max "
-         << (rounds.empty() ? 0 : *std::max_element(rounds.begin(), rounds.end())) << " (bound "
+         << max_of(rounds) << " (bound "
          << opt_.recover_rounds << ")\n"
          << "  seconds to recover:          median " << median_of(sum_.seconds_to_recover) << ", max "
-         << (sum_.seconds_to_recover.empty()
-                 ? 0
-                 : *std::max_element(sum_.seconds_to_recover.begin(), sum_.seconds_to_recover.end()))
-         << "\n"
+         << max_of(sum_.seconds_to_recover) << "\n"
          << "  rm.state messages checked:   " << sum_.states_checked << "\n";
     if (opt_.ha) {
       auto f = sum_.failover_ms;
@@ -648,7 +646,7 @@ class soak_run {
       const auto& e = sum_.epochs_per_failover;
       out_ << "  partition: kills with two instances acted on after the echo: " << sum_.split_actives
            << "; new epochs per kill: median " << median_of(e) << ", max "
-           << (e.empty() ? 0 : *std::max_element(e.begin(), e.end())) << "\n";
+           << max_of(e) << "\n";
     }
     out_
          << "  result:                      " << (exit_status(sum_) == 0 ? "PASS" : "FAIL") << std::endl;
