@@ -44,7 +44,9 @@ struct fake_cluster::impl {
   std::uint64_t states_repeated = 0;
   std::atomic<std::uint64_t> heartbeats_sent{0};
   std::int64_t clock_ms = 1'000'000;  // submission times: deterministic and increasing
-  std::function<void(const acted_view&)> state_observer;
+  // At most one is set (the last setter clears the other); only the acted observer needs the process list.
+  std::function<void(const messages::rm_state&)> state_observer;
+  std::function<void(const acted_view&)> acted_observer;
   // Each work map's envelope seq -> the epoch it echoed (0: none), the newest 10,000.
   std::map<std::uint64_t, std::uint64_t> map_echoes;
   bool holding = false;
@@ -78,12 +80,13 @@ struct fake_cluster::impl {
                               sh.node + ", reported down";
     follow(s);
     check_orders();
-    if (state_observer) {
+    if (state_observer) state_observer(s);
+    if (acted_observer) {
       std::optional<std::uint64_t> echo;
       if (s.workmap_seq)
         if (auto it = map_echoes.find(*s.workmap_seq); it != map_echoes.end()) echo = it->second;
       const auto processes = process_ids();
-      state_observer({s, env, processes, echo});
+      acted_observer({s, env, processes, echo});
     }
     state = std::move(s);
     ++states;
@@ -559,14 +562,14 @@ bool fake_cluster::wait_nodes(const std::function<bool(const messages::rm_nodes&
 
 void fake_cluster::set_state_observer(std::function<void(const messages::rm_state&)> observer) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->state_observer = nullptr;
-  if (observer)
-    impl_->state_observer = [observer = std::move(observer)](const acted_view& v) { observer(v.state); };
+  impl_->acted_observer = nullptr;
+  impl_->state_observer = std::move(observer);
 }
 
 void fake_cluster::set_acted_observer(std::function<void(const acted_view&)> observer) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->state_observer = std::move(observer);
+  impl_->state_observer = nullptr;
+  impl_->acted_observer = std::move(observer);
 }
 
 std::optional<messages::rm_event> fake_cluster::wait_event(const std::function<bool(const messages::rm_event&)>& pred,
