@@ -278,7 +278,7 @@ struct cluster_model {
   void drop_indexes();  // forget all of the above (refresh_ranks() then rebuilds them from the jobs)
 
   // Counters of the current round.
-  int round_given = 0;
+  int round_given = 0;              // grants What Of made that a plan will list (net of those dropped again)
   int round_preempted = 0;
   int round_evicted = 0;
   int round_needy_changes = 0;      // a job's needy flag or needy machine changed (defragment)
