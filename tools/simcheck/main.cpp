@@ -25,7 +25,7 @@ using rmbus::simcheck::move_names;
 struct options {
   std::uint64_t seeds = 0;
   std::uint64_t first_seed = 1;
-  int rounds = 60;
+  int rounds = rmbus::simcheck::run_settings{}.rounds;
   bool sparing = false;
   bool verbose = false;
 };
@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--seed") {
       o.first_seed = *value;
     } else {
-      // The nemesis needs some rounds, and the quiet rounds at the end (15) come on top of them.
-      if (*value < 20 || *value > 100000) return usage_error("--rounds must be between 20 and 100000");
+      // The nemesis needs some rounds, and the quiet rounds at the end (20) come on top of them.
+      if (*value < 25 || *value > 100000) return usage_error("--rounds must be between 25 and 100000");
       o.rounds = static_cast<int>(*value);
     }
   }

@@ -268,9 +268,16 @@ class run {
     }
     note_late_starts();
     const auto& plan = head_.round(end);
-    if (std::getenv("SIMCHECK_DEBUG") != nullptr && plan.counts.given + plan.counts.preempted + plan.counts.evicted > 0)
-      note("core: given " + std::to_string(plan.counts.given) + ", preempted " + std::to_string(plan.counts.preempted) +
-           ", evicted " + std::to_string(plan.counts.evicted));
+    if (std::getenv("SIMCHECK_DEBUG") != nullptr) {
+      if (plan.counts.given + plan.counts.preempted + plan.counts.evicted > 0)
+        note("core: given " + std::to_string(plan.counts.given) + ", preempted " +
+             std::to_string(plan.counts.preempted) + ", evicted " + std::to_string(plan.counts.evicted));
+      for (const auto& j : plan.jobs)
+        for (const auto& sh : j.shares)
+          if (sh.status != core::share_status::running)
+            note("core: " + sh.id.str() + " " + core::to_string(sh.status) + " on " + sh.node.str() + ", its job counted " +
+                 std::to_string(j.given) + " with " + std::to_string(j.shares.size()) + " shares");
+    }
     result_.repairs += head_.scheduler().last_repairs().size();
     for (const auto& rep : head_.scheduler().last_repairs())
       note("core: " + rep.node.str() + " above its order (" + std::to_string(rep.held) + " of " +
@@ -287,6 +294,8 @@ class run {
     mark_seen();
     check(plan);
     result_.rounds_run = r;
+    if (!nemesis_on())
+      result_.quiet_changes.push_back({plan.counts.given, plan.counts.preempted, plan.counts.evicted});
     if (roll(move_kind::plan_lost)) {
       count(move_kind::plan_lost, "cycle " + std::to_string(head_.published_cycle()));
     } else {
