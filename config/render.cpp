@@ -1,6 +1,7 @@
 #include "config/render.hpp"
 
 #include <sstream>
+#include <string>
 
 #include "config/detail/values.hpp"
 
@@ -117,6 +118,16 @@ std::string render(const rm_config& cfg) {
       << (rt.security.server_key.empty() ? std::string{} : "server_key = " + quote(rt.security.server_key) + "\n")
       << "keys = " << quote(rt.security.keys) << "\n";
   }
+  // DUCC allows one pool without a node source, and a node no pool names goes to the first top-level pool,
+  // whatever it lists. A pool that lists no node although it has a source (a nodefile naming none) is written
+  // `nodes = []`, so that reading the rendering back does not find two pools without one.
+  std::string first_top_level;
+  for (const auto& p : cfg.scheduling.nodepools)
+    if (p.parent.empty()) {
+      first_top_level = p.name;
+      break;
+    }
+  bool one_unlisted = false;
   for (const auto& p : cfg.scheduling.nodepools) {
     o << "\n[[nodepool]]\nname = " << quote(p.name) << "\n";
     if (!p.parent.empty()) o << "parent = " << quote(p.parent) << "\n";
@@ -125,7 +136,15 @@ std::string render(const rm_config& cfg) {
     if (!p.domain.empty()) o << "domain = " << quote(p.domain) << "\n";
     if (!p.nodes.empty()) o << "nodes = " << quote_list(p.nodes) << "\n";
     if (!p.node_patterns.empty()) o << "node_patterns = " << quote_list(p.node_patterns) << "\n";
-    if (p.nodes.empty() && p.node_patterns.empty()) o << "# no node list: takes every node no other pool names\n";
+    if (!p.nodes.empty() || !p.node_patterns.empty()) continue;
+    if (one_unlisted) {
+      o << "nodes = []  # lists no node\n";
+    } else if (p.name == first_top_level) {
+      o << "# no node list: takes every node no other pool names\n";
+    } else {
+      o << "# no node list: a node no pool names goes to the first top-level pool, " << quote(first_top_level) << "\n";
+    }
+    one_unlisted = true;
   }
   for (const auto& c : cfg.scheduling.classes) {
     o << "\n[[class]]\nname = " << quote(c.name) << "\n"

@@ -188,6 +188,38 @@ TEST_CASE("nodefiles in TOML are resolved next to the TOML file", "[config][nati
   CHECK(cfg.scheduling.nodepools[2].node_patterns == std::vector<std::string>{"jd[0-9]+"});
 }
 
+TEST_CASE("a pool whose nodefile lists no node beside a pool without one is written back as nodes = []",
+          "[config][native]") {
+  // Fuzz finding 7 (seed regression-empty-nodefile-beside-unlisted-pool.toml): the rendering wrote both pools
+  // without a node list, and reading it back refused two pools without a nodefile.
+  scratch_dir dir;
+  dir.write("a.nodes", "  # nothing but a comment\n");
+  auto path = dir.write("site.toml", "[[nodepool]]\nname = \"general\"\nnodefile = \"a.nodes\"\n"
+                                     "[[nodepool]]\nname = \"other\"\n");
+  const auto cfg = rc::load_native(path);
+  REQUIRE(cfg.scheduling.nodepools.size() == 2);
+  CHECK(cfg.scheduling.nodepools[0].nodes.empty());
+  CHECK(cfg.scheduling.nodepools[1].nodes.empty());
+  const auto text = rc::render(cfg);
+  INFO(text);
+  CHECK(text.find("# no node list: takes every node no other pool names\n\n[[nodepool]]\nname = \"other\"") !=
+        std::string::npos);
+  CHECK(text.find("nodes = []") != std::string::npos);
+  CHECK(rc::parse_native(text, "<rendered>", dir.path()) == cfg);
+}
+
+TEST_CASE("a pool without a node list after the first top-level pool is written as getting no node", "[config][native]") {
+  // A node no pool names goes to the first top-level pool (DUCC's rule), whether or not that pool lists nodes.
+  const auto cfg = rc::parse_native("[[nodepool]]\nname = \"main\"\nnodes = [\"n1\"]\n[[nodepool]]\nname = \"other\"\n",
+                                    "site.toml");
+  const auto text = rc::render(cfg);
+  INFO(text);
+  CHECK(text.find("# no node list: a node no pool names goes to the first top-level pool, \"main\"") !=
+        std::string::npos);
+  CHECK(text.find("takes every node") == std::string::npos);
+  CHECK(rc::parse_native(text, "<rendered>") == cfg);
+}
+
 TEST_CASE("the example in docs/configuration.md is a valid configuration", "[config][native]") {
   auto doc = rc::test::data_dir().parent_path().parent_path().parent_path() / "docs" / "configuration.md";
   std::ifstream in(doc);
