@@ -57,10 +57,15 @@ TEST_CASE("share groups: two groups of weights 3 and 1 under one class split its
   CHECK(e.output.find("physics") != std::string::npos);
 }
 
-TEST_CASE("reclaim grace: the processes chosen for preemption run on with a deadline, then go when it passes") {
+namespace {
+
+// Under either preemption policy: bob's claim on half of what alice holds is met by processes that run on with
+// a deadline, and go when it passes.
+void reclaim_grace_defers_preemption(const rmbus::e2e::config_lines& policy) {
   rm_fixture f{layout::single, {},
                "[[class]]\nname = \"graceful\"\npolicy = \"FAIR_SHARE\"\nnodepool = \"alpha\"\npriority = 10\n"
-               "weight = 100\nreclaim_grace_ms = 3000\n"};
+               "weight = 100\nreclaim_grace_ms = 3000\n",
+               policy};
   auto& c = f.cluster();
   c.start();
   c.submit(job("alice-1", "alice", "graceful"));
@@ -76,6 +81,16 @@ TEST_CASE("reclaim grace: the processes chosen for preemption run on with a dead
       [](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 16 && ts::active_shares(s, "bob-1") == 16; },
       deadline));
   CHECK(ts::reclaiming_shares(*c.last_state(), "alice-1") == 0);
+}
+
+}  // namespace
+
+TEST_CASE("reclaim grace: the processes chosen for preemption run on with a deadline, then go when it passes") {
+  reclaim_grace_defers_preemption({});
+}
+
+TEST_CASE("sparing policy: reclaim grace: the processes chosen for preemption run on with a deadline, then go when it passes") {
+  reclaim_grace_defers_preemption(rmbus::e2e::sparing_policy());
 }
 
 TEST_CASE("probe first: a new job holds one process until it has initialized and finished a work item") {

@@ -80,67 +80,74 @@ std::uint64_t wait_full_maps(ts::fake_cluster& c, std::uint64_t n) {
   return c.maps_sent().last_full_seq;
 }
 
+// Under `policy` (empty: DUCC's), the schedule built from deltas is the one the equivalent full map gives.
+void deltas_give_the_full_maps_schedule(layout how, const rmbus::e2e::config_lines& policy) {
+  rm_fixture f{how, {}, {}, policy};
+  f.use_delta_maps(100000);  // one full map at the start, then only deltas
+  auto& c = f.cluster();
+  c.start();
+  c.submit(job("alice-1", "alice", "normal", 1024));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 32 && settled(s); }, deadline));
+  // Changes that arrive only as deltas: a new user (alice shrinks by preemption), a job in the other pool,
+  // one that comes and goes.
+  c.submit(job("bob-1", "bob", "normal", 1024));
+  c.submit(job("carol-1", "carol", "beta-normal", 2048, 3));
+  c.submit(job("dave-1", "dave", "normal", 1024, 2));
+  REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "dave-1") == 2; }, deadline));
+  c.complete("dave-1");
+  std::optional<msg::rm_state> from_deltas;
+  REQUIRE(c.wait_state(
+      [&](const msg::rm_state& s) {
+        const bool done = ts::find_job(s, "dave-1") == nullptr && ts::active_shares(s, "alice-1") == 16 &&
+                          ts::active_shares(s, "bob-1") == 16 && ts::active_shares(s, "carol-1") == 3 && settled(s);
+        if (done) from_deltas = s;
+        return done;
+      },
+      deadline));
+  const auto sent = c.maps_sent();
+  // One full map at the start (two if the RM's subscription missed the first: slow joiner; it asks).
+  CHECK(sent.full == 1 + sent.resyncs);
+  CHECK(sent.resyncs <= 1);
+  CHECK(sent.deltas > 5);
+  CHECK(from_deltas->workmap_seq > sent.last_full_seq);  // answers a delta
+  CHECK(ts::double_bookings(*from_deltas, rmbus::e2e::node_quanta()).empty());
+
+  // The equivalent full map: its round must leave every job exactly as the deltas had it. Every schedule
+  // is kept by the map it answers, so the one answering the full map is not missed while we learn its seq.
+  std::mutex mu;
+  std::map<std::uint64_t, msg::rm_state> by_map;
+  c.set_state_observer([&](const msg::rm_state& s) {
+    std::lock_guard lock{mu};
+    if (s.workmap_seq && by_map.size() < 1000) by_map.emplace(*s.workmap_seq, s);
+  });
+  c.send_full_map_next();
+  const auto full_seq = wait_full_maps(c, 2);
+  std::optional<msg::rm_state> from_full;
+  for (int i = 0; i < 60 && !from_full; ++i) {
+    {
+      std::lock_guard lock{mu};
+      // The round answering the full map, or (rounds merge maps that arrive while one runs) the first after
+      // it: the deltas after it are empty, the cluster being settled.
+      if (auto it = by_map.lower_bound(full_seq); it != by_map.end()) from_full = it->second;
+    }
+    if (!from_full) c.wait_state([](const msg::rm_state&) { return true; }, 1s);
+  }
+  c.set_state_observer({});
+  REQUIRE(from_full);
+  CHECK(from_full->jobs == from_deltas->jobs);
+  CHECK(events_so_far(c, "workmap_delta_refused") == 0);
+}
+
 }  // namespace
 
 TEST_CASE("a schedule built from deltas is the one the equivalent full map gives") {
   for (auto how : {layout::single, layout::split}) {
-    DYNAMIC_SECTION("layout " << static_cast<int>(how)) {
-      rm_fixture f{how};
-      f.use_delta_maps(100000);  // one full map at the start, then only deltas
-      auto& c = f.cluster();
-      c.start();
-      c.submit(job("alice-1", "alice", "normal", 1024));
-      REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "alice-1") == 32 && settled(s); }, deadline));
-      // Changes that arrive only as deltas: a new user (alice shrinks by preemption), a job in the other pool,
-      // one that comes and goes.
-      c.submit(job("bob-1", "bob", "normal", 1024));
-      c.submit(job("carol-1", "carol", "beta-normal", 2048, 3));
-      c.submit(job("dave-1", "dave", "normal", 1024, 2));
-      REQUIRE(c.wait_state([](const msg::rm_state& s) { return ts::active_shares(s, "dave-1") == 2; }, deadline));
-      c.complete("dave-1");
-      std::optional<msg::rm_state> from_deltas;
-      REQUIRE(c.wait_state(
-          [&](const msg::rm_state& s) {
-            const bool done = ts::find_job(s, "dave-1") == nullptr && ts::active_shares(s, "alice-1") == 16 &&
-                              ts::active_shares(s, "bob-1") == 16 && ts::active_shares(s, "carol-1") == 3 && settled(s);
-            if (done) from_deltas = s;
-            return done;
-          },
-          deadline));
-      const auto sent = c.maps_sent();
-      // One full map at the start (two if the RM's subscription missed the first: slow joiner; it asks).
-      CHECK(sent.full == 1 + sent.resyncs);
-      CHECK(sent.resyncs <= 1);
-      CHECK(sent.deltas > 5);
-      CHECK(from_deltas->workmap_seq > sent.last_full_seq);  // answers a delta
-      CHECK(ts::double_bookings(*from_deltas, rmbus::e2e::node_quanta()).empty());
-
-      // The equivalent full map: its round must leave every job exactly as the deltas had it. Every schedule
-      // is kept by the map it answers, so the one answering the full map is not missed while we learn its seq.
-      std::mutex mu;
-      std::map<std::uint64_t, msg::rm_state> by_map;
-      c.set_state_observer([&](const msg::rm_state& s) {
-        std::lock_guard lock{mu};
-        if (s.workmap_seq && by_map.size() < 1000) by_map.emplace(*s.workmap_seq, s);
-      });
-      c.send_full_map_next();
-      const auto full_seq = wait_full_maps(c, 2);
-      std::optional<msg::rm_state> from_full;
-      for (int i = 0; i < 60 && !from_full; ++i) {
-        {
-          std::lock_guard lock{mu};
-          // The round answering the full map, or (rounds merge maps that arrive while one runs) the first after
-          // it: the deltas after it are empty, the cluster being settled.
-          if (auto it = by_map.lower_bound(full_seq); it != by_map.end()) from_full = it->second;
-        }
-        if (!from_full) c.wait_state([](const msg::rm_state&) { return true; }, 1s);
-      }
-      c.set_state_observer({});
-      REQUIRE(from_full);
-      CHECK(from_full->jobs == from_deltas->jobs);
-      CHECK(events_so_far(c, "workmap_delta_refused") == 0);
-    }
+    DYNAMIC_SECTION("layout " << static_cast<int>(how)) { deltas_give_the_full_maps_schedule(how, {}); }
   }
+}
+
+TEST_CASE("sparing policy: a schedule built from deltas is the one the equivalent full map gives") {
+  deltas_give_the_full_maps_schedule(layout::single, rmbus::e2e::sparing_policy());
 }
 
 TEST_CASE("a lost delta is detected and reported and recovered from with a full map") {
