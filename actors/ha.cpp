@@ -98,6 +98,9 @@ void check_rank(ha_actor* self, std::int64_t now) {
           {{"instance", st.env.instance}, {"rank", std::to_string(rank)}, {"peer", p.instance}, {"peer_admin", p.admin}});
     if (!st.election->ever_active() && now - st.started_ms < 3 * settings(st).takeover_ms) {
       spdlog::critical("HA: configuration error: {}; refusing to start", what);
+      // Once more, so that the peer hears of this rank too: the beacon sent at start can be lost while the bus
+      // connection is still being made, and the next one would come after the stop.
+      beacon(self);
       request_stop(exit_status_configuration_error);
       return;
     }
