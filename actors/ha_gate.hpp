@@ -76,6 +76,12 @@ class ha_gate {
     if (echo) last_echo_ = *echo;
     if (echoed_cycle) last_echo_cycle_ = *echoed_cycle;
   }
+  // Whether some work map carried rm_epoch: the orchestrator echoes, so a new active waits for its echo before
+  // granting (echo_wait.hpp).
+  bool orchestrator_echoes() const {
+    std::lock_guard lock{mutex_};
+    return last_echo_.has_value();
+  }
   struct workmaps_seen {
     std::uint64_t maps = 0;
     std::optional<std::uint64_t> echo, echoed_cycle;

@@ -47,6 +47,7 @@
 #include "actors/overbooking.hpp"
 #include "actors/plan_tables.hpp"
 #include "actors/round_listing.hpp"
+#include "actors/takeover_seed.hpp"
 #include "messages/detail/peek.hpp"
 #include "messages/schedule_tally.hpp"
 #include "messages/topics.hpp"
@@ -563,8 +564,14 @@ caf::behavior publication(publication_actor* self, actor_env env) {
         if (!st.heard_state.empty()) {
           auto heard = messages::decode_rm_state(messages::topics::rm_state, st.heard_state, limits_of(*st.env.cfg));
           if (heard) {
-            spdlog::info("HA: fresh schedulers are seeded from the last schedule of epoch {} ({} jobs)", st.heard_epoch,
-                         heard.value().jobs.size());
+            // Only when the orchestrator echoes: without the echo this process grants from its first round, and
+            // the seed's grants are what keep their space (actors/takeover_seed.hpp).
+            const bool echoes = st.env.ha->orchestrator_echoes();
+            const auto dropped = echoes ? drop_unstarted_grants(heard.value()) : 0;
+            spdlog::info("HA: fresh schedulers are seeded from the last schedule of epoch {} ({} jobs; {})", st.heard_epoch,
+                         heard.value().jobs.size(),
+                         echoes ? std::to_string(dropped) + " grants not started yet dropped: they are not this epoch's"
+                                : std::string{"its grants kept: the orchestrator echoes no epoch"});
             st.last_state = std::make_shared<messages::payload>(std::move(heard.value()));
             st.state_in_step = false;  // the active's schedule: this process's first round lists its tables
           } else {
