@@ -1,7 +1,7 @@
 // rmbus-sim-check: runs the seeded simulation of the RM's head with a nemesis (tools/simcheck/sim_run.hpp) for
 // seeds S..S+N-1 and checks the schedule's rules after every round (round_checker.hpp).
 //
-//   rmbus-sim-check --seeds N [--seed S] [--rounds R] [--policy ducc|sparing] [--verbose]
+//   rmbus-sim-check --seeds N [--seed S] [--rounds R] [--policy ducc|sparing] [--takeovers] [--verbose]
 //
 // Prints one summary line; a failing seed prints the seed, the round, the node, the rule and the recent
 // history, and replays exactly with `--seed <it> --seeds 1`. Exit 0: every seed passed; 1: one failed;
@@ -27,6 +27,7 @@ struct options {
   std::uint64_t first_seed = 1;
   int rounds = rmbus::simcheck::run_settings{}.rounds;
   bool sparing = false;
+  bool takeovers = false;
   bool verbose = false;
 };
 
@@ -42,7 +43,8 @@ std::optional<std::uint64_t> parse_count(std::string_view text) {
 
 int usage_error(const std::string& what) {
   std::cerr << "rmbus-sim-check: " << what << "\n"
-            << "usage: rmbus-sim-check --seeds N [--seed S] [--rounds R] [--policy ducc|sparing] [--verbose]\n";
+            << "usage: rmbus-sim-check --seeds N [--seed S] [--rounds R] [--policy ducc|sparing] [--takeovers] "
+               "[--verbose]\n";
   return 2;
 }
 
@@ -52,7 +54,7 @@ void print_failure(const rmbus::simcheck::run_result& r, const options& o) {
             << ", rule " << v.rule << ": " << v.detail << "\n"
             << "  replay: rmbus-sim-check --seed " << r.seed << " --seeds 1"
             << (o.rounds != options{}.rounds ? " --rounds " + std::to_string(o.rounds) : std::string{})
-            << (o.sparing ? " --policy sparing" : "") << "\n  history:\n";
+            << (o.sparing ? " --policy sparing" : "") << (o.takeovers ? " --takeovers" : "") << "\n  history:\n";
   for (const auto& line : r.history) std::cout << "    " << line << "\n";
 }
 
@@ -65,6 +67,10 @@ int main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if (arg == "--verbose") {
       o.verbose = true;
+      continue;
+    }
+    if (arg == "--takeovers") {
+      o.takeovers = true;
       continue;
     }
     if (arg == "--policy") {
@@ -101,6 +107,7 @@ int main(int argc, char** argv) {
     s.seed = o.first_seed + k;
     s.rounds = o.rounds;
     s.sparing = o.sparing;
+    s.takeovers = o.takeovers;
     const auto r = rmbus::simcheck::run_seed(s);
     rounds += static_cast<std::uint64_t>(r.rounds_run);
     guard_refusals += r.guard_refusals;
@@ -121,8 +128,7 @@ int main(int argc, char** argv) {
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   std::cout << "rmbus-sim-check: seeds " << o.seeds << " (from " << o.first_seed << "), failures " << failures
             << ", rounds " << rounds << ", guard refusals " << guard_refusals << " (" << unexplained << " without a late start)"
-            << ", repairs " << repairs
-            << ", moves";
+            << ", repairs " << repairs << ", moves";
   for (std::size_t m = 0; m < move_kinds; ++m) std::cout << " " << move_names[m] << "=" << moves[m];
   std::cout << ", wall " << wall_ms << " ms\n";
   return failures == 0 ? 0 : 1;

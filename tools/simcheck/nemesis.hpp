@@ -21,6 +21,8 @@ enum class move_kind : std::size_t {
   map_repeated,          // a work map arrives twice, the second time late
   map_reordered,         // a work map arrives after the next one
   plan_lost,             // the orchestrator misses a schedule
+  takeover,              // a new HA active of the next epoch, seeded from a schedule up to 3 publications old
+                         // (only with run_settings::takeovers, drawn from a random source of its own)
   count
 };
 
@@ -28,10 +30,11 @@ constexpr std::size_t move_kinds = static_cast<std::size_t>(move_kind::count);
 
 constexpr std::array<const char*, move_kinds> move_names = {
     "heartbeat_dropped", "heartbeat_late", "heartbeat_duplicated", "node_flap",  "mass_loss", "vary_off_on",
-    "scheduler_replaced", "late_start",    "map_lost",             "map_repeated", "map_reordered", "plan_lost"};
+    "scheduler_replaced", "late_start",    "map_lost",             "map_repeated", "map_reordered", "plan_lost",
+    "takeover"};
 
 // How often each move is tried per round while the nemesis is on, in percent (the heartbeat moves: per node).
-constexpr std::array<int, move_kinds> move_percent = {3, 3, 3, 25, 4, 8, 5, 15, 10, 10, 10, 8};
+constexpr std::array<int, move_kinds> move_percent = {3, 3, 3, 25, 4, 8, 5, 15, 10, 10, 10, 8, 4};
 
 inline const char* to_string(move_kind k) { return move_names[static_cast<std::size_t>(k)]; }
 

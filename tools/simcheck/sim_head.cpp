@@ -1,5 +1,7 @@
 #include "tools/simcheck/sim_head.hpp"
 
+#include <algorithm>
+
 #include "actors/overbooking.hpp"
 
 namespace rmbus::simcheck {
@@ -121,13 +123,31 @@ void sim_head::replace_scheduler() {
   sched_->adopt_published(published_of(published_));
 }
 
+void sim_head::take_over(std::size_t seed_age) {
+  ++epoch_;
+  awaiting_echo_ = true;
+  if (!recent_published_.empty())
+    published_ = recent_published_[recent_published_.size() - 1 - std::min(seed_age, recent_published_.size() - 1)];
+  // The predecessor's grants not started yet are not the new epoch's, as actors/takeover_seed.hpp drops them
+  // from the schedule the standby heard (there from messages::rm_state, here from the core's plan; this
+  // orchestrator always echoes the epoch).
+  for (auto& j : published_.jobs)
+    std::erase_if(j.shares, [](const core::planned_share& sh) { return sh.status == core::share_status::new_share; });
+  sched_ = std::make_unique<core::nodepool_scheduler>(pool_name, cfg_, "g" + std::to_string(++generation_));
+  for (const auto& [node, mb] : memory_) introduce(node);
+  sched_->adopt_published(published_of(published_));
+}
+
 const core::schedule_plan& sim_head::round(std::int64_t now_ms) {
   if (newest_) {
     applied_ = newest_;
     sched_->set_acted_cycle(applied_->acted_cycle);
     sched_->apply_work(applied_->work);
   }
-  const auto& plan = sched_->schedule({now_ms, {}, false, ++cycle_});
+  if (awaiting_echo_ && applied_ && applied_->rm_epoch && *applied_->rm_epoch >= epoch_) awaiting_echo_ = false;
+  core::round_input in{now_ms, {}, awaiting_echo_, ++cycle_};
+  if (awaiting_echo_) in.settle_reason = "waiting for the orchestrator to accept epoch " + std::to_string(epoch_);
+  const auto& plan = sched_->schedule(in);
   std::vector<messages::job_schedule> wire;
   for (const auto& j : plan.jobs) {
     messages::job_schedule w;
@@ -147,6 +167,8 @@ const core::schedule_plan& sim_head::round(std::int64_t now_ms) {
   else {
     published_ = plan;
     published_cycle_ = cycle_;
+    recent_published_.push_back(plan);
+    if (recent_published_.size() > 4) recent_published_.pop_front();
   }
   return plan;
 }

@@ -8,11 +8,15 @@
 //                 (actors/overbooking.hpp: a plan that would start a process above a node's order is not
 //                 published; the last good one is)
 // and a scheduler replaced mid-run starts from the last published schedule (adopt_published), with every
-// machine as the intake and the admin marks know it, as actors/pool_scheduler.cpp does.
+// machine as the intake and the admin marks know it, as actors/pool_scheduler.cpp does. A takeover is a new
+// HA active of the next epoch: its scheduler starts from the last schedule its standby heard, which may be
+// older than the last one published, and its rounds only report (round_input::settling) until a work map
+// echoes its epoch (actors/echo_wait.hpp).
 //
 // Not thread-safe; one owner (the run).
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -45,6 +49,11 @@ class sim_head {
   bool take_map(published_map m);
   void vary(const std::string& node, bool off);
   void replace_scheduler();
+  // The schedule published `seed_age` publications before the last one seeds the new active (the oldest kept,
+  // 3 before, when fewer were published).
+  void take_over(std::size_t seed_age);
+  std::uint64_t epoch() const { return epoch_; }
+  bool awaiting_echo() const { return awaiting_echo_; }
 
   // One round: the newest map applied, the core's plan made. The plan is the core's, before the guard.
   const core::schedule_plan& round(std::int64_t now_ms);
@@ -78,6 +87,9 @@ class sim_head {
   std::optional<published_map> newest_;          // the newest map received
   std::optional<published_map> applied_;         // the map the last round applied
   core::schedule_plan published_;
+  std::deque<core::schedule_plan> recent_published_;  // the last 4 published, the newest last
+  std::uint64_t epoch_ = 1;
+  bool awaiting_echo_ = false;
   std::uint64_t cycle_ = 0;
   std::uint64_t published_cycle_ = 0;  // the cycle of the plan published last (the guard may hold a newer back)
   std::vector<std::string> overbooked_;

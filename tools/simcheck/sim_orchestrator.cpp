@@ -10,9 +10,12 @@ void sim_orchestrator::complete(const std::string& job) {
   for (auto it = pending_.begin(); it != pending_.end();) it = it->second.job == job ? pending_.erase(it) : ++it;
 }
 
-bool sim_orchestrator::receive(const core::schedule_plan& plan, std::uint64_t cycle, std::int64_t now_ms,
-                               const std::function<delays()>& draw, bool start_late, std::string* rogue_note) {
-  if (acted_ && cycle <= *acted_) return false;
+bool sim_orchestrator::receive(const core::schedule_plan& plan, std::uint64_t cycle, std::uint64_t epoch,
+                               std::int64_t now_ms, const std::function<delays()>& draw, bool start_late,
+                               std::string* rogue_note) {
+  if (epoch < accepted_epoch_) return false;
+  if (epoch == accepted_epoch_ && acted_ && cycle <= *acted_) return false;
+  accepted_epoch_ = epoch;
   acted_ = cycle;
   std::set<std::string> granted;  // shares the schedule lists as new
   for (const auto& j : plan.jobs) {
@@ -70,6 +73,7 @@ published_map sim_orchestrator::publish(std::int64_t now_ms) {
   published_map m;
   m.seq = ++seq_;
   m.acted_cycle = acted_;
+  if (accepted_epoch_ > 0) m.rm_epoch = accepted_epoch_;
   for (const auto& [id, job] : jobs_) {
     if (!job.active) continue;
     auto& item = m.work[job.item.id] = job.item;

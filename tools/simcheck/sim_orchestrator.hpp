@@ -7,7 +7,9 @@
 // goes ahead anyway (a late start: the process then runs on a share the RM no longer grants, and may put its
 // node above its order). It publishes its work map once per interval, numbered, with the cycle of the last
 // schedule it acted on (rm_cycle), so that the RM can tell an eviction acted on from one not read yet.
-// Processes keep running on a node whose heartbeats are lost: silence is not death.
+// Processes keep running on a node whose heartbeats are lost: silence is not death. It fences HA epochs as
+// docs/protocol.md 4.8 asks: a schedule of an epoch above the one it accepted moves it to that epoch, one
+// below is never acted on, and each map echoes the accepted epoch (rm_epoch).
 //
 // Time is an input; every delay is drawn by the caller from the run's seed. Not thread-safe; one owner.
 
@@ -50,6 +52,7 @@ struct pending_start {
 struct published_map {
   std::uint64_t seq = 0;
   std::optional<std::uint64_t> acted_cycle;
+  std::optional<std::uint64_t> rm_epoch;  // the highest epoch accepted (none before the first schedule)
   core::work_map work;
 };
 
@@ -66,10 +69,10 @@ class sim_orchestrator {
   // The job ends: its processes end with it and it leaves the map.
   void complete(const std::string& job);
 
-  // A schedule arrives. Returns false when it is older than (or the same as) one already acted on.
-  // `start_late` makes the next withdrawn start go ahead anyway (one per call at most); returns through
-  // `rogue_note` the share it concerns, if any.
-  bool receive(const core::schedule_plan& plan, std::uint64_t cycle, std::int64_t now_ms,
+  // A schedule of HA epoch `epoch` arrives. Returns false when it is older than (or the same as) one already
+  // acted on, or of an epoch below the accepted one (fenced). `start_late` makes the next withdrawn start go
+  // ahead anyway (one per call at most); returns through `rogue_note` the share it concerns, if any.
+  bool receive(const core::schedule_plan& plan, std::uint64_t cycle, std::uint64_t epoch, std::int64_t now_ms,
                const std::function<delays()>& draw, bool start_late, std::string* rogue_note);
   // Carries out the starts and stops due at now_ms.
   void advance(std::int64_t now_ms);
@@ -86,6 +89,7 @@ class sim_orchestrator {
   std::map<std::string, sim_process> processes_;  // by share id
   std::map<std::string, pending_start> pending_;  // by share id
   std::optional<std::uint64_t> acted_;
+  std::uint64_t accepted_epoch_ = 0;
   std::uint64_t seq_ = 0;
 };
 

@@ -51,6 +51,7 @@ struct map_event {
 struct plan_event {
   core::schedule_plan plan;
   std::uint64_t cycle = 0;
+  std::uint64_t epoch = 1;
 };
 using event = std::variant<heartbeat_event, map_event, plan_event>;
 
@@ -80,7 +81,8 @@ struct sim_node {
 
 class run {
  public:
-  explicit run(const run_settings& s) : s_(s), rng_(s.seed), head_(make_config(s.sparing), head_settings{}) {
+  explicit run(const run_settings& s)
+      : s_(s), rng_(s.seed), takeover_rng_(s.seed ^ 0x9e3779b97f4a7c15ULL), head_(make_config(s.sparing), head_settings{}) {
     result_.seed = s.seed;
     make_cluster();
     make_workload();
@@ -234,7 +236,7 @@ class run {
           return sim_orchestrator::delays{draw_delay(interval_ms * 4 / 5, interval_ms * 5 / 2),
                                           draw_delay(interval_ms * 4 / 5, interval_ms * 5 / 2)};
         };
-        if (orch_.receive(p->plan, p->cycle, at, draw, late, &rogue) && late && !rogue.empty()) {
+        if (orch_.receive(p->plan, p->cycle, p->epoch, at, draw, late, &rogue) && late && !rogue.empty()) {
           start_late_ = false;
           count(move_kind::late_start, rogue + " will start although withdrawn");
         }
@@ -266,8 +268,16 @@ class run {
       count(move_kind::scheduler_replaced, "a fresh scheduler adopts the schedule of cycle " +
                                                std::to_string(head_.published_cycle()));
     }
+    if (s_.takeovers && nemesis_on() && takeover_rng_.chance(move_percent[static_cast<std::size_t>(move_kind::takeover)])) {
+      const auto age = static_cast<std::size_t>(takeover_rng_.between(0, 3));
+      head_.take_over(age);
+      count(move_kind::takeover, "epoch " + std::to_string(head_.epoch()) + " takes over from the schedule published " +
+                                     std::to_string(age) + " before the last; it grants nothing until a map echoes it");
+    }
     note_late_starts();
     const auto& plan = head_.round(end);
+    full_round_.resize(static_cast<std::size_t>(r) + 1, 0);
+    full_round_[static_cast<std::size_t>(r)] = head_.awaiting_echo() ? 0 : 1;
     if (std::getenv("SIMCHECK_DEBUG") != nullptr) {
       if (plan.counts.given + plan.counts.preempted + plan.counts.evicted > 0)
         note("core: given " + std::to_string(plan.counts.given) + ", preempted " +
@@ -299,7 +309,7 @@ class run {
     if (roll(move_kind::plan_lost)) {
       count(move_kind::plan_lost, "cycle " + std::to_string(head_.published_cycle()));
     } else {
-      queue_.push(end + rng_.between(10, 300), rng_.raw(), plan_event{head_.published(), head_.published_cycle()});
+      queue_.push(end + rng_.between(10, 300), rng_.raw(), plan_event{head_.published(), head_.published_cycle(), head_.epoch()});
     }
   }
 
@@ -333,6 +343,14 @@ class run {
   }
 
   // The processes of the map the round applied are known to the RM from now on.
+  // Rounds after `round` up to this one that were full: a round that settles (a new active waiting for the
+  // orchestrator's echo) stops nothing that runs, so it cannot repair a node.
+  int full_rounds_since(int round) const {
+    int n = 0;
+    for (int r = round + 1; r <= round_; ++r) n += full_round_[static_cast<std::size_t>(r)];
+    return n;
+  }
+
   void mark_seen() {
     const auto& m = head_.applied_map();
     if (!m) return;
@@ -351,7 +369,7 @@ class run {
       for (const auto& [share, p] : orch_.processes()) {
         if (p.node != n.name || !p.rogue) continue;
         nf.rogue_process = true;
-        nf.repair_due = nf.repair_due || (p.seen_round >= 0 && p.seen_round + 2 <= round_);
+        nf.repair_due = nf.repair_due || (p.seen_round >= 0 && full_rounds_since(p.seen_round) >= 2);
       }
       f.nodes.push_back(nf);
     }
@@ -411,6 +429,7 @@ class run {
 
   run_settings s_;
   sim_random rng_;
+  sim_random takeover_rng_;
   sim_head head_;
   sim_orchestrator orch_;
   round_checker checker_;
@@ -420,6 +439,7 @@ class run {
   std::map<std::string, int> submit_round_;
   std::map<std::string, int> end_round_;
   std::map<std::string, int> late_start_round_;  // node -> the last round a late start ran there
+  std::vector<char> full_round_;                  // per round: it was not a settling one
   run_result result_;
   int round_ = 0;
   std::int64_t now_ = 0;

@@ -25,6 +25,9 @@ struct run_settings {
   // for the preemptions it needs (seed 88651 settled in the 16th).
   int quiet_rounds = 20;
   bool sparing = false;   // the sparing preemption policy instead of DUCC's
+  // HA takeovers among the moves. Off, every seed plays as it did before the move existed: its draws come
+  // from a random source of their own, seeded from the seed.
+  bool takeovers = false;
 };
 
 struct run_result {
