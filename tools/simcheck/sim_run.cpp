@@ -271,6 +271,7 @@ class run {
     if (s_.takeovers && nemesis_on() && takeover_rng_.chance(move_percent[static_cast<std::size_t>(move_kind::takeover)])) {
       const auto age = static_cast<std::size_t>(takeover_rng_.between(0, 3));
       head_.take_over(age);
+      last_takeover_round_ = r;
       count(move_kind::takeover, "epoch " + std::to_string(head_.epoch()) + " takes over from the schedule published " +
                                      std::to_string(age) + " before the last; it grants nothing until a map echoes it");
     }
@@ -343,11 +344,14 @@ class run {
   }
 
   // The processes of the map the round applied are known to the RM from now on.
-  // Rounds after `round` up to this one that were full: a round that settles (a new active waiting for the
-  // orchestrator's echo) stops nothing that runs, so it cannot repair a node.
-  int full_rounds_since(int round) const {
+  // The rounds after `round` up to this one in which the head that plans now could repair a node: full ones (a
+  // round that settles, as a new active's before the orchestrator's echo, stops nothing that runs), and none
+  // before its takeover (it starts from a schedule that may be older than its predecessor's repair). 0 while
+  // this round settles.
+  int repair_rounds_since(int round) const {
+    if (full_round_[static_cast<std::size_t>(round_)] == 0) return 0;
     int n = 0;
-    for (int r = round + 1; r <= round_; ++r) n += full_round_[static_cast<std::size_t>(r)];
+    for (int r = std::max(round, last_takeover_round_) + 1; r <= round_; ++r) n += full_round_[static_cast<std::size_t>(r)];
     return n;
   }
 
@@ -369,7 +373,7 @@ class run {
       for (const auto& [share, p] : orch_.processes()) {
         if (p.node != n.name || !p.rogue) continue;
         nf.rogue_process = true;
-        nf.repair_due = nf.repair_due || (p.seen_round >= 0 && full_rounds_since(p.seen_round) >= 2);
+        nf.repair_due = nf.repair_due || (p.seen_round >= 0 && repair_rounds_since(p.seen_round) >= 2);
       }
       f.nodes.push_back(nf);
     }
@@ -440,6 +444,7 @@ class run {
   std::map<std::string, int> end_round_;
   std::map<std::string, int> late_start_round_;  // node -> the last round a late start ran there
   std::vector<char> full_round_;                  // per round: it was not a settling one
+  int last_takeover_round_ = 0;
   run_result result_;
   int round_ = 0;
   std::int64_t now_ = 0;
