@@ -8,10 +8,9 @@ using namespace rmbus::simcheck;
 
 namespace {
 
-void passes(std::uint64_t seed, bool sparing = false) {
+void passes(std::uint64_t seed) {
   run_settings s;
   s.seed = seed;
-  s.sparing = sparing;
   const auto r = run_seed(s);
   INFO("seed " << seed << ": " << (r.failure ? r.failure->rule + " on " + r.failure->node + ": " + r.failure->detail : ""));
   CHECK_FALSE(r.failure.has_value());
