@@ -133,9 +133,7 @@ void sim_head::take_over(std::size_t seed_age) {
   // orchestrator always echoes the epoch).
   for (auto& j : published_.jobs)
     std::erase_if(j.shares, [](const core::planned_share& sh) { return sh.status == core::share_status::new_share; });
-  sched_ = std::make_unique<core::nodepool_scheduler>(pool_name, cfg_, "g" + std::to_string(++generation_));
-  for (const auto& [node, mb] : memory_) introduce(node);
-  sched_->adopt_published(published_of(published_));
+  replace_scheduler();
 }
 
 const core::schedule_plan& sim_head::round(std::int64_t now_ms) {

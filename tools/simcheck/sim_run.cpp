@@ -343,7 +343,6 @@ class run {
       if (p.rogue) late_start_round_[p.node] = round_;
   }
 
-  // The processes of the map the round applied are known to the RM from now on.
   // The rounds after `round` up to this one in which the head that plans now could repair a node: full ones (a
   // round that settles, as a new active's before the orchestrator's echo, stops nothing that runs), and none
   // before its takeover (it starts from a schedule that may be older than its predecessor's repair). 0 while
@@ -355,6 +354,7 @@ class run {
     return n;
   }
 
+  // The processes of the map the round applied are known to the RM from now on.
   void mark_seen() {
     const auto& m = head_.applied_map();
     if (!m) return;
